@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Installs what building and testing chunkwise needs, only where it is missing (idempotent).
+# Usage: scripts/setup.sh [all|native|wasm|browser|python|node]   (default: all)
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+what="${1:-all}"
+source "$here/scripts/env.sh"
+
+need_apt=()
+want_apt() { dpkg -s "$1" >/dev/null 2>&1 || need_apt+=("$1"); }
+
+case "$what" in all|native|wasm|browser|python)
+  want_apt cmake; want_apt clang; want_apt pkg-config
+  want_apt libhdf5-dev; want_apt hdf5-tools
+  want_apt chromium; want_apt chromium-driver
+  want_apt python3-venv
+  if [ ${#need_apt[@]} -gt 0 ]; then
+    echo "setup: apt-get install ${need_apt[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  fi
+;; esac
+
+case "$what" in all|wasm|browser)
+  rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+  wbv=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); print; exit}' "$here/Cargo.lock")
+  if [ -n "$wbv" ] && ! wasm-bindgen --version 2>/dev/null | grep -q " $wbv\$"; then
+    echo "setup: cargo install wasm-bindgen-cli $wbv (a few minutes)"
+    # no --locked: its lockfile pins a crate version the registry here lacks
+    cargo install -q wasm-bindgen-cli --version "$wbv"
+  fi
+  command -v wasm-pack >/dev/null || { echo "setup: cargo install wasm-pack"; cargo install -q wasm-pack --locked; }
+;; esac
+
+case "$what" in all|python|native)
+  if [ ! -x "$CHUNKWISE_VENV/bin/python" ] || ! cmp -s "$here/scripts/requirements.txt" "$CHUNKWISE_VENV/requirements.txt"; then
+    echo "setup: python venv at $CHUNKWISE_VENV"
+    python3 -m venv "$CHUNKWISE_VENV"
+    "$CHUNKWISE_VENV/bin/pip" install -q --upgrade pip >/dev/null
+    "$CHUNKWISE_VENV/bin/pip" install -q -r "$here/scripts/requirements.txt"
+    cp "$here/scripts/requirements.txt" "$CHUNKWISE_VENV/requirements.txt"
+  fi
+;; esac
+
+case "$what" in all|browser|node)
+  if [ -f "$here/tests/e2e/package.json" ] && [ ! -d "$here/tests/e2e/node_modules" ]; then
+    echo "setup: npm ci in tests/e2e"
+    (cd "$here/tests/e2e" && npm ci --silent --no-audit --no-fund)
+  fi
+;; esac
+echo "setup: ready ($what)"

@@ -1,0 +1,1 @@
+//! `RemoteArray`: the format-agnostic handle users read from.

@@ -1,0 +1,1 @@
+//! HDF5 raw-data chunk-cache simulator and trace analysis: pure logic.

@@ -1,0 +1,4 @@
+//! Blosc2: chunks (32-byte header, blocks, split streams, filters, codecs, special values),
+//! Blosc1-format chunks (16-byte header), contiguous frames and the `b2nd` metalayer.
+//! Sources: the Blosc2 chunk and frame format documents (README_CHUNK_FORMAT.rst,
+//! README_CFRAME_FORMAT.rst in C-Blosc2) and `blosc2.c`.

@@ -1,0 +1,1 @@
+//! numpy-style data types.

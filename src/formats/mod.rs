@@ -1,0 +1,1 @@
+//! Formats: discovery (metadata) and chunk location, one module per format.

@@ -1,0 +1,1 @@
+//! HTTP range reads through `fetch` in wasm (browser main thread, worker, Node, workerd).

@@ -1,0 +1,1 @@
+//! Local files as a [`super::RangeSource`] (native only).

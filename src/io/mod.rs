@@ -1,0 +1,32 @@
+//! Range I/O: the one storage abstraction every format reads through.
+//!
+//! - [`ByteRange`]: a `u64` byte range (bounded, offset, suffix) with its `Range` header form.
+//! - [`RangeSource`]: the async trait (required: [`RangeSource::read`]; provided: reads of
+//!   several ranges with bounded concurrency).
+//! - [`coalesce`]: the one range-coalescing function shared by every format.
+//! - [`Traffic`] / [`Counted`]: request and byte counters at the transport edge.
+//! - [`retry`]: bounded retries with backoff for transient failures.
+//! - transports: [`memory`], [`file`] and [`http`] natively, [`fetch`] in wasm.
+
+mod error;
+mod range;
+mod source;
+
+pub mod coalesce;
+pub mod memory;
+pub mod retry;
+pub mod traffic;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod file;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod http;
+#[cfg(target_arch = "wasm32")]
+pub mod fetch;
+
+pub mod sleep;
+
+pub use error::IoError;
+pub use range::ByteRange;
+pub use source::{Fetched, MaybeSend, MaybeSync, RangeSource, SourceInfo};
+pub use traffic::{Counted, Traffic, TrafficSnapshot};

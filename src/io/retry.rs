@@ -1,0 +1,1 @@
+//! Bounded retries with backoff for transient failures.

@@ -1,0 +1,1 @@
+//! A timer that works on every host (tokio natively, `setTimeout` in wasm).

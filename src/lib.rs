@@ -1,0 +1,32 @@
+//! chunkwise: read remote scientific arrays over HTTP range requests.
+//!
+//! The crate is one core that runs in three hosts: browsers and edge runtimes (compiled to
+//! WebAssembly, see [`wasm`]) and natively (the `chunkwise` CLI in `native-harness`).
+//! Everything that decides which bytes to fetch, what to cache and how to decode is plain Rust
+//! with no host dependency; only the transport ([`io`]) and the JS bindings touch a host.
+//!
+//! Layers, bottom up:
+//! - [`io`]: the [`io::RangeSource`] trait, byte ranges, coalescing, traffic counting, retries,
+//!   and the transports (fetch in wasm, HTTP natively, local files, memory).
+//! - [`codec::blosc2`]: Blosc2 chunk and frame decoding/encoding in pure Rust.
+//! - [`cache`]: the compressed-payload LRU and cache policies.
+//! - [`selection`]: numpy-like selections and the one planner that maps them to chunks.
+//! - [`formats`]: discovery and chunk location per format.
+//! - [`array`]: [`array::RemoteArray`], the format-agnostic handle users read from.
+//! - [`partition`] and [`chunk_trace`]: pure logic for tape tiering and the HDF5 chunk cache.
+
+pub mod array;
+pub mod cache;
+pub mod chunk_trace;
+pub mod codec;
+pub mod dtype;
+pub mod error;
+pub mod formats;
+pub mod io;
+pub mod partition;
+pub mod selection;
+
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;
+
+pub use error::{Error, Result};

@@ -1,0 +1,1 @@
+//! Blob partition of array stores for tape tiering (blobmap): pure decisions, no I/O.

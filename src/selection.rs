@@ -1,0 +1,1 @@
+//! numpy-like selections and the planner that maps them to chunks.

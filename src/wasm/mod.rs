@@ -1,0 +1,1 @@
+//! JavaScript bindings (wasm-bindgen): conversion only, the logic lives in the core.
