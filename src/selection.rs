@@ -1,1 +1,903 @@
-//! numpy-like selections and the planner that maps them to chunks.
+//! numpy-like selections and the one planner that maps them to chunks and blocks.
+//!
+//! A [`Selection`] is what a user writes (`"0, 10:20, ::2, ..."`); [`Selection::resolve`] turns
+//! it into one [`DimSelection`] per dimension with numpy's slice rules (Python's
+//! `slice.indices`); [`Plan::new`] maps that onto a [`Grid`] (array shape, chunk shape, block
+//! shape) and lists, per dimension, which chunks are touched and where each selected element
+//! lies inside the decoded chunk; [`Plan::copy_chunk`] copies a decoded chunk's selected
+//! elements into the result. Every format reads through this planner.
+
+use std::fmt;
+
+/// An error in a selection: syntax, or an index outside the array.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SelectionError {
+    /// The text could not be parsed.
+    #[error("cannot parse selection {text:?}: {reason}")]
+    Syntax { text: String, reason: String },
+    /// More indices than dimensions.
+    #[error("too many indices: {given} given for an array of {ndim} dimensions")]
+    TooManyIndices { given: usize, ndim: usize },
+    /// An integer index outside `-len..len`.
+    #[error("index {index} is out of bounds for axis {axis} with size {len}")]
+    OutOfBounds { index: i64, axis: usize, len: u64 },
+    /// A slice step of zero.
+    #[error("slice step cannot be zero")]
+    ZeroStep,
+    /// The result would exceed the allowed size.
+    #[error("selection of {elements} elements ({bytes} bytes) exceeds the limit of {limit} bytes")]
+    TooLarge {
+        elements: u128,
+        bytes: u128,
+        limit: u64,
+    },
+    /// Chunk geometry that cannot describe the array (zero chunk size, rank mismatch).
+    #[error("invalid chunk grid: {0}")]
+    InvalidGrid(String),
+    /// A decoded chunk shorter than its layout says.
+    #[error("decoded chunk has {got} bytes, layout needs {needed}")]
+    ShortChunk { got: usize, needed: usize },
+}
+
+/// One item of a selection, as numpy indexes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Index {
+    /// An integer: selects one position and drops the dimension (negative counts from the end).
+    Int(i64),
+    /// `start:stop:step`, each optional, numpy semantics (negative values count from the end).
+    Slice {
+        start: Option<i64>,
+        stop: Option<i64>,
+        step: Option<i64>,
+    },
+    /// `...`: as many full slices as needed.
+    Ellipsis,
+}
+
+/// A numpy-like selection: a list of [`Index`] items.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Selection {
+    /// The items in order; fewer than the rank means trailing full slices.
+    pub items: Vec<Index>,
+}
+
+/// The resolved selection along one dimension: `count` positions `start + k*step`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DimSelection {
+    /// First selected position (element index).
+    pub start: u64,
+    /// Distance between selected positions (elements; negative walks backwards).
+    pub step: i64,
+    /// Number of selected positions.
+    pub count: u64,
+    /// False for an integer index: the dimension is dropped from the result shape.
+    pub keep: bool,
+}
+
+impl DimSelection {
+    /// The whole dimension of length `len`.
+    pub fn full(len: u64) -> Self {
+        DimSelection {
+            start: 0,
+            step: 1,
+            count: len,
+            keep: true,
+        }
+    }
+    /// The `k`-th selected position.
+    pub fn position(&self, k: u64) -> u64 {
+        (self.start as i128 + k as i128 * self.step as i128) as u64
+    }
+}
+
+impl Selection {
+    /// Everything (`...`).
+    pub fn all() -> Self {
+        Selection { items: vec![] }
+    }
+
+    /// Parses numpy-like text: comma-separated integers, `start:stop:step` slices (parts
+    /// optional) and `...`, optionally inside `[` `]`. Empty text selects everything.
+    ///
+    /// # Errors
+    /// [`SelectionError::Syntax`] naming the offending text.
+    pub fn parse(text: &str) -> Result<Selection, SelectionError> {
+        let syntax = |reason: &str| SelectionError::Syntax {
+            text: text.to_string(),
+            reason: reason.to_string(),
+        };
+        let mut t = text.trim();
+        if let Some(inner) = t.strip_prefix('[') {
+            t = inner
+                .strip_suffix(']')
+                .ok_or_else(|| syntax("unbalanced '['"))?
+                .trim();
+        }
+        if t.is_empty() {
+            return Ok(Selection::all());
+        }
+        let mut items = Vec::new();
+        for part in t.split(',') {
+            let p = part.trim();
+            if p.is_empty() {
+                // numpy allows a trailing comma: "0,"
+                continue;
+            }
+            if p == "..." || p == "Ellipsis" {
+                if items.contains(&Index::Ellipsis) {
+                    return Err(syntax("only one '...' allowed"));
+                }
+                items.push(Index::Ellipsis);
+                continue;
+            }
+            let fields: Vec<&str> = p.split(':').map(str::trim).collect();
+            let num = |s: &str| -> Result<Option<i64>, SelectionError> {
+                if s.is_empty() || s == "None" {
+                    Ok(None)
+                } else {
+                    s.parse::<i64>()
+                        .map(Some)
+                        .map_err(|_| syntax(&format!("not an integer: {s:?}")))
+                }
+            };
+            match fields.len() {
+                1 => items.push(Index::Int(
+                    num(fields[0])?.ok_or_else(|| syntax("empty index"))?,
+                )),
+                2 | 3 => items.push(Index::Slice {
+                    start: num(fields[0])?,
+                    stop: num(fields[1])?,
+                    step: if fields.len() == 3 {
+                        num(fields[2])?
+                    } else {
+                        None
+                    },
+                }),
+                _ => return Err(syntax(&format!("too many ':' in {p:?}"))),
+            }
+        }
+        Ok(Selection { items })
+    }
+
+    /// Resolves against an array shape (elements per dimension) with numpy rules.
+    ///
+    /// # Errors
+    /// Too many indices, integer index out of bounds, zero step.
+    pub fn resolve(&self, shape: &[u64]) -> Result<Vec<DimSelection>, SelectionError> {
+        let ndim = shape.len();
+        let explicit = self.items.iter().filter(|i| **i != Index::Ellipsis).count();
+        if explicit > ndim {
+            return Err(SelectionError::TooManyIndices {
+                given: explicit,
+                ndim,
+            });
+        }
+        let mut expanded: Vec<Index> = Vec::with_capacity(ndim);
+        for item in &self.items {
+            if *item == Index::Ellipsis {
+                for _ in 0..(ndim - explicit) {
+                    expanded.push(Index::Slice {
+                        start: None,
+                        stop: None,
+                        step: None,
+                    });
+                }
+            } else {
+                expanded.push(*item);
+            }
+        }
+        while expanded.len() < ndim {
+            expanded.push(Index::Slice {
+                start: None,
+                stop: None,
+                step: None,
+            });
+        }
+        expanded
+            .iter()
+            .zip(shape)
+            .enumerate()
+            .map(|(axis, (item, &len))| resolve_one(*item, axis, len))
+            .collect()
+    }
+}
+
+impl fmt::Display for Selection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self
+            .items
+            .iter()
+            .map(|i| match i {
+                Index::Int(v) => v.to_string(),
+                Index::Ellipsis => "...".to_string(),
+                Index::Slice { start, stop, step } => {
+                    let s = |v: &Option<i64>| v.map(|x| x.to_string()).unwrap_or_default();
+                    match step {
+                        Some(st) => format!("{}:{}:{}", s(start), s(stop), st),
+                        None => format!("{}:{}", s(start), s(stop)),
+                    }
+                }
+            })
+            .collect();
+        write!(
+            f,
+            "{}",
+            if parts.is_empty() {
+                "...".to_string()
+            } else {
+                parts.join(", ")
+            }
+        )
+    }
+}
+
+fn resolve_one(item: Index, axis: usize, len: u64) -> Result<DimSelection, SelectionError> {
+    let ilen = len as i128;
+    match item {
+        Index::Int(i) => {
+            let pos = if i < 0 { i as i128 + ilen } else { i as i128 };
+            if pos < 0 || pos >= ilen {
+                return Err(SelectionError::OutOfBounds {
+                    index: i,
+                    axis,
+                    len,
+                });
+            }
+            Ok(DimSelection {
+                start: pos as u64,
+                step: 1,
+                count: 1,
+                keep: false,
+            })
+        }
+        Index::Slice { start, stop, step } => {
+            // Python's PySlice_AdjustIndices.
+            let step = step.unwrap_or(1) as i128;
+            if step == 0 {
+                return Err(SelectionError::ZeroStep);
+            }
+            let (lower, upper) = if step > 0 { (0, ilen) } else { (-1, ilen - 1) };
+            let adjust = |v: Option<i64>, default: i128| -> i128 {
+                match v {
+                    None => default,
+                    Some(v) => {
+                        let mut v = v as i128;
+                        if v < 0 {
+                            v += ilen;
+                            if v < lower {
+                                v = lower;
+                            }
+                        } else if v > upper {
+                            v = upper;
+                        }
+                        v
+                    }
+                }
+            };
+            let s = adjust(start, if step < 0 { upper } else { lower });
+            let e = adjust(stop, if step < 0 { lower } else { upper });
+            let count = if step > 0 {
+                if s < e {
+                    (e - s - 1) / step + 1
+                } else {
+                    0
+                }
+            } else if e < s {
+                (s - e - 1) / (-step) + 1
+            } else {
+                0
+            };
+            Ok(DimSelection {
+                start: if count > 0 { s as u64 } else { 0 },
+                step: step as i64,
+                count: count as u64,
+                keep: true,
+            })
+        }
+        Index::Ellipsis => Ok(DimSelection::full(len)),
+    }
+}
+
+/// Chunk geometry: array shape, chunk shape, and the block shape that tiles a decoded chunk.
+///
+/// A decoded chunk holds `ceil(chunks[d] / blocks[d])` blocks per dimension in C order, each
+/// block C-ordered, edge blocks and edge chunks padded (the Blosc2 `b2nd` layout, C-Blosc2
+/// `b2nd.c`). Formats whose decoded chunks are plain C order use `blocks == chunks`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grid {
+    /// Array shape (elements).
+    pub shape: Vec<u64>,
+    /// Chunk shape (elements), every entry >= 1.
+    pub chunks: Vec<u64>,
+    /// Block shape (elements), every entry >= 1 and <= the chunk's.
+    pub blocks: Vec<u64>,
+}
+
+impl Grid {
+    /// Checks ranks agree and sizes are non-zero.
+    ///
+    /// # Errors
+    /// [`SelectionError::InvalidGrid`].
+    pub fn new(
+        shape: Vec<u64>,
+        chunks: Vec<u64>,
+        blocks: Vec<u64>,
+    ) -> Result<Grid, SelectionError> {
+        if shape.len() != chunks.len() || shape.len() != blocks.len() {
+            return Err(SelectionError::InvalidGrid(format!(
+                "ranks differ: shape {shape:?}, chunks {chunks:?}, blocks {blocks:?}"
+            )));
+        }
+        if chunks.iter().chain(&blocks).any(|&c| c == 0) {
+            return Err(SelectionError::InvalidGrid(format!(
+                "zero in chunks {chunks:?} or blocks {blocks:?}"
+            )));
+        }
+        if blocks.iter().zip(&chunks).any(|(b, c)| b > c) {
+            return Err(SelectionError::InvalidGrid(format!(
+                "blocks {blocks:?} larger than chunks {chunks:?}"
+            )));
+        }
+        let g = Grid {
+            shape,
+            chunks,
+            blocks,
+        };
+        g.decoded_chunk_items()?;
+        Ok(g)
+    }
+
+    /// Chunks per dimension (`ceil(shape / chunks)`).
+    pub fn chunk_counts(&self) -> Vec<u64> {
+        self.shape
+            .iter()
+            .zip(&self.chunks)
+            .map(|(s, c)| s.div_ceil(*c))
+            .collect()
+    }
+
+    /// Total number of chunks, or None on overflow.
+    pub fn nchunks(&self) -> Option<u64> {
+        self.chunk_counts()
+            .iter()
+            .try_fold(1u64, |a, &n| a.checked_mul(n))
+    }
+
+    /// Blocks per dimension inside one chunk.
+    pub fn block_counts(&self) -> Vec<u64> {
+        self.chunks
+            .iter()
+            .zip(&self.blocks)
+            .map(|(c, b)| c.div_ceil(*b))
+            .collect()
+    }
+
+    /// Elements of one decoded chunk, padding included.
+    ///
+    /// # Errors
+    /// [`SelectionError::InvalidGrid`] on overflow.
+    pub fn decoded_chunk_items(&self) -> Result<u64, SelectionError> {
+        let blocks: Option<u64> = self
+            .block_counts()
+            .iter()
+            .try_fold(1u64, |a, &n| a.checked_mul(n));
+        let per_block: Option<u64> = self.blocks.iter().try_fold(1u64, |a, &n| a.checked_mul(n));
+        blocks
+            .zip(per_block)
+            .and_then(|(a, b)| a.checked_mul(b))
+            .ok_or_else(|| SelectionError::InvalidGrid("chunk size overflows".into()))
+    }
+
+    /// Elements of one block.
+    pub fn block_items(&self) -> u64 {
+        self.blocks.iter().product()
+    }
+
+    /// Linear (C-order) index of a chunk from its coordinates in the chunk grid.
+    pub fn chunk_linear(&self, coords: &[u64]) -> u64 {
+        let counts = self.chunk_counts();
+        coords
+            .iter()
+            .zip(&counts)
+            .fold(0u64, |acc, (&c, &n)| acc * n + c)
+    }
+
+    /// Linear (C-order) index of a block inside a chunk from its block coordinates.
+    pub fn block_linear(&self, coords: &[u64]) -> u64 {
+        let counts = self.block_counts();
+        coords
+            .iter()
+            .zip(&counts)
+            .fold(0u64, |acc, (&c, &n)| acc * n + c)
+    }
+}
+
+/// Along one dimension, the part of the selection that falls in one chunk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DimPart {
+    /// Chunk index along this dimension.
+    pub chunk: u64,
+    /// First output position (along this dimension) filled from this chunk.
+    pub out_start: u64,
+    /// For each selected position in this chunk, its contribution (elements) to the offset
+    /// inside the decoded chunk.
+    pub src: Vec<u64>,
+    /// Block indices along this dimension touched by the selection (sorted, distinct).
+    pub blocks: Vec<u64>,
+    /// Runs `(k, len)` of consecutive selected positions whose `src` offsets are consecutive
+    /// (used for the innermost dimension's copies).
+    runs: Vec<(usize, usize)>,
+}
+
+/// A planned read: the chunks a selection touches and where each element goes.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The geometry planned against.
+    pub grid: Grid,
+    /// The resolved selection.
+    pub dims: Vec<DimSelection>,
+    /// Shape of the result (dimensions selected by an integer are dropped).
+    pub result_shape: Vec<u64>,
+    /// Per dimension, the touched chunks in selection order.
+    pub parts: Vec<Vec<DimPart>>,
+    out_strides: Vec<u64>,
+    itemsize: usize,
+}
+
+/// One touched chunk: its grid coordinates and, per dimension, an index into [`Plan::parts`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkRef {
+    /// Chunk coordinates in the chunk grid.
+    pub coords: Vec<u64>,
+    /// Per dimension, which entry of `plan.parts[d]` applies.
+    pub part: Vec<usize>,
+}
+
+impl Plan {
+    /// Plans reading `dims` (from [`Selection::resolve`]) of an array with geometry `grid` and
+    /// `itemsize`-byte elements. The result may hold at most `max_result_bytes`.
+    ///
+    /// # Errors
+    /// [`SelectionError::TooLarge`] or [`SelectionError::InvalidGrid`].
+    pub fn new(
+        grid: &Grid,
+        dims: &[DimSelection],
+        itemsize: usize,
+        max_result_bytes: u64,
+    ) -> Result<Plan, SelectionError> {
+        if dims.len() != grid.shape.len() {
+            return Err(SelectionError::InvalidGrid(format!(
+                "selection has {} dimensions, array {}",
+                dims.len(),
+                grid.shape.len()
+            )));
+        }
+        let elements: u128 = dims.iter().map(|d| d.count as u128).product();
+        let bytes = elements * itemsize as u128;
+        if bytes > max_result_bytes as u128 {
+            return Err(SelectionError::TooLarge {
+                elements,
+                bytes,
+                limit: max_result_bytes,
+            });
+        }
+        let ndim = dims.len();
+        // C-order strides of each dimension inside a block and of the block grid inside a chunk.
+        let mut in_block = vec![1u64; ndim];
+        let mut of_block = vec![1u64; ndim];
+        let bcounts = grid.block_counts();
+        for d in (0..ndim.saturating_sub(1)).rev() {
+            in_block[d] = in_block[d + 1] * grid.blocks[d + 1];
+            of_block[d] = of_block[d + 1] * bcounts[d + 1];
+        }
+        let block_items = grid.block_items();
+        let mut parts = Vec::with_capacity(ndim);
+        for (d, sel) in dims.iter().enumerate() {
+            let mut list: Vec<DimPart> = Vec::new();
+            for k in 0..sel.count {
+                let pos = sel.position(k);
+                let chunk = pos / grid.chunks[d];
+                let within = pos % grid.chunks[d];
+                let (b, w) = (within / grid.blocks[d], within % grid.blocks[d]);
+                let off = b * of_block[d] * block_items + w * in_block[d];
+                match list.last_mut() {
+                    Some(p) if p.chunk == chunk => {
+                        p.src.push(off);
+                        if p.blocks.last() != Some(&b) {
+                            p.blocks.push(b);
+                        }
+                    }
+                    _ => list.push(DimPart {
+                        chunk,
+                        out_start: k,
+                        src: vec![off],
+                        blocks: vec![b],
+                        runs: vec![],
+                    }),
+                }
+            }
+            for p in &mut list {
+                p.blocks.sort_unstable();
+                p.blocks.dedup();
+                let mut runs = Vec::new();
+                let mut start = 0usize;
+                for i in 1..=p.src.len() {
+                    if i == p.src.len() || p.src[i] != p.src[i - 1] + 1 {
+                        runs.push((start, i - start));
+                        start = i;
+                    }
+                }
+                p.runs = runs;
+            }
+            parts.push(list);
+        }
+        let mut out_strides = vec![1u64; ndim];
+        for d in (0..ndim.saturating_sub(1)).rev() {
+            out_strides[d] = out_strides[d + 1] * dims[d + 1].count;
+        }
+        Ok(Plan {
+            grid: grid.clone(),
+            dims: dims.to_vec(),
+            result_shape: dims.iter().filter(|d| d.keep).map(|d| d.count).collect(),
+            parts,
+            out_strides,
+            itemsize,
+        })
+    }
+
+    /// Number of result elements.
+    pub fn result_elements(&self) -> u64 {
+        self.dims.iter().map(|d| d.count).product()
+    }
+
+    /// Number of result bytes.
+    pub fn result_bytes(&self) -> usize {
+        self.result_elements() as usize * self.itemsize
+    }
+
+    /// The touched chunks, in C order of their coordinates. Empty for an empty selection.
+    pub fn chunks(&self) -> Vec<ChunkRef> {
+        let ndim = self.parts.len();
+        if self.parts.iter().any(|p| p.is_empty()) {
+            return vec![];
+        }
+        if ndim == 0 {
+            return vec![ChunkRef {
+                coords: vec![],
+                part: vec![],
+            }];
+        }
+        let mut out = Vec::new();
+        let mut idx = vec![0usize; ndim];
+        loop {
+            out.push(ChunkRef {
+                coords: idx
+                    .iter()
+                    .enumerate()
+                    .map(|(d, &i)| self.parts[d][i].chunk)
+                    .collect(),
+                part: idx.clone(),
+            });
+            let mut d = ndim;
+            loop {
+                if d == 0 {
+                    return out;
+                }
+                d -= 1;
+                idx[d] += 1;
+                if idx[d] < self.parts[d].len() {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+    }
+
+    /// The blocks of a chunk that the selection touches, as block-grid coordinates in C order.
+    pub fn blocks_of(&self, chunk: &ChunkRef) -> Vec<Vec<u64>> {
+        let lists: Vec<&Vec<u64>> = chunk
+            .part
+            .iter()
+            .enumerate()
+            .map(|(d, &i)| &self.parts[d][i].blocks)
+            .collect();
+        let mut out = vec![vec![]];
+        for l in lists {
+            let mut next = Vec::with_capacity(out.len() * l.len());
+            for prefix in &out {
+                for &b in l {
+                    let mut v = prefix.clone();
+                    v.push(b);
+                    next.push(v);
+                }
+            }
+            out = next;
+        }
+        out
+    }
+
+    /// Copies the selected elements of one decoded chunk (`src`, laid out as [`Grid`] says)
+    /// into `dst`, the C-ordered result buffer of [`Plan::result_bytes`] bytes.
+    ///
+    /// # Errors
+    /// [`SelectionError::ShortChunk`] when `src` is shorter than the layout needs.
+    pub fn copy_chunk(
+        &self,
+        chunk: &ChunkRef,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<(), SelectionError> {
+        let isz = self.itemsize;
+        let parts: Vec<&DimPart> = chunk
+            .part
+            .iter()
+            .enumerate()
+            .map(|(d, &i)| &self.parts[d][i])
+            .collect();
+        // Bounds once, so the loops below cannot index out of range.
+        let max_src: u64 = parts
+            .iter()
+            .map(|p| p.src.iter().copied().max().unwrap_or(0))
+            .sum();
+        let needed = (max_src as usize + 1) * isz;
+        if src.len() < needed {
+            return Err(SelectionError::ShortChunk {
+                got: src.len(),
+                needed,
+            });
+        }
+        if dst.len() < self.result_bytes() {
+            return Err(SelectionError::ShortChunk {
+                got: dst.len(),
+                needed: self.result_bytes(),
+            });
+        }
+        let ndim = parts.len();
+        if ndim == 0 {
+            dst[..isz].copy_from_slice(&src[..isz]);
+            return Ok(());
+        }
+        let last = parts[ndim - 1];
+        let mut idx = vec![0usize; ndim.saturating_sub(1)];
+        loop {
+            let mut s_off = 0u64;
+            let mut d_off = 0u64;
+            for d in 0..ndim - 1 {
+                s_off += parts[d].src[idx[d]];
+                d_off += (parts[d].out_start + idx[d] as u64) * self.out_strides[d];
+            }
+            d_off += last.out_start;
+            for &(k, len) in &last.runs {
+                let s = (s_off + last.src[k]) as usize * isz;
+                let t = (d_off + k as u64) as usize * isz;
+                dst[t..t + len * isz].copy_from_slice(&src[s..s + len * isz]);
+            }
+            let mut d = ndim - 1;
+            loop {
+                if d == 0 {
+                    return Ok(());
+                }
+                d -= 1;
+                idx[d] += 1;
+                if idx[d] < parts[d].src.len() {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn positions(d: &DimSelection) -> Vec<u64> {
+        (0..d.count).map(|k| d.position(k)).collect()
+    }
+
+    #[test]
+    fn parse_forms() {
+        let s = Selection::parse("[0, 1:10:2, ..., -1, ::-1, :]").unwrap();
+        assert_eq!(
+            s.items,
+            vec![
+                Index::Int(0),
+                Index::Slice {
+                    start: Some(1),
+                    stop: Some(10),
+                    step: Some(2)
+                },
+                Index::Ellipsis,
+                Index::Int(-1),
+                Index::Slice {
+                    start: None,
+                    stop: None,
+                    step: Some(-1)
+                },
+                Index::Slice {
+                    start: None,
+                    stop: None,
+                    step: None
+                },
+            ]
+        );
+        assert_eq!(Selection::parse("").unwrap(), Selection::all());
+        assert!(Selection::parse("1:2:3:4").is_err());
+        assert!(Selection::parse("a").is_err());
+        assert!(Selection::parse("...,...").is_err());
+    }
+
+    #[test]
+    fn slices_follow_python() {
+        // Expected values are Python's list(range(10))[slice] results.
+        let cases: &[(&str, Vec<u64>)] = &[
+            (":", (0..10).collect()),
+            ("2:5", vec![2, 3, 4]),
+            ("::3", vec![0, 3, 6, 9]),
+            ("::-1", (0..10).rev().collect()),
+            ("-3:", vec![7, 8, 9]),
+            ("8:2:-2", vec![8, 6, 4]),
+            ("20:", vec![]),
+            (":-20", vec![]),
+            ("-20:3", vec![0, 1, 2]),
+            ("5:5", vec![]),
+            ("9:-11:-4", vec![9, 5, 1]),
+        ];
+        for (text, want) in cases {
+            let d = Selection::parse(text).unwrap().resolve(&[10]).unwrap();
+            assert_eq!(positions(&d[0]), *want, "{text}");
+        }
+        assert!(Selection::parse("10").unwrap().resolve(&[10]).is_err());
+        assert_eq!(
+            Selection::parse("-10").unwrap().resolve(&[10]).unwrap()[0].start,
+            0
+        );
+        assert!(Selection::parse("::0").unwrap().resolve(&[10]).is_err());
+        assert!(Selection::parse("0,0").unwrap().resolve(&[10]).is_err());
+    }
+
+    #[test]
+    fn ellipsis_expands() {
+        let d = Selection::parse("..., 3")
+            .unwrap()
+            .resolve(&[4, 5, 6])
+            .unwrap();
+        assert_eq!(d[0].count, 4);
+        assert_eq!(d[1].count, 5);
+        assert_eq!((d[2].start, d[2].keep), (3, false));
+    }
+
+    /// Reference: the element at global position `p` of a `shape` array whose value is its
+    /// C-order linear index, laid into chunks and blocks per the grid.
+    fn decoded_chunk(grid: &Grid, coords: &[u64]) -> Vec<u8> {
+        let n = grid.decoded_chunk_items().unwrap() as usize;
+        let mut out = vec![0u32; n];
+        let nd = grid.shape.len();
+        let bc = grid.block_counts();
+        for (lin, slot) in out.iter_mut().enumerate() {
+            // invert the layout: block index then within-block index
+            let bi = lin as u64 / grid.block_items();
+            let wi = lin as u64 % grid.block_items();
+            let mut bcoord = vec![0u64; nd];
+            let mut wcoord = vec![0u64; nd];
+            let (mut b, mut w) = (bi, wi);
+            for d in (0..nd).rev() {
+                bcoord[d] = b % bc[d];
+                b /= bc[d];
+                wcoord[d] = w % grid.blocks[d];
+                w /= grid.blocks[d];
+            }
+            let mut g = 0u64;
+            let mut inside = true;
+            for d in 0..nd {
+                let within = bcoord[d] * grid.blocks[d] + wcoord[d];
+                let p = coords[d] * grid.chunks[d] + within;
+                if within >= grid.chunks[d] || p >= grid.shape[d] {
+                    inside = false;
+                }
+                g = g * grid.shape[d] + p.min(grid.shape[d] - 1);
+            }
+            *slot = if inside { g as u32 } else { u32::MAX };
+        }
+        out.iter().flat_map(|v| v.to_le_bytes()).collect()
+    }
+
+    fn read(grid: &Grid, sel: &str) -> (Vec<u64>, Vec<u32>) {
+        let dims = Selection::parse(sel).unwrap().resolve(&grid.shape).unwrap();
+        let plan = Plan::new(grid, &dims, 4, u64::MAX).unwrap();
+        let mut dst = vec![0u8; plan.result_bytes()];
+        for c in plan.chunks() {
+            let src = decoded_chunk(grid, &c.coords);
+            plan.copy_chunk(&c, &src, &mut dst).unwrap();
+        }
+        let vals = dst
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        (plan.result_shape.clone(), vals)
+    }
+
+    /// Expected values computed directly from the selection: value = C-linear global index.
+    fn expected(shape: &[u64], sel: &str) -> Vec<u32> {
+        let dims = Selection::parse(sel).unwrap().resolve(shape).unwrap();
+        let total: u64 = dims.iter().map(|d| d.count).product();
+        let mut out = Vec::new();
+        for mut lin in 0..total {
+            let mut g = 0u64;
+            let mut ks = vec![0u64; dims.len()];
+            for d in (0..dims.len()).rev() {
+                ks[d] = lin % dims[d].count;
+                lin /= dims[d].count;
+            }
+            for d in 0..dims.len() {
+                g = g * shape[d] + dims[d].position(ks[d]);
+            }
+            out.push(g as u32);
+        }
+        out
+    }
+
+    #[test]
+    fn copies_match_direct_indexing() {
+        let grids = [
+            Grid::new(vec![10, 13], vec![4, 5], vec![4, 5]).unwrap(),
+            Grid::new(vec![10, 13], vec![4, 5], vec![2, 3]).unwrap(),
+            Grid::new(vec![7, 9, 11], vec![3, 4, 5], vec![2, 2, 3]).unwrap(),
+            Grid::new(vec![17], vec![5], vec![2]).unwrap(),
+            Grid::new(vec![3, 4, 5, 6], vec![2, 3, 2, 4], vec![1, 2, 2, 3]).unwrap(),
+        ];
+        let sels = [
+            "...",
+            "1",
+            "::2",
+            "::-1",
+            "-1, 2:9:3",
+            "..., 3:",
+            "1:, ::-3",
+            "0, 0",
+            "5:2",
+        ];
+        for g in &grids {
+            for s in sels {
+                let Ok(dims) = Selection::parse(s).unwrap().resolve(&g.shape) else {
+                    continue;
+                };
+                let _ = dims;
+                let (shape, got) = read(g, s);
+                assert_eq!(got, expected(&g.shape, s), "grid {g:?} sel {s}");
+                assert_eq!(shape.iter().product::<u64>() as usize, got.len());
+            }
+        }
+    }
+
+    #[test]
+    fn blocks_touched() {
+        let g = Grid::new(vec![8, 8], vec![8, 8], vec![2, 4]).unwrap();
+        let dims = Selection::parse("3, 5:")
+            .unwrap()
+            .resolve(&g.shape)
+            .unwrap();
+        let plan = Plan::new(&g, &dims, 4, u64::MAX).unwrap();
+        let c = &plan.chunks()[0];
+        assert_eq!(plan.blocks_of(c), vec![vec![1, 1]]);
+    }
+
+    #[test]
+    fn too_large_and_short_chunk() {
+        let g = Grid::new(vec![1 << 40, 1 << 20], vec![1024, 1024], vec![1024, 1024]).unwrap();
+        let dims = Selection::all().resolve(&g.shape).unwrap();
+        assert!(matches!(
+            Plan::new(&g, &dims, 8, 1 << 30),
+            Err(SelectionError::TooLarge { .. })
+        ));
+        let g = Grid::new(vec![4], vec![4], vec![4]).unwrap();
+        let dims = Selection::all().resolve(&g.shape).unwrap();
+        let plan = Plan::new(&g, &dims, 4, 1 << 30).unwrap();
+        let mut dst = vec![0u8; 16];
+        let c = &plan.chunks()[0];
+        assert!(plan.copy_chunk(c, &[0u8; 8], &mut dst).is_err());
+        assert!(Grid::new(vec![4], vec![0], vec![1]).is_err());
+    }
+}
