@@ -1,0 +1,31 @@
+//! Cache policies (spec: "Policies, accounting, and persistence").
+
+/// Default bound of retained compressed payload: 256 MiB (spec).
+pub const DEFAULT_MAX_CACHE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Where compressed payload is retained between operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CachePolicy {
+    /// Retained in memory (wasm linear memory in JS hosts) for the owner's lifetime.
+    #[default]
+    Memory,
+    /// Not retained between operations. Discovery state and, for small sources, the complete
+    /// copy fetched at open are still kept for the session (spec: "NONE does not mean that
+    /// readers discard all discovery state").
+    None,
+}
+
+impl std::str::FromStr for CachePolicy {
+    type Err = String;
+    /// Parses `memory` or `none` (case-insensitive).
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "memory" => Ok(CachePolicy::Memory),
+            "none" => Ok(CachePolicy::None),
+            other => Err(format!(
+                "unknown cache policy {other:?} (expected memory or none)"
+            )),
+        }
+    }
+}
