@@ -1,28 +1,45 @@
 //! The crate's public error: one enum wrapping each layer's error, with a stable `code`.
 
+use crate::formats::FormatError;
 use crate::io::IoError;
+use crate::selection::SelectionError;
 
 /// Any error chunkwise returns. Layers keep their own enums and convert with `From`.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// Transport failure (HTTP, file, network).
+    /// Transport failure (HTTP, file, network), or cancellation.
     #[error(transparent)]
     Io(#[from] IoError),
-    /// Any other failure, with a stable code and a message. Layers are added as variants.
-    #[error("{message}")]
-    Other { code: &'static str, message: String },
+    /// The source is malformed or uses an unsupported feature.
+    #[error(transparent)]
+    Format(FormatError),
+    /// The selection is malformed or out of bounds.
+    #[error(transparent)]
+    Selection(SelectionError),
+    /// Invalid options or arguments.
+    #[error("{0}")]
+    InvalidArgument(String),
 }
 
 impl Error {
-    /// A stable, machine-readable code (used as `error.code` in JS and in CLI JSON).
+    /// A stable, machine-readable code (`error.code` in JS, `"code"` in CLI JSON errors).
     pub fn code(&self) -> &'static str {
         match self {
             Error::Io(IoError::NotFound { .. }) => "NOT_FOUND",
             Error::Io(IoError::Cancelled) => "CANCELLED",
             Error::Io(IoError::RangeIgnored { .. }) => "RANGE_IGNORED",
+            Error::Io(IoError::RangeNotSatisfiable { .. }) => "RANGE_NOT_SATISFIABLE",
+            Error::Io(IoError::HttpStatus { .. }) => "HTTP_STATUS",
+            Error::Io(IoError::Network { .. }) => "NETWORK",
+            Error::Io(IoError::SourceChanged { .. }) => "SOURCE_CHANGED",
             Error::Io(_) => "IO",
-            Error::Other { code, .. } => code,
+            Error::Format(FormatError::Unrecognised { .. }) => "UNRECOGNISED_FORMAT",
+            Error::Format(FormatError::Unsupported { .. }) => "UNSUPPORTED",
+            Error::Format(FormatError::Chunk { .. }) => "DECODE",
+            Error::Format(_) => "INVALID_DATA",
+            Error::Selection(_) => "INVALID_SELECTION",
+            Error::InvalidArgument(_) => "INVALID_ARGUMENT",
         }
     }
 }

@@ -1,5 +1,180 @@
-//! The `chunkwise` command line: serve, read, info, and later parity checks and benchmarks.
+//! The `chunkwise` command line: `serve`, `read`, `info`, `bench`, `partition`, `resolve`,
+//! `chunk-trace`. Output contracts: `read` prints one JSON line
+//! `{"shape":[..],"dtype":"<f8","requests":N,"bytes":N}`; errors print
+//! `{"error":{"code":"..","message":".."}}` on stderr and exit with status 1.
+
+use chunkwise::array::{OpenOptions, Progress, ReadOptions};
+use chunkwise::cache::CachePolicy;
+use chunkwise::selection::Selection;
+use clap::{Parser, Subcommand};
+use native_harness::{npy, source};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "chunkwise", version, about = "Read remote Blosc2, HDF5 and Zarr arrays by HTTP range requests")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve a directory over HTTP on 127.0.0.1 with range requests, CORS and optional latency.
+    Serve {
+        /// Directory to serve.
+        #[arg(long)]
+        root: PathBuf,
+        /// Port (0 picks a free one).
+        #[arg(long, default_value_t = 8000)]
+        port: u16,
+        /// Milliseconds added before each answer.
+        #[arg(long, default_value_t = 0)]
+        latency_ms: u64,
+        /// Answer 503 to the first N GET requests (fault testing).
+        #[arg(long, default_value_t = 0)]
+        fail_first: u64,
+        /// Ignore Range headers and always send whole files (fault testing).
+        #[arg(long)]
+        ignore_range: bool,
+        /// No log line per request.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Read a selection; prints {"shape","dtype","requests","bytes"} as one JSON line.
+    Read {
+        /// http(s) URL or local path.
+        source: String,
+        /// Path of the array inside a container (HDF5 dataset, Zarr array, B2Z member).
+        #[arg(long)]
+        path: Option<String>,
+        /// numpy-like selection, e.g. "0, 10:20, ::2" (default: everything).
+        #[arg(long, default_value = "")]
+        select: String,
+        /// Write the selection as .npy.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Payload cache policy.
+        #[arg(long, default_value = "memory")]
+        cache: String,
+        /// Extra request header "Name: value" (repeatable).
+        #[arg(long = "header")]
+        headers: Vec<String>,
+    },
+    /// Show what discovery finds: shape, dtype, chunks, codecs.
+    Info {
+        /// http(s) URL or local path.
+        source: String,
+        /// Path of the array inside a container.
+        #[arg(long)]
+        path: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Extra request header "Name: value" (repeatable).
+        #[arg(long = "header")]
+        headers: Vec<String>,
+    },
+}
+
+fn parse_headers(raw: &[String]) -> Result<Vec<(String, String)>, chunkwise::Error> {
+    raw.iter()
+        .map(|h| {
+            h.split_once(':')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .ok_or_else(|| chunkwise::Error::InvalidArgument(format!("header {h:?} is not \"Name: value\"")))
+        })
+        .collect()
+}
+
+fn fail(e: &chunkwise::Error) -> ! {
+    let j = serde_json::json!({"error": {"code": e.code(), "message": e.to_string()}});
+    eprintln!("{j}");
+    std::process::exit(1)
+}
+
+fn no_path(path: &Option<String>) -> Result<(), chunkwise::Error> {
+    match path {
+        Some(p) if !p.is_empty() && p != "/" => Err(chunkwise::Error::InvalidArgument(format!(
+            "--path {p:?} given, but the source is a single array"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
+    match cli.command {
+        Command::Serve { root, port, latency_ms, fail_first, ignore_range, quiet } => {
+            let opts = native_harness::serve::ServeOptions { root, port, latency_ms, fail_first, ignore_range, quiet };
+            native_harness::serve::run(opts).await.map_err(|e| chunkwise::Error::InvalidArgument(e.to_string()))
+        }
+        Command::Read { source, path, select, out, cache, headers } => {
+            let options = OpenOptions {
+                cache: cache.parse::<CachePolicy>().map_err(chunkwise::Error::InvalidArgument)?,
+                ..Default::default()
+            };
+            let sel = Selection::parse(&select).map_err(chunkwise::Error::Selection)?;
+            let arr = source::open_array(&source, parse_headers(&headers)?, options).await?;
+            no_path(&path)?;
+            let tty = std::io::stderr().is_terminal();
+            let bar = move |p: Progress| {
+                if tty && p.total > 1 {
+                    let width = 30usize;
+                    let filled = (p.done as usize * width) / p.total as usize;
+                    eprint!("\r[{}{}] {}/{} chunks", "#".repeat(filled), " ".repeat(width - filled), p.done, p.total);
+                    if p.done == p.total {
+                        eprintln!();
+                    }
+                }
+            };
+            let data = arr.read(&sel, &ReadOptions { progress: Some(&bar), cancel: None }).await?;
+            if let Some(out) = out {
+                let f = std::fs::File::create(&out)
+                    .map_err(|e| chunkwise::Error::InvalidArgument(format!("{}: {e}", out.display())))?;
+                npy::write_npy(std::io::BufWriter::new(f), &data.dtype.to_string(), &data.shape, &data.data)
+                    .map_err(|e| chunkwise::Error::InvalidArgument(format!("{}: {e}", out.display())))?;
+            }
+            let t = arr.traffic();
+            println!(
+                "{}",
+                serde_json::json!({"shape": data.shape, "dtype": data.dtype.to_string(), "requests": t.requests, "bytes": t.bytes})
+            );
+            Ok(())
+        }
+        Command::Info { source, path, json, headers } => {
+            let arr = source::open_array(&source, parse_headers(&headers)?, OpenOptions::default()).await?;
+            no_path(&path)?;
+            let info = arr.info();
+            let t = arr.traffic();
+            if json {
+                let mut v = serde_json::to_value(&info).expect("info serialises");
+                v["requests"] = t.requests.into();
+                v["bytes"] = t.bytes.into();
+                println!("{v}");
+            } else {
+                println!("source:  {source}");
+                println!("format:  {}", info.format);
+                println!("shape:   {:?}", info.shape);
+                println!("dtype:   {}", info.dtype);
+                println!("chunks:  {:?} ({} chunks)", info.chunks, info.nchunks);
+                println!("blocks:  {:?}", info.blocks);
+                println!("codecs:  {}", info.codecs);
+                println!("bytes:   {} uncompressed, {} stored, source {} bytes", info.nbytes, info.cbytes, info.source_bytes);
+                println!("traffic: {} requests, {} bytes", t.requests, t.bytes);
+            }
+            Ok(())
+        }
+    }
+}
 
 fn main() {
-    println!("chunkwise");
+    let cli = Cli::parse();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    if let Err(e) = rt.block_on(run(cli)) {
+        fail(&e);
+    }
 }

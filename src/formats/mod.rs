@@ -1,1 +1,88 @@
 //! Formats: discovery (metadata) and chunk location, one module per format.
+//!
+//! A format turns the first bytes of a source (and whatever ranges it then asks for) into an
+//! [`ArrayFormat`]: the array's geometry and dtype, where each chunk's stored bytes are, and
+//! how to decode them into the layout the [`crate::selection::Grid`] describes. Fetching,
+//! coalescing, caching and assembling are shared and live in [`crate::array`].
+
+pub mod b2nd;
+
+use crate::dtype::DType;
+use crate::io::{IoError, MaybeSend, MaybeSync};
+use crate::selection::Grid;
+use std::ops::Range;
+
+/// An error in a source's structure or in what a format supports.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+#[non_exhaustive]
+pub enum FormatError {
+    /// The first bytes match no supported format.
+    #[error("{location}: not a recognised array format (first bytes {magic})")]
+    Unrecognised { location: String, magic: String },
+    /// The source violates its format: a header, index or metalayer is malformed.
+    #[error("{location}: invalid {format} data: {detail}")]
+    Invalid { location: String, format: &'static str, detail: String },
+    /// A valid feature chunkwise does not read.
+    #[error("{location}: unsupported {format} feature: {detail}")]
+    Unsupported { location: String, format: &'static str, detail: String },
+    /// A chunk failed to decode.
+    #[error("{location}: chunk {chunk}: {detail}")]
+    Chunk { location: String, chunk: u64, detail: String },
+    /// Reading during discovery failed.
+    #[error(transparent)]
+    Io(#[from] IoError),
+}
+
+/// Where one chunk's data comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChunkPlace {
+    /// Stored bytes at this absolute byte range of the source.
+    Stored(Range<u64>),
+    /// Not stored: every element has this value (bytes of one element, in the array's dtype).
+    Fill(Vec<u8>),
+}
+
+/// What discovery found, for display (`chunkwise info`, JS `info`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ArrayInfo {
+    /// Format name (`b2nd`).
+    pub format: &'static str,
+    /// Array shape (elements).
+    pub shape: Vec<u64>,
+    /// numpy typestr.
+    pub dtype: String,
+    /// Chunk shape (elements).
+    pub chunks: Vec<u64>,
+    /// Block shape (elements).
+    pub blocks: Vec<u64>,
+    /// Codec and filters, e.g. `ZSTD(5) + SHUFFLE`.
+    pub codecs: String,
+    /// Number of chunks in the grid.
+    pub nchunks: u64,
+    /// Uncompressed bytes of the array.
+    pub nbytes: u64,
+    /// Stored bytes of the data chunks.
+    pub cbytes: u64,
+    /// Total size of the source in bytes.
+    pub source_bytes: u64,
+}
+
+/// A discovered array of one format: geometry, chunk locations, chunk decoding.
+pub trait ArrayFormat: MaybeSend + MaybeSync {
+    /// Shape, chunks and blocks.
+    fn grid(&self) -> &Grid;
+    /// Element type as stored.
+    fn dtype(&self) -> DType;
+    /// Description of what discovery found.
+    fn info(&self) -> ArrayInfo;
+    /// Where chunk `chunk` (linear C-order index in the chunk grid) is.
+    ///
+    /// # Errors
+    /// [`FormatError`] if the index is outside the grid or the index data is inconsistent.
+    fn locate(&self, chunk: u64) -> Result<ChunkPlace, FormatError>;
+    /// Decodes a chunk's stored bytes into the layout of [`ArrayFormat::grid`].
+    ///
+    /// # Errors
+    /// [`FormatError::Chunk`] when the bytes do not decode to the expected size.
+    fn decode(&self, chunk: u64, stored: &[u8]) -> Result<Vec<u8>, FormatError>;
+}

@@ -1,1 +1,46 @@
-//! JavaScript bindings (wasm-bindgen): conversion only, the logic lives in the core.
+//! JavaScript bindings (wasm-bindgen). They only convert: parse options, call the core, map
+//! errors to JS `Error`s carrying a `code`. Everything they call is tested natively.
+//!
+//! ```js
+//! const arr = await RemoteArray.open(url, { cache: "memory", maxCacheBytes: 256 << 20, headers: {} });
+//! arr.shape; arr.dtype; arr.chunks; arr.blocks;
+//! const { data, shape, dtype } = await arr.read("0, 100:200, :", { signal, onProgress });
+//! arr.traffic; // { requests, bytes }
+//! arr.close();
+//! ```
+
+mod array;
+
+pub use array::RemoteArray;
+
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(start)]
+fn start() {
+    console_error_panic_hook::set_once();
+}
+
+/// Builds a JS `Error` with `code` and `name` set from a core error.
+pub(crate) fn js_error(e: &crate::Error) -> JsValue {
+    let err = js_sys::Error::new(&e.to_string());
+    err.set_name("ChunkwiseError");
+    let _ = js_sys::Reflect::set(&err, &"code".into(), &e.code().into());
+    err.into()
+}
+
+/// A JS `Error` for invalid arguments.
+pub(crate) fn arg_error(msg: impl Into<String>) -> JsValue {
+    js_error(&crate::Error::InvalidArgument(msg.into()))
+}
+
+/// Decodes one Blosc2 (or Blosc1) chunk: the bytes of the chunk in, the decompressed bytes out.
+/// Throws a `ChunkwiseError` with code `DECODE` on malformed input.
+#[wasm_bindgen(js_name = decodeChunk)]
+pub fn decode_chunk(chunk: &[u8]) -> Result<Vec<u8>, JsValue> {
+    crate::codec::blosc2::decode_chunk(chunk).map_err(|e| {
+        let err = js_sys::Error::new(&e.to_string());
+        err.set_name("ChunkwiseError");
+        let _ = js_sys::Reflect::set(&err, &"code".into(), &"DECODE".into());
+        err.into()
+    })
+}

@@ -1,0 +1,265 @@
+//! Blosc2 NDim arrays stored as contiguous frames (`.b2nd`).
+//!
+//! Discovery reads the frame header (one bounded read from the start, extended by exactly the
+//! shortfall if the header is longer), the `b2nd` metalayer inside it, then the offsets chunk
+//! and trailer at the end of the frame (one read of [`FrameHeader::index_range`]). Chunks are
+//! then located by their offsets; a stored chunk spans from its offset to the next stored
+//! offset (chunks are written back to back, C-Blosc2 `frame.c`), the last one to the end of
+//! the data section. Special-value chunks (zeros, NaN, uninitialised) are never fetched.
+
+use super::{ArrayFormat, ArrayInfo, ChunkPlace, FormatError};
+use crate::codec::blosc2::b2nd::B2ndMeta;
+use crate::codec::blosc2::frame::{self, ChunkLocation, FrameHeader, FrameIndex, SpecialKind};
+use crate::codec::blosc2::{decode_chunk, ChunkHeader};
+use crate::dtype::DType;
+use crate::io::{ByteRange, RangeSource};
+use crate::selection::Grid;
+use bytes::Bytes;
+use std::ops::Range;
+
+const FORMAT: &str = "b2nd";
+
+/// Magic bytes of a Blosc2 contiguous frame: a msgpack fixarray header, then `b2frame\0`
+/// as a msgpack str8 (C-Blosc2 README_CFRAME_FORMAT.rst).
+pub fn is_frame(prefix: &[u8]) -> bool {
+    prefix.len() >= 11 && &prefix[3..11] == b"b2frame\0"
+}
+
+/// A discovered `.b2nd` array.
+#[derive(Debug, Clone)]
+pub struct B2ndArray {
+    location: String,
+    header: FrameHeader,
+    meta: B2ndMeta,
+    grid: Grid,
+    dtype: DType,
+    /// Per chunk (linear index): stored byte range, or the special value.
+    places: Vec<Place>,
+    source_len: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Place {
+    Stored(Range<u64>),
+    Special(SpecialKind),
+}
+
+fn invalid(location: &str, detail: impl std::fmt::Display) -> FormatError {
+    FormatError::Invalid { location: location.to_string(), format: FORMAT, detail: detail.to_string() }
+}
+
+impl B2ndArray {
+    /// Discovers a `.b2nd` frame. `head` holds the first bytes of the source (at least the
+    /// frame's magic) and `len` its total size; at most two more reads follow (the rest of a
+    /// long header, and the offsets chunk with the trailer), none if `head` holds everything.
+    ///
+    /// # Errors
+    /// [`FormatError::Invalid`] for a malformed frame, metalayer or index; I/O errors.
+    pub async fn open(
+        source: &dyn RangeSource,
+        head: Bytes,
+        len: u64,
+    ) -> Result<B2ndArray, FormatError> {
+        let location = source.location().to_string();
+        let mut head = head;
+        let header = loop {
+            match FrameHeader::parse(&head) {
+                Ok(h) => break h,
+                Err(frame::FrameError::NeedMore { needed }) if needed > head.len() => {
+                    let needed = (needed as u64).min(len);
+                    if needed <= head.len() as u64 {
+                        return Err(invalid(&location, "frame header longer than the source"));
+                    }
+                    let more = source
+                        .read(ByteRange::bounded(head.len() as u64..needed))
+                        .await?;
+                    let mut v = head.to_vec();
+                    v.extend_from_slice(&more.bytes);
+                    head = Bytes::from(v);
+                }
+                Err(e) => return Err(invalid(&location, e)),
+            }
+        };
+        if header.frame_len != len {
+            return Err(invalid(
+                &location,
+                format!("frame length {} but the source has {len} bytes", header.frame_len),
+            ));
+        }
+        let meta_bytes = header
+            .metalayer("b2nd")
+            .ok_or_else(|| FormatError::Unsupported {
+                location: location.clone(),
+                format: FORMAT,
+                detail: "frame has no b2nd metalayer (a plain super-chunk, not an NDim array)"
+                    .into(),
+            })?;
+        let meta = B2ndMeta::parse(meta_bytes).map_err(|e| invalid(&location, e))?;
+        let dtype = DType::parse(&meta.dtype).map_err(|e| FormatError::Unsupported {
+            location: location.clone(),
+            format: FORMAT,
+            detail: e.to_string(),
+        })?;
+        if dtype.itemsize != header.typesize {
+            return Err(invalid(
+                &location,
+                format!("dtype {} but frame typesize {}", meta.dtype, header.typesize),
+            ));
+        }
+        let grid = Grid::new(meta.shape.clone(), meta.chunkshape.clone(), meta.blockshape.clone())
+            .map_err(|e| invalid(&location, e))?;
+        let nchunks = grid.nchunks().ok_or_else(|| invalid(&location, "chunk count overflows"))?;
+        let chunk_bytes = grid
+            .decoded_chunk_items()
+            .ok()
+            .and_then(|n| n.checked_mul(dtype.itemsize as u64))
+            .ok_or_else(|| invalid(&location, "chunk size overflows"))?;
+        if header.chunksize as u64 != chunk_bytes && nchunks > 0 {
+            return Err(invalid(
+                &location,
+                format!(
+                    "frame chunksize {} but the b2nd geometry needs {chunk_bytes} bytes per chunk",
+                    header.chunksize
+                ),
+            ));
+        }
+        let index_range = header.index_range();
+        let tail = if index_range.end <= head.len() as u64 {
+            head.slice(index_range.start as usize..index_range.end as usize)
+        } else {
+            source.read(ByteRange::bounded(index_range.clone())).await?.bytes
+        };
+        let index = frame::parse_index(&header, &tail).map_err(|e| invalid(&location, e))?;
+        let places = chunk_places(&location, &header, &index, nchunks)?;
+        Ok(B2ndArray { location, header, meta, grid, dtype, places, source_len: len })
+    }
+
+    /// The `b2nd` metalayer.
+    pub fn meta(&self) -> &B2ndMeta {
+        &self.meta
+    }
+
+    /// The frame header.
+    pub fn header(&self) -> &FrameHeader {
+        &self.header
+    }
+}
+
+/// Stored range of each chunk: from its offset to the next larger stored offset, or to the end
+/// of the data section (`header_len + cbytes`).
+fn chunk_places(
+    location: &str,
+    header: &FrameHeader,
+    index: &FrameIndex,
+    nchunks: u64,
+) -> Result<Vec<Place>, FormatError> {
+    if index.chunks.len() as u64 != nchunks {
+        return Err(invalid(
+            location,
+            format!("offsets chunk lists {} chunks, geometry needs {nchunks}", index.chunks.len()),
+        ));
+    }
+    let data_end = header.index_range().start;
+    let mut starts: Vec<u64> = index
+        .chunks
+        .iter()
+        .filter_map(|c| match c {
+            ChunkLocation::Stored { offset } => Some(*offset),
+            _ => None,
+        })
+        .collect();
+    starts.sort_unstable();
+    starts.dedup();
+    index
+        .chunks
+        .iter()
+        .map(|c| match c {
+            ChunkLocation::Stored { offset } => {
+                let i = starts.partition_point(|&s| s <= *offset);
+                let end = starts.get(i).copied().unwrap_or(data_end);
+                if *offset < header.header_len as u64 || end <= *offset || end > data_end {
+                    return Err(invalid(location, format!("chunk offset {offset} outside the data section")));
+                }
+                Ok(Place::Stored(*offset..end))
+            }
+            ChunkLocation::Special(k) => Ok(Place::Special(*k)),
+        })
+        .collect()
+}
+
+impl ArrayFormat for B2ndArray {
+    fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    fn info(&self) -> ArrayInfo {
+        ArrayInfo {
+            format: FORMAT,
+            shape: self.grid.shape.clone(),
+            dtype: self.dtype.to_string(),
+            chunks: self.grid.chunks.clone(),
+            blocks: self.grid.blocks.clone(),
+            codecs: self.header.describe_codecs(),
+            nchunks: self.places.len() as u64,
+            nbytes: self.header.nbytes.max(0) as u64,
+            cbytes: self.header.cbytes.max(0) as u64,
+            source_bytes: self.source_len,
+        }
+    }
+
+    fn locate(&self, chunk: u64) -> Result<ChunkPlace, FormatError> {
+        let place = self
+            .places
+            .get(chunk as usize)
+            .ok_or_else(|| invalid(&self.location, format!("chunk {chunk} outside the grid")))?;
+        Ok(match place {
+            Place::Stored(r) => ChunkPlace::Stored(r.clone()),
+            Place::Special(k) => ChunkPlace::Fill(fill_value(*k, self.dtype)),
+        })
+    }
+
+    fn decode(&self, chunk: u64, stored: &[u8]) -> Result<Vec<u8>, FormatError> {
+        let err = |detail: String| FormatError::Chunk {
+            location: self.location.clone(),
+            chunk,
+            detail,
+        };
+        let h = ChunkHeader::parse(stored).map_err(|e| err(e.to_string()))?;
+        if h.nbytes != self.header.chunksize {
+            return Err(err(format!(
+                "chunk holds {} bytes, frame chunks hold {}",
+                h.nbytes, self.header.chunksize
+            )));
+        }
+        decode_chunk(stored).map_err(|e| err(e.to_string()))
+    }
+}
+
+/// One element of a special-value chunk. Uninitialised chunks read as zeros (what C-Blosc2
+/// returns for them in practice; their content is unspecified).
+fn fill_value(kind: SpecialKind, dtype: DType) -> Vec<u8> {
+    use crate::dtype::Kind;
+    let n = dtype.itemsize;
+    match kind {
+        SpecialKind::Nan if matches!(dtype.kind, Kind::Float | Kind::Complex) => {
+            let unit = dtype.swap_unit();
+            let one: Vec<u8> = match unit {
+                2 => 0x7e00u16.to_le_bytes().to_vec(),
+                4 => f32::NAN.to_le_bytes().to_vec(),
+                _ => f64::NAN.to_le_bytes().to_vec(),
+            };
+            let mut v: Vec<u8> = one.iter().cycle().take(n).copied().collect();
+            if dtype.is_big_endian() {
+                for u in v.chunks_exact_mut(unit) {
+                    u.reverse();
+                }
+            }
+            v
+        }
+        _ => vec![0u8; n],
+    }
+}

@@ -1,0 +1,280 @@
+//! `RemoteArray` for JavaScript.
+
+use super::{arg_error, js_error};
+use crate::array::{CancelFlag, OpenOptions, Progress, ReadOptions};
+use crate::cache::CachePolicy;
+use crate::dtype::Kind;
+use crate::io::fetch::FetchSource;
+use crate::io::{Counted, Traffic};
+use crate::selection::Selection;
+use std::rc::Rc;
+use std::sync::Arc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_TYPES: &'static str = r#"
+/** Options of RemoteArray.open. */
+export interface OpenOptions {
+  /** "memory" (default) keeps compressed chunks in an LRU; "none" keeps none between reads. */
+  cache?: "memory" | "none";
+  /** Bound of retained compressed payload in bytes (default 256 MiB). */
+  maxCacheBytes?: number;
+  /** Extra request headers, e.g. { Authorization: "Bearer ..." }. */
+  headers?: Record<string, string>;
+}
+/** Options of RemoteArray.read. */
+export interface ReadOptions {
+  /** Cancels the read; the promise rejects with code "CANCELLED". */
+  signal?: AbortSignal;
+  /** Called after each chunk with { done, total } (chunks). */
+  onProgress?: (p: { done: number; total: number }) => void;
+}
+/** A selection: numpy-like text ("0, 10:20, ::2, ...") or one item per dimension
+ *  (a number selects one index, null or ":" the whole axis, a string "a:b:c" a slice). */
+export type Selection = string | Array<number | string | null>;
+/** The result of a read: C-ordered values (little-endian), their shape and numpy dtype.
+ *  64-bit integers come as BigInt64Array/BigUint64Array, bool as Uint8Array, float16 as
+ *  Uint16Array (raw bits), complex as interleaved Float32Array/Float64Array. */
+export interface ReadResult {
+  data: Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array |
+        BigInt64Array | BigUint64Array | Float32Array | Float64Array;
+  shape: number[];
+  dtype: string;
+}
+/** Requests and body bytes that reached the network since open (cache hits never count). */
+export interface Traffic { requests: number; bytes: number; }
+"#;
+
+/// A remote array opened over HTTP range requests.
+#[wasm_bindgen]
+pub struct RemoteArray {
+    inner: Option<Rc<crate::array::RemoteArray>>,
+}
+
+fn get_opt(obj: &JsValue, name: &str) -> Option<JsValue> {
+    if obj.is_undefined() || obj.is_null() {
+        return None;
+    }
+    js_sys::Reflect::get(obj, &name.into()).ok().filter(|v| !v.is_undefined() && !v.is_null())
+}
+
+fn selection_from_js(sel: &JsValue) -> Result<Selection, JsValue> {
+    if sel.is_undefined() || sel.is_null() {
+        return Ok(Selection::all());
+    }
+    if let Some(s) = sel.as_string() {
+        return Selection::parse(&s).map_err(|e| js_error(&crate::Error::Selection(e)));
+    }
+    if let Some(arr) = sel.dyn_ref::<js_sys::Array>() {
+        let mut parts = Vec::new();
+        for item in arr.iter() {
+            if item.is_null() || item.is_undefined() {
+                parts.push(":".to_string());
+            } else if let Some(n) = item.as_f64() {
+                if n.fract() != 0.0 {
+                    return Err(arg_error(format!("selection index {n} is not an integer")));
+                }
+                parts.push(format!("{}", n as i64));
+            } else if let Some(s) = item.as_string() {
+                parts.push(s);
+            } else {
+                return Err(arg_error("selection items must be numbers, strings or null"));
+            }
+        }
+        return Selection::parse(&parts.join(","))
+            .map_err(|e| js_error(&crate::Error::Selection(e)));
+    }
+    Err(arg_error("selection must be a string or an array"))
+}
+
+fn shape_js(shape: &[u64]) -> js_sys::Array {
+    shape.iter().map(|&s| JsValue::from_f64(s as f64)).collect()
+}
+
+/// Wraps little-endian element bytes in the typed array for the dtype.
+fn typed_array(kind: Kind, itemsize: usize, bytes: &[u8]) -> JsValue {
+    macro_rules! ta {
+        ($t:ty, $js:ty) => {{
+            let v: Vec<$t> = bytes
+                .chunks_exact(std::mem::size_of::<$t>())
+                .map(|b| <$t>::from_le_bytes(b.try_into().expect("exact chunk")))
+                .collect();
+            <$js>::from(&v[..]).into()
+        }};
+    }
+    match (kind, itemsize) {
+        (Kind::Int, 1) => ta!(i8, js_sys::Int8Array),
+        (Kind::UInt, 1) | (Kind::Bool, 1) => js_sys::Uint8Array::from(bytes).into(),
+        (Kind::Int, 2) => ta!(i16, js_sys::Int16Array),
+        (Kind::UInt, 2) | (Kind::Float, 2) => ta!(u16, js_sys::Uint16Array),
+        (Kind::Int, 4) => ta!(i32, js_sys::Int32Array),
+        (Kind::UInt, 4) => ta!(u32, js_sys::Uint32Array),
+        (Kind::Int, 8) => ta!(i64, js_sys::BigInt64Array),
+        (Kind::UInt, 8) => ta!(u64, js_sys::BigUint64Array),
+        (Kind::Float, 4) | (Kind::Complex, 8) => ta!(f32, js_sys::Float32Array),
+        _ => ta!(f64, js_sys::Float64Array),
+    }
+}
+
+#[wasm_bindgen]
+impl RemoteArray {
+    /// Opens a remote array: one bounded request for the header (a file up to 8 MiB is then
+    /// fetched whole once), one for the chunk index. Rejects with a `ChunkwiseError` whose
+    /// `code` is e.g. `NOT_FOUND`, `NETWORK`, `RANGE_IGNORED`, `UNRECOGNISED_FORMAT`.
+    #[wasm_bindgen(unchecked_return_type = "RemoteArray")]
+    pub async fn open(
+        url: String,
+        #[wasm_bindgen(unchecked_param_type = "OpenOptions")] options: JsValue,
+    ) -> Result<RemoteArray, JsValue> {
+        let mut opts = OpenOptions::default();
+        if let Some(c) = get_opt(&options, "cache") {
+            let s = c.as_string().ok_or_else(|| arg_error("cache must be a string"))?;
+            opts.cache = s.parse::<CachePolicy>().map_err(arg_error)?;
+        }
+        if let Some(m) = get_opt(&options, "maxCacheBytes") {
+            let n = m.as_f64().filter(|n| *n >= 0.0).ok_or_else(|| arg_error("maxCacheBytes must be a non-negative number"))?;
+            opts.max_cache_bytes = n as u64;
+        }
+        let mut headers: Vec<(String, String)> = Vec::new();
+        if let Some(h) = get_opt(&options, "headers") {
+            let obj: js_sys::Object = h.dyn_into().map_err(|_| arg_error("headers must be an object"))?;
+            for entry in js_sys::Object::entries(&obj).iter() {
+                let pair: js_sys::Array = entry.unchecked_into();
+                let k = pair.get(0).as_string().unwrap_or_default();
+                let v = pair.get(1).as_string().ok_or_else(|| arg_error(format!("header {k} must be a string")))?;
+                headers.push((k, v));
+            }
+        }
+        let traffic = Traffic::new();
+        let fetch = FetchSource::new(url, headers);
+        let transport = Arc::new(Counted::new(fetch, traffic.clone()));
+        let inner = crate::array::RemoteArray::open_source(transport, traffic, opts)
+            .await
+            .map_err(|e| js_error(&e))?;
+        Ok(RemoteArray { inner: Some(Rc::new(inner)) })
+    }
+
+    fn inner(&self) -> Result<Rc<crate::array::RemoteArray>, JsValue> {
+        self.inner.clone().ok_or_else(|| arg_error("the array is closed"))
+    }
+
+    /// Array shape (elements per dimension).
+    #[wasm_bindgen(getter, unchecked_return_type = "number[]")]
+    pub fn shape(&self) -> Result<js_sys::Array, JsValue> {
+        Ok(shape_js(self.inner()?.shape()))
+    }
+
+    /// numpy dtype string as stored, e.g. "<f8" or ">i4".
+    #[wasm_bindgen(getter)]
+    pub fn dtype(&self) -> Result<String, JsValue> {
+        Ok(self.inner()?.dtype().to_string())
+    }
+
+    /// Chunk shape (elements).
+    #[wasm_bindgen(getter, unchecked_return_type = "number[]")]
+    pub fn chunks(&self) -> Result<js_sys::Array, JsValue> {
+        Ok(shape_js(self.inner()?.chunks()))
+    }
+
+    /// Block shape (elements).
+    #[wasm_bindgen(getter, unchecked_return_type = "number[]")]
+    pub fn blocks(&self) -> Result<js_sys::Array, JsValue> {
+        Ok(shape_js(self.inner()?.blocks()))
+    }
+
+    /// What discovery found: format, shape, dtype, chunks, blocks, codecs, sizes.
+    #[wasm_bindgen(getter)]
+    pub fn info(&self) -> Result<JsValue, JsValue> {
+        serde_wasm_bindgen::to_value(&self.inner()?.info()).map_err(|e| arg_error(e.to_string()))
+    }
+
+    /// Requests and bytes since open: `{ requests, bytes }`.
+    #[wasm_bindgen(getter, unchecked_return_type = "Traffic")]
+    pub fn traffic(&self) -> Result<JsValue, JsValue> {
+        let t = self.inner()?.traffic();
+        let o = js_sys::Object::new();
+        js_sys::Reflect::set(&o, &"requests".into(), &(t.requests as f64).into())?;
+        js_sys::Reflect::set(&o, &"bytes".into(), &(t.bytes as f64).into())?;
+        Ok(o.into())
+    }
+
+    /// Reads a selection. Resolves to `{ data, shape, dtype }` (see `ReadResult`).
+    #[wasm_bindgen(unchecked_return_type = "Promise<ReadResult>")]
+    pub fn read(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Selection")] selection: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ReadOptions")] options: JsValue,
+    ) -> Result<js_sys::Promise, JsValue> {
+        let inner = self.inner()?;
+        let sel = selection_from_js(&selection)?;
+        let signal: Option<web_sys::AbortSignal> =
+            get_opt(&options, "signal").map(|s| s.unchecked_into());
+        let on_progress: Option<js_sys::Function> =
+            get_opt(&options, "onProgress").and_then(|f| f.dyn_into().ok());
+        Ok(wasm_bindgen_futures::future_to_promise(async move {
+            let cancel = CancelFlag::new();
+            let aborted = abort_future(signal.as_ref(), cancel.clone());
+            let progress = move |p: Progress| {
+                if let Some(f) = &on_progress {
+                    let o = js_sys::Object::new();
+                    let _ = js_sys::Reflect::set(&o, &"done".into(), &(p.done as f64).into());
+                    let _ = js_sys::Reflect::set(&o, &"total".into(), &(p.total as f64).into());
+                    let _ = f.call1(&JsValue::NULL, &o);
+                }
+            };
+            let ropts = ReadOptions { progress: Some(&progress), cancel: Some(cancel.clone()) };
+            let read = inner.read(&sel, &ropts);
+            futures::pin_mut!(read);
+            let result = match aborted {
+                Some(a) => {
+                    futures::pin_mut!(a);
+                    match futures::future::select(read, a).await {
+                        futures::future::Either::Left((r, _)) => r,
+                        futures::future::Either::Right(_) => {
+                            Err(crate::Error::Io(crate::io::IoError::Cancelled))
+                        }
+                    }
+                }
+                None => read.await,
+            };
+            let mut data = result.map_err(|e| js_error(&e))?;
+            data.dtype.make_little_endian(&mut data.data);
+            let dt = data.dtype.to_little_endian();
+            let o = js_sys::Object::new();
+            js_sys::Reflect::set(&o, &"data".into(), &typed_array(dt.kind, dt.itemsize, &data.data))?;
+            js_sys::Reflect::set(&o, &"shape".into(), &shape_js(&data.shape))?;
+            js_sys::Reflect::set(&o, &"dtype".into(), &dt.to_string().into())?;
+            Ok(o.into())
+        }))
+    }
+
+    /// Releases the cache and the source. Later calls throw.
+    pub fn close(&mut self) {
+        if let Some(a) = self.inner.take() {
+            a.cache().clear();
+        }
+    }
+}
+
+/// A future that resolves when `signal` aborts (setting `cancel`), or None without a signal.
+fn abort_future(
+    signal: Option<&web_sys::AbortSignal>,
+    cancel: CancelFlag,
+) -> Option<wasm_bindgen_futures::JsFuture> {
+    let signal = signal?;
+    if signal.aborted() {
+        cancel.cancel();
+        return Some(wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&JsValue::NULL)));
+    }
+    let sig = signal.clone();
+    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+        let c = cancel.clone();
+        let cb = Closure::once_into_js(move || {
+            c.cancel();
+            let _ = resolve.call0(&JsValue::NULL);
+        });
+        let _ = sig.add_event_listener_with_callback("abort", cb.unchecked_ref());
+    });
+    Some(wasm_bindgen_futures::JsFuture::from(promise))
+}
