@@ -43,7 +43,7 @@ export interface ReadResult {
   dtype: string;
 }
 /** Requests and body bytes that reached the network since open (cache hits never count). */
-export interface Traffic { requests: number; bytes: number; }
+export interface Traffic { requests: number; bytes: number; roundTrips: number; }
 "#;
 
 /// A remote array opened over HTTP range requests.
@@ -196,6 +196,7 @@ impl RemoteArray {
         let o = js_sys::Object::new();
         js_sys::Reflect::set(&o, &"requests".into(), &(t.requests as f64).into())?;
         js_sys::Reflect::set(&o, &"bytes".into(), &(t.bytes as f64).into())?;
+        js_sys::Reflect::set(&o, &"roundTrips".into(), &(t.round_trips as f64).into())?;
         Ok(o.into())
     }
 
