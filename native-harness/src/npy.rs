@@ -38,3 +38,61 @@ mod tests {
         assert!(h.ends_with('\n'));
     }
 }
+
+/// An array read from a `.npy` file: numpy typestr, shape and the raw C-ordered bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Npy {
+    /// numpy typestr, e.g. `<f8`.
+    pub descr: String,
+    /// Shape (elements).
+    pub shape: Vec<u64>,
+    /// `product(shape) * itemsize` bytes in C order.
+    pub data: Vec<u8>,
+}
+
+/// Reads a `.npy` file (versions 1.0 to 3.0, C order, simple numeric dtypes).
+///
+/// # Errors
+/// A message naming what is malformed or unsupported (Fortran order, structured dtypes).
+pub fn read_npy(bytes: &[u8]) -> Result<Npy, String> {
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return Err("not a .npy file".into());
+    }
+    let (hlen, start) = match bytes[6] {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        2 | 3 if bytes.len() >= 12 => {
+            (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12)
+        }
+        v => return Err(format!("unsupported .npy version {v}")),
+    };
+    let header = bytes
+        .get(start..start + hlen)
+        .and_then(|h| std::str::from_utf8(h).ok())
+        .ok_or("truncated .npy header")?;
+    let field = |name: &str| -> Result<&str, String> {
+        let key = format!("'{name}':");
+        let at = header.find(&key).ok_or(format!("no {name} in .npy header"))? + key.len();
+        Ok(header[at..].trim_start())
+    };
+    let descr = field("descr")?;
+    let descr = descr
+        .strip_prefix('\'')
+        .and_then(|d| d.split('\'').next())
+        .ok_or("structured dtypes are not supported")?
+        .to_string();
+    if field("fortran_order")?.starts_with("True") {
+        return Err("Fortran-ordered .npy is not supported".into());
+    }
+    let shape_txt = field("shape")?;
+    let inner = shape_txt
+        .strip_prefix('(')
+        .and_then(|s| s.split(')').next())
+        .ok_or("malformed shape")?;
+    let shape = inner
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse::<u64>().map_err(|e| format!("shape: {e}")))
+        .collect::<Result<Vec<u64>, String>>()?;
+    Ok(Npy { descr, shape, data: bytes[start + hlen..].to_vec() })
+}
