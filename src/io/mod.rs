@@ -7,7 +7,9 @@
 //! - [`Traffic`] / [`Counted`]: request and byte counters at the transport edge.
 //! - [`retry`]: bounded retries with backoff for transient failures.
 //! - transports: [`memory`], [`file`] and [`http`] natively, [`fetch`] in wasm.
+//! - `conformance` (tests, or the `conformance` feature): checks every source must pass.
 
+mod content_range;
 mod error;
 mod range;
 mod source;
@@ -17,16 +19,22 @@ pub mod memory;
 pub mod retry;
 pub mod traffic;
 
+#[cfg(any(test, feature = "conformance"))]
+pub mod conformance;
+
+#[cfg(target_arch = "wasm32")]
+pub mod fetch;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod file;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod http;
-#[cfg(target_arch = "wasm32")]
-pub mod fetch;
 
 pub mod sleep;
 
+pub use coalesce::{coalesce_ranges, read_coalesced, CoalesceOptions, CoalescePlan};
+pub use content_range::DEFAULT_WHOLE_READ_LIMIT;
 pub use error::IoError;
 pub use range::ByteRange;
+pub use retry::{RetryConfig, Retrying};
 pub use source::{Fetched, MaybeSend, MaybeSync, RangeSource, SourceInfo};
 pub use traffic::{Counted, Traffic, TrafficSnapshot};
