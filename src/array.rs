@@ -16,7 +16,9 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::formats::{b2nd::B2ndArray, ArrayFormat, ArrayInfo, ChunkPlace, FormatError};
 use crate::io::memory::MemorySource;
-use crate::io::{coalesce, ByteRange, RangeSource, SourceInfo, Traffic, TrafficSnapshot};
+use crate::io::{
+    read_coalesced, ByteRange, CoalesceOptions, RangeSource, SourceInfo, Traffic, TrafficSnapshot,
+};
 use crate::selection::{Plan, Selection};
 use bytes::Bytes;
 use std::collections::HashMap;
@@ -250,13 +252,12 @@ impl RemoteArray {
         }
         if !wanted.is_empty() {
             let ranges: Vec<Range<u64>> = wanted.iter().map(|(_, r)| r.clone()).collect();
-            let fetched = coalesce::fetch_coalesced(
-                &*self.source,
-                &ranges,
-                self.options.coalesce_gap,
-                self.options.concurrency,
-            )
-            .await?;
+            let copts = CoalesceOptions {
+                max_gap: self.options.coalesce_gap,
+                max_len: None,
+                concurrency: self.options.concurrency,
+            };
+            let fetched = read_coalesced(&*self.source, &ranges, &copts).await?;
             check_cancel(&opts.cancel)?;
             for ((lin, _), bytes) in wanted.iter().zip(fetched) {
                 self.cache.insert(self.key(*lin), bytes.clone());
