@@ -2,6 +2,5 @@
 //! `.npy` files, parity checks against real C-Blosc2 and libhdf5, benchmarks.
 
 pub mod bench_remote;
-pub mod npy;
 pub mod serve;
 pub mod source;

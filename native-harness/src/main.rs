@@ -7,7 +7,8 @@ use chunkwise::array::{OpenOptions, Progress, ReadOptions};
 use chunkwise::cache::CachePolicy;
 use chunkwise::selection::Selection;
 use clap::{Parser, Subcommand};
-use native_harness::{npy, source};
+use chunkwise::npy;
+use native_harness::source;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 

@@ -5,7 +5,7 @@
 use chunkwise::array::{OpenOptions, ReadOptions};
 use chunkwise::cache::CachePolicy;
 use chunkwise::selection::{DimSelection, Selection};
-use native_harness::npy::read_npy;
+use chunkwise::npy::read_npy;
 use native_harness::serve::{spawn, ServeOptions};
 use native_harness::source::open_array;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,5 @@
-//! Writing `.npy` files (NumPy format version 1.0: magic, header dict padded to 64 bytes,
-//! C-ordered data), so `numpy.load` reads what `chunkwise read --out` wrote.
+//! `.npy` files (NumPy format: magic, version, a header dict padded to 64 bytes, C-ordered
+//! data): written by `chunkwise read --out`, read by tests that compare with written arrays.
 
 use std::io::Write;
 
