@@ -16,7 +16,9 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::formats::{b2nd::B2ndArray, ArrayFormat, ArrayInfo, ChunkPlace, FormatError};
 use crate::io::memory::MemorySource;
-use crate::io::{coalesce, ByteRange, RangeSource, SourceInfo, Traffic, TrafficSnapshot};
+use crate::io::{
+    read_coalesced, ByteRange, CoalesceOptions, RangeSource, SourceInfo, Traffic, TrafficSnapshot,
+};
 use crate::selection::{Plan, Selection};
 use bytes::Bytes;
 use std::collections::HashMap;
@@ -44,6 +46,10 @@ pub struct OpenOptions {
     pub concurrency: usize,
     /// Largest result a read may allocate, in bytes (default 2 GiB; 1 GiB on wasm32).
     pub max_result_bytes: u64,
+    /// Stored chunks at least this large (bytes) are read block by block when the selection
+    /// touches at most half of their blocks (default 256 KiB). Costs one more round trip
+    /// (the chunk header and block offsets first), saves the untouched blocks' bytes.
+    pub block_read_min_bytes: u64,
 }
 
 impl Default for OpenOptions {
@@ -56,6 +62,7 @@ impl Default for OpenOptions {
             coalesce_gap: 512 * 1024,
             concurrency: 6,
             max_result_bytes: if cfg!(target_arch = "wasm32") { 1 << 30 } else { 2 << 30 },
+            block_read_min_bytes: 256 * 1024,
         }
     }
 }
@@ -248,15 +255,36 @@ impl RemoteArray {
                 },
             }
         }
+        // Large chunks of which the selection touches few blocks are read block by block.
+        let mut by_block: Vec<(u64, Range<u64>, Vec<u64>)> = Vec::new();
+        if self.format.blosc2_blocks() {
+            let nblocks: u64 = grid.block_counts().iter().product();
+            let mut keep = Vec::with_capacity(wanted.len());
+            for (lin, r) in wanted.drain(..) {
+                let c = chunks.iter().find(|c| grid.chunk_linear(&c.coords) == lin);
+                let touched: Vec<u64> = c
+                    .map(|c| plan.blocks_of(c).iter().map(|b| grid.block_linear(b)).collect())
+                    .unwrap_or_default();
+                if r.end - r.start >= self.options.block_read_min_bytes
+                    && nblocks > 1
+                    && (touched.len() as u64) * 2 <= nblocks
+                {
+                    by_block.push((lin, r, touched));
+                } else {
+                    keep.push((lin, r));
+                }
+            }
+            wanted = keep;
+        }
+        let mut decoded: HashMap<u64, Vec<u8>> = HashMap::new();
+        if !by_block.is_empty() {
+            let fallback = self.read_blocks(&by_block, &mut decoded).await?;
+            wanted.extend(fallback);
+            check_cancel(&opts.cancel)?;
+        }
         if !wanted.is_empty() {
             let ranges: Vec<Range<u64>> = wanted.iter().map(|(_, r)| r.clone()).collect();
-            let fetched = coalesce::fetch_coalesced(
-                &*self.source,
-                &ranges,
-                self.options.coalesce_gap,
-                self.options.concurrency,
-            )
-            .await?;
+            let fetched = read_coalesced(&*self.source, &ranges, &self.coalesce_options()).await?;
             check_cancel(&opts.cancel)?;
             for ((lin, _), bytes) in wanted.iter().zip(fetched) {
                 self.cache.insert(self.key(*lin), bytes.clone());
@@ -274,9 +302,11 @@ impl RemoteArray {
                     decoded.extend_from_slice(v);
                 }
                 plan.copy_chunk(c, &decoded, &mut out)?;
+            } else if let Some(d) = decoded.get(&lin) {
+                plan.copy_chunk(c, d, &mut out)?;
             } else if let Some(stored) = payload.get(&lin) {
-                let decoded = self.format.decode(lin, stored)?;
-                plan.copy_chunk(c, &decoded, &mut out)?;
+                let d = self.format.decode(lin, stored)?;
+                plan.copy_chunk(c, &d, &mut out)?;
             }
             done += 1;
             if let Some(p) = opts.progress {
@@ -288,6 +318,134 @@ impl RemoteArray {
 
     fn key(&self, chunk: u64) -> CacheKey {
         CacheKey { source: self.identity.clone(), item: Item::Chunk(chunk) }
+    }
+
+    fn coalesce_options(&self) -> CoalesceOptions {
+        CoalesceOptions {
+            max_gap: self.options.coalesce_gap,
+            max_len: None,
+            concurrency: self.options.concurrency,
+        }
+    }
+
+    /// Reads the touched blocks of Blosc2 chunks: first each chunk's header and block offsets
+    /// (one coalesced batch), then the touched blocks' streams plus the blocks they depend on
+    /// (DELTA refers to block 0), decoded into a full-size chunk buffer whose untouched blocks
+    /// stay zero (the planner copies only touched elements). Compressed prefixes and block
+    /// streams enter the payload cache as [`Item::Block`] entries. Returns the chunks that
+    /// cannot be split (special-value or otherwise) for a whole-chunk read.
+    async fn read_blocks(
+        &self,
+        chunks: &[(u64, Range<u64>, Vec<u64>)],
+        decoded: &mut HashMap<u64, Vec<u8>>,
+    ) -> Result<Vec<(u64, Range<u64>)>> {
+        use crate::codec::blosc2::{block_dependencies, block_spans, decode_block, ChunkHeader};
+        let grid = self.format.grid();
+        let nblocks: u64 = grid.block_counts().iter().product();
+        let prefix_len = (32 + 4 * nblocks).min(u32::MAX as u64);
+        let prefix_key = |lin: u64| CacheKey { source: self.identity.clone(), item: Item::Block(lin, u64::MAX) };
+        let block_key = |lin: u64, b: u64| CacheKey { source: self.identity.clone(), item: Item::Block(lin, b) };
+
+        // 1. prefixes
+        let mut prefixes: HashMap<u64, Bytes> = HashMap::new();
+        let mut missing: Vec<(u64, Range<u64>)> = Vec::new();
+        for (lin, r, _) in chunks {
+            match self.cache.get(&prefix_key(*lin)) {
+                Some(b) => {
+                    prefixes.insert(*lin, b);
+                }
+                None => missing.push((*lin, r.start..(r.start + prefix_len).min(r.end))),
+            }
+        }
+        if !missing.is_empty() {
+            let ranges: Vec<Range<u64>> = missing.iter().map(|(_, r)| r.clone()).collect();
+            let got = read_coalesced(&*self.source, &ranges, &self.coalesce_options()).await?;
+            for ((lin, _), b) in missing.iter().zip(got) {
+                self.cache.insert(prefix_key(*lin), b.clone());
+                prefixes.insert(*lin, b);
+            }
+        }
+
+        // 2. block streams
+        let mut whole = Vec::new();
+        let mut jobs = Vec::new(); // (lin, header, needed blocks, spans)
+        let mut wanted: Vec<(u64, u64, Range<u64>)> = Vec::new();
+        let mut streams: HashMap<(u64, u64), Bytes> = HashMap::new();
+        for (lin, r, touched) in chunks {
+            let prefix = &prefixes[lin];
+            let (header, spans) = match (ChunkHeader::parse(prefix), block_spans(prefix)) {
+                (Ok(h), Ok(s)) if s.len() as u64 == nblocks => (h, s),
+                _ => {
+                    whole.push((*lin, r.clone()));
+                    continue;
+                }
+            };
+            let mut needed: Vec<u64> = touched.clone();
+            for &b in touched {
+                needed.extend(block_dependencies(&header, b as usize).iter().map(|&d| d as u64));
+            }
+            needed.sort_unstable();
+            needed.dedup();
+            for &b in &needed {
+                let span = &spans[b as usize];
+                let abs = r.start + span.start as u64..r.start + span.end as u64;
+                if abs.end > r.end || abs.start >= abs.end {
+                    return Err(FormatError::Chunk {
+                        location: self.info.location.clone(),
+                        chunk: *lin,
+                        detail: format!("block {b} spans {span:?}, outside the stored chunk"),
+                    }
+                    .into());
+                }
+                match self.cache.get(&block_key(*lin, b)) {
+                    Some(s) => {
+                        streams.insert((*lin, b), s);
+                    }
+                    None => wanted.push((*lin, b, abs)),
+                }
+            }
+            jobs.push((*lin, header, needed));
+        }
+        if !wanted.is_empty() {
+            let ranges: Vec<Range<u64>> = wanted.iter().map(|(_, _, r)| r.clone()).collect();
+            let got = read_coalesced(&*self.source, &ranges, &self.coalesce_options()).await?;
+            for ((lin, b, _), s) in wanted.iter().zip(got) {
+                self.cache.insert(block_key(*lin, *b), s.clone());
+                streams.insert((*lin, *b), s);
+            }
+        }
+
+        // 3. decode block 0 first so DELTA blocks find their reference.
+        let chunk_bytes = grid.decoded_chunk_items()? as usize * self.format.dtype().itemsize;
+        for (lin, header, needed) in jobs {
+            let err = |e: crate::codec::blosc2::CodecError| -> Error {
+                FormatError::Chunk { location: self.info.location.clone(), chunk: lin, detail: e.to_string() }.into()
+            };
+            if header.nbytes != chunk_bytes {
+                return Err(FormatError::Chunk {
+                    location: self.info.location.clone(),
+                    chunk: lin,
+                    detail: format!("chunk holds {} bytes, layout needs {chunk_bytes}", header.nbytes),
+                }
+                .into());
+            }
+            let mut buf = vec![0u8; chunk_bytes];
+            let bs = header.blocksize;
+            let mut have_block0 = false;
+            for b in needed {
+                let b = b as usize;
+                let start = b * bs;
+                let n = header.block_nbytes(b);
+                let stream = &streams[&(lin, b as u64)];
+                let (head, tail) = buf.split_at_mut(start);
+                let reference =
+                    if b > 0 && have_block0 { Some(&head[..header.block_nbytes(0)]) } else { None };
+                decode_block(&header, b, stream, reference, &mut tail[..n]).map_err(err)?;
+                have_block0 |= b == 0;
+            }
+            decoded.insert(lin, buf);
+        }
+        Ok(whole)
     }
 }
 

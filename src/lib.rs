@@ -23,6 +23,7 @@ pub mod dtype;
 pub mod error;
 pub mod formats;
 pub mod io;
+pub mod npy;
 pub mod partition;
 pub mod selection;
 

@@ -1,5 +1,6 @@
-//! The native harness behind the `chunkwise` CLI: the range server, source opening, `.npy`
-//! output, parity checks against real C-Blosc2 and libhdf5, benchmarks.
+//! The native harness behind the `chunkwise` CLI: the loopback range server, source opening,
+//! `.npy` files, parity checks against real C-Blosc2 and libhdf5, benchmarks.
 
-pub mod npy;
+pub mod bench_remote;
+pub mod serve;
 pub mod source;

@@ -7,7 +7,8 @@ use chunkwise::array::{OpenOptions, Progress, ReadOptions};
 use chunkwise::cache::CachePolicy;
 use chunkwise::selection::Selection;
 use clap::{Parser, Subcommand};
-use native_harness::{npy, source};
+use chunkwise::npy;
+use native_harness::source;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -75,6 +76,30 @@ enum Command {
         #[arg(long = "header")]
         headers: Vec<String>,
     },
+    /// Benchmarks that print a table (ratios side by side, not timed tests).
+    Bench {
+        #[command(subcommand)]
+        which: BenchCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Cold open + one-chunk preview of a small and a large .b2nd over `serve --latency-ms`.
+    Remote {
+        /// Milliseconds added per request.
+        #[arg(long, default_value_t = 40)]
+        latency_ms: u64,
+        /// Print JSON rows instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn repo_root() -> PathBuf {
+    // The harness runs from a checkout: tests/fixtures is beside native-harness.
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    here.parent().map(PathBuf::from).unwrap_or(here)
 }
 
 fn parse_headers(raw: &[String]) -> Result<Vec<(String, String)>, chunkwise::Error> {
@@ -164,7 +189,41 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
             }
             Ok(())
         }
+        Command::Bench { which } => {
+            let arg = |e: String| chunkwise::Error::InvalidArgument(e);
+            match which {
+                BenchCommand::Remote { latency_ms, json } => {
+                    let repo = repo_root();
+                    let big = native_harness::bench_remote::make_big_fixture(&repo).map_err(arg)?;
+                    let small = sample_2d(&repo).map_err(arg)?;
+                    let rows = native_harness::bench_remote::run(latency_ms, &small, &big).await.map_err(arg)?;
+                    if json {
+                        for r in &rows {
+                            println!("{}", serde_json::to_string(r).expect("row serialises"));
+                        }
+                    } else {
+                        print!("{}", native_harness::bench_remote::format_table(latency_ms, &rows));
+                    }
+                }
+            }
+            Ok(())
+        }
     }
+}
+
+/// The bundled 2-D sample (tests/fixtures/sample, listed in its manifest).
+fn sample_2d(repo: &std::path::Path) -> Result<PathBuf, String> {
+    let dir = repo.join("tests/fixtures/sample");
+    let m: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.join("manifest.json")).map_err(|e| format!("{}: {e}", dir.display()))?,
+    )
+    .map_err(|e| e.to_string())?;
+    m["fixtures"]
+        .as_array()
+        .and_then(|l| l.iter().find(|f| f["shape"].as_array().is_some_and(|s| s.len() == 2)))
+        .and_then(|f| f["file"].as_str())
+        .map(|f| dir.join(f))
+        .ok_or_else(|| "no 2-D sample in tests/fixtures/sample/manifest.json".into())
 }
 
 fn main() {

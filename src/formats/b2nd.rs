@@ -237,6 +237,12 @@ impl ArrayFormat for B2ndArray {
         }
         decode_chunk(stored).map_err(|e| err(e.to_string()))
     }
+
+    fn blosc2_blocks(&self) -> bool {
+        // b2nd chunks hold blocks of `blockshape` in C order (C-Blosc2 b2nd.c), exactly the
+        // planner's layout, and blocksize == prod(blockshape) * itemsize.
+        self.header.blocksize as u64 == self.grid.block_items() * self.dtype.itemsize as u64
+    }
 }
 
 /// One element of a special-value chunk. Uninitialised chunks read as zeros (what C-Blosc2

@@ -85,4 +85,9 @@ pub trait ArrayFormat: MaybeSend + MaybeSync {
     /// # Errors
     /// [`FormatError::Chunk`] when the bytes do not decode to the expected size.
     fn decode(&self, chunk: u64, stored: &[u8]) -> Result<Vec<u8>, FormatError>;
+    /// Whether stored chunks are Blosc2 chunks whose blocks, in block-linear order, tile the
+    /// decoded chunk as [`ArrayFormat::grid`] says, so single blocks can be fetched and decoded.
+    fn blosc2_blocks(&self) -> bool {
+        false
+    }
 }

@@ -1,1 +1,259 @@
-//! HTTP range reads natively.
+//! HTTP range reads natively, on `reqwest` (rustls).
+//!
+//! Every read is one `GET` with `Range` and `Accept-Encoding: identity` (a compressed body
+//! would make byte positions meaningless). The answer is judged by the rules shared with the
+//! wasm transport (`content_range`): a `206` must carry the `Content-Range` asked for and a
+//! body of exactly that length; a `200` means the server ignored `Range`, and its body is read
+//! only when it is at most [`HttpOptions::whole_read_limit`] bytes (else
+//! [`IoError::RangeIgnored`] before any body byte is read); `416`, `404`/`410` and other
+//! statuses map onto [`IoError`] variants. The object's length, `ETag` and `Last-Modified` are
+//! learned from the first answer; a later answer that disagrees is [`IoError::SourceChanged`].
+
+use super::content_range::{self, Answer, Validators, DEFAULT_WHOLE_READ_LIMIT};
+use super::{ByteRange, Fetched, IoError, RangeSource, SourceInfo};
+use bytes::{Bytes, BytesMut};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use std::time::Duration;
+
+/// Largest up-front buffer reservation for a body (bytes); larger bodies grow as they arrive,
+/// so a server announcing a huge length cannot make us allocate it before sending it.
+const MAX_PREALLOC: u64 = 16 * 1024 * 1024;
+
+/// Options of an [`HttpSource`].
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Extra request headers sent with every read (for example `Authorization`).
+    pub headers: Vec<(String, String)>,
+    /// Largest whole body (bytes) read when a server ignores `Range` and answers `200`;
+    /// default [`DEFAULT_WHOLE_READ_LIMIT`] (8 MiB).
+    pub whole_read_limit: u64,
+    /// Time allowed to connect; default 10 s.
+    pub connect_timeout: Duration,
+    /// Longest wait for the next body or header bytes; default 30 s.
+    pub read_timeout: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            headers: Vec::new(),
+            whole_read_limit: DEFAULT_WHOLE_READ_LIMIT,
+            connect_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// An object behind an HTTP(S) URL, read by range requests.
+#[derive(Debug)]
+pub struct HttpSource {
+    url: String,
+    client: reqwest::Client,
+    headers: HeaderMap,
+    limit: u64,
+    validators: Validators,
+}
+
+impl HttpSource {
+    /// A source for `url` with default options.
+    ///
+    /// # Errors
+    /// [`IoError::Network`] if the HTTP client cannot be built (TLS setup).
+    pub fn new(url: impl Into<String>) -> Result<Self, IoError> {
+        Self::with_options(url, HttpOptions::default())
+    }
+
+    /// A source for `url` with `options`.
+    ///
+    /// # Errors
+    /// [`IoError::Network`] if a header name or value is invalid or the client cannot be
+    /// built.
+    pub fn with_options(url: impl Into<String>, options: HttpOptions) -> Result<Self, IoError> {
+        let url = url.into();
+        let net = |message: String| IoError::Network {
+            location: url.clone(),
+            message,
+        };
+        let mut headers = HeaderMap::new();
+        for (k, v) in &options.headers {
+            let name = HeaderName::from_bytes(k.as_bytes())
+                .map_err(|e| net(format!("invalid header name {k:?}: {e}")))?;
+            let value = HeaderValue::from_str(v)
+                .map_err(|e| net(format!("invalid value for header {k:?}: {e}")))?;
+            headers.append(name, value);
+        }
+        let client = reqwest::Client::builder()
+            .connect_timeout(options.connect_timeout)
+            .read_timeout(options.read_timeout)
+            .build()
+            .map_err(|e| net(error_chain(&e)))?;
+        Ok(Self {
+            url,
+            client,
+            headers,
+            limit: options.whole_read_limit,
+            validators: Validators::default(),
+        })
+    }
+
+    /// Size and validators learned from the first successful read, if any.
+    pub fn info(&self) -> Option<SourceInfo> {
+        self.validators.get()
+    }
+
+    fn network(&self, e: &reqwest::Error) -> IoError {
+        IoError::Network {
+            location: self.url.clone(),
+            message: error_chain(e),
+        }
+    }
+
+    /// Reads the body of `resp`, failing once it exceeds `limit` bytes. `Err(None)` means the
+    /// limit was exceeded.
+    async fn read_body(
+        &self,
+        resp: &mut reqwest::Response,
+        expected: Option<u64>,
+        limit: u64,
+    ) -> Result<Result<Bytes, ()>, IoError> {
+        let mut buf =
+            BytesMut::with_capacity(expected.unwrap_or(0).min(limit).min(MAX_PREALLOC) as usize);
+        while let Some(chunk) = resp.chunk().await.map_err(|e| self.network(&e))? {
+            if buf.len() as u64 + chunk.len() as u64 > limit {
+                return Ok(Err(()));
+            }
+            buf.extend_from_slice(&chunk);
+        }
+        Ok(Ok(buf.freeze()))
+    }
+}
+
+/// A reqwest error with its sources (the top level alone often just says "error sending
+/// request").
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(inner) = cur {
+        s.push_str(": ");
+        s.push_str(&inner.to_string());
+        cur = inner.source();
+    }
+    s
+}
+
+fn header_str<'a>(h: &'a HeaderMap, name: reqwest::header::HeaderName) -> Option<&'a str> {
+    h.get(name).and_then(|v| v.to_str().ok())
+}
+
+#[async_trait::async_trait]
+impl RangeSource for HttpSource {
+    fn location(&self) -> &str {
+        &self.url
+    }
+
+    async fn read(&self, range: ByteRange) -> Result<Fetched, IoError> {
+        use reqwest::header::{
+            ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_RANGE, ETAG, LAST_MODIFIED,
+            RANGE,
+        };
+        range.validate()?;
+        let mut resp = self
+            .client
+            .get(&self.url)
+            .headers(self.headers.clone())
+            .header(RANGE, range.to_header())
+            .header(ACCEPT_ENCODING, "identity")
+            .send()
+            .await
+            .map_err(|e| self.network(&e))?;
+        let status = resp.status().as_u16();
+        let h = resp.headers();
+        let content_length =
+            header_str(h, CONTENT_LENGTH).and_then(|v| v.trim().parse::<u64>().ok());
+        let answer = content_range::classify(
+            &self.url,
+            &range,
+            status,
+            header_str(h, CONTENT_RANGE),
+            content_length,
+            self.limit,
+        )?;
+        if let Some(enc) = header_str(h, CONTENT_ENCODING) {
+            if !enc.eq_ignore_ascii_case("identity") && !matches!(answer, Answer::Empty) {
+                return Err(IoError::BadContentRange {
+                    location: self.url.clone(),
+                    detail: format!(
+                        "body sent with Content-Encoding {enc:?} despite Accept-Encoding: identity"
+                    ),
+                });
+            }
+        }
+        let etag = header_str(h, ETAG).map(str::to_string);
+        let last_modified = header_str(h, LAST_MODIFIED).map(str::to_string);
+        let info = |len| SourceInfo {
+            location: self.url.clone(),
+            len,
+            etag: etag.clone(),
+            last_modified: last_modified.clone(),
+        };
+        match answer {
+            Answer::Empty => {
+                let info = info(0);
+                self.validators.check(&info)?;
+                Ok(Fetched {
+                    range: 0..0,
+                    bytes: Bytes::new(),
+                    info,
+                })
+            }
+            Answer::Partial { served, len } => {
+                let span = served.end - served.start;
+                let info = info(len);
+                self.validators.check(&info)?;
+                // A longer body than announced is a protocol error: stop reading one byte past.
+                let bytes = match self.read_body(&mut resp, Some(span), span).await? {
+                    Ok(b) => b,
+                    Err(()) => {
+                        return Err(IoError::BadContentRange {
+                            location: self.url.clone(),
+                            detail: format!("body longer than the {span} bytes of {served:?}"),
+                        })
+                    }
+                };
+                content_range::check_body_len(&self.url, span, bytes.len() as u64)?;
+                Ok(Fetched {
+                    range: served,
+                    bytes,
+                    info,
+                })
+            }
+            Answer::Whole { content_length } => {
+                let body = match self
+                    .read_body(&mut resp, content_length, self.limit)
+                    .await?
+                {
+                    Ok(b) => b,
+                    Err(()) => {
+                        return Err(IoError::RangeIgnored {
+                            location: self.url.clone(),
+                            len: None,
+                            limit: self.limit,
+                        })
+                    }
+                };
+                if let Some(n) = content_length {
+                    content_range::check_body_len(&self.url, n, body.len() as u64)?;
+                }
+                let info = info(body.len() as u64);
+                self.validators.check(&info)?;
+                let r = content_range::slice_of_whole(&range, body.len() as u64)?;
+                let bytes = body.slice(r.start as usize..r.end as usize);
+                Ok(Fetched {
+                    range: r,
+                    bytes,
+                    info,
+                })
+            }
+        }
+    }
+}

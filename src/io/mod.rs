@@ -7,7 +7,9 @@
 //! - [`Traffic`] / [`Counted`]: request and byte counters at the transport edge.
 //! - [`retry`]: bounded retries with backoff for transient failures.
 //! - transports: [`memory`], [`file`] and [`http`] natively, [`fetch`] in wasm.
+//! - `conformance` (tests, or the `conformance` feature): checks every source must pass.
 
+mod content_range;
 mod error;
 mod range;
 mod source;
@@ -16,6 +18,9 @@ pub mod coalesce;
 pub mod memory;
 pub mod retry;
 pub mod traffic;
+
+#[cfg(any(test, feature = "conformance"))]
+pub mod conformance;
 
 #[cfg(target_arch = "wasm32")]
 pub mod fetch;
@@ -26,7 +31,10 @@ pub mod http;
 
 pub mod sleep;
 
+pub use coalesce::{coalesce_ranges, read_coalesced, CoalesceOptions, CoalescePlan};
+pub use content_range::DEFAULT_WHOLE_READ_LIMIT;
 pub use error::IoError;
 pub use range::ByteRange;
+pub use retry::{RetryConfig, Retrying};
 pub use source::{Fetched, MaybeSend, MaybeSync, RangeSource, SourceInfo};
 pub use traffic::{Counted, Traffic, TrafficSnapshot};

@@ -1,1 +1,47 @@
-//! A timer that works on every host (tokio natively, `setTimeout` in wasm).
+//! A timer that works on every host: tokio natively, `setTimeout` in wasm.
+//!
+//! In wasm, `setTimeout` is looked up on the global object (`globalThis`), not on `window`, so
+//! the same code runs on a browser's main thread, in a dedicated worker, in Node and in
+//! workerd.
+
+use std::time::Duration;
+
+/// Waits for `duration`.
+///
+/// Natively this is `tokio::time::sleep`, so it must run inside a tokio runtime with the time
+/// driver enabled (as every native caller here does). In wasm, if the host has no
+/// `setTimeout`, it returns at once rather than failing: a missed backoff only makes a retry
+/// come sooner.
+#[cfg(not(target_arch = "wasm32"))]
+pub async fn sleep(duration: Duration) {
+    tokio::time::sleep(duration).await;
+}
+
+/// Waits for `duration` (see the native variant for the contract).
+#[cfg(target_arch = "wasm32")]
+pub async fn sleep(duration: Duration) {
+    use wasm_bindgen::JsCast;
+    let global = js_sys::global();
+    let Ok(set_timeout) = js_sys::Reflect::get(&global, &"setTimeout".into()) else {
+        return;
+    };
+    let Ok(set_timeout) = set_timeout.dyn_into::<js_sys::Function>() else {
+        return;
+    };
+    // setTimeout takes a 32-bit signed delay in ms; longer delays fire at once, so clamp.
+    let ms = duration.as_millis().min(i32::MAX as u128) as f64;
+    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+        let _ = set_timeout.call2(&global, &resolve, &ms.into());
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    #[tokio::test]
+    async fn sleeps_at_least_the_duration() {
+        let t = std::time::Instant::now();
+        super::sleep(std::time::Duration::from_millis(30)).await;
+        assert!(t.elapsed() >= std::time::Duration::from_millis(30));
+    }
+}

@@ -4,8 +4,8 @@ use super::{arg_error, js_error};
 use crate::array::{CancelFlag, OpenOptions, Progress, ReadOptions};
 use crate::cache::CachePolicy;
 use crate::dtype::Kind;
-use crate::io::fetch::FetchSource;
-use crate::io::{Counted, Traffic};
+use crate::io::fetch::{FetchOptions, FetchSource};
+use crate::io::{Counted, RetryConfig, Retrying, Traffic};
 use crate::selection::Selection;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -43,7 +43,7 @@ export interface ReadResult {
   dtype: string;
 }
 /** Requests and body bytes that reached the network since open (cache hits never count). */
-export interface Traffic { requests: number; bytes: number; }
+export interface Traffic { requests: number; bytes: number; roundTrips: number; }
 "#;
 
 /// A remote array opened over HTTP range requests.
@@ -147,8 +147,10 @@ impl RemoteArray {
             }
         }
         let traffic = Traffic::new();
-        let fetch = FetchSource::new(url, headers);
-        let transport = Arc::new(Counted::new(fetch, traffic.clone()));
+        let fetch = FetchSource::with_options(url, FetchOptions { headers, ..Default::default() });
+        // Retries wrap the counter, so each attempt counts as a request.
+        let transport =
+            Arc::new(Retrying::new(Counted::new(fetch, traffic.clone()), RetryConfig::default()));
         let inner = crate::array::RemoteArray::open_source(transport, traffic, opts)
             .await
             .map_err(|e| js_error(&e))?;
@@ -196,6 +198,7 @@ impl RemoteArray {
         let o = js_sys::Object::new();
         js_sys::Reflect::set(&o, &"requests".into(), &(t.requests as f64).into())?;
         js_sys::Reflect::set(&o, &"bytes".into(), &(t.bytes as f64).into())?;
+        js_sys::Reflect::set(&o, &"roundTrips".into(), &(t.round_trips as f64).into())?;
         Ok(o.into())
     }
 

@@ -1,0 +1,681 @@
+//! The loopback range server behind `chunkwise serve`: static files under a root directory,
+//! served with single-range support (RFC 9110 §14), validators and CORS, so that the native
+//! `HttpSource` and the wasm `FetchSource` (browser, worker, Node) can be tested against a real
+//! HTTP server.
+//!
+//! Behaviour, per request:
+//! - `GET`/`HEAD` of a file under the root. The path is percent-decoded; `..` segments, encoded
+//!   slashes and anything resolving outside the root (including through symlinks) give 404.
+//!   A directory redirects to its `/`-terminated form, then serves `index.html` if present,
+//!   else a plain HTML listing.
+//! - `Range: bytes=a-b`, `bytes=a-` and `bytes=-n` give `206` with `Content-Range: bytes
+//!   a-b/len`; a range starting at or past the end (or `bytes=-0`) gives `416` with
+//!   `Content-Range: bytes */len`. Several ranges (`bytes=0-1,5-6`) and malformed values are
+//!   answered `200` with the whole body, which RFC 9110 §14.2 allows (a server may ignore
+//!   `Range`); this avoids `multipart/byteranges`, which no reader here uses.
+//! - `ETag` (size and modification time, the same value `chunkwise::io::file` uses),
+//!   `Last-Modified`, `Accept-Ranges: bytes`, `Content-Type` by extension, `Cache-Control:
+//!   no-store`, and CORS headers on every answer; `OPTIONS` answers preflights, allowing
+//!   `Range` and whatever headers the preflight asks for.
+//! - File bodies are streamed in 64 KiB pieces, never loaded whole.
+//!
+//! Test-only faults ([`ServeOptions::fail_first`], [`ServeOptions::ignore_range`]) and an added
+//! per-request latency ([`ServeOptions::latency_ms`]) simulate real networks and servers.
+
+use bytes::Bytes;
+use futures::StreamExt;
+use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Empty, Full, StreamBody};
+use hyper::body::Frame;
+use hyper::header::{self, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use std::io::Write;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+use tokio::io::{AsyncReadExt, AsyncSeekExt};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinSet;
+
+/// Size of one streamed body piece, in bytes.
+const PIECE: usize = 64 * 1024;
+
+/// Headers a cross-origin page may read from our answers (fetch hides all others).
+const EXPOSE_HEADERS: &str = "Content-Range, Content-Length, ETag, Last-Modified, Accept-Ranges";
+
+/// How to run the range server.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// Directory whose files are served.
+    pub root: PathBuf,
+    /// TCP port on 127.0.0.1; `0` picks a free (ephemeral) port.
+    pub port: u16,
+    /// Milliseconds slept before answering each request (simulated round-trip latency).
+    pub latency_ms: u64,
+    /// Test fault: answer `503 Service Unavailable` to the first `fail_first` GET requests.
+    pub fail_first: u64,
+    /// Test fault: ignore `Range` headers and always answer `200` with the whole body.
+    pub ignore_range: bool,
+    /// Do not print a log line per request on stderr.
+    pub quiet: bool,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        Self {
+            root: PathBuf::from("."),
+            port: 0,
+            latency_ms: 0,
+            fail_first: 0,
+            ignore_range: false,
+            quiet: false,
+        }
+    }
+}
+
+/// One answered request, as logged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestRecord {
+    /// `GET`, `HEAD`, `OPTIONS`, ...
+    pub method: String,
+    /// Request path as received (still percent-encoded, without the query).
+    pub path: String,
+    /// The `Range` header, if any.
+    pub range: Option<String>,
+    /// Status answered.
+    pub status: u16,
+    /// Body length announced (bytes; 0 for HEAD and empty answers).
+    pub body_len: u64,
+}
+
+/// Counters of the server since it started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ServerStats {
+    /// Requests answered (all methods).
+    pub requests: u64,
+    /// GET requests received (including those answered with an injected 503).
+    pub gets: u64,
+    /// Body bytes handed to the connection (bytes). For a client that drops a streamed body
+    /// early this stays below the announced length.
+    pub bytes_sent: u64,
+}
+
+#[derive(Default)]
+struct Shared {
+    requests: AtomicU64,
+    gets: AtomicU64,
+    bytes_sent: AtomicU64,
+    log: Mutex<Vec<RequestRecord>>,
+}
+
+struct State {
+    root: PathBuf,
+    opts: ServeOptions,
+    shared: Arc<Shared>,
+}
+
+/// A running server (from [`spawn`]). Dropping it stops the server too.
+pub struct ServerHandle {
+    addr: SocketAddr,
+    root: PathBuf,
+    shared: Arc<Shared>,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl ServerHandle {
+    /// The bound address (always 127.0.0.1).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+    /// The served directory (canonical path).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+    /// `http://127.0.0.1:PORT/`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+    /// URL of `path` (relative to the root, no leading slash needed).
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}/{}", self.addr, path.trim_start_matches('/'))
+    }
+    /// Counters so far.
+    pub fn stats(&self) -> ServerStats {
+        ServerStats {
+            requests: self.shared.requests.load(Ordering::SeqCst),
+            gets: self.shared.gets.load(Ordering::SeqCst),
+            bytes_sent: self.shared.bytes_sent.load(Ordering::SeqCst),
+        }
+    }
+    /// Every request answered so far, in the order answered.
+    pub fn requests(&self) -> Vec<RequestRecord> {
+        self.shared
+            .log
+            .lock()
+            .map(|l| l.clone())
+            .unwrap_or_default()
+    }
+    /// Stops accepting, closes open connections and waits for the accept loop to end.
+    pub async fn shutdown(mut self) {
+        self.stop();
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+    fn stop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Binds 127.0.0.1:`opts.port` and serves in a background task of the current tokio runtime.
+///
+/// # Errors
+/// The root is not a readable directory, or the port cannot be bound.
+pub async fn spawn(opts: ServeOptions) -> std::io::Result<ServerHandle> {
+    let root = std::fs::canonicalize(&opts.root)?;
+    if !root.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            format!("{} is not a directory", root.display()),
+        ));
+    }
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, opts.port)).await?;
+    let addr = listener.local_addr()?;
+    let shared = Arc::new(Shared::default());
+    let state = Arc::new(State {
+        root: root.clone(),
+        opts,
+        shared: shared.clone(),
+    });
+    let (tx, mut rx) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        // Connections live in the set: dropping it at shutdown aborts them all.
+        let mut conns = JoinSet::new();
+        loop {
+            tokio::select! {
+                _ = &mut rx => break,
+                accepted = listener.accept() => {
+                    let Ok((stream, _)) = accepted else { continue };
+                    let state = state.clone();
+                    conns.spawn(async move {
+                        let service = hyper::service::service_fn(move |req| {
+                            let state = state.clone();
+                            async move { Ok::<_, std::convert::Infallible>(handle(&state, req).await) }
+                        });
+                        let _ = hyper::server::conn::http1::Builder::new()
+                            .serve_connection(TokioIo::new(stream), service)
+                            .await;
+                    });
+                }
+                Some(_) = conns.join_next(), if !conns.is_empty() => {}
+            }
+        }
+        conns.shutdown().await;
+    });
+    Ok(ServerHandle {
+        addr,
+        root,
+        shared,
+        shutdown: Some(tx),
+        task: Some(task),
+    })
+}
+
+/// Serves until Ctrl-C or SIGTERM. Prints `serving DIR at http://127.0.0.1:PORT/` on stdout
+/// (flushed) once the port is bound, so scripts can wait for that line.
+///
+/// # Errors
+/// As [`spawn`], or when the signal handlers cannot be installed.
+pub async fn run(opts: ServeOptions) -> std::io::Result<()> {
+    let handle = spawn(opts).await?;
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(
+            out,
+            "serving {} at {}",
+            handle.root().display(),
+            handle.base_url()
+        )?;
+        out.flush()?;
+    }
+    wait_for_stop_signal().await?;
+    handle.shutdown().await;
+    Ok(())
+}
+
+#[cfg(unix)]
+async fn wait_for_stop_signal() -> std::io::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate())?;
+    tokio::select! {
+        r = tokio::signal::ctrl_c() => r,
+        _ = term.recv() => Ok(()),
+    }
+}
+
+#[cfg(not(unix))]
+async fn wait_for_stop_signal() -> std::io::Result<()> {
+    tokio::signal::ctrl_c().await
+}
+
+type Body = UnsyncBoxBody<Bytes, std::io::Error>;
+
+fn empty() -> Body {
+    Empty::<Bytes>::new()
+        .map_err(|never| match never {})
+        .boxed_unsync()
+}
+
+fn full(text: impl Into<Bytes>) -> Body {
+    Full::new(text.into())
+        .map_err(|never| match never {})
+        .boxed_unsync()
+}
+
+async fn handle(state: &State, req: Request<hyper::body::Incoming>) -> Response<Body> {
+    if state.opts.latency_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(state.opts.latency_ms)).await;
+    }
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let range = req
+        .headers()
+        .get(header::RANGE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let (mut resp, body_len) = answer(state, &req, range.as_deref()).await;
+    let h = resp.headers_mut();
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static(EXPOSE_HEADERS),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    let record = RequestRecord {
+        method: method.to_string(),
+        path,
+        range,
+        status: resp.status().as_u16(),
+        body_len,
+    };
+    if !state.opts.quiet {
+        eprintln!(
+            "{} {} range={} {} {}",
+            record.method,
+            record.path,
+            record.range.as_deref().unwrap_or("-"),
+            record.status,
+            record.body_len
+        );
+    }
+    state.shared.requests.fetch_add(1, Ordering::SeqCst);
+    if let Ok(mut log) = state.shared.log.lock() {
+        log.push(record);
+    }
+    resp
+}
+
+fn status(code: StatusCode, text: &'static str) -> (Response<Body>, u64) {
+    let mut r = Response::new(full(text));
+    *r.status_mut() = code;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    (r, text.len() as u64)
+}
+
+async fn answer(
+    state: &State,
+    req: &Request<hyper::body::Incoming>,
+    range: Option<&str>,
+) -> (Response<Body>, u64) {
+    let head = match *req.method() {
+        Method::GET => false,
+        Method::HEAD => true,
+        Method::OPTIONS => return (preflight(req), 0),
+        _ => {
+            let (mut r, n) = status(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
+            r.headers_mut().insert(
+                header::ALLOW,
+                HeaderValue::from_static("GET, HEAD, OPTIONS"),
+            );
+            return (r, n);
+        }
+    };
+    if !head {
+        let n = state.shared.gets.fetch_add(1, Ordering::SeqCst);
+        if n < state.opts.fail_first {
+            return status(StatusCode::SERVICE_UNAVAILABLE, "injected failure\n");
+        }
+    }
+    let url_path = req.uri().path();
+    let Some(path) = resolve_path(&state.root, url_path) else {
+        return status(StatusCode::NOT_FOUND, "not found\n");
+    };
+    let Ok(meta) = tokio::fs::metadata(&path).await else {
+        return status(StatusCode::NOT_FOUND, "not found\n");
+    };
+    if meta.is_dir() {
+        if !url_path.ends_with('/') {
+            let mut r = Response::new(empty());
+            *r.status_mut() = StatusCode::MOVED_PERMANENTLY;
+            if let Ok(v) = HeaderValue::from_str(&format!("{url_path}/")) {
+                r.headers_mut().insert(header::LOCATION, v);
+            }
+            return (r, 0);
+        }
+        let index = path.join("index.html");
+        return match tokio::fs::metadata(&index).await {
+            Ok(m) if m.is_file() => serve_file(state, &index, &m, range, head).await,
+            _ => listing(&path, url_path, head).await,
+        };
+    }
+    serve_file(state, &path, &meta, range, head).await
+}
+
+fn preflight(req: &Request<hyper::body::Incoming>) -> Response<Body> {
+    let mut r = Response::new(empty());
+    *r.status_mut() = StatusCode::NO_CONTENT;
+    let h = r.headers_mut();
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("GET, HEAD, OPTIONS"),
+    );
+    let asked = req
+        .headers()
+        .get(header::ACCESS_CONTROL_REQUEST_HEADERS)
+        .cloned()
+        .unwrap_or_else(|| HeaderValue::from_static("Range"));
+    h.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, asked);
+    h.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static("600"),
+    );
+    r
+}
+
+/// Maps a URL path onto a file under `root`, or `None` if it would leave the root.
+fn resolve_path(root: &Path, url_path: &str) -> Option<PathBuf> {
+    let mut out = root.to_path_buf();
+    for raw in url_path.split('/') {
+        let seg = percent_encoding::percent_decode_str(raw)
+            .decode_utf8()
+            .ok()?;
+        match seg.as_ref() {
+            "" | "." => continue,
+            ".." => return None,
+            s if s.contains(['/', '\\', '\0']) => return None,
+            s => out.push(s),
+        }
+    }
+    // Symlinks may point anywhere: only serve what really lies under the root.
+    let real = std::fs::canonicalize(&out).ok()?;
+    real.starts_with(root).then_some(real)
+}
+
+/// `Content-Type` by file extension.
+fn content_type(path: &Path) -> &'static str {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("html") | Some("htm") => "text/html; charset=utf-8",
+        Some("js") | Some("mjs") => "text/javascript; charset=utf-8",
+        Some("wasm") => "application/wasm",
+        Some("json") => "application/json",
+        Some("css") => "text/css; charset=utf-8",
+        Some("svg") => "image/svg+xml",
+        Some("png") => "image/png",
+        Some("txt") => "text/plain; charset=utf-8",
+        _ => "application/octet-stream",
+    }
+}
+
+/// The `Range` header of a request, as this server understands it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RangeSpec {
+    /// No usable range: answer 200 with the whole body.
+    Whole,
+    /// One satisfiable range, `start..end` (end exclusive).
+    Part(u64, u64),
+    /// A syntactically valid range that does not overlap the body: 416.
+    Unsatisfiable,
+}
+
+/// Parses a `Range` header against a body of `len` bytes (RFC 9110 §14.1.2). Several ranges
+/// and malformed values give [`RangeSpec::Whole`] (the header is ignored).
+fn parse_range(value: &str, len: u64) -> RangeSpec {
+    let Some(spec) = value.trim().strip_prefix("bytes=") else {
+        return RangeSpec::Whole;
+    };
+    let spec = spec.trim();
+    if spec.contains(',') {
+        return RangeSpec::Whole;
+    }
+    let Some((a, b)) = spec.split_once('-') else {
+        return RangeSpec::Whole;
+    };
+    let (a, b) = (a.trim(), b.trim());
+    let num = |s: &str| -> Option<u64> {
+        (!s.is_empty() && s.bytes().all(|c| c.is_ascii_digit())).then(|| s.parse().ok())?
+    };
+    if a.is_empty() {
+        // Suffix: the last n bytes.
+        let Some(n) = num(b) else {
+            return RangeSpec::Whole;
+        };
+        if n == 0 || len == 0 {
+            return RangeSpec::Unsatisfiable;
+        }
+        return RangeSpec::Part(len.saturating_sub(n), len);
+    }
+    let Some(start) = num(a) else {
+        return RangeSpec::Whole;
+    };
+    let last = if b.is_empty() {
+        None
+    } else {
+        match num(b) {
+            Some(l) if l >= start => Some(l),
+            _ => return RangeSpec::Whole,
+        }
+    };
+    if start >= len {
+        return RangeSpec::Unsatisfiable;
+    }
+    let end = last.map_or(len, |l| l.saturating_add(1).min(len));
+    RangeSpec::Part(start, end)
+}
+
+async fn serve_file(
+    state: &State,
+    path: &Path,
+    meta: &std::fs::Metadata,
+    range: Option<&str>,
+    head: bool,
+) -> (Response<Body>, u64) {
+    let len = meta.len();
+    let mtime = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+    let spec = match range {
+        Some(v) if !state.opts.ignore_range => parse_range(v, len),
+        _ => RangeSpec::Whole,
+    };
+    let mut builder = Response::builder()
+        .header(header::ACCEPT_RANGES, "bytes")
+        .header(header::ETAG, chunkwise::io::file::etag_for(len, mtime))
+        .header(header::LAST_MODIFIED, httpdate::fmt_http_date(mtime))
+        .header(header::CONTENT_TYPE, content_type(path));
+    let (start, end) = match spec {
+        RangeSpec::Unsatisfiable => {
+            let r = builder
+                .status(StatusCode::RANGE_NOT_SATISFIABLE)
+                .header(header::CONTENT_RANGE, format!("bytes */{len}"))
+                .body(empty());
+            return (r.unwrap_or_else(|_| Response::new(empty())), 0);
+        }
+        RangeSpec::Whole => {
+            builder = builder.status(StatusCode::OK);
+            (0, len)
+        }
+        RangeSpec::Part(a, b) => {
+            builder = builder
+                .status(StatusCode::PARTIAL_CONTENT)
+                .header(header::CONTENT_RANGE, format!("bytes {a}-{}/{len}", b - 1));
+            (a, b)
+        }
+    };
+    let n = end - start;
+    builder = builder.header(header::CONTENT_LENGTH, n);
+    let body = if head || n == 0 {
+        empty()
+    } else {
+        match file_body(state.shared.clone(), path, start, n).await {
+            Ok(b) => b,
+            Err(_) => return status(StatusCode::INTERNAL_SERVER_ERROR, "cannot read file\n"),
+        }
+    };
+    let r = builder
+        .body(body)
+        .unwrap_or_else(|_| Response::new(empty()));
+    (r, if head { 0 } else { n })
+}
+
+/// Streams `n` bytes of `path` from `start` in [`PIECE`]-sized frames, counting what is sent.
+async fn file_body(shared: Arc<Shared>, path: &Path, start: u64, n: u64) -> std::io::Result<Body> {
+    let mut file = tokio::fs::File::open(path).await?;
+    file.seek(std::io::SeekFrom::Start(start)).await?;
+    let stream = futures::stream::unfold((file, n), move |(mut file, left)| {
+        let shared = shared.clone();
+        async move {
+            if left == 0 {
+                return None;
+            }
+            let want = left.min(PIECE as u64) as usize;
+            let mut buf = vec![0u8; want];
+            match file.read_exact(&mut buf).await {
+                Ok(_) => {
+                    shared.bytes_sent.fetch_add(want as u64, Ordering::SeqCst);
+                    Some((
+                        Ok(Frame::data(Bytes::from(buf))),
+                        (file, left - want as u64),
+                    ))
+                }
+                // The file shrank under us: end the body with an error (the client sees a
+                // truncated body rather than wrong bytes).
+                Err(e) => Some((Err(e), (file, 0))),
+            }
+        }
+    });
+    Ok(BodyExt::boxed_unsync(StreamBody::new(stream.boxed())))
+}
+
+async fn listing(dir: &Path, url_path: &str, head: bool) -> (Response<Body>, u64) {
+    let mut names = Vec::new();
+    if let Ok(mut rd) = tokio::fs::read_dir(dir).await {
+        while let Ok(Some(e)) = rd.next_entry().await {
+            let mut name = e.file_name().to_string_lossy().into_owned();
+            if e.file_type().await.map(|t| t.is_dir()).unwrap_or(false) {
+                name.push('/');
+            }
+            names.push(name);
+        }
+    }
+    names.sort();
+    let esc = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('"', "&quot;")
+    };
+    let mut html = format!(
+        "<!doctype html><meta charset=\"utf-8\"><title>{0}</title><h1>{0}</h1><ul>\n",
+        esc(url_path)
+    );
+    for n in &names {
+        let href: String =
+            percent_encoding::utf8_percent_encode(n, percent_encoding::NON_ALPHANUMERIC)
+                .to_string()
+                .replace("%2F", "/")
+                .replace("%2E", ".")
+                .replace("%2D", "-")
+                .replace("%5F", "_");
+        html.push_str(&format!("<li><a href=\"{href}\">{}</a></li>\n", esc(n)));
+    }
+    html.push_str("</ul>\n");
+    let n = html.len() as u64;
+    let body = if head { empty() } else { full(html) };
+    let r = Response::builder()
+        .header(header::CONTENT_TYPE, "text/html; charset=utf-8")
+        .header(header::CONTENT_LENGTH, n)
+        .body(body)
+        .unwrap_or_else(|_| Response::new(empty()));
+    (r, if head { 0 } else { n })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_ranges() {
+        assert_eq!(parse_range("bytes=0-9", 100), RangeSpec::Part(0, 10));
+        assert_eq!(parse_range("bytes=90-200", 100), RangeSpec::Part(90, 100));
+        assert_eq!(parse_range("bytes=10-", 100), RangeSpec::Part(10, 100));
+        assert_eq!(parse_range("bytes=-30", 100), RangeSpec::Part(70, 100));
+        assert_eq!(parse_range("bytes=-300", 100), RangeSpec::Part(0, 100));
+        assert_eq!(parse_range("bytes=100-", 100), RangeSpec::Unsatisfiable);
+        assert_eq!(parse_range("bytes=-0", 100), RangeSpec::Unsatisfiable);
+        assert_eq!(parse_range("bytes=-5", 0), RangeSpec::Unsatisfiable);
+        assert_eq!(parse_range("bytes=0-1,5-6", 100), RangeSpec::Whole);
+        assert_eq!(parse_range("bytes=5-1", 100), RangeSpec::Whole);
+        assert_eq!(parse_range("items=0-1", 100), RangeSpec::Whole);
+        assert_eq!(parse_range("bytes=x-1", 100), RangeSpec::Whole);
+        assert_eq!(parse_range("bytes=+1-2", 100), RangeSpec::Whole);
+    }
+
+    #[test]
+    fn paths_stay_under_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::write(root.join("a b.bin"), b"x").unwrap();
+        assert_eq!(
+            resolve_path(&root, "/a%20b.bin"),
+            Some(root.join("a b.bin"))
+        );
+        assert_eq!(resolve_path(&root, "/../etc/passwd"), None);
+        assert_eq!(resolve_path(&root, "/%2e%2e/etc/passwd"), None);
+        assert_eq!(resolve_path(&root, "/x%2F..%2F..%2Fetc"), None);
+        assert_eq!(resolve_path(&root, "/missing"), None);
+        assert_eq!(resolve_path(&root, "/"), Some(root.clone()));
+    }
+
+    #[test]
+    fn content_types() {
+        assert_eq!(content_type(Path::new("a.wasm")), "application/wasm");
+        assert_eq!(
+            content_type(Path::new("a.MJS")),
+            "text/javascript; charset=utf-8"
+        );
+        assert_eq!(
+            content_type(Path::new("a.b2nd")),
+            "application/octet-stream"
+        );
+    }
+}

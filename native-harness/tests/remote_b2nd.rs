@@ -1,0 +1,173 @@
+//! Every Blosc2 fixture read through `RemoteArray` over the real range server on loopback,
+//! compared with the array that was written (its `.npy`), for whole reads and numpy-like
+//! selections; plus the request budget of small and large files and the payload cache.
+
+use chunkwise::array::{OpenOptions, ReadOptions};
+use chunkwise::cache::CachePolicy;
+use chunkwise::selection::{DimSelection, Selection};
+use chunkwise::npy::read_npy;
+use native_harness::serve::{spawn, ServeOptions};
+use native_harness::source::open_array;
+use std::path::{Path, PathBuf};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
+}
+
+/// Elements of `data` (C order, `shape`) picked by `dims`, computed directly per element.
+fn reference(data: &[u8], shape: &[u64], itemsize: usize, dims: &[DimSelection]) -> Vec<u8> {
+    let total: u64 = dims.iter().map(|d| d.count).product();
+    let mut out = Vec::with_capacity(total as usize * itemsize);
+    let mut ks = vec![0u64; dims.len()];
+    for mut lin in 0..total {
+        for d in (0..dims.len()).rev() {
+            ks[d] = lin % dims[d].count;
+            lin /= dims[d].count;
+        }
+        let mut g = 0u64;
+        for d in 0..dims.len() {
+            g = g * shape[d] + dims[d].position(ks[d]);
+        }
+        let g = g as usize * itemsize;
+        out.extend_from_slice(&data[g..g + itemsize]);
+    }
+    out
+}
+
+/// numpy writes one-byte types with `|`; the manifest may say `<`.
+fn norm_dtype(s: &str) -> String {
+    if s.len() == 3 && s.ends_with('1') {
+        format!("|{}", &s[1..])
+    } else {
+        s.to_string()
+    }
+}
+
+const SELECTIONS: &[&str] = &[
+    "0",
+    "-1",
+    "..., 0",
+    "::2",
+    "::-1",
+    "1:-1:3",
+    "..., ::-2",
+    "2:3, ...",
+    "1, 2:7",
+    "..., 1:4, ::3",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_fixture_reads_over_http() {
+    let server = spawn(ServeOptions { root: fixtures(), port: 0, quiet: true, ..Default::default() })
+        .await
+        .expect("server starts");
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(fixtures().join("blosc2/manifest.json")).expect("manifest"),
+    )
+    .expect("manifest json");
+    let mut checked = 0;
+    for fx in manifest["fixtures"].as_array().expect("fixtures list") {
+        let file = fx["file"].as_str().unwrap();
+        let url = server.url(&format!("blosc2/{file}"));
+        let arr = open_array(&url, vec![], OpenOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{file}: open: {e}"));
+        let want_shape: Vec<u64> =
+            fx["shape"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+        assert_eq!(arr.shape(), &want_shape[..], "{file}");
+        assert_eq!(
+            arr.dtype().to_string(),
+            norm_dtype(fx["dtype"].as_str().unwrap()),
+            "{file}"
+        );
+        let npy_path = fixtures().join("blosc2").join(fx["npy"].as_str().unwrap());
+        let npy = read_npy(&std::fs::read(npy_path).unwrap()).unwrap();
+        assert_eq!(npy.shape, want_shape, "{file}");
+        let opened = arr.traffic();
+        assert!(opened.requests <= 2, "{file}: open of a small file took {opened:?}");
+        let all = arr
+            .read(&Selection::all(), &ReadOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{file}: read: {e}"));
+        assert_eq!(all.shape, want_shape, "{file}");
+        assert!(all.data == npy.data, "{file}: whole array differs from the written one");
+        let itemsize = arr.dtype().itemsize;
+        for s in SELECTIONS {
+            let sel = Selection::parse(s).unwrap();
+            let Ok(dims) = sel.resolve(&want_shape) else { continue };
+            let got = arr
+                .read(&sel, &ReadOptions::default())
+                .await
+                .unwrap_or_else(|e| panic!("{file} [{s}]: {e}"));
+            assert!(
+                got.data == reference(&npy.data, &want_shape, itemsize, &dims),
+                "{file} [{s}] differs"
+            );
+        }
+        // A small file is held whole after open: reads make no further request.
+        assert_eq!(arr.traffic().requests, opened.requests, "{file}: reads after open made requests");
+        checked += 1;
+    }
+    assert!(checked >= 40, "only {checked} fixtures");
+    println!("{checked} fixtures read over HTTP and compared");
+    server.shutdown().await;
+}
+
+/// A >8 MiB frame written by python-blosc2 at test time: open plus a one-chunk preview in at
+/// most 3 round trips, a warm re-read from the payload cache with no request, and the NONE
+/// policy fetching again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_file_request_budget_and_cache() {
+    let dir = std::env::temp_dir().join(format!("chunkwise-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let venv = std::env::var("CHUNKWISE_VENV")
+        .unwrap_or_else(|_| format!("{}/.cache/chunkwise/venv", std::env::var("HOME").unwrap()));
+    let status = std::process::Command::new(format!("{venv}/bin/python"))
+        .arg(fixtures().join("gen_blosc2.py"))
+        .arg("--big")
+        .arg(&dir)
+        .status()
+        .expect("the Python venv (scripts/setup.sh python) runs the fixture generator");
+    assert!(status.success(), "gen_blosc2.py --big failed");
+    let big = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "b2nd"))
+        .expect("a .b2nd was written");
+    assert!(std::fs::metadata(&big).unwrap().len() > 8 << 20, "the big fixture must exceed 8 MiB");
+    let npy = read_npy(&std::fs::read(big.with_extension("npy")).unwrap()).unwrap();
+    let server = spawn(ServeOptions { root: dir.clone(), port: 0, quiet: true, ..Default::default() })
+        .await
+        .unwrap();
+    let url = server.url(big.file_name().unwrap().to_str().unwrap());
+
+    let arr = open_array(&url, vec![], OpenOptions::default()).await.unwrap();
+    let chunks = arr.chunks().to_vec();
+    let sel = Selection::parse(&format!("0:{}, 0:{}", chunks[0], chunks[1])).unwrap();
+    let got = arr.read(&sel, &ReadOptions::default()).await.unwrap();
+    let dims = sel.resolve(arr.shape()).unwrap();
+    assert!(got.data == reference(&npy.data, &npy.shape, arr.dtype().itemsize, &dims));
+    let t = arr.traffic();
+    assert!(t.round_trips <= 3, "open + one-chunk preview took {t:?}");
+    let info = arr.info();
+    let stored = info.cbytes / info.nchunks;
+    assert!(
+        t.bytes < 64 * 1024 + 4 * stored + 64 * 1024,
+        "moved {} bytes for one chunk of about {stored}",
+        t.bytes
+    );
+    // Warm: the same chunk comes from the payload cache.
+    arr.read(&sel, &ReadOptions::default()).await.unwrap();
+    assert_eq!(arr.traffic().requests, t.requests, "a cached chunk was fetched again");
+
+    let none = open_array(&url, vec![], OpenOptions { cache: CachePolicy::None, ..Default::default() })
+        .await
+        .unwrap();
+    none.read(&sel, &ReadOptions::default()).await.unwrap();
+    let n1 = none.traffic().requests;
+    none.read(&sel, &ReadOptions::default()).await.unwrap();
+    assert_eq!(none.traffic().requests, n1 + 1, "NONE policy must not retain payload");
+    server.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs every test of chunkwise: native unit and integration tests (with the parity checks
+# against real C-Blosc2 and real libhdf5), wasm tests in Node and headless Chromium, and the
+# end-to-end tests of the preview page. Installs what is missing first (scripts/setup.sh).
+# Usage: scripts/test.sh [--native-only]
+set -uo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$here"
+source scripts/env.sh
+log="$(mktemp -d)/test.log"
+status=0
+
+step() { echo; echo "=== $*"; }
+run() { # run a step, keep its output for the summary, remember failure
+  "$@" 2>&1 | tee -a "$log"
+  local rc=${PIPESTATUS[0]}
+  if [ "$rc" -ne 0 ]; then echo "!!! failed ($rc): $*" | tee -a "$log"; status=1; fi
+}
+
+step "setup"
+scripts/setup.sh all || { echo "setup failed"; exit 1; }
+
+step "native tests (cargo test --workspace)"
+run cargo test --workspace --color never
+
+if [ "${1:-}" != "--native-only" ]; then
+  step "wasm tests (Node and headless Chromium)"
+  run scripts/test-wasm.sh
+  step "npm package and end-to-end tests"
+  run scripts/build-pkg.sh
+  run cargo build --release -p native-harness --color never
+  run bash -c "cd tests/e2e && node --test"
+  step "the main job (scripts/demo.sh --no-serve)"
+  run scripts/demo.sh --no-serve
+fi
+
+# One closing line for the whole run, summed over cargo's and node's reports.
+passed=$(grep -hoE 'test result: [a-zA-Z]+\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}')
+failed=$(grep -hoE '[0-9]+ failed;' "$log" | awk '{s+=$1} END {print s+0}')
+npass=$(grep -hoE '^# pass [0-9]+' "$log" | awk '{s+=$3} END {print s+0}')
+nfail=$(grep -hoE '^# fail [0-9]+' "$log" | awk '{s+=$3} END {print s+0}')
+passed=$((passed + npass)); failed=$((failed + nfail))
+if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+echo
+echo "$passed passed, $failed failed"
+exit $status
