@@ -65,7 +65,7 @@ impl B2ndArray {
         let header = loop {
             match FrameHeader::parse(&head) {
                 Ok(h) => break h,
-                Err(frame::FrameError::NeedMore { needed }) if needed > head.len() => {
+                Err(frame::FrameError::NeedMore { needed, .. }) if needed > head.len() => {
                     let needed = (needed as u64).min(len);
                     if needed <= head.len() as u64 {
                         return Err(invalid(&location, "frame header longer than the source"));
@@ -130,7 +130,7 @@ impl B2ndArray {
             source.read(ByteRange::bounded(index_range.clone())).await?.bytes
         };
         let index = frame::parse_index(&header, &tail).map_err(|e| invalid(&location, e))?;
-        let places = chunk_places(&location, &header, &index, nchunks)?;
+        let places = chunk_places(&location, &index, nchunks)?;
         Ok(B2ndArray { location, header, meta, grid, dtype, places, source_len: len })
     }
 
@@ -145,11 +145,10 @@ impl B2ndArray {
     }
 }
 
-/// Stored range of each chunk: from its offset to the next larger stored offset, or to the end
-/// of the data section (`header_len + cbytes`).
+/// Stored range of each chunk (from the offsets alone, [`FrameIndex::chunk_range`]) or its
+/// special value.
 fn chunk_places(
     location: &str,
-    header: &FrameHeader,
     index: &FrameIndex,
     nchunks: u64,
 ) -> Result<Vec<Place>, FormatError> {
@@ -159,32 +158,45 @@ fn chunk_places(
             format!("offsets chunk lists {} chunks, geometry needs {nchunks}", index.chunks.len()),
         ));
     }
-    let data_end = header.index_range().start;
-    let mut starts: Vec<u64> = index
-        .chunks
-        .iter()
-        .filter_map(|c| match c {
-            ChunkLocation::Stored { offset } => Some(*offset),
-            _ => None,
-        })
-        .collect();
-    starts.sort_unstable();
-    starts.dedup();
     index
         .chunks
         .iter()
-        .map(|c| match c {
-            ChunkLocation::Stored { offset } => {
-                let i = starts.partition_point(|&s| s <= *offset);
-                let end = starts.get(i).copied().unwrap_or(data_end);
-                if *offset < header.header_len as u64 || end <= *offset || end > data_end {
-                    return Err(invalid(location, format!("chunk offset {offset} outside the data section")));
-                }
-                Ok(Place::Stored(*offset..end))
-            }
+        .enumerate()
+        .map(|(i, c)| match c {
+            ChunkLocation::Stored { .. } => index
+                .chunk_range(i)
+                .map(Place::Stored)
+                .ok_or_else(|| invalid(location, format!("chunk {i} has no stored range"))),
             ChunkLocation::Special(k) => Ok(Place::Special(*k)),
         })
         .collect()
+}
+
+/// Codec and filters of a frame, e.g. `LZ4(5) + SHUFFLE`.
+fn describe_codecs(h: &FrameHeader) -> String {
+    let codec = match h.codec {
+        0 => "BLOSCLZ".to_string(),
+        1 => "LZ4".to_string(),
+        2 => "LZ4HC".to_string(),
+        3 => "SNAPPY".to_string(),
+        4 => "ZLIB".to_string(),
+        5 => "ZSTD".to_string(),
+        n => format!("codec {n}"),
+    };
+    let mut parts = vec![format!("{codec}({})", h.clevel)];
+    for (&f, &m) in h.filters.iter().zip(&h.filters_meta) {
+        let name = match f {
+            0 => continue,
+            1 => "SHUFFLE".to_string(),
+            2 => "BITSHUFFLE".to_string(),
+            3 => "DELTA".to_string(),
+            4 => format!("TRUNC_PREC({})", m as i8),
+            35 => "BYTEDELTA".to_string(),
+            n => format!("filter {n}"),
+        };
+        parts.push(name);
+    }
+    parts.join(" + ")
 }
 
 impl ArrayFormat for B2ndArray {
@@ -203,7 +215,7 @@ impl ArrayFormat for B2ndArray {
             dtype: self.dtype.to_string(),
             chunks: self.grid.chunks.clone(),
             blocks: self.grid.blocks.clone(),
-            codecs: self.header.describe_codecs(),
+            codecs: describe_codecs(&self.header),
             nchunks: self.places.len() as u64,
             nbytes: self.header.nbytes.max(0) as u64,
             cbytes: self.header.cbytes.max(0) as u64,
@@ -218,7 +230,11 @@ impl ArrayFormat for B2ndArray {
             .ok_or_else(|| invalid(&self.location, format!("chunk {chunk} outside the grid")))?;
         Ok(match place {
             Place::Stored(r) => ChunkPlace::Stored(r.clone()),
-            Place::Special(k) => ChunkPlace::Fill(fill_value(*k, self.dtype)),
+            Place::Special(k) => {
+                let mut one = vec![0u8; self.dtype.itemsize];
+                k.fill(self.dtype.itemsize, &mut one).map_err(|e| invalid(&self.location, e))?;
+                ChunkPlace::Fill(one)
+            }
         })
     }
 
@@ -242,30 +258,5 @@ impl ArrayFormat for B2ndArray {
         // b2nd chunks hold blocks of `blockshape` in C order (C-Blosc2 b2nd.c), exactly the
         // planner's layout, and blocksize == prod(blockshape) * itemsize.
         self.header.blocksize as u64 == self.grid.block_items() * self.dtype.itemsize as u64
-    }
-}
-
-/// One element of a special-value chunk. Uninitialised chunks read as zeros (what C-Blosc2
-/// returns for them in practice; their content is unspecified).
-fn fill_value(kind: SpecialKind, dtype: DType) -> Vec<u8> {
-    use crate::dtype::Kind;
-    let n = dtype.itemsize;
-    match kind {
-        SpecialKind::Nan if matches!(dtype.kind, Kind::Float | Kind::Complex) => {
-            let unit = dtype.swap_unit();
-            let one: Vec<u8> = match unit {
-                2 => 0x7e00u16.to_le_bytes().to_vec(),
-                4 => f32::NAN.to_le_bytes().to_vec(),
-                _ => f64::NAN.to_le_bytes().to_vec(),
-            };
-            let mut v: Vec<u8> = one.iter().cycle().take(n).copied().collect();
-            if dtype.is_big_endian() {
-                for u in v.chunks_exact_mut(unit) {
-                    u.reverse();
-                }
-            }
-            v
-        }
-        _ => vec![0u8; n],
     }
 }
