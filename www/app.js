@@ -121,8 +121,19 @@ function rawText(data, dtype, i) {
   const kind = dtype[1];
   if (kind === "c") return `${data[2 * i]}${data[2 * i + 1] < 0 ? "-" : "+"}${Math.abs(data[2 * i + 1])}j`;
   if (kind === "f" && dtype.slice(2) === "2") return String(halfToFloat(data[i]));
+  if (kind === "f" && dtype.slice(2) === "4") return f32Text(data[i]);
   if (kind === "b") return data[i] ? "True" : "False";
   return String(data[i]);
+}
+
+// Shortest decimal text that reads back as the same float32.
+function f32Text(v) {
+  if (!Number.isFinite(v)) return String(v);
+  for (let p = 1; p < 9; p++) {
+    const t = Number(v.toPrecision(p));
+    if (Math.fround(t) === v) return String(t);
+  }
+  return String(v);
 }
 
 function range(values) {
@@ -157,7 +168,7 @@ function showMeta(info) {
     ["chunks", `(${info.chunks.join(", ")})`],
     ["blocks", `(${info.blocks.join(", ")})`],
     ["codecs", info.codecs],
-    ["chunks stored", fmt.format(Number(info.nchunks))],
+    ["chunk count", fmt.format(Number(info.nchunks))],
     ["size", bytesText(info.nbytes)],
     ["compressed", `${bytesText(info.cbytes)}${Number(info.cbytes) > 0
       ? ` · ratio ${(Number(info.nbytes) / Number(info.cbytes)).toFixed(2)}` : ""}`],
@@ -455,8 +466,8 @@ function render(result, sel, delta, total) {
   const stepped = sel.axes.filter((a) => sel.steps[a] > 1);
   const notes = [];
   if (stepped.length) {
-    notes.push(`Large array: showing every ${stepped.map((a) => `${sel.steps[a]}th element of axis ${a}`)
-      .join(" and ")} (${rows} × ${cols} of ${sel.axes.map((a) => arrShape[a]).join(" × ")}).`);
+    notes.push(`Large array: read with ${stepped.map((a) => `step ${sel.steps[a]} along axis ${a}`).join(" and ")}` +
+      ` (${rows} × ${cols} shown of ${sel.axes.map((a) => arrShape[a]).join(" × ")}).`);
   }
   if (note) notes.push(note);
   if (nan) notes.push(`${fmt.format(nan)} NaN value${nan > 1 ? "s" : ""} shown in magenta.`);

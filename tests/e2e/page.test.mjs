@@ -247,7 +247,7 @@ describe("preview page", () => {
       const step = Math.ceil(Math.max(n0, n1) / 1024);
       assert.equal(p.selection, `::${step}, ::${step}`);
       assert.deepEqual(p.shape, [Math.ceil(n0 / step), Math.ceil(n1 / step)]);
-      assert.match(await page.textContent("#step-note"), new RegExp(`every ${step}th element of axis 0`));
+      assert.match(await page.textContent("#step-note"), new RegExp(`step ${step} along axis 0`));
       const cols = p.shape[1];
       for (const i of [0, 1, 7, cols - 1, cols, 5 * cols + 3, p.values.length - 1]) {
         const r = Math.floor(i / cols), k = i % cols;
