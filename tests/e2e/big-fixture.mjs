@@ -22,10 +22,18 @@ export function ensureBigFixture() {
   const gen = path.join(fixtures, "gen_blosc2.py");
   if (!fs.existsSync(python)) return { ok: false, reason: `no Python venv at ${venv} (scripts/setup.sh python)` };
   if (!fs.existsSync(gen)) return { ok: false, reason: `${gen} is missing` };
+  // Written aside, then renamed into place: test files running at once may both get here.
   fs.mkdirSync(dir, { recursive: true });
-  const r = spawnSync(python, [gen, "--big", dir], { encoding: "utf8", timeout: 180000 });
-  if (r.status !== 0 || !fs.existsSync(file)) {
-    throw new Error(`gen_blosc2.py --big failed (${r.status}): ${r.stderr}`);
+  const aside = fs.mkdtempSync(path.join(dir, "gen-"));
+  try {
+    const r = spawnSync(python, [gen, "--big", aside], { encoding: "utf8", timeout: 180000 });
+    if (r.status !== 0 || !fs.existsSync(path.join(aside, "big_f4.b2nd"))) {
+      throw new Error(`gen_blosc2.py --big failed (${r.status}): ${r.stderr}`);
+    }
+    fs.renameSync(path.join(aside, "big_f4.npy"), npy);
+    fs.renameSync(path.join(aside, "big_f4.b2nd"), file);
+  } finally {
+    fs.rmSync(aside, { recursive: true, force: true });
   }
   return { ok: true, file, npy };
 }
