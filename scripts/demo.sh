@@ -34,7 +34,9 @@ scripts/setup.sh browser
 
 say "native CLI: cargo build --release -p native-harness"
 cargo build --release -p native-harness --color never
-cli="$here/target/release/chunkwise"
+target_dir="${CARGO_TARGET_DIR:-target}"
+case "$target_dir" in /*) ;; *) target_dir="$here/$target_dir" ;; esac
+cli="$target_dir/release/chunkwise"
 
 say "npm package: scripts/build-pkg.sh"
 scripts/build-pkg.sh

@@ -8,7 +8,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-export const cli = process.env.CHUNKWISE_BIN || path.join(repo, "target/release/chunkwise");
+/** The `chunkwise` CLI: $CHUNKWISE_BIN, else release/chunkwise in cargo's target directory. */
+export const cli = process.env.CHUNKWISE_BIN ||
+  path.join(path.resolve(repo, process.env.CARGO_TARGET_DIR || "target"), "release/chunkwise");
 export const fixtures = path.join(repo, "tests/fixtures");
 export const chromiumPath = process.env.CHROMIUM || "/usr/bin/chromium";
 
