@@ -194,9 +194,8 @@ mod tests {
             coalesce_ranges(&[0..10, 5..5], 0, None),
             Err(IoError::InvalidRange { .. })
         ));
-        #[allow(clippy::reversed_empty_ranges)]
-        let reversed = [9..3];
-        assert!(coalesce_ranges(&reversed, 0, None).is_err());
+        let reversed = Range { start: 9, end: 3 };
+        assert!(coalesce_ranges(&[0..1, reversed], 0, None).is_err());
         assert_eq!(
             coalesce_ranges(&[], 0, None).unwrap(),
             CoalescePlan::default()

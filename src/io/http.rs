@@ -108,8 +108,8 @@ impl HttpSource {
         }
     }
 
-    /// Reads the body of `resp`, failing once it exceeds `limit` bytes. `Err(None)` means the
-    /// limit was exceeded.
+    /// Reads the body of `resp`, stopping as soon as it exceeds `limit` bytes; the inner
+    /// `Err(())` means the limit was exceeded (the rest of the body is not read).
     async fn read_body(
         &self,
         resp: &mut reqwest::Response,
@@ -141,7 +141,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     s
 }
 
-fn header_str<'a>(h: &'a HeaderMap, name: reqwest::header::HeaderName) -> Option<&'a str> {
+fn header_str(h: &HeaderMap, name: reqwest::header::HeaderName) -> Option<&str> {
     h.get(name).and_then(|v| v.to_str().ok())
 }
 
