@@ -282,6 +282,14 @@ mod tests {
             let data: Vec<u8> = (0..n).map(|i| (i % 253) as u8).collect();
             let src = MemorySource::new(format!("mem{n}"), data.clone());
             crate::io::conformance::check_source(&src, &data).await;
+            let traffic = crate::io::Traffic::new();
+            let counted = crate::io::Counted::new(src, traffic.clone());
+            crate::io::conformance::check_source(&counted, &data).await;
+            assert!(
+                n == 0 || traffic.snapshot().requests > 20,
+                "{:?}",
+                traffic.snapshot()
+            );
         }
     }
 }

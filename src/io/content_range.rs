@@ -91,7 +91,10 @@ pub(crate) fn classify(
     match status {
         206 => {
             let Some(value) = content_range else {
-                return Err(bad("206 answer without Content-Range".into()));
+                // In browsers the usual cause is CORS: the header arrived but is hidden.
+                return Err(bad("206 answer without a readable Content-Range (a cross-origin \
+                                server must send Access-Control-Expose-Headers: Content-Range)"
+                    .into()));
             };
             let Some(ContentRange::Satisfied { range, len }) = parse_content_range(value) else {
                 return Err(bad(format!("cannot parse {value:?}")));
