@@ -147,6 +147,7 @@ async fn server_ignoring_ranges() {
     };
     let src = FetchSource::new(url(base, "pattern-5000.bin"));
     let f = src.read(ByteRange::bounded(100..200)).await.unwrap();
+    assert!(src.range_ignored());
     assert_eq!(f.range, 100..200);
     assert_eq!(f.bytes[..], pattern(5000)[100..200]);
     let options = FetchOptions {

@@ -106,6 +106,7 @@ async fn http_and_file_sources_share_identity() {
     assert_eq!(file.info().etag.as_deref(), Some(etag.as_str()));
     assert_eq!(f.info.last_modified, file.info().last_modified);
     assert_eq!(http.info().unwrap().len, 5000);
+    assert!(!http.range_ignored());
     s.shutdown().await;
 }
 
@@ -172,7 +173,9 @@ async fn ignored_range_on_small_file_serves_the_slice() {
     })
     .await;
     let src = HttpSource::new(url_of(&s, "pattern-5000.bin")).unwrap();
+    assert!(!src.range_ignored());
     let f = src.read(ByteRange::bounded(100..200)).await.unwrap();
+    assert!(src.range_ignored());
     assert_eq!(f.range, 100..200);
     assert_eq!(f.bytes[..], pattern(5000)[100..200]);
     assert_eq!(f.info.len, 5000);
@@ -322,6 +325,18 @@ async fn rewritten_object_is_source_changed() {
     let e = src.read(ByteRange::bounded(0..10)).await.unwrap_err();
     assert!(matches!(e, IoError::SourceChanged { .. }), "{e:?}");
     s.shutdown().await;
+}
+
+#[test]
+fn invalid_extra_headers_are_refused() {
+    for (k, v) in [("bad name", "x"), ("X-Ok", "bad\nvalue")] {
+        let opts = HttpOptions {
+            headers: vec![(k.into(), v.into())],
+            ..Default::default()
+        };
+        let e = HttpSource::with_options("http://127.0.0.1:1/", opts).unwrap_err();
+        assert!(matches!(e, IoError::Network { .. }), "{e:?}");
+    }
 }
 
 #[tokio::test]

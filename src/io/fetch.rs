@@ -56,6 +56,8 @@ pub struct FetchSource {
     url: String,
     options: FetchOptions,
     validators: Validators,
+    // Set once the server answered a range request with 200 (see `range_ignored`).
+    range_ignored: std::sync::atomic::AtomicBool,
 }
 
 impl FetchSource {
@@ -70,7 +72,17 @@ impl FetchSource {
             url: url.into(),
             options,
             validators: Validators::default(),
+            range_ignored: Default::default(),
         }
+    }
+
+    /// Whether the server answered a range request with `200` and the whole body (RFC 9110
+    /// §14.2 allows it). Each such read downloads the whole object (at most the whole-read
+    /// limit), so a caller with many reads to do should then read the object once
+    /// (`ByteRange::Offset(0)`) and serve itself from a `MemorySource`.
+    pub fn range_ignored(&self) -> bool {
+        self.range_ignored
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Size and validators learned from the first successful read, if any.
@@ -243,6 +255,10 @@ impl RangeSource for FetchSource {
         }
         let resp = self.send(&range).await?;
         let status = resp.status();
+        if status == 200 {
+            self.range_ignored
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         let h = resp.headers();
         let content_range = header(&h, "Content-Range");
         if status == 206 && content_range.is_none() {

@@ -52,6 +52,8 @@ pub struct HttpSource {
     headers: HeaderMap,
     limit: u64,
     validators: Validators,
+    // Set once the server answered a range request with 200 (see `range_ignored`).
+    range_ignored: std::sync::atomic::AtomicBool,
 }
 
 impl HttpSource {
@@ -93,7 +95,17 @@ impl HttpSource {
             headers,
             limit: options.whole_read_limit,
             validators: Validators::default(),
+            range_ignored: Default::default(),
         })
+    }
+
+    /// Whether the server answered a range request with `200` and the whole body (RFC 9110
+    /// §14.2 allows it). Each such read downloads the whole object (at most the whole-read
+    /// limit), so a caller with many reads to do should then read the object once
+    /// (`ByteRange::Offset(0)`) and serve itself from a `MemorySource`.
+    pub fn range_ignored(&self) -> bool {
+        self.range_ignored
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Size and validators learned from the first successful read, if any.
@@ -167,6 +179,10 @@ impl RangeSource for HttpSource {
             .await
             .map_err(|e| self.network(&e))?;
         let status = resp.status().as_u16();
+        if status == 200 {
+            self.range_ignored
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         let h = resp.headers();
         let content_length =
             header_str(h, CONTENT_LENGTH).and_then(|v| v.trim().parse::<u64>().ok());
