@@ -9,9 +9,11 @@
 #   WASM_FEATURES     cargo features for the test build (default: conformance)
 #   WASM_RUN_TIMEOUT  seconds allowed per mode (default: 900)
 #
-# Two servers are started on free ports of 127.0.0.1, both serving tests/fixtures:
+# Three servers are started on free ports of 127.0.0.1, all serving tests/fixtures:
 #   CHUNKWISE_TEST_BASE_URL               ranges honoured
 #   CHUNKWISE_TEST_IGNORE_RANGE_BASE_URL  Range ignored (always 200 with the whole body)
+#   CHUNKWISE_TEST_FAIL_FIRST_BASE_URL    answers 503 to its first 2 GETs (restarted on the
+#                                         same port before each mode, so each mode sees them)
 # The URLs are compiled into the tests (option_env!); the servers are stopped on exit.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -47,13 +49,14 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# start_server NAME ARGS...: starts a server (stopped by PID on exit, and after one hour at
-# most) and prints its base URL once its ready line appears.
+# start_server NAME PORT ARGS...: starts a server (stopped by PID on exit, and after one hour
+# at most; PORT 0 picks a free one) and prints its base URL once its ready line appears.
 start_server() {
-  local name="$1"; shift
-  timeout 3600 "$server_bin" --root "$here/tests/fixtures" --port 0 --quiet "$@" \
+  local name="$1" port="$2"; shift 2
+  timeout 3600 "$server_bin" --root "$here/tests/fixtures" --port "$port" --quiet "$@" \
     >"$tmp/$name.out" 2>"$tmp/$name.err" &
   pids+=($!)
+  last_pid=$!
   local i url=""
   for i in $(seq 1 100); do
     url="$(sed -n 's#^serving .* at \(http://127\.0\.0\.1:[0-9]*/\)$#\1#p' "$tmp/$name.out")"
@@ -66,16 +69,35 @@ start_server() {
   echo "$url"
 }
 # Not in $(...): the server must be a child of this shell for the trap to stop it.
-start_server plain >"$tmp/plain.url"
-start_server ignore-range --ignore-range >"$tmp/ignore.url"
+start_server plain 0 >"$tmp/plain.url"
+start_server ignore-range 0 --ignore-range >"$tmp/ignore.url"
+start_server fail-first 0 --fail-first 2 >"$tmp/fail.url"
+fail_pid=$last_pid
 export CHUNKWISE_TEST_BASE_URL="$(cat "$tmp/plain.url")"
 export CHUNKWISE_TEST_IGNORE_RANGE_BASE_URL="$(cat "$tmp/ignore.url")"
-echo "test-wasm: servers at $CHUNKWISE_TEST_BASE_URL and $CHUNKWISE_TEST_IGNORE_RANGE_BASE_URL"
+export CHUNKWISE_TEST_FAIL_FIRST_BASE_URL="$(cat "$tmp/fail.url")"
+fail_port="${CHUNKWISE_TEST_FAIL_FIRST_BASE_URL##*:}"; fail_port="${fail_port%/}"
+echo "test-wasm: servers at $CHUNKWISE_TEST_BASE_URL, $CHUNKWISE_TEST_IGNORE_RANGE_BASE_URL," \
+  "$CHUNKWISE_TEST_FAIL_FIRST_BASE_URL"
+
+# Restarts the fail-first server on its port, so that its first GETs fail again.
+restart_fail_first() {
+  kill "$fail_pid" 2>/dev/null || true
+  wait "$fail_pid" 2>/dev/null || true
+  local keep=() pid
+  for pid in "${pids[@]}"; do [ "$pid" = "$fail_pid" ] || keep+=("$pid"); done
+  pids=("${keep[@]}")
+  start_server fail-first "$fail_port" --fail-first 2 >"$tmp/fail.url"
+  fail_pid=$last_pid
+}
 
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
 status=0
+first=1
 for mode in $modes; do
+  [ $first = 1 ] || restart_fail_first
+  first=0
   unset WASM_BINDGEN_USE_BROWSER WASM_BINDGEN_USE_DEDICATED_WORKER
   case "$mode" in
     node) ;;

@@ -2,7 +2,9 @@
 //! Chromium and a dedicated worker; see `scripts/test-wasm.sh`, which starts the servers and
 //! sets the URLs at compile time):
 //! - `CHUNKWISE_TEST_BASE_URL`: a server on `tests/fixtures`;
-//! - `CHUNKWISE_TEST_IGNORE_RANGE_BASE_URL`: the same files from a server ignoring `Range`.
+//! - `CHUNKWISE_TEST_IGNORE_RANGE_BASE_URL`: the same files from a server ignoring `Range`;
+//! - `CHUNKWISE_TEST_FAIL_FIRST_BASE_URL`: a server answering 503 to its first 2 GETs (fresh
+//!   for each run; only one test uses it).
 //!
 //! Without them the tests print a note and pass without checking anything. Needs the
 //! `conformance` feature (`cargo test --target wasm32-unknown-unknown --features conformance`).
@@ -167,6 +169,36 @@ async fn server_ignoring_ranges() {
         ),
         "{e:?}"
     );
+}
+
+#[wasm_bindgen_test]
+async fn retries_ride_out_injected_failures() {
+    let Some(base) = option_env!("CHUNKWISE_TEST_FAIL_FIRST_BASE_URL") else {
+        console_log!("CHUNKWISE_TEST_FAIL_FIRST_BASE_URL unset: skipping");
+        return;
+    };
+    let traffic = Traffic::new();
+    let config = RetryConfig {
+        max_retries: 3,
+        initial_backoff: Duration::from_millis(20),
+        max_backoff: Duration::from_millis(40),
+        seed: Some(1),
+        ..Default::default()
+    };
+    let src = Retrying::new(
+        Counted::new(
+            FetchSource::new(url(base, "pattern-5000.bin")),
+            traffic.clone(),
+        ),
+        config,
+    );
+    let t = js_sys::Date::now();
+    let f = src.read(ByteRange::bounded(10..20)).await.unwrap();
+    let took = js_sys::Date::now() - t;
+    assert_eq!(f.bytes[..], pattern(5000)[10..20]);
+    assert_eq!(traffic.snapshot().requests, 3);
+    // Two backoffs of at least 10 ms and 20 ms (jitter keeps at least half the bound).
+    assert!(took >= 29.0, "took {took} ms");
 }
 
 #[wasm_bindgen_test]

@@ -478,3 +478,50 @@ async fn server_counts_and_logs_requests() {
     assert_eq!(s.stats().bytes_sent, 60);
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn coalescing_saves_round_trips_under_latency() {
+    use chunkwise::io::coalesce::{read_coalesced, CoalesceOptions};
+    let s = server(ServeOptions {
+        root: fixtures(),
+        latency_ms: 40,
+        ..Default::default()
+    })
+    .await;
+    let traffic = Traffic::new();
+    let src = Counted::new(
+        HttpSource::new(url_of(&s, "pattern-5000.bin")).unwrap(),
+        traffic.clone(),
+    );
+    src.read(ByteRange::bounded(0..1)).await.unwrap(); // connection set up
+                                                       // 20 chunks of 100 bytes with 100-byte gaps.
+    let wanted: Vec<std::ops::Range<u64>> = (0..20u64).map(|i| i * 200..i * 200 + 100).collect();
+
+    let before = traffic.snapshot();
+    let t = Instant::now();
+    let one_by_one = src.read_many(&wanted, 1).await.unwrap();
+    let separate = t.elapsed();
+    let used = traffic.snapshot().since(before);
+    assert_eq!((used.requests, used.bytes), (20, 2000));
+
+    let before = traffic.snapshot();
+    let t = Instant::now();
+    let opts = CoalesceOptions {
+        max_gap: 100,
+        max_len: None,
+        concurrency: 1,
+    };
+    let merged = read_coalesced(&src, &wanted, &opts).await.unwrap();
+    let coalesced = t.elapsed();
+    let used = traffic.snapshot().since(before);
+    assert_eq!((used.requests, used.bytes), (1, 3900));
+
+    assert_eq!(one_by_one, merged);
+    for (r, b) in wanted.iter().zip(&merged) {
+        assert_eq!(b[..], pattern(5000)[r.start as usize..r.end as usize]);
+    }
+    eprintln!("20 ranges at 40 ms: separate {separate:?}, coalesced {coalesced:?}");
+    assert!(separate >= Duration::from_millis(800), "{separate:?}");
+    assert!(coalesced * 4 < separate, "{coalesced:?} vs {separate:?}");
+    s.shutdown().await;
+}
