@@ -235,6 +235,36 @@ async fn ignored_range_on_big_file_fails_without_reading_the_body() {
 }
 
 #[tokio::test]
+async fn whole_object_asked_is_read_past_the_limit_when_answered_200() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 12 * 1024 * 1024u64; // above the 8 MiB whole-read limit
+    let f = std::fs::File::create(dir.path().join("big.bin")).unwrap();
+    f.set_len(n).unwrap();
+    drop(f);
+    let s = server(ServeOptions {
+        root: dir.path().into(),
+        ignore_range: true,
+        ..Default::default()
+    })
+    .await;
+    let src = HttpSource::new(s.url("big.bin")).unwrap();
+    let f = src.read(ByteRange::Offset(0)).await.unwrap();
+    assert_eq!((f.range, f.bytes.len() as u64), (0..n, n));
+    assert!(f.bytes.iter().all(|&b| b == 0));
+    assert!(
+        !src.range_ignored(),
+        "a 200 to bytes=0- is not ignoring the range"
+    );
+    let e = src.read(ByteRange::bounded(0..10)).await.unwrap_err();
+    assert!(
+        matches!(e, IoError::RangeIgnored { len: Some(l), .. } if l == n),
+        "{e:?}"
+    );
+    assert!(src.range_ignored());
+    s.shutdown().await;
+}
+
+#[tokio::test]
 async fn latency_option_delays_each_request() {
     let s = server(ServeOptions {
         root: fixtures(),

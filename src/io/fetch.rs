@@ -255,10 +255,6 @@ impl RangeSource for FetchSource {
         }
         let resp = self.send(&range).await?;
         let status = resp.status();
-        if status == 200 {
-            self.range_ignored
-                .store(true, std::sync::atomic::Ordering::Relaxed);
-        }
         let h = resp.headers();
         let content_range = header(&h, "Content-Range");
         if status == 206 && content_range.is_none() {
@@ -282,6 +278,13 @@ impl RangeSource for FetchSource {
             content_length,
             self.options.whole_read_limit,
         );
+        if matches!(
+            answer,
+            Err(IoError::RangeIgnored { .. }) | Ok(Answer::Whole { ignored: true, .. })
+        ) {
+            self.range_ignored
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         let answer = match answer {
             Ok(a) => a,
             Err(e) => {
@@ -339,13 +342,16 @@ impl RangeSource for FetchSource {
                     info,
                 })
             }
-            Answer::Whole { content_length } => {
-                let limit = self.options.whole_read_limit;
-                let Some(body) = self.read_body(&resp, content_length, limit).await? else {
+            Answer::Whole {
+                content_length,
+                body_limit,
+                ..
+            } => {
+                let Some(body) = self.read_body(&resp, content_length, body_limit).await? else {
                     return Err(IoError::RangeIgnored {
                         location: self.url.clone(),
                         len: None,
-                        limit,
+                        limit: body_limit,
                     });
                 };
                 if let Some(n) = content_length {

@@ -5,7 +5,8 @@
 //! wasm transport (`content_range`): a `206` must carry the `Content-Range` asked for and a
 //! body of exactly that length; a `200` means the server ignored `Range`, and its body is read
 //! only when it is at most [`HttpOptions::whole_read_limit`] bytes (else
-//! [`IoError::RangeIgnored`] before any body byte is read); `416`, `404`/`410` and other
+//! [`IoError::RangeIgnored`] before any body byte is read), unless the range asked covers the
+//! whole object anyway (`bytes=0-`), which a `200` answers fairly; `416`, `404`/`410` and other
 //! statuses map onto [`IoError`] variants. The object's length, `ETag` and `Last-Modified` are
 //! learned from the first answer; a later answer that disagrees is [`IoError::SourceChanged`].
 
@@ -179,10 +180,6 @@ impl RangeSource for HttpSource {
             .await
             .map_err(|e| self.network(&e))?;
         let status = resp.status().as_u16();
-        if status == 200 {
-            self.range_ignored
-                .store(true, std::sync::atomic::Ordering::Relaxed);
-        }
         let h = resp.headers();
         let content_length =
             header_str(h, CONTENT_LENGTH).and_then(|v| v.trim().parse::<u64>().ok());
@@ -193,7 +190,15 @@ impl RangeSource for HttpSource {
             header_str(h, CONTENT_RANGE),
             content_length,
             self.limit,
-        )?;
+        );
+        if matches!(
+            answer,
+            Err(IoError::RangeIgnored { .. }) | Ok(Answer::Whole { ignored: true, .. })
+        ) {
+            self.range_ignored
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        let answer = answer?;
         if let Some(enc) = header_str(h, CONTENT_ENCODING) {
             if !enc.eq_ignore_ascii_case("identity") && !matches!(answer, Answer::Empty) {
                 return Err(IoError::BadContentRange {
@@ -243,9 +248,13 @@ impl RangeSource for HttpSource {
                     info,
                 })
             }
-            Answer::Whole { content_length } => {
+            Answer::Whole {
+                content_length,
+                body_limit,
+                ..
+            } => {
                 let body = match self
-                    .read_body(&mut resp, content_length, self.limit)
+                    .read_body(&mut resp, content_length, body_limit)
                     .await?
                 {
                     Ok(b) => b,
