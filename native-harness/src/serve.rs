@@ -207,7 +207,11 @@ pub async fn spawn(opts: ServeOptions) -> std::io::Result<ServerHandle> {
             tokio::select! {
                 _ = &mut rx => break,
                 accepted = listener.accept() => {
-                    let Ok((stream, _)) = accepted else { continue };
+                    let Ok((stream, _)) = accepted else {
+                        // Out of file descriptors, for example: wait instead of spinning.
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        continue;
+                    };
                     let state = state.clone();
                     conns.spawn(async move {
                         let service = hyper::service::service_fn(move |req| {
