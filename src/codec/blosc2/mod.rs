@@ -2,3 +2,7 @@
 //! Blosc1-format chunks (16-byte header), contiguous frames and the `b2nd` metalayer.
 //! Sources: the Blosc2 chunk and frame format documents (README_CHUNK_FORMAT.rst,
 //! README_CFRAME_FORMAT.rst in C-Blosc2) and `blosc2.c`.
+
+pub mod b2nd;
+pub mod frame;
+mod msgpack;
