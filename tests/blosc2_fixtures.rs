@@ -249,3 +249,344 @@ fn short_prefixes_ask_for_exact_shortfall() {
     }
     assert_eq!(FrameHeader::parse(&bytes[..full.header_len]).unwrap(), full);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Bad input: typed errors, never a panic.
+
+/// Byte positions of header fields (`new_header_frame` in C-Blosc2 `frame.c`).
+const AT_HEADER_LEN: usize = 11;
+const AT_FRAME_LEN: usize = 16;
+const AT_FLAGS: usize = 25;
+const AT_NBYTES: usize = 30;
+const AT_CBYTES: usize = 39;
+const AT_TYPESIZE: usize = 48;
+
+fn fixture_bytes(name: &str) -> Vec<u8> {
+    std::fs::read(fixture_dir("blosc2").join(format!("{name}.b2nd"))).unwrap()
+}
+
+fn put_be(bytes: &mut [u8], at: usize, v: &[u8]) {
+    bytes[at..at + v.len()].copy_from_slice(v);
+}
+
+/// Parses header, metalayer and index of `bytes` as a whole object.
+fn parse_all(bytes: &[u8]) -> Result<(FrameHeader, B2ndMeta, FrameIndex), FrameError> {
+    let h = FrameHeader::parse_with_len(bytes, Some(bytes.len() as u64))?;
+    let meta = B2ndMeta::parse(h.metalayer("b2nd").ok_or(FrameError::BadMagic)?)?;
+    let r = h.index_range();
+    let tail = bytes
+        .get(r.start as usize..r.end as usize)
+        .ok_or(FrameError::BadMagic)?;
+    let index = parse_index(&h, tail)?;
+    Ok((h, meta, index))
+}
+
+#[test]
+fn wrong_magic_is_rejected() {
+    let mut b = fixture_bytes("cf_lz4_shuffle");
+    b[3] = b'X';
+    assert!(matches!(FrameHeader::parse(&b), Err(FrameError::BadMagic)));
+    // Even on a prefix too short to hold the header size.
+    assert!(matches!(
+        FrameHeader::parse(&b[..5]),
+        Err(FrameError::BadMagic)
+    ));
+    assert!(matches!(
+        FrameHeader::parse(b"PK\x03\x04 not a frame at all"),
+        Err(FrameError::BadMagic)
+    ));
+}
+
+#[test]
+fn header_longer_than_frame_is_rejected() {
+    let mut b = fixture_bytes("cf_lz4_shuffle");
+    put_be(&mut b, AT_FRAME_LEN, &100u64.to_be_bytes());
+    assert!(matches!(
+        FrameHeader::parse(&b),
+        Err(FrameError::OutOfRange {
+            field: "frame_len",
+            ..
+        })
+    ));
+    // A claimed header size beyond the limit is refused, not requested.
+    let mut b = fixture_bytes("cf_lz4_shuffle");
+    put_be(&mut b, AT_HEADER_LEN, &i32::MAX.to_be_bytes());
+    assert!(matches!(
+        FrameHeader::parse(&b),
+        Err(FrameError::OutOfRange {
+            field: "header_len",
+            ..
+        })
+    ));
+    put_be(&mut b, AT_HEADER_LEN, &10i32.to_be_bytes());
+    assert!(matches!(
+        FrameHeader::parse(&b),
+        Err(FrameError::OutOfRange {
+            field: "header_len",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn frame_len_must_match_object_size() {
+    let b = fixture_bytes("cf_lz4_shuffle");
+    let n = b.len() as u64;
+    assert!(FrameHeader::parse_with_len(&b, Some(n)).is_ok());
+    match FrameHeader::parse_with_len(&b, Some(n + 1)) {
+        Err(FrameError::FrameLenMismatch {
+            frame_len,
+            object_len,
+        }) => {
+            assert_eq!(frame_len, n);
+            assert_eq!(object_len, n + 1);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn sizes_outside_the_frame_are_rejected() {
+    // Data section past the frame end.
+    let mut b = fixture_bytes("cf_lz4_shuffle");
+    put_be(&mut b, AT_CBYTES, &(1i64 << 40).to_be_bytes());
+    assert!(matches!(
+        FrameHeader::parse(&b),
+        Err(FrameError::OutOfRange {
+            field: "cbytes",
+            ..
+        })
+    ));
+    put_be(&mut b, AT_CBYTES, &(-1i64).to_be_bytes());
+    assert!(matches!(
+        FrameHeader::parse(&b),
+        Err(FrameError::OutOfRange {
+            field: "cbytes",
+            ..
+        })
+    ));
+    // Negative sizes, zero typesize.
+    let mut b = fixture_bytes("cf_lz4_shuffle");
+    put_be(&mut b, AT_NBYTES, &(-5i64).to_be_bytes());
+    assert!(matches!(
+        FrameHeader::parse(&b),
+        Err(FrameError::OutOfRange {
+            field: "nbytes",
+            ..
+        })
+    ));
+    let mut b = fixture_bytes("cf_lz4_shuffle");
+    put_be(&mut b, AT_TYPESIZE, &0i32.to_be_bytes());
+    assert!(matches!(
+        FrameHeader::parse(&b),
+        Err(FrameError::OutOfRange {
+            field: "typesize",
+            ..
+        })
+    ));
+    // A huge uncompressed size claims more chunks than the limit: refused before allocating.
+    let mut b = fixture_bytes("cf_lz4_shuffle");
+    put_be(&mut b, AT_NBYTES, &(i64::MAX).to_be_bytes());
+    assert!(matches!(
+        FrameHeader::parse(&b),
+        Err(FrameError::OutOfRange {
+            field: "nchunks",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn unsupported_flags_are_typed() {
+    let mut b = fixture_bytes("cf_lz4_shuffle");
+    b[AT_FLAGS + 1] = 1; // sparse frame
+    assert!(matches!(
+        FrameHeader::parse(&b),
+        Err(FrameError::Unsupported { .. })
+    ));
+    let mut b = fixture_bytes("cf_lz4_shuffle");
+    b[AT_FLAGS] = 0x02; // 32-bit offsets
+    assert!(matches!(
+        FrameHeader::parse(&b),
+        Err(FrameError::Unsupported { .. })
+    ));
+}
+
+#[test]
+fn nchunks_inconsistent_with_offsets_chunk() {
+    // 6 chunks of 768 bytes; claim one more chunk's worth of bytes: 7 chunks in the header but 6
+    // offsets in the (uncompressed) offsets chunk.
+    let mut b = fixture_bytes("cf_lz4_shuffle");
+    let h = FrameHeader::parse(&b).unwrap();
+    assert_eq!(h.nchunks(), 6);
+    let more = h.nbytes + h.chunksize as i64;
+    put_be(&mut b, AT_NBYTES, &more.to_be_bytes());
+    let h = FrameHeader::parse(&b).unwrap();
+    assert_eq!(h.nchunks(), 7);
+    let r = h.index_range();
+    assert!(matches!(
+        parse_index(&h, &b[r.start as usize..]),
+        Err(FrameError::OutOfRange {
+            field: "offsets chunk nbytes",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn offsets_outside_the_data_section_are_rejected() {
+    let mut b = fixture_bytes("cf_lz4_shuffle");
+    let h = FrameHeader::parse(&b).unwrap();
+    let start = h.index_range().start as usize;
+    // The offsets chunk of this frame is stored uncompressed: offsets follow its 32-byte header.
+    assert_eq!(b[start + 2] & 0x02, 0x02, "memcpy'd offsets chunk");
+    let first = start + CHUNK_HEADER_LEN + 8; // chunk 1
+    b[first..first + 8].copy_from_slice(&(h.cbytes - 10).to_le_bytes());
+    match parse_index(&h, &b[start..]) {
+        Err(FrameError::ChunkOffset { chunk, offset, .. }) => {
+            assert_eq!(chunk, 1);
+            assert_eq!(offset, h.cbytes - 10);
+        }
+        other => panic!("{other:?}"),
+    }
+    // An unknown special-value code.
+    b[first..first + 8].copy_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0xf0]);
+    assert!(matches!(
+        parse_index(&h, &b[start..]),
+        Err(FrameError::ChunkOffset { chunk: 1, .. })
+    ));
+    // A tail of the wrong length.
+    assert!(matches!(
+        parse_index(&h, &b[start + 1..]),
+        Err(FrameError::TailLen { .. })
+    ));
+}
+
+#[test]
+fn trailer_claims_are_bounded() {
+    let mut b = fixture_bytes("vlmeta_f4");
+    let n = b.len();
+    // Trailer length larger than the index bytes.
+    b[n - 22..n - 18].copy_from_slice(&u32::MAX.to_be_bytes());
+    assert!(matches!(
+        parse_all(&b),
+        Err(FrameError::OutOfRange {
+            field: "trailer_len",
+            ..
+        })
+    ));
+    let mut b = fixture_bytes("vlmeta_f4");
+    b[n - 23] = 0x00;
+    assert!(matches!(
+        parse_all(&b),
+        Err(FrameError::Malformed {
+            field: "trailer length",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn b2nd_metalayer_limits() {
+    let b = fixture_bytes("nd1_i8");
+    let h = FrameHeader::parse(&b).unwrap();
+    let meta = h.metalayer("b2nd").unwrap().to_vec();
+    assert!(B2ndMeta::parse(&meta).is_ok());
+    // ndim 17 (byte 2 of the metalayer is the positive fixint ndim).
+    let mut m = meta.clone();
+    m[2] = 17;
+    assert!(matches!(
+        B2ndMeta::parse(&m),
+        Err(FrameError::OutOfRange {
+            field: "b2nd ndim",
+            ..
+        })
+    ));
+    // chunkshape 0: [0x97, ver, ndim, 0x91, d3 + 8 bytes, 0x91, d2 + 4 bytes, ...]
+    let mut m = meta.clone();
+    assert_eq!(m[13], 0x91);
+    assert_eq!(m[14], 0xd2);
+    m[15..19].copy_from_slice(&0i32.to_be_bytes());
+    assert!(matches!(
+        B2ndMeta::parse(&m),
+        Err(FrameError::OutOfRange {
+            field: "b2nd chunkshape",
+            ..
+        })
+    ));
+    // A metalayer whose chunk grid disagrees with the frame header.
+    let mut m = meta.clone();
+    m[15..19].copy_from_slice(&100i32.to_be_bytes());
+    let bad = B2ndMeta::parse(&m).unwrap();
+    assert!(bad.check_frame(&h).is_err());
+}
+
+/// Every 7th truncation of a small fixture: header, metalayer and index parse to an error (or,
+/// for the full file, to the right values), never a panic.
+#[test]
+fn truncations_never_panic() {
+    for name in ["cf_zstd_delta", "vlmeta_f4", "zeros_f8", "nd3_u2"] {
+        let b = fixture_bytes(name);
+        for n in (0..b.len()).step_by(7) {
+            let cut = &b[..n];
+            assert!(parse_all(cut).is_err(), "{name} cut at {n}");
+            // The header alone parses from a prefix that holds it.
+            if let Ok(h) = FrameHeader::parse(cut) {
+                assert!(n >= h.header_len);
+                let r = h.index_range();
+                // A truncated tail is a typed error.
+                if (r.start as usize) < n {
+                    assert!(parse_index(&h, &b[r.start as usize..n]).is_err());
+                }
+            }
+        }
+    }
+}
+
+/// A small deterministic generator (xorshift64*), so byte flips are reproducible.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+/// Seeded byte flips in the header and the index of several fixtures: an error or a parse, never
+/// a panic; when parsing succeeds every stored chunk still lies inside the data section.
+#[test]
+fn byte_flips_never_panic() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for name in [
+        "cf_zstd_delta",
+        "vlmeta_f4",
+        "zeros_f8",
+        "zero_chunk_inside",
+    ] {
+        let orig = fixture_bytes(name);
+        let h0 = FrameHeader::parse(&orig).unwrap();
+        let idx0 = h0.index_range().start as usize;
+        // Positions in the header and in the index bytes (where the parser looks).
+        let positions: Vec<usize> = (0..h0.header_len).chain(idx0..orig.len()).collect();
+        for _ in 0..3000 {
+            let mut b = orig.clone();
+            let flips = 1 + rng.next() % 3;
+            for _ in 0..flips {
+                let at = positions[(rng.next() % positions.len() as u64) as usize];
+                b[at] ^= 1 << (rng.next() % 8);
+            }
+            if let Ok((h, _meta, index)) = parse_all(&b) {
+                let data = h.data_range();
+                for i in 0..index.nchunks() {
+                    if let ChunkLocation::Stored { offset } = index.chunks[i] {
+                        assert!(data.contains(&offset));
+                        let r = index.chunk_range(i).unwrap();
+                        assert!(r.end <= data.end);
+                    }
+                }
+            }
+        }
+    }
+}
