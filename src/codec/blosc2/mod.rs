@@ -6,3 +6,15 @@
 pub mod b2nd;
 pub mod frame;
 mod msgpack;
+pub mod blosclz;
+mod decode;
+mod encode;
+mod error;
+pub mod filters;
+pub mod header;
+pub use decode::{block_dependencies, block_spans, decode_block, decode_chunk, decode_chunk_into};
+pub use encode::{encode_chunk, Codec, EncodeOptions, Filter, SplitMode};
+pub use error::CodecError;
+pub use header::{ChunkHeader, SpecialValue};
+#[cfg(test)]
+mod tests;
