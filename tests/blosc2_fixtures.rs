@@ -5,6 +5,7 @@
 mod common;
 
 use chunkwise::codec::blosc2::b2nd::B2ndMeta;
+use chunkwise::codec::blosc2::decode_chunk;
 use chunkwise::codec::blosc2::frame::{
     parse_index, ChunkLocation, FrameError, FrameHeader, FrameIndex, SpecialKind, CHUNK_HEADER_LEN,
     HEADER_MIN_LEN,
@@ -18,8 +19,6 @@ const CODEC_IDS: &[(&str, u8)] = &[
     ("ZLIB", 4),
     ("ZSTD", 5),
 ];
-
-const NEEDS_DECODER: &[&str] = &["nd3_u2", "nd4_f4", "field2d_f4", "volume3d_f4"];
 
 struct Parsed {
     bytes: Vec<u8>,
@@ -121,24 +120,87 @@ fn every_fixture_parses_and_matches_manifest() {
         assert_eq!(m.blosc2, "4.14.1");
         assert!(!m.fixtures.is_empty());
         for f in &m.fixtures {
-            // Until the chunk decoder is merged, frames with a compressed offsets chunk must
-            // report exactly that.
-            if NEEDS_DECODER.contains(&f.name.as_str()) {
-                let bytes = std::fs::read(fixture_dir(dir).join(&f.file)).unwrap();
-                let h = FrameHeader::parse(&bytes).unwrap();
-                let r = h.index_range();
-                let e = parse_index(&h, &bytes[r.start as usize..]).unwrap_err();
-                assert!(matches!(
-                    e,
-                    FrameError::Chunk {
-                        what: "offsets chunk",
-                        ..
-                    }
-                ));
-                continue;
-            }
             check_fixture(dir, f);
         }
+    }
+}
+
+/// Decodes every chunk of a parsed frame (stored chunks with `decode_chunk`, special ones by
+/// fill) and assembles the C-order array.
+fn decode_array(p: &Parsed) -> Vec<u8> {
+    let ts = p.header.typesize;
+    common::assemble(
+        &p.meta.shape,
+        &p.meta.chunkshape,
+        &p.meta.blockshape,
+        ts,
+        |i| match p.index.chunks[i] {
+            ChunkLocation::Stored { .. } => {
+                let r = p.index.chunk_range(i).unwrap();
+                let out = decode_chunk(&p.bytes[r.start as usize..r.end as usize])
+                    .unwrap_or_else(|e| panic!("chunk {i}: {e}"));
+                assert_eq!(out.len(), p.header.chunksize);
+                out
+            }
+            ChunkLocation::Special(kind) => {
+                let mut b = vec![0xAA; p.header.chunksize];
+                kind.fill(ts, &mut b).unwrap();
+                b
+            }
+        },
+    )
+}
+
+/// Every fixture decodes to exactly the array that was written (the `.npy` saved before
+/// compression, and its SHA-256 recorded in the manifest).
+#[test]
+fn every_fixture_decodes_to_expected_array() {
+    use sha2::{Digest, Sha256};
+    for dir in ["blosc2", "sample"] {
+        for f in &read_manifest(&fixture_dir(dir)).fixtures {
+            let p = open(dir, f);
+            let out = decode_array(&p);
+            let digest: String = Sha256::digest(&out)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            assert_eq!(digest, f.sha256, "{dir}/{}", f.name);
+            if let Some(npy) = &f.npy {
+                let want = common::read_npy(&fixture_dir(dir).join(npy));
+                assert_eq!(want.dtype, f.dtype, "{}", f.name);
+                assert_eq!(want.shape, f.shape, "{}", f.name);
+                assert!(out == want.data, "{}: decoded array differs", f.name);
+            }
+        }
+    }
+}
+
+/// The > 8 MiB frame written by `gen_blosc2.py --big DIR` at test time (never committed). Runs
+/// when `CHUNKWISE_BIG_B2ND_DIR` names that directory; otherwise it reports the skip.
+#[test]
+fn big_frame_decodes_when_generated() {
+    let Ok(dir) = std::env::var("CHUNKWISE_BIG_B2ND_DIR") else {
+        eprintln!("skipped: set CHUNKWISE_BIG_B2ND_DIR (python gen_blosc2.py --big DIR)");
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    let m = read_manifest(&dir);
+    for f in &m.fixtures {
+        let bytes = std::fs::read(dir.join(&f.file)).unwrap();
+        assert!(bytes.len() > 8 << 20);
+        let header = FrameHeader::parse_with_len(&bytes, Some(bytes.len() as u64)).unwrap();
+        let meta = B2ndMeta::parse(header.metalayer("b2nd").unwrap()).unwrap();
+        let r = header.index_range();
+        let index = parse_index(&header, &bytes[r.start as usize..]).unwrap();
+        let p = Parsed {
+            bytes,
+            header,
+            meta,
+            index,
+        };
+        let out = decode_array(&p);
+        let want = common::read_npy(&dir.join(f.npy.as_ref().unwrap()));
+        assert!(out == want.data, "{}", f.name);
     }
 }
 

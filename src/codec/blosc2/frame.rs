@@ -22,6 +22,7 @@
 use std::ops::Range;
 
 use super::msgpack::Cursor;
+use super::{decode_chunk, ChunkHeader, CodecError};
 
 /// The frame magic, msgpack str 8 (`b2frame\0`).
 pub const MAGIC: &[u8; 8] = b"b2frame\0";
@@ -45,6 +46,10 @@ pub const TRAILER_FIXED_LEN: usize = 23;
 
 /// Length in bytes of a Blosc2 (extended) chunk header.
 pub const CHUNK_HEADER_LEN: usize = 32;
+
+/// Largest decoded vlmetalayer value accepted, in bytes (64 MiB). A sane limit: a 40-byte
+/// repeated-value chunk may claim up to 2 GiB.
+pub const MAX_VLMETALAYER_LEN: usize = 64 << 20;
 
 /// Maximum number of metalayers in a header (`BLOSC2_MAX_METALAYERS`).
 const MAX_METALAYERS: u32 = 16;
@@ -94,8 +99,12 @@ pub enum FrameError {
         data_len: u64,
     },
     /// The offsets chunk or a vlmetalayer chunk could not be decoded.
-    #[error("{what}: {detail}")]
-    Chunk { what: &'static str, detail: String },
+    #[error("{what}: {source}")]
+    Chunk {
+        what: &'static str,
+        #[source]
+        source: CodecError,
+    },
 }
 
 impl From<FrameError> for crate::Error {
@@ -575,22 +584,22 @@ pub fn parse_index(header: &FrameHeader, tail: &[u8]) -> Result<FrameIndex, Fram
     let mut chunks = Vec::new();
     if header.nbytes > 0 {
         let offsets_chunk = &tail[..trailer_start];
-        let sizes = ChunkSizes::parse(offsets_chunk).map_err(|detail| FrameError::Chunk {
+        let h = ChunkHeader::parse(offsets_chunk).map_err(|source| FrameError::Chunk {
             what: "offsets chunk",
-            detail,
+            source,
         })?;
         let nchunks = if header.chunksize > 0 {
             header.nchunks
         } else {
             // Variable-size chunks: the offsets chunk is the only count.
-            if sizes.nbytes % 8 != 0 {
+            if h.nbytes % 8 != 0 {
                 return Err(out_of_range(
                     "offsets chunk nbytes",
-                    sizes.nbytes as u64,
+                    h.nbytes as u64,
                     "a multiple of 8",
                 ));
             }
-            sizes.nbytes / 8
+            h.nbytes / 8
         };
         if nchunks > MAX_CHUNKS {
             return Err(out_of_range(
@@ -599,19 +608,14 @@ pub fn parse_index(header: &FrameHeader, tail: &[u8]) -> Result<FrameIndex, Fram
                 "at most MAX_CHUNKS",
             ));
         }
-        if sizes.nbytes != nchunks * 8 {
+        if h.nbytes != nchunks * 8 {
             return Err(out_of_range(
                 "offsets chunk nbytes",
-                sizes.nbytes as u64,
+                h.nbytes as u64,
                 "8 x the number of chunks in the header",
             ));
         }
-        let raw = decode_small_chunk(&offsets_chunk[..sizes.cbytes], sizes).map_err(|detail| {
-            FrameError::Chunk {
-                what: "offsets chunk",
-                detail,
-            }
-        })?;
+        let (_, raw) = decode_embedded_chunk("offsets chunk", offsets_chunk, nchunks * 8)?;
         chunks.reserve_exact(nchunks);
         for (i, word) in raw.chunks_exact(8).enumerate() {
             let off = i64::from_le_bytes(word.try_into().expect("8-byte slice"));
@@ -632,16 +636,7 @@ pub fn parse_index(header: &FrameHeader, tail: &[u8]) -> Result<FrameIndex, Fram
     let raw_vl = read_metalayers(&mut c, t, MAX_VLMETALAYERS, "vlmetalayers")?;
     let mut vlmetalayers = Vec::with_capacity(raw_vl.len());
     for (name, content) in raw_vl {
-        let sizes = ChunkSizes::parse(&content).map_err(|detail| FrameError::Chunk {
-            what: "vlmetalayer chunk",
-            detail,
-        })?;
-        let value = decode_small_chunk(&content[..sizes.cbytes], sizes).map_err(|detail| {
-            FrameError::Chunk {
-                what: "vlmetalayer chunk",
-                detail,
-            }
-        })?;
+        let (_, value) = decode_embedded_chunk("vlmetalayer chunk", &content, MAX_VLMETALAYER_LEN)?;
         vlmetalayers.push((name, value));
     }
 
@@ -697,64 +692,32 @@ fn location(
     })
 }
 
-/// The size fields of a Blosc2 chunk header (README_CHUNK_FORMAT.rst): `nbytes` at byte 4,
-/// `cbytes` at byte 12 (little-endian int32).
-#[derive(Debug, Clone, Copy)]
-struct ChunkSizes {
-    nbytes: usize,
-    cbytes: usize,
-}
-
-impl ChunkSizes {
-    fn parse(src: &[u8]) -> Result<ChunkSizes, String> {
-        if src.len() < CHUNK_HEADER_LEN {
-            return Err(format!("{} bytes, shorter than a chunk header", src.len()));
-        }
-        let nbytes = i32::from_le_bytes(src[4..8].try_into().expect("4 bytes"));
-        let cbytes = i32::from_le_bytes(src[12..16].try_into().expect("4 bytes"));
-        if nbytes < 0 || cbytes < CHUNK_HEADER_LEN as i32 || cbytes as usize > src.len() {
-            return Err(format!(
-                "chunk header claims nbytes {nbytes}, cbytes {cbytes} with {} bytes present",
-                src.len()
-            ));
-        }
-        Ok(ChunkSizes {
-            nbytes: nbytes as usize,
-            cbytes: cbytes as usize,
-        })
+/// Decodes one whole Blosc2 chunk at the start of `src` (the offsets chunk or a vlmetalayer
+/// value) with the chunk decoder, refusing to decode more than `max_nbytes` bytes.
+/// Returns the header and the decoded bytes.
+fn decode_embedded_chunk(
+    what: &'static str,
+    src: &[u8],
+    max_nbytes: usize,
+) -> Result<(ChunkHeader, Vec<u8>), FrameError> {
+    let wrap = |source| FrameError::Chunk { what, source };
+    let h = ChunkHeader::parse(src).map_err(wrap)?;
+    if h.cbytes > src.len() {
+        return Err(wrap(CodecError::Truncated {
+            what: "chunk",
+            needed: h.cbytes,
+            available: src.len(),
+        }));
     }
-}
-
-/// Decodes the offsets chunk or a vlmetalayer chunk: `src` is exactly one chunk.
-fn decode_small_chunk(src: &[u8], sizes: ChunkSizes) -> Result<Vec<u8>, String> {
-    // Stored uncompressed (memcpy flag 0x02 with the extended-header flags 0x05).
-    let flags = src[2];
-    let typesize = src[3] as usize;
-    let special = (src[31] >> 4) & 0x7;
-    if flags & 0x07 == 0x07 && special == 0 {
-        if sizes.cbytes != CHUNK_HEADER_LEN + sizes.nbytes {
-            return Err("memcpy'd chunk with cbytes != 32 + nbytes".into());
-        }
-        return Ok(src[CHUNK_HEADER_LEN..].to_vec());
+    if h.nbytes > max_nbytes {
+        return Err(out_of_range(
+            what,
+            h.nbytes as u64,
+            "decoded size within the frame's limits",
+        ));
     }
-    match special {
-        // Zeros / uninitialised.
-        1 | 4 => Ok(vec![0; sizes.nbytes]),
-        // Repeated value: one item of typesize bytes after the header.
-        3 => {
-            if typesize == 0
-                || src.len() < CHUNK_HEADER_LEN + typesize
-                || sizes.nbytes % typesize != 0
-            {
-                return Err("repeated-value chunk too short or misaligned".into());
-            }
-            let value = &src[CHUNK_HEADER_LEN..CHUNK_HEADER_LEN + typesize];
-            Ok(value.repeat(sizes.nbytes / typesize))
-        }
-        _ => Err(format!(
-            "compressed chunk (flags {flags:#04x}) needs the chunk decoder"
-        )),
-    }
+    let data = decode_chunk(&src[..h.cbytes]).map_err(wrap)?;
+    Ok((h, data))
 }
 
 #[cfg(test)]
