@@ -759,6 +759,30 @@ mod tests {
     }
 
     #[test]
+    fn chunk_ranges_follow_sorted_offsets() {
+        // Chunk 1 was rewritten and moved past chunk 2; chunk 3 is special; chunk 4 shares
+        // chunk 0's bytes. Data section ends at 400.
+        let chunks = vec![
+            ChunkLocation::Stored { offset: 100 },
+            ChunkLocation::Stored { offset: 300 },
+            ChunkLocation::Stored { offset: 200 },
+            ChunkLocation::Special(SpecialKind::Zeros),
+            ChunkLocation::Stored { offset: 100 },
+        ];
+        let index = FrameIndex {
+            chunks,
+            vlmetalayers: vec![],
+            bounds: vec![100, 200, 300, 400],
+        };
+        assert_eq!(index.chunk_range(0), Some(100..200));
+        assert_eq!(index.chunk_range(1), Some(300..400));
+        assert_eq!(index.chunk_range(2), Some(200..300));
+        assert_eq!(index.chunk_range(3), None);
+        assert_eq!(index.chunk_range(4), Some(100..200));
+        assert_eq!(index.chunk_range(5), None);
+    }
+
+    #[test]
     fn nan_fill_patterns() {
         let mut b = [0u8; 8];
         SpecialKind::Nan.fill(4, &mut b).unwrap();
