@@ -77,6 +77,22 @@ fn check_fixture(dir: &str, f: &Fixture) {
             _ => 3,
         };
         assert_eq!(h.splitmode, split, "{}", f.name);
+        // The filter pipeline in the header holds the filters the fixture was written with
+        // (gen_blosc2.py FILTERS; DELTA, TRUNC_PREC and BYTEDELTA go with SHUFFLE).
+        let want: &[u8] = match f.filters.as_str() {
+            "NOFILTER" => &[],
+            "SHUFFLE" => &[1],
+            "BITSHUFFLE" => &[2],
+            "DELTA" => &[3, 1],
+            "TRUNC_PREC" => &[4, 1],
+            "BYTEDELTA" => &[1, 35],
+            other => panic!("unknown filter {other}"),
+        };
+        let got: Vec<u8> = h.filters.iter().copied().filter(|&c| c != 0).collect();
+        assert_eq!(got, want, "{}", f.name);
+        if f.filters == "TRUNC_PREC" {
+            assert_eq!(h.filters_meta[0], 13, "{} precision bits", f.name);
+        }
     }
     // Every stored chunk: its range (from offsets alone) starts at a chunk header whose cbytes
     // is exactly the range length, and chunks tile the data section (written once).
