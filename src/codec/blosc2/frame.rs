@@ -107,20 +107,6 @@ pub enum FrameError {
     },
 }
 
-impl From<FrameError> for crate::Error {
-    fn from(e: FrameError) -> Self {
-        let code = match e {
-            FrameError::NeedMore { .. } => "FRAME_TRUNCATED",
-            FrameError::Unsupported { .. } => "UNSUPPORTED",
-            _ => "BAD_FRAME",
-        };
-        crate::Error::Other {
-            code,
-            message: e.to_string(),
-        }
-    }
-}
-
 fn out_of_range(field: &'static str, value: impl Into<i128>, rule: &'static str) -> FrameError {
     FrameError::OutOfRange {
         field,
