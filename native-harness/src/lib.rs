@@ -1,6 +1,7 @@
 //! The native harness behind the `chunkwise` CLI: the loopback range server, source opening,
-//! `.npy` files, parity checks against real C-Blosc2 and libhdf5, benchmarks.
+//! parity helpers and benchmarks against the real C libraries (native only).
 
+pub mod bench_decode;
 pub mod bench_remote;
 pub mod serve;
 pub mod source;
