@@ -5,15 +5,19 @@
 
 use chunkwise::array::{OpenOptions, Progress, ReadOptions};
 use chunkwise::cache::CachePolicy;
+use chunkwise::npy;
 use chunkwise::selection::Selection;
 use clap::{Parser, Subcommand};
-use chunkwise::npy;
 use native_harness::source;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(name = "chunkwise", version, about = "Read remote Blosc2, HDF5 and Zarr arrays by HTTP range requests")]
+#[command(
+    name = "chunkwise",
+    version,
+    about = "Read remote Blosc2, HDF5 and Zarr arrays by HTTP range requests"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -107,7 +111,11 @@ fn parse_headers(raw: &[String]) -> Result<Vec<(String, String)>, chunkwise::Err
         .map(|h| {
             h.split_once(':')
                 .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-                .ok_or_else(|| chunkwise::Error::InvalidArgument(format!("header {h:?} is not \"Name: value\"")))
+                .ok_or_else(|| {
+                    chunkwise::Error::InvalidArgument(format!(
+                        "header {h:?} is not \"Name: value\""
+                    ))
+                })
         })
         .collect()
 }
@@ -129,13 +137,38 @@ fn no_path(path: &Option<String>) -> Result<(), chunkwise::Error> {
 
 async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
     match cli.command {
-        Command::Serve { root, port, latency_ms, fail_first, ignore_range, quiet } => {
-            let opts = native_harness::serve::ServeOptions { root, port, latency_ms, fail_first, ignore_range, quiet };
-            native_harness::serve::run(opts).await.map_err(|e| chunkwise::Error::InvalidArgument(e.to_string()))
+        Command::Serve {
+            root,
+            port,
+            latency_ms,
+            fail_first,
+            ignore_range,
+            quiet,
+        } => {
+            let opts = native_harness::serve::ServeOptions {
+                root,
+                port,
+                latency_ms,
+                fail_first,
+                ignore_range,
+                quiet,
+            };
+            native_harness::serve::run(opts)
+                .await
+                .map_err(|e| chunkwise::Error::InvalidArgument(e.to_string()))
         }
-        Command::Read { source, path, select, out, cache, headers } => {
+        Command::Read {
+            source,
+            path,
+            select,
+            out,
+            cache,
+            headers,
+        } => {
             let options = OpenOptions {
-                cache: cache.parse::<CachePolicy>().map_err(chunkwise::Error::InvalidArgument)?,
+                cache: cache
+                    .parse::<CachePolicy>()
+                    .map_err(chunkwise::Error::InvalidArgument)?,
                 ..Default::default()
             };
             let sel = Selection::parse(&select).map_err(chunkwise::Error::Selection)?;
@@ -146,18 +179,40 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                 if tty && p.total > 1 {
                     let width = 30usize;
                     let filled = (p.done as usize * width) / p.total as usize;
-                    eprint!("\r[{}{}] {}/{} chunks", "#".repeat(filled), " ".repeat(width - filled), p.done, p.total);
+                    eprint!(
+                        "\r[{}{}] {}/{} chunks",
+                        "#".repeat(filled),
+                        " ".repeat(width - filled),
+                        p.done,
+                        p.total
+                    );
                     if p.done == p.total {
                         eprintln!();
                     }
                 }
             };
-            let data = arr.read(&sel, &ReadOptions { progress: Some(&bar), cancel: None }).await?;
+            let data = arr
+                .read(
+                    &sel,
+                    &ReadOptions {
+                        progress: Some(&bar),
+                        cancel: None,
+                    },
+                )
+                .await?;
             if let Some(out) = out {
-                let f = std::fs::File::create(&out)
-                    .map_err(|e| chunkwise::Error::InvalidArgument(format!("{}: {e}", out.display())))?;
-                npy::write_npy(std::io::BufWriter::new(f), &data.dtype.to_string(), &data.shape, &data.data)
-                    .map_err(|e| chunkwise::Error::InvalidArgument(format!("{}: {e}", out.display())))?;
+                let f = std::fs::File::create(&out).map_err(|e| {
+                    chunkwise::Error::InvalidArgument(format!("{}: {e}", out.display()))
+                })?;
+                npy::write_npy(
+                    std::io::BufWriter::new(f),
+                    &data.dtype.to_string(),
+                    &data.shape,
+                    &data.data,
+                )
+                .map_err(|e| {
+                    chunkwise::Error::InvalidArgument(format!("{}: {e}", out.display()))
+                })?;
             }
             let t = arr.traffic();
             println!(
@@ -166,8 +221,14 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
             );
             Ok(())
         }
-        Command::Info { source, path, json, headers } => {
-            let arr = source::open_array(&source, parse_headers(&headers)?, OpenOptions::default()).await?;
+        Command::Info {
+            source,
+            path,
+            json,
+            headers,
+        } => {
+            let arr = source::open_array(&source, parse_headers(&headers)?, OpenOptions::default())
+                .await?;
             no_path(&path)?;
             let info = arr.info();
             let t = arr.traffic();
@@ -184,7 +245,10 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                 println!("chunks:  {:?} ({} chunks)", info.chunks, info.nchunks);
                 println!("blocks:  {:?}", info.blocks);
                 println!("codecs:  {}", info.codecs);
-                println!("bytes:   {} uncompressed, {} stored, source {} bytes", info.nbytes, info.cbytes, info.source_bytes);
+                println!(
+                    "bytes:   {} uncompressed, {} stored, source {} bytes",
+                    info.nbytes, info.cbytes, info.source_bytes
+                );
                 println!("traffic: {} requests, {} bytes", t.requests, t.bytes);
             }
             Ok(())
@@ -196,13 +260,18 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                     let repo = repo_root();
                     let big = native_harness::bench_remote::make_big_fixture(&repo).map_err(arg)?;
                     let small = sample_2d(&repo).map_err(arg)?;
-                    let rows = native_harness::bench_remote::run(latency_ms, &small, &big).await.map_err(arg)?;
+                    let rows = native_harness::bench_remote::run(latency_ms, &small, &big)
+                        .await
+                        .map_err(arg)?;
                     if json {
                         for r in &rows {
                             println!("{}", serde_json::to_string(r).expect("row serialises"));
                         }
                     } else {
-                        print!("{}", native_harness::bench_remote::format_table(latency_ms, &rows));
+                        print!(
+                            "{}",
+                            native_harness::bench_remote::format_table(latency_ms, &rows)
+                        );
                     }
                 }
             }
@@ -220,7 +289,10 @@ fn sample_2d(repo: &std::path::Path) -> Result<PathBuf, String> {
     .map_err(|e| e.to_string())?;
     m["fixtures"]
         .as_array()
-        .and_then(|l| l.iter().find(|f| f["shape"].as_array().is_some_and(|s| s.len() == 2)))
+        .and_then(|l| {
+            l.iter()
+                .find(|f| f["shape"].as_array().is_some_and(|s| s.len() == 2))
+        })
         .and_then(|f| f["file"].as_str())
         .map(|f| dir.join(f))
         .ok_or_else(|| "no 2-D sample in tests/fixtures/sample/manifest.json".into())

@@ -4,14 +4,14 @@
 //! README_CFRAME_FORMAT.rst in C-Blosc2) and `blosc2.c`.
 
 pub mod b2nd;
-pub mod frame;
-mod msgpack;
 pub mod blosclz;
 mod decode;
 mod encode;
 mod error;
 pub mod filters;
+pub mod frame;
 pub mod header;
+mod msgpack;
 pub use decode::{block_dependencies, block_spans, decode_block, decode_chunk, decode_chunk_into};
 pub use encode::{encode_chunk, Codec, EncodeOptions, Filter, SplitMode};
 pub use error::CodecError;
