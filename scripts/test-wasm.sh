@@ -37,8 +37,8 @@ command -v wasm-bindgen-test-runner >/dev/null || {
   echo "test-wasm: wasm-bindgen-test-runner missing: run scripts/setup.sh wasm" >&2; exit 1; }
 
 echo "test-wasm: building the range server"
-cargo build -q -p native-harness --bin range-server
-server_bin="$here/target/debug/range-server"
+cargo build -q -p native-harness --bin chunkwise
+server_bin="$here/target/debug/chunkwise"
 
 tmp="$(mktemp -d)"
 pids=()
@@ -53,7 +53,7 @@ trap cleanup EXIT INT TERM
 # at most; PORT 0 picks a free one) and prints its base URL once its ready line appears.
 start_server() {
   local name="$1" port="$2"; shift 2
-  timeout 3600 "$server_bin" --root "$here/tests/fixtures" --port "$port" --quiet "$@" \
+  timeout 3600 "$server_bin" serve --root "$here/tests/fixtures" --port "$port" --quiet "$@" \
     >"$tmp/$name.out" 2>"$tmp/$name.err" &
   pids+=($!)
   last_pid=$!

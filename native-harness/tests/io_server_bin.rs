@@ -1,4 +1,4 @@
-//! The stand-alone range server binary: ready line on stdout, serving, clean exit on SIGTERM.
+//! `chunkwise serve` as a process: ready line on stdout, serving, clean exit on SIGTERM.
 
 use chunkwise::io::http::HttpSource;
 use chunkwise::io::{ByteRange, RangeSource};
@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 #[tokio::test]
 async fn prints_ready_line_serves_and_stops_on_sigterm() {
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_range-server"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_chunkwise"))
         .args([
+            "serve".as_ref(),
             "--root".as_ref(),
             root.as_os_str(),
             "--port".as_ref(),
