@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Builds the npm package `chunkwise` into pkg/:
+#   pkg/web      wasm-pack --target web      (browsers without a bundler, workers, workerd: init/initSync)
+#   pkg/bundler  wasm-pack --target bundler  (webpack, Vite, ... importing the .wasm as a module)
+#   pkg/node     wasm-pack --target nodejs   (Node >= 20, CommonJS, loads the .wasm synchronously)
+#   pkg/package.json   pkg-template/package.json + name/version/description from Cargo.toml,
+#                      with conditional `exports` choosing among the three
+#   pkg/README.md      pkg-template/README.md
+# Release builds; wasm-opt is off in Cargo.toml. Idempotent: when the inputs (Rust sources,
+# Cargo files, pkg-template/) have not changed since the last complete build, nothing is rebuilt
+# (pass --force to rebuild anyway).
+# Usage: scripts/build-pkg.sh [--force]
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+source "$here/scripts/env.sh"
+cd "$here"
+
+force=0
+for arg in "$@"; do
+  case "$arg" in
+    --force) force=1 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "build-pkg: unknown argument $arg" >&2; exit 2 ;;
+  esac
+done
+
+out="$here/pkg"
+stamp="$out/.inputs.sha256"
+
+# Fingerprint of everything the package is made from.
+inputs_hash() {
+  {
+    find src -type f -name '*.rs' | LC_ALL=C sort
+    printf '%s\n' Cargo.toml Cargo.lock
+    find pkg-template -type f | LC_ALL=C sort
+    echo scripts/build-pkg.sh
+  } | while read -r f; do sha256sum "$f"; done | sha256sum | cut -d' ' -f1
+}
+
+want="$(inputs_hash)"
+complete() {
+  for t in web bundler node; do
+    [ -f "$out/$t/chunkwise.js" ] && [ -f "$out/$t/chunkwise_bg.wasm" ] || return 1
+  done
+  [ -f "$out/package.json" ] && [ -f "$out/README.md" ]
+}
+if [ "$force" = 0 ] && complete && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+  echo "build-pkg: pkg/ is up to date"
+  exit 0
+fi
+
+command -v wasm-pack >/dev/null || { echo "build-pkg: wasm-pack missing: run scripts/setup.sh wasm" >&2; exit 1; }
+# wasm-pack uses the wasm-bindgen on PATH only when its version equals the lockfile's;
+# with a match, forbid it from installing anything.
+wbv=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock)
+mode=normal
+if wasm-bindgen --version 2>/dev/null | grep -q " $wbv\$"; then mode=no-install; fi
+
+rm -f "$stamp"
+build() { # target dir
+  echo "build-pkg: wasm-pack --target $1 -> pkg/$2"
+  rm -rf "${out:?}/$2"
+  wasm-pack --log-level warn build "$here" --release --mode "$mode" --target "$1" \
+    --out-dir "pkg/$2" --out-name chunkwise --no-pack --no-gitignore
+}
+build web web
+build bundler bundler
+build nodejs node
+
+# Each target directory says how its .js is to be loaded (the node glue is CommonJS).
+echo '{ "type": "module", "sideEffects": ["./chunkwise.js", "./snippets/*"] }' > "$out/bundler/package.json"
+echo '{ "type": "module" }' > "$out/web/package.json"
+echo '{ "type": "commonjs" }' > "$out/node/package.json"
+
+# name, version, description, license and repository come from Cargo.toml; the rest from the template.
+meta_name=chunkwise
+meta_version=$(awk -F'"' '/^version = /{print $2; exit}' Cargo.toml)
+meta_description=$(awk -F'"' '/^description = /{print $2; exit}' Cargo.toml)
+meta_license=$(awk -F'"' '/^license = /{print $2; exit}' Cargo.toml)
+if command -v jq >/dev/null; then
+  jq --arg n "$meta_name" --arg v "$meta_version" --arg d "$meta_description" --arg l "$meta_license" \
+    '. + {name: $n, version: $v, description: $d, license: $l}' \
+    pkg-template/package.json > "$out/package.json"
+else
+  N="$meta_name" V="$meta_version" D="$meta_description" L="$meta_license" node -e '
+    const fs = require("fs");
+    const t = JSON.parse(fs.readFileSync("pkg-template/package.json", "utf8"));
+    const o = Object.assign(t, { name: process.env.N, version: process.env.V,
+      description: process.env.D, license: process.env.L });
+    fs.writeFileSync(process.argv[1], JSON.stringify(o, null, 2) + "\n");' "$out/package.json"
+fi
+cp pkg-template/README.md "$out/README.md"
+[ -f LICENSE ] && cp LICENSE "$out/LICENSE"
+
+complete || { echo "build-pkg: incomplete output in pkg/" >&2; exit 1; }
+echo "$want" > "$stamp"
+for t in web bundler node; do
+  printf 'build-pkg: pkg/%-8s %s bytes of wasm\n' "$t" "$(stat -c %s "$out/$t/chunkwise_bg.wasm")"
+done

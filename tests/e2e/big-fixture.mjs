@@ -1,0 +1,39 @@
+// The large fixture (a 2000 x 2000 float32 frame over 8 MiB, so reads go to the network instead
+// of the copy held from open). It is written at test time by the pinned python-blosc2
+// (tests/fixtures/gen_blosc2.py --big) into a temporary directory and reused afterwards.
+
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fixtures } from "./lib.mjs";
+
+const dir = path.join(os.tmpdir(), "chunkwise-e2e-big");
+const venv = process.env.CHUNKWISE_VENV || path.join(os.homedir(), ".cache/chunkwise/venv");
+
+/** { ok: true, file, npy } or { ok: false, reason }. */
+export function ensureBigFixture() {
+  const file = path.join(dir, "big_f4.b2nd");
+  const npy = path.join(dir, "big_f4.npy");
+  if (fs.existsSync(file) && fs.existsSync(npy) && fs.statSync(file).size > 8 << 20) {
+    return { ok: true, file, npy };
+  }
+  const python = path.join(venv, "bin/python");
+  const gen = path.join(fixtures, "gen_blosc2.py");
+  if (!fs.existsSync(python)) return { ok: false, reason: `no Python venv at ${venv} (scripts/setup.sh python)` };
+  if (!fs.existsSync(gen)) return { ok: false, reason: `${gen} is missing` };
+  // Written aside, then renamed into place: test files running at once may both get here.
+  fs.mkdirSync(dir, { recursive: true });
+  const aside = fs.mkdtempSync(path.join(dir, "gen-"));
+  try {
+    const r = spawnSync(python, [gen, "--big", aside], { encoding: "utf8", timeout: 180000 });
+    if (r.status !== 0 || !fs.existsSync(path.join(aside, "big_f4.b2nd"))) {
+      throw new Error(`gen_blosc2.py --big failed (${r.status}): ${r.stderr}`);
+    }
+    fs.renameSync(path.join(aside, "big_f4.npy"), npy);
+    fs.renameSync(path.join(aside, "big_f4.b2nd"), file);
+  } finally {
+    fs.rmSync(aside, { recursive: true, force: true });
+  }
+  return { ok: true, file, npy };
+}

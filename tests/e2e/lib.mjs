@@ -1,0 +1,177 @@
+// Shared helpers of the end-to-end tests: the repository layout, `chunkwise serve` as a child
+// process with its request log, a small .npy reader, and headless Chromium through playwright-core.
+
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const cli = process.env.CHUNKWISE_BIN || path.join(repo, "target/release/chunkwise");
+export const fixtures = path.join(repo, "tests/fixtures");
+export const chromiumPath = process.env.CHROMIUM || "/usr/bin/chromium";
+
+/** Fixture entries of a manifest.json, by name. */
+export function manifest(dir) {
+  const m = JSON.parse(fs.readFileSync(path.join(fixtures, dir, "manifest.json"), "utf8"));
+  return Object.fromEntries(m.fixtures.map((f) => [f.name, f]));
+}
+
+/**
+ * Starts `chunkwise serve --root ROOT --port 0` and resolves once it prints its URL.
+ * Every request line it logs on stderr (`METHOD PATH range=R STATUS BODY_LEN`) is parsed into
+ * `server.log` unless `quiet`. `server.stop()` ends it by PID.
+ */
+export function startServer({ root = repo, latencyMs = 0, quiet = false, timeoutMs = 20000 } = {}) {
+  const args = ["serve", "--root", root, "--port", "0"];
+  if (latencyMs) args.push("--latency-ms", String(latencyMs));
+  if (quiet) args.push("--quiet");
+  if (!fs.existsSync(cli)) {
+    throw new Error(`${cli} is missing: build it with cargo build --release -p native-harness`);
+  }
+  const proc = spawn(cli, args, { stdio: ["ignore", "pipe", "pipe"] });
+  const log = [];
+  let errText = "";
+  let errLine = "";
+  proc.stderr.setEncoding("utf8");
+  proc.stderr.on("data", (chunk) => {
+    errLine += chunk;
+    const lines = errLine.split("\n");
+    errLine = lines.pop();
+    for (const line of lines) {
+      const m = /^(\S+) (\S+) range=(\S+) (\d{3}) (\d+)$/.exec(line.trim());
+      if (m) {
+        log.push({ method: m[1], path: m[2], range: m[3] === "-" ? null : m[3],
+          status: Number(m[4]), bytes: Number(m[5]) });
+      } else if (errText.length < 4000) errText += line + "\n";
+    }
+  });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(() => {
+      proc.kill("SIGKILL");
+      reject(new Error(`chunkwise serve printed no URL within ${timeoutMs} ms: ${out} ${errText}`));
+    }, timeoutMs);
+    proc.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`chunkwise serve exited (${code}): ${out} ${errText}`));
+    });
+    proc.stdout.setEncoding("utf8");
+    proc.stdout.on("data", (chunk) => {
+      out += chunk;
+      const m = /serving .* at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
+      if (!m) return;
+      clearTimeout(timer);
+      proc.removeAllListeners("exit");
+      const exited = new Promise((r) => proc.once("exit", r));
+      resolve({
+        url: m[1],
+        pid: proc.pid,
+        log,
+        /** Requests the server answered for `urlPath` (GET and HEAD), and their body bytes. */
+        counted(urlPath, since = 0) {
+          const hits = log.slice(since).filter((r) => r.path === urlPath && r.method !== "OPTIONS");
+          return { requests: hits.length, bytes: hits.reduce((s, r) => s + (r.method === "HEAD" ? 0 : r.bytes), 0) };
+        },
+        async stop() {
+          if (proc.exitCode === null && proc.signalCode === null) process.kill(proc.pid, "SIGTERM");
+          const t = setTimeout(() => { if (proc.exitCode === null) process.kill(proc.pid, "SIGKILL"); }, 3000);
+          await exited;
+          clearTimeout(t);
+        },
+      });
+    });
+  });
+}
+
+/** Waits until `cond()` is true (polling), or fails after `ms`. */
+export async function until(cond, ms = 3000, what = "condition") {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const NPY_TYPES = {
+  b1: [Uint8Array, 1, "getUint8"], i1: [Int8Array, 1, "getInt8"], u1: [Uint8Array, 1, "getUint8"],
+  i2: [Int16Array, 2, "getInt16"], u2: [Uint16Array, 2, "getUint16"],
+  i4: [Int32Array, 4, "getInt32"], u4: [Uint32Array, 4, "getUint32"],
+  i8: [BigInt64Array, 8, "getBigInt64"], u8: [BigUint64Array, 8, "getBigUint64"],
+  f4: [Float32Array, 4, "getFloat32"], f8: [Float64Array, 8, "getFloat64"],
+};
+
+/**
+ * Reads a C-ordered .npy file (format 1.0 to 3.0) of a plain numeric dtype.
+ * Returns { descr, shape, raw (typed array, native order), values (Numbers), at(...idx) }.
+ */
+export function readNpy(file) {
+  const buf = fs.readFileSync(file);
+  if (buf.toString("latin1", 0, 6) !== "\x93NUMPY") throw new Error(`${file}: not a .npy file`);
+  const major = buf[6];
+  const hlen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
+  const hstart = major === 1 ? 10 : 12;
+  const header = buf.toString("latin1", hstart, hstart + hlen);
+  const descr = /'descr':\s*'([^']+)'/.exec(header)[1];
+  if (/'fortran_order':\s*True/.test(header)) throw new Error(`${file}: Fortran order unsupported`);
+  const shape = /'shape':\s*\(([^)]*)\)/.exec(header)[1].split(",").map((s) => s.trim())
+    .filter(Boolean).map(Number);
+  const type = NPY_TYPES[descr.slice(1)];
+  if (!type) throw new Error(`${file}: dtype ${descr} unsupported`);
+  const [Ctor, size, getter] = type;
+  const n = shape.reduce((a, b) => a * b, 1);
+  const view = new DataView(buf.buffer, buf.byteOffset + hstart + hlen, n * size);
+  const little = descr[0] !== ">";
+  const raw = new Ctor(n);
+  for (let i = 0; i < n; i++) raw[i] = view[getter](i * size, little);
+  const values = Array.from(raw, Number);
+  const strides = shape.map((_, d) => shape.slice(d + 1).reduce((a, b) => a * b, 1));
+  return {
+    descr, shape, raw, values,
+    at: (...idx) => values[idx.reduce((s, v, d) => s + v * strides[d], 0)],
+  };
+}
+
+/** Launches the system Chromium headless; never downloads a browser. */
+export async function launchChromium() {
+  const { chromium } = await import("playwright-core");
+  return chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    timeout: 30000,
+  });
+}
+
+/** A fresh scratch directory under the system temp dir, removed by the returned function. */
+export function scratchDir(prefix = "chunkwise-e2e-") {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  return { dir, remove: () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Opens the preview page for `dataUrl`, presses Open and waits for the first read to end. */
+export async function openInPage(page, pageBase, dataUrl, { timeout = 30000 } = {}) {
+  await page.goto(`${pageBase}www/?url=${encodeURIComponent(dataUrl)}`);
+  await page.waitForFunction(() => ["idle", "error"].includes(document.body.dataset.state), null, { timeout });
+  const loadState = await page.evaluate(() => document.body.dataset.state);
+  if (loadState === "error") throw new Error(`page failed to load: ${await page.textContent("#error")}`);
+  await page.click("#open");
+  return waitSettled(page, { timeout });
+}
+
+/** Waits until the page is no longer opening or reading; returns its state. */
+export async function waitSettled(page, { timeout = 30000, selection } = {}) {
+  await page.waitForFunction(
+    (sel) => ["ready", "error", "cancelled"].includes(document.body.dataset.state) &&
+      (sel === undefined || document.body.dataset.state !== "ready" ||
+        (window.chunkwisePreview && window.chunkwisePreview.selection === sel)),
+    selection, { timeout },
+  );
+  return page.evaluate(() => ({
+    state: document.body.dataset.state,
+    error: document.getElementById("error").hidden ? null : document.getElementById("error").textContent,
+    code: document.getElementById("error").dataset.code || null,
+  }));
+}

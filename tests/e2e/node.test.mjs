@@ -1,0 +1,164 @@
+// The Node build of the npm package (pkg/node) reading fixtures through `chunkwise serve`:
+// values equal the arrays written, traffic equals what the server counted. Also checks that
+// the package's conditional exports give Node the Node build.
+
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { ensureBigFixture } from "./big-fixture.mjs";
+import { fixtures, manifest, readNpy, repo, scratchDir, startServer, until } from "./lib.mjs";
+
+const require = createRequire(import.meta.url);
+const pkgDir = path.join(repo, "pkg");
+const blosc2 = manifest("blosc2");
+const sample = manifest("sample");
+
+let server, chunkwise;
+
+before(async () => {
+  chunkwise = require(path.join(pkgDir, "node/chunkwise.js"));
+  server = await startServer();
+});
+after(async () => { await server?.stop(); });
+
+const url = (urlPath) => server.url + urlPath.slice(1);
+
+/** Plain numbers of a read result, for comparison with the .npy values. */
+const numbers = (data) => Array.from(data, Number);
+
+describe("pkg/node", () => {
+  test("reads fixtures over HTTP: values equal the .npy, traffic equals the server's count", async () => {
+    for (const name of ["cf_lz4_bitshuffle", "delta_partial_i4", "nd4_f4", "be_f8", "dtype_int64"]) {
+      const f = blosc2[name];
+      const e = readNpy(path.join(fixtures, "blosc2", f.npy));
+      const urlPath = `/tests/fixtures/blosc2/${f.file}`;
+      const mark = server.log.length;
+      const arr = await chunkwise.RemoteArray.open(url(urlPath), { cache: "memory" });
+      assert.deepEqual(Array.from(arr.shape), f.shape, name);
+      assert.equal(arr.dtype, f.dtype, name);
+      assert.deepEqual(Array.from(arr.chunks), f.chunks, name);
+      assert.deepEqual(Array.from(arr.blocks), f.blocks, name);
+      const info = arr.info;
+      assert.equal(info.format, "b2nd");
+      assert.equal(Number(info.source_bytes), fs.statSync(path.join(fixtures, "blosc2", f.file)).size);
+
+      const opened = { requests: arr.traffic.requests, bytes: arr.traffic.bytes };
+      assert.ok(opened.requests > 0 && opened.bytes > 0, name);
+      await until(() => server.counted(urlPath, mark).requests >= opened.requests, 3000, "server log");
+      assert.deepEqual(opened, server.counted(urlPath, mark), name);
+
+      const all = await arr.read(null, {});
+      assert.deepEqual(all.shape, f.shape, name);
+      assert.equal(all.dtype, f.dtype.replace(">", "<"), name);
+      if (typeof all.data[0] === "bigint") assert.deepEqual(Array.from(all.data), Array.from(e.raw), name);
+      else assert.deepEqual(numbers(all.data), e.values, name);
+
+      // a strided selection with an index: first axis 1, every other element of the last axis
+      const sel = f.shape.map((n, d) => (d === 0 ? "1" : d === f.shape.length - 1 ? "::2" : ":")).join(", ");
+      const part = await arr.read(sel, {});
+      const expect = [];
+      const rest = f.shape.slice(1);
+      const walk = (prefix, d) => {
+        if (d === rest.length) { expect.push(e.at(1, ...prefix)); return; }
+        const step = d === rest.length - 1 ? 2 : 1;
+        for (let i = 0; i < rest[d]; i += step) walk([...prefix, i], d + 1);
+      };
+      walk([], 0);
+      assert.deepEqual(numbers(part.data), expect, `${name} [${sel}]`);
+
+      // small files are held from open: reads add no traffic
+      assert.deepEqual({ requests: arr.traffic.requests, bytes: arr.traffic.bytes }, opened, name);
+      assert.deepEqual(server.counted(urlPath, mark), opened, name);
+      arr.close();
+    }
+  });
+
+  test("the bundled samples decode to the arrays written (sha256 of the C-order bytes)", async () => {
+    for (const f of Object.values(sample)) {
+      const arr = await chunkwise.RemoteArray.open(url(`/tests/fixtures/sample/${f.file}`), {});
+      assert.deepEqual(Array.from(arr.shape), f.shape);
+      const { data, dtype } = await arr.read(":", {});
+      assert.equal(dtype, f.dtype);
+      const digest = crypto.createHash("sha256")
+        .update(Buffer.from(data.buffer, data.byteOffset, data.byteLength)).digest("hex");
+      assert.equal(digest, f.sha256, f.name);
+      arr.close();
+    }
+  });
+
+  test("errors carry a code: NOT_FOUND, INVALID_SELECTION, CANCELLED", async () => {
+    await assert.rejects(chunkwise.RemoteArray.open(url("/tests/fixtures/blosc2/missing.b2nd"), {}),
+      (e) => e.name === "ChunkwiseError" && e.code === "NOT_FOUND");
+    const arr = await chunkwise.RemoteArray.open(url(`/tests/fixtures/blosc2/${blosc2.nd3_u2.file}`), {});
+    await assert.rejects(async () => arr.read("0, 0, 0, 0", {}), (e) => e.code === "INVALID_SELECTION");
+    await assert.rejects(async () => arr.read("99, :, :", {}), (e) => e.code === "INVALID_SELECTION");
+    const ctrl = new AbortController();
+    const pending = arr.read(":, :, :", { signal: ctrl.signal });
+    ctrl.abort();
+    await assert.rejects(pending, (e) => e.name === "ChunkwiseError" && e.code === "CANCELLED");
+    arr.close();
+  });
+
+  test("a large file: reads fetch only the chunks touched, counted like the server counts", async (t) => {
+    const big = ensureBigFixture();
+    if (!big.ok) { t.skip(big.reason); return; }
+    const e = readNpy(big.npy);
+    const bigServer = await startServer({ root: path.dirname(big.file) });
+    try {
+      const urlPath = `/${path.basename(big.file)}`;
+      const arr = await chunkwise.RemoteArray.open(bigServer.url + urlPath.slice(1), {});
+      const chunks = Array.from(arr.chunks);
+      const opened = { requests: arr.traffic.requests, bytes: arr.traffic.bytes };
+      assert.ok(opened.bytes < fs.statSync(big.file).size / 4, JSON.stringify(opened));
+      const progress = [];
+      const r = await arr.read(`0:${chunks[0]}, 0:${chunks[1]}`, { onProgress: (p) => progress.push(p) });
+      assert.deepEqual(r.shape, chunks);
+      for (const [i, j] of [[0, 0], [3, 7], [chunks[0] - 1, chunks[1] - 1]]) {
+        assert.equal(r.data[i * chunks[1] + j], e.at(i, j));
+      }
+      assert.deepEqual(progress.at(-1), { done: 1, total: 1 });
+      const afterRead = { requests: arr.traffic.requests, bytes: arr.traffic.bytes };
+      assert.equal(afterRead.requests, opened.requests + 1);
+      await until(() => bigServer.counted(urlPath).requests >= afterRead.requests, 3000, "server log");
+      assert.deepEqual(afterRead, bigServer.counted(urlPath));
+      // the same chunk again: from the payload cache
+      await arr.read(`0:10, 0:10`, {});
+      assert.deepEqual({ requests: arr.traffic.requests, bytes: arr.traffic.bytes }, afterRead);
+      arr.close();
+    } finally {
+      await bigServer.stop();
+    }
+  });
+
+  test("the package's exports give Node the Node build", async () => {
+    const pj = JSON.parse(fs.readFileSync(path.join(pkgDir, "package.json"), "utf8"));
+    assert.equal(pj.name, "chunkwise");
+    assert.equal(pj.exports["."].node.default, "./node/chunkwise.js");
+    const scratch = scratchDir();
+    try {
+      fs.mkdirSync(path.join(scratch.dir, "node_modules"));
+      fs.symlinkSync(pkgDir, path.join(scratch.dir, "node_modules/chunkwise"), "dir");
+      const f = blosc2.dtype_int32;
+      const script = `
+        import { RemoteArray } from "chunkwise";
+        import { createRequire } from "node:module";
+        const resolved = createRequire(import.meta.url).resolve("chunkwise");
+        const arr = await RemoteArray.open(process.argv[1], {});
+        const { data, shape } = await arr.read("0, :", {});
+        console.log(JSON.stringify({ resolved, shape, first: Array.from(data) }));`;
+      const out = execFileSync(process.execPath, ["--input-type=module", "-e", script,
+        url(`/tests/fixtures/blosc2/${f.file}`)], { cwd: scratch.dir, encoding: "utf8", timeout: 30000 });
+      const got = JSON.parse(out.trim().split("\n").at(-1));
+      assert.match(got.resolved, /node[\\/]chunkwise\.js$/);
+      const e = readNpy(path.join(fixtures, "blosc2", f.npy));
+      assert.deepEqual(got.shape, [f.shape[1]]);
+      assert.deepEqual(got.first, e.values.slice(0, f.shape[1]));
+    } finally {
+      scratch.remove();
+    }
+  });
+});
