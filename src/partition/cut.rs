@@ -1,7 +1,7 @@
 //! The cut: arrays in, blob definitions out (blobmap-partition.md, `partition`,
 //! `bucket_width`).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::json::Json;
 use super::model::{Array, Blob, Bucket, Manifest, ManifestFields, Pin, Policy};
@@ -106,9 +106,13 @@ pub fn partition(
     }
 
     let carried: Vec<Blob> = previous.map(|p| p.blobs.clone()).unwrap_or_default();
+    let carried_prefixes: HashSet<&str> = carried
+        .iter()
+        .flat_map(|b| b.prefixes.iter().map(String::as_str))
+        .collect();
     let unclaimed: Vec<&Array> = payload
         .into_iter()
-        .filter(|a| !claimed(a, &carried))
+        .filter(|a| !claimed(a, &carried_prefixes))
         .collect();
     let mut taken: HashSet<String> = carried.iter().map(|b| b.id.clone()).collect();
     let mut warnings = Vec::new();
@@ -117,6 +121,7 @@ pub fn partition(
     blobs.extend(cut(&unclaimed, &policy, &mut taken, fresh, &mut warnings));
 
     let mut provenance: Vec<(String, Json)> = Vec::with_capacity(arrays.len());
+    let mut position: HashMap<String, usize> = HashMap::with_capacity(arrays.len());
     for a in arrays {
         let key = if a.path.is_empty() { "." } else { &a.path };
         let entry = Json::Object(vec![
@@ -134,9 +139,12 @@ pub fn partition(
             ("key_encoding".into(), Json::str(a.key_encoding.as_str())),
         ]);
         // Like a dict: a repeated path keeps its first position and its last value.
-        match provenance.iter_mut().find(|(k, _)| k == key) {
-            Some(slot) => slot.1 = entry,
-            None => provenance.push((key.to_owned(), entry)),
+        match position.get(key) {
+            Some(&i) => provenance[i].1 = entry,
+            None => {
+                position.insert(key.to_owned(), provenance.len());
+                provenance.push((key.to_owned(), entry));
+            }
         }
     }
 
@@ -153,13 +161,15 @@ pub fn partition(
 }
 
 /// Whether a carried blob's prefix is this array's chunk prefix or an ancestor of it.
-fn claimed(a: &Array, carried: &[Blob]) -> bool {
+/// `carried` holds every prefix of the carried blobs, so each check costs one lookup per
+/// path segment rather than one per carried blob.
+fn claimed(a: &Array, carried: &HashSet<&str>) -> bool {
     let key = a.chunk_prefix();
-    carried.iter().flat_map(|b| &b.prefixes).any(|p| {
-        p.is_empty()
-            || key == *p
-            || (key.starts_with(p.as_str()) && key.as_bytes()[p.len()] == b'/')
-    })
+    if carried.contains("") || carried.contains(key.as_str()) {
+        return true;
+    }
+    key.match_indices('/')
+        .any(|(i, _)| carried.contains(&key[..i]))
 }
 
 fn cut(

@@ -1,5 +1,7 @@
 //! What a repartition changed, by blob id (blobmap-partition.md, `Diff`, `diff`).
 
+use std::collections::HashMap;
+
 use super::model::{Blob, Bucket, Manifest};
 
 /// Blobs added, removed and redefined between two manifests.
@@ -54,14 +56,16 @@ pub fn diff(old: Option<&Manifest>, new: &Manifest) -> Diff {
             ..Diff::default()
         };
     };
+    let old_ids: HashMap<&str, &Blob> = old.blobs.iter().map(|b| (b.id.as_str(), b)).collect();
+    let new_ids: HashMap<&str, &Blob> = new.blobs.iter().map(|b| (b.id.as_str(), b)).collect();
     let mut d = Diff::default();
     for b in &new.blobs {
-        if old.by_id(&b.id).is_none() {
+        if !old_ids.contains_key(b.id.as_str()) {
             d.added.push(b.clone());
         }
     }
     for a in &old.blobs {
-        match new.by_id(&a.id) {
+        match new_ids.get(a.id.as_str()).copied() {
             None => d.removed.push(a.clone()),
             Some(b) if b != a => d.modified.push((a.clone(), b.clone())),
             Some(_) => {}
