@@ -1,1 +1,3 @@
 //! JavaScript bindings (wasm-bindgen): conversion only, the logic lives in the core.
+
+mod partition;
