@@ -202,6 +202,22 @@ fn memory_kib() -> (u64, u64) {
     (field("VmHWM:"), field("VmRSS:"))
 }
 
+/// CPU time of this process in seconds (user + system), from `/proc/self/stat` in clock ticks of
+/// 1/100 s (Linux's USER_HZ). Unlike wall time it does not grow when other processes load the
+/// machine.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    (ticks(11) + ticks(12)) as f64 / 100.0
+}
+
 /// A synthetic scope of `n` arrays under `g<i/100>/v<i>`: one in ten is 150 GiB (bucketed), the
 /// rest 1 GiB, a few coordinates; encodings rotate through all three.
 pub fn synthetic_arrays(n: usize) -> Vec<Array> {
@@ -232,19 +248,20 @@ pub fn synthetic_arrays(n: usize) -> Vec<Array> {
 pub fn bench() -> String {
     const ARRAYS: usize = 100_000;
     const KEYS: u64 = 1_000_000;
-    let mut rows: Vec<(String, f64, String, u64, u64)> = Vec::new();
-    let mut step = |name: &str, secs: f64, note: String, before: (u64, u64)| {
+    let mut rows: Vec<(String, f64, f64, String, u64, u64)> = Vec::new();
+    let mut step = |name: &str, secs: f64, note: String, before: ((u64, u64), f64)| {
         let after = memory_kib();
         rows.push((
             name.to_owned(),
             secs,
+            cpu_seconds() - before.1,
             note,
             after.0,
-            after.1.saturating_sub(before.1),
+            after.1.saturating_sub(before.0 .1),
         ));
     };
 
-    let before = memory_kib();
+    let before = (memory_kib(), cpu_seconds());
     let t = Instant::now();
     let arrays = synthetic_arrays(ARRAYS);
     step(
@@ -254,7 +271,7 @@ pub fn bench() -> String {
         before,
     );
 
-    let before = memory_kib();
+    let before = (memory_kib(), cpu_seconds());
     let t = Instant::now();
     let first = partition(
         "bench/scope",
@@ -285,7 +302,7 @@ pub fn bench() -> String {
             g
         })
         .collect();
-    let before = memory_kib();
+    let before = (memory_kib(), cpu_seconds());
     let t = Instant::now();
     let again = partition(
         "bench/scope",
@@ -305,7 +322,7 @@ pub fn bench() -> String {
     );
     drop(grown);
 
-    let before = memory_kib();
+    let before = (memory_kib(), cpu_seconds());
     let t = Instant::now();
     let text = m.dumps();
     let back = Manifest::loads(&text).expect("own output reads back");
@@ -317,7 +334,7 @@ pub fn bench() -> String {
     );
     drop(back);
 
-    let before = memory_kib();
+    let before = (memory_kib(), cpu_seconds());
     let t = Instant::now();
     let mut resolver = Resolver::new();
     resolver.add(&m);
@@ -328,7 +345,7 @@ pub fn bench() -> String {
         before,
     );
 
-    let before = memory_kib();
+    let before = (memory_kib(), cpu_seconds());
     let t = Instant::now();
     let mut key = String::new();
     let mut archivable = 0u64;
@@ -358,13 +375,15 @@ pub fn bench() -> String {
     );
 
     let mut out = String::from(
-        "| step | time (ms) | peak RSS (MiB) | RSS growth (MiB) | notes |\n|---|---:|---:|---:|---|\n",
+        "| step | wall (ms) | CPU (ms) | peak RSS (MiB) | RSS growth (MiB) | notes |\n\
+         |---|---:|---:|---:|---:|---|\n",
     );
-    for (name, secs, note, peak, growth) in rows {
+    for (name, secs, cpu, note, peak, growth) in rows {
         let _ = writeln!(
             out,
-            "| {name} | {:.1} | {:.1} | {:.1} | {note} |",
+            "| {name} | {:.1} | {:.0} | {:.1} | {:.1} | {note} |",
             secs * 1e3,
+            cpu * 1e3,
             peak as f64 / 1024.0,
             growth as f64 / 1024.0
         );

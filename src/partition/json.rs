@@ -6,6 +6,7 @@
 //! this module keeps its own small value type whose objects are lists of `(key, value)` pairs in
 //! document order.
 
+use std::collections::HashMap;
 use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -191,11 +192,16 @@ impl<'de> Visitor<'de> for JsonVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
         let mut entries: Vec<(String, Json)> = Vec::new();
+        // Position of each key, so a large object (provenance of many arrays) stays linear.
+        let mut position: HashMap<String, usize> = HashMap::new();
         while let Some((k, v)) = map.next_entry::<String, Json>()? {
             // Python's dict keeps the first position and the last value of a repeated key.
-            match entries.iter_mut().find(|(key, _)| *key == k) {
-                Some(slot) => slot.1 = v,
-                None => entries.push((k, v)),
+            match position.get(&k) {
+                Some(&i) => entries[i].1 = v,
+                None => {
+                    position.insert(k.clone(), entries.len());
+                    entries.push((k, v));
+                }
             }
         }
         Ok(Json::Object(entries))

@@ -138,15 +138,18 @@ impl Resolver {
         if self.hot_basenames.contains(*last) {
             return Resolution::plain(ResolutionKind::Hot);
         }
-        let norm = parts.join("/");
+        // The key without empty segments; borrowed as is in the common case of a clean key.
+        let trimmed = key.trim_matches('/');
+        let norm: std::borrow::Cow<str> = if trimmed.contains("//") {
+            parts.join("/").into()
+        } else {
+            trimmed.into()
+        };
         // ends[d]: byte length of the prefix made of the first d segments.
         let mut ends = Vec::with_capacity(parts.len() + 1);
         ends.push(0usize);
-        let mut at = 0;
-        for (i, p) in parts.iter().enumerate() {
-            at += p.len() + usize::from(i > 0);
-            ends.push(at);
-        }
+        ends.extend(norm.match_indices('/').map(|(i, _)| i));
+        ends.push(norm.len());
         if !self.pins.is_empty() && ends.iter().any(|&e| self.pins.contains(&norm[..e])) {
             return Resolution::plain(ResolutionKind::Pinned);
         }
