@@ -1,0 +1,272 @@
+//! The chunk-cache simulator against two real HDF5 builds, read for read.
+//!
+//! Every case is written with h5py (libver v110) and read through a logging file object under
+//! HDF5 1.10.8 (Debian's python3-h5py) and HDF5 2.0.0 (h5py 3.16 in the venv); the simulator
+//! replays the same trace with the chunk sizes the real file stores. Both builds must be installed
+//! (`scripts/setup.sh`); a missing one fails the test.
+
+use chunkwise::chunk_trace::{
+    random_trace, simulate, HashForm, SplitMix64, EXPERIMENT_CASES, EXPERIMENT_STORED_SIZES,
+};
+use native_harness::chunk_trace_cli::{
+    experiment_oracle_cases, geometry_from_oracle, run_all_builds, OracleCase, OracleOutput,
+};
+
+const RANDOM_CASES: usize = 240;
+
+fn pick<T: Copy>(rng: &mut SplitMix64, xs: &[T]) -> T {
+    xs[rng.below(xs.len() as u64) as usize]
+}
+
+/// Seeded random cases: 2-D and 3-D, several chunk shapes (edge chunks included), four element
+/// sizes, gzip on and off, nslots and nbytes around the thresholds, w0 in {0, 0.5, 0.75, 1}.
+///
+/// Unfiltered datasets get `nbytes >= chunk size` and `nslots > 0`: otherwise HDF5 reads the
+/// selected elements straight from the file, which are not whole-chunk reads.
+fn random_cases(seed: u64, n: usize) -> Vec<OracleCase> {
+    let mut rng = SplitMix64::new(seed);
+    let mut cases = Vec::with_capacity(n);
+    for i in 0..n {
+        let rank = if rng.below(10) < 6 { 2 } else { 3 };
+        let shape: Vec<u64> = (0..rank)
+            .map(|_| {
+                if rank == 2 {
+                    4 + rng.below(45)
+                } else {
+                    2 + rng.below(13)
+                }
+            })
+            .collect();
+        let chunks: Vec<u64> = shape.iter().map(|&d| 1 + rng.below(d.min(16))).collect();
+        let (dtype, size) = pick(
+            &mut rng,
+            &[("<u1", 1u64), ("<u2", 2), ("<u4", 4), ("<f8", 8)],
+        );
+        let gzip = if rng.below(2) == 0 {
+            Some(1 + rng.below(9) as u32)
+        } else {
+            None
+        };
+        let c: u64 = chunks.iter().product::<u64>() * size;
+        let nchunks: u64 = shape
+            .iter()
+            .zip(&chunks)
+            .map(|(&s, &k)| s.div_ceil(k))
+            .product();
+        let all = nchunks * c;
+        let (nbytes, nslots) = if gzip.is_some() {
+            (
+                pick(
+                    &mut rng,
+                    &[
+                        0,
+                        c - 1,
+                        c,
+                        c + 1,
+                        2 * c - 1,
+                        2 * c,
+                        3 * c,
+                        4 * c,
+                        all - 1,
+                        all,
+                        1 << 20,
+                    ],
+                ),
+                pick(
+                    &mut rng,
+                    &[0, 1, 2, 3, 5, 8, 13, 17, nchunks, nchunks + 1, 521, 8191],
+                ),
+            )
+        } else {
+            (
+                pick(
+                    &mut rng,
+                    &[
+                        c,
+                        c + 1,
+                        2 * c - 1,
+                        2 * c,
+                        3 * c,
+                        4 * c,
+                        all.max(c),
+                        all.max(c + 1) - 1,
+                        1 << 20,
+                    ],
+                )
+                .max(c),
+                pick(
+                    &mut rng,
+                    &[1, 2, 3, 5, 8, 13, 17, nchunks, nchunks + 1, 521, 8191],
+                ),
+            )
+        };
+        let w0 = pick(&mut rng, &[0.0, 0.5, 0.75, 1.0]);
+        let len = 10 + rng.below(30) as usize;
+        let trace = random_trace(&shape, &chunks, seed ^ (i as u64) << 20, len);
+        cases.push(OracleCase {
+            id: format!("random-{i}"),
+            shape,
+            chunks,
+            dtype: dtype.into(),
+            gzip,
+            data: if rng.below(2) == 0 {
+                "arange".into()
+            } else {
+                "mod251".into()
+            },
+            nslots,
+            nbytes,
+            w0,
+            trace,
+        });
+    }
+    cases
+}
+
+/// Compares one build's results with the simulator; returns a description per disagreement.
+fn compare(cases: &[OracleCase], out: &OracleOutput) -> Vec<String> {
+    let label = out.label();
+    let mut failures = Vec::new();
+    for (case, res) in cases.iter().zip(&out.results) {
+        let describe = |what: String| {
+            format!(
+                "{label} {}: {what}\n  case: {}",
+                case.id,
+                serde_json::to_string(case).unwrap_or_default()
+            )
+        };
+        if !res.ok {
+            failures.push(describe(format!(
+                "oracle error: {}",
+                res.error.clone().unwrap_or_default()
+            )));
+            continue;
+        }
+        let geometry = match geometry_from_oracle(case, res) {
+            Ok(g) => g,
+            Err(e) => {
+                failures.push(describe(e));
+                continue;
+            }
+        };
+        let sim = match simulate(&geometry, &case.trace, case.config(), HashForm::Current) {
+            Ok(s) => s,
+            Err(e) => {
+                failures.push(describe(format!("simulator error: {e}")));
+                continue;
+            }
+        };
+        let real = res.selections.as_deref().unwrap_or(&[]);
+        if real.len() != sim.selections.len() {
+            failures.push(describe(format!(
+                "{} selections measured, {} simulated",
+                real.len(),
+                sim.selections.len()
+            )));
+            continue;
+        }
+        for (k, (r, s)) in real.iter().zip(&sim.selections).enumerate() {
+            if r.reads != s.read_chunks || r.raw_bytes != s.counts.raw_bytes {
+                failures.push(describe(format!(
+                    "selection {k} {:?}: real reads {:?} ({} bytes), simulated {:?} ({} bytes)",
+                    case.trace.selections[k],
+                    r.reads,
+                    r.raw_bytes,
+                    s.read_chunks,
+                    s.counts.raw_bytes
+                )));
+                break;
+            }
+        }
+        if sim.total.direct_reads > 0 {
+            failures.push(describe("case exercises direct element reads".into()));
+        }
+    }
+    failures
+}
+
+#[test]
+fn simulator_matches_hdf5_1_10_8_and_2_0_0() {
+    let mut cases = experiment_oracle_cases();
+    let n_exp = cases.len();
+    // The byte boundary: 16,383 bytes cannot hold the four decoded chunks.
+    let mut boundary = cases[0].clone();
+    boundary.id = "experiment-boundary-16383".into();
+    boundary.nbytes = 16383;
+    cases.push(boundary);
+    cases.extend(random_cases(0x5EED_C4C7, RANDOM_CASES));
+
+    let outs = run_all_builds(&cases).unwrap_or_else(|e| panic!("real HDF5 builds: {e}"));
+    assert_eq!(outs.len(), 2);
+    let mut versions: Vec<String> = outs.iter().map(|o| o.hdf5_version.clone()).collect();
+    versions.sort();
+    assert_eq!(versions, vec!["1.10.8".to_string(), "2.0.0".to_string()]);
+
+    let mut failures = Vec::new();
+    for out in &outs {
+        // The experiment table: counts as published, bytes equal to this build's stored sizes.
+        let mut reads = Vec::new();
+        for (case, res) in cases[..n_exp + 1].iter().zip(&out.results) {
+            assert!(res.ok, "{} {}: {:?}", out.label(), case.id, res.error);
+            let stored: u64 = res
+                .chunks
+                .as_ref()
+                .unwrap()
+                .iter()
+                .map(|c| c.stored_size)
+                .sum();
+            let r = res.reads.unwrap();
+            assert_eq!(
+                res.raw_bytes.unwrap(),
+                stored * r / 4,
+                "{} {}",
+                out.label(),
+                case.id
+            );
+            reads.push(r);
+        }
+        assert_eq!(reads, vec![4, 32, 4, 32, 32, 32, 32], "{}", out.label());
+        let sizes: Vec<u64> = out.results[0]
+            .chunks
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|c| c.stored_size)
+            .collect();
+        println!(
+            "{}: experiment reads {:?}, raw bytes {:?}; stored sizes {:?} {} the experiment's {:?}",
+            out.label(),
+            &reads[..6],
+            out.results[..6]
+                .iter()
+                .map(|r| r.raw_bytes.unwrap())
+                .collect::<Vec<_>>(),
+            sizes,
+            if sizes == EXPERIMENT_STORED_SIZES {
+                "equal"
+            } else {
+                "differ from"
+            },
+            EXPERIMENT_STORED_SIZES
+        );
+        for (c, r) in EXPERIMENT_CASES.iter().zip(&reads) {
+            assert_eq!(c.expected_reads, *r);
+        }
+        let f = compare(&cases, out);
+        let total_reads: u64 = out.results.iter().filter_map(|r| r.reads).sum();
+        println!(
+            "{}: {} cases, {} raw chunk reads measured, {} disagreements",
+            out.label(),
+            cases.len(),
+            total_reads,
+            f.len()
+        );
+        failures.extend(f);
+    }
+    assert!(
+        failures.is_empty(),
+        "{} disagreements between the simulator and real HDF5:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
