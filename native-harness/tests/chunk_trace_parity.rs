@@ -6,7 +6,8 @@
 //! (`scripts/setup.sh`); a missing one fails the test.
 
 use chunkwise::chunk_trace::{
-    random_trace, simulate, HashForm, SplitMix64, EXPERIMENT_CASES, EXPERIMENT_STORED_SIZES,
+    random_trace, simulate, CacheConfig, HashForm, SplitMix64, EXPERIMENT_CASES,
+    EXPERIMENT_STORED_SIZES,
 };
 use native_harness::chunk_trace_cli::{
     experiment_oracle_cases, geometry_from_oracle, run_all_builds, OracleCase, OracleOutput,
@@ -263,6 +264,58 @@ fn simulator_matches_hdf5_1_10_8_and_2_0_0() {
         );
         failures.extend(f);
     }
+    // The cases must be able to tell wrong models apart: count cases where a variant of the
+    // model disagrees with HDF5 2.0.0.
+    let out = outs.iter().find(|o| o.hdf5_version == "2.0.0").unwrap();
+    let variant_misses = |f: &dyn Fn(&OracleCase) -> (CacheConfig, HashForm)| -> usize {
+        cases
+            .iter()
+            .zip(&out.results)
+            .filter(|(case, res)| {
+                let (config, form) = f(case);
+                let g = geometry_from_oracle(case, res).unwrap();
+                let sim = simulate(&g, &case.trace, config, form).unwrap();
+                let real = res.selections.as_ref().unwrap();
+                real.iter()
+                    .zip(&sim.selections)
+                    .any(|(r, s)| r.reads != s.read_chunks)
+            })
+            .count()
+    };
+    let old_hash = variant_misses(&|c| (c.config(), HashForm::Pre1_10_5));
+    let no_w0 = variant_misses(&|c| {
+        (
+            CacheConfig {
+                w0: 0.0,
+                ..c.config()
+            },
+            HashForm::Current,
+        )
+    });
+    let all_w0 = variant_misses(&|c| {
+        (
+            CacheConfig {
+                w0: 1.0,
+                ..c.config()
+            },
+            HashForm::Current,
+        )
+    });
+    let no_slots = variant_misses(&|c| {
+        let n = if c.nslots == 0 { 0 } else { 1_000_003 };
+        (
+            CacheConfig {
+                nslots: n,
+                ..c.config()
+            },
+            HashForm::Current,
+        )
+    });
+    println!(
+        "cases that reject a wrong model: pre-1.10.5 hashing {old_hash}, w0 forced to 0 {no_w0}, \
+         w0 forced to 1 {all_w0}, no slot collisions {no_slots}"
+    );
+    assert!(old_hash > 0 && no_w0 > 0 && all_w0 > 0 && no_slots > 0);
     assert!(
         failures.is_empty(),
         "{} disagreements between the simulator and real HDF5:\n{}",
