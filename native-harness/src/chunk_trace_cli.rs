@@ -602,6 +602,13 @@ mod tests {
         assert_eq!(v[1]["raw_bytes"], 42624);
     }
 
+    /// `cargo test --release -p native-harness --lib bench_ten_million -- --ignored --nocapture`
+    #[test]
+    #[ignore = "benchmark; run in release"]
+    fn bench_ten_million() {
+        println!("{}", bench());
+    }
+
     #[test]
     fn bench_runs() {
         let s = bench_n(10_000);
