@@ -33,6 +33,9 @@ pub struct OracleCase {
     pub gzip: Option<u32>,
     /// Array content: `arange` (0, 1, 2, ... row-major) or `mod251`.
     pub data: String,
+    /// Leave every third chunk (linear index 1, 4, 7, ...) unwritten, hence not allocated.
+    #[serde(default)]
+    pub holes: bool,
     /// `rdcc_nslots`.
     pub nslots: u64,
     /// `rdcc_nbytes`.
@@ -278,6 +281,7 @@ pub fn experiment_oracle_cases() -> Vec<OracleCase> {
             dtype: "<u4".into(),
             gzip: Some(6),
             data: "arange".into(),
+            holes: false,
             nslots: c.config.nslots,
             nbytes: c.config.nbytes,
             w0: c.config.w0,
@@ -465,6 +469,7 @@ pub fn run(args: &ChunkTraceArgs) -> Result<String, String> {
             dtype: format!("<u{size}"),
             gzip: geometry.filtered.then_some(6),
             data: "arange".into(),
+            holes: false,
             nslots: config.nslots,
             nbytes: config.nbytes,
             w0: config.w0,

@@ -20,7 +20,8 @@ fn pick<T: Copy>(rng: &mut SplitMix64, xs: &[T]) -> T {
 }
 
 /// Seeded random cases: 2-D and 3-D, several chunk shapes (edge chunks included), four element
-/// sizes, gzip on and off, nslots and nbytes around the thresholds, w0 in {0, 0.5, 0.75, 1}.
+/// sizes, gzip on and off, some with unallocated chunks, nslots and nbytes around the
+/// thresholds, w0 in {0, 0.5, 0.75, 1}.
 ///
 /// Unfiltered datasets get `nbytes >= chunk size` and `nslots > 0`: otherwise HDF5 reads the
 /// selected elements straight from the file, which are not whole-chunk reads.
@@ -110,6 +111,7 @@ fn random_cases(seed: u64, n: usize) -> Vec<OracleCase> {
             chunks,
             dtype: dtype.into(),
             gzip,
+            holes: rng.below(5) == 0,
             data: if rng.below(2) == 0 {
                 "arange".into()
             } else {

@@ -4,7 +4,7 @@ Reads a JSON document on stdin and writes one on stdout; runs under any h5py (3.
 libhdf5 1.10.8, 3.16 with HDF5 2.0.0).
 
 Input:  {"cases": [{"id": str, "shape": [..], "chunks": [..], "dtype": "<u4", "gzip": 6 | null,
-                    "data": "arange" | "mod251",
+                    "data": "arange" | "mod251", "holes": bool (every third chunk unwritten),
                     "nslots": int, "nbytes": int, "w0": float,
                     "trace": {"selections": [{"points": [[..], ..]} |
                                              {"hyperslab": {"start", "count", "stride"?, "block"?}}]}}]}
@@ -75,9 +75,18 @@ def make_array(case):
     return flat.astype(np.dtype(case["dtype"])).reshape(shape)
 
 
+def chunk_slices(shape, chunks):
+    """Yield (linear chunk index, slices) in row-major chunk order."""
+    counts = [-(-s // c) for s, c in zip(shape, chunks)]
+    for linear, scaled in enumerate(np.ndindex(*counts)):
+        yield linear, tuple(slice(k * c, min((k + 1) * c, s))
+                            for k, c, s in zip(scaled, chunks, shape))
+
+
 def file_bytes(case):
+    holes = bool(case.get("holes", False))
     key = (tuple(case["shape"]), tuple(case["chunks"]), case["dtype"], case.get("gzip"),
-           case.get("data", "arange"))
+           case.get("data", "arange"), holes)
     if key not in _files:
         data = make_array(case)
         buf = io.BytesIO()
@@ -85,7 +94,18 @@ def file_bytes(case):
         if case.get("gzip") is not None:
             kw = {"compression": "gzip", "compression_opts": int(case["gzip"])}
         with h5py.File(buf, "w", libver=("v110", "v110")) as f:
-            f.create_dataset("x", data=data, chunks=tuple(case["chunks"]), **kw)
+            if not holes:
+                f.create_dataset("x", data=data, chunks=tuple(case["chunks"]), **kw)
+            else:
+                # Every third chunk (linear index 1, 4, 7, ...) is never written: not allocated,
+                # read back as the default fill value 0.
+                d = f.create_dataset("x", shape=data.shape, dtype=data.dtype,
+                                     chunks=tuple(case["chunks"]), **kw)
+                for linear, sl in chunk_slices(data.shape, case["chunks"]):
+                    if linear % 3 == 1:
+                        data[sl] = 0
+                    else:
+                        d[sl] = data[sl]
         _files[key] = (buf.getvalue(), data)
     return _files[key]
 
