@@ -10,7 +10,8 @@ use chunkwise::chunk_trace::{
     EXPERIMENT_STORED_SIZES,
 };
 use native_harness::chunk_trace_cli::{
-    experiment_oracle_cases, geometry_from_oracle, run_all_builds, OracleCase, OracleOutput,
+    check_build, experiment_oracle_cases, geometry_from_oracle, real_builds, run_all_builds,
+    OracleCase, OracleOutput,
 };
 
 const RANDOM_CASES: usize = 240;
@@ -324,4 +325,38 @@ fn simulator_matches_hdf5_1_10_8_and_2_0_0() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+#[test]
+fn default_cache_settings_of_each_build() {
+    const SNIPPET: &str = "import h5py, io, numpy as np\n\
+        b = io.BytesIO()\n\
+        with h5py.File(b, 'w', libver=('v110', 'v110')) as f:\n    f.create_dataset('x', data=np.arange(10), chunks=(2,))\n\
+        with h5py.File(io.BytesIO(b.getvalue()), 'r') as f:\n    print(h5py.version.hdf5_version, *f['x'].id.get_access_plist().get_chunk_cache())\n";
+    for build in real_builds() {
+        check_build(&build).unwrap_or_else(|e| panic!("{e}"));
+        let out = std::process::Command::new(&build.python)
+            .args(["-c", SNIPPET])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            build.name,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        let f: Vec<&str> = text.split_whitespace().collect();
+        let expected = if f[0].starts_with("1.") {
+            CacheConfig::HDF5_1_DEFAULT
+        } else {
+            CacheConfig::HDF5_2_DEFAULT
+        };
+        let got = CacheConfig {
+            nslots: f[1].parse().unwrap(),
+            nbytes: f[2].parse().unwrap(),
+            w0: f[3].parse().unwrap(),
+        };
+        assert_eq!(got, expected, "{}: {text}", build.name);
+    }
 }
