@@ -133,6 +133,8 @@ pub struct ChunkCache {
     config: CacheConfig,
     form: HashForm,
     rank: usize,
+    chunks_per_dim: Vec<u64>,
+    down: Vec<u64>,
     encode_bits: Vec<u32>,
     /// Chunk count of the last dimension as the pre-1.10.5 hash saw it.
     old_last_dim_chunks: u64,
@@ -180,6 +182,8 @@ impl ChunkCache {
             config,
             form,
             rank,
+            chunks_per_dim: grid.chunks_per_dim.clone(),
+            down: grid.down.clone(),
             encode_bits,
             old_last_dim_chunks: counts[rank - 1],
             chunk_bytes: grid.chunk_bytes,
@@ -232,8 +236,16 @@ impl ChunkCache {
         out
     }
 
-    /// Slot of a chunk (`H5D__chunk_hash_val`); requires `nslots > 0`.
-    pub fn slot_of(&self, scaled: &[u64]) -> u64 {
+    /// Slot of a chunk (`H5D__chunk_hash_val`), or `None` when the cache is disabled or `scaled`
+    /// has the wrong rank.
+    pub fn slot_of(&self, scaled: &[u64]) -> Option<u64> {
+        if self.config.nslots == 0 || scaled.len() != self.rank {
+            return None;
+        }
+        Some(self.slot_unchecked(scaled))
+    }
+
+    fn slot_unchecked(&self, scaled: &[u64]) -> u64 {
         let fold = match self.form {
             HashForm::Current => true,
             HashForm::Pre1_10_5 => self.rank > 1 && self.old_last_dim_chunks <= self.config.nslots,
@@ -251,9 +263,33 @@ impl ChunkCache {
         val % self.config.nslots
     }
 
-    /// One chunk access of one `H5Dread`: `scaled` chunk coordinates, `linear` its row-major
-    /// index, `points` selected elements in it, `stored_size` its stored bytes (0 = not allocated).
+    /// One chunk access of one `H5Dread`: `scaled` chunk coordinates, `points` selected elements
+    /// in the chunk, `stored_size` its stored bytes (0 = not allocated).
+    ///
+    /// Errors with [`ChunkTraceError::InvalidSelection`] when `scaled` has the wrong rank or lies
+    /// outside the chunk grid.
     pub fn access(
+        &mut self,
+        scaled: &[u64],
+        points: u64,
+        stored_size: u64,
+    ) -> Result<AccessOutcome, ChunkTraceError> {
+        if scaled.len() != self.rank
+            || scaled
+                .iter()
+                .zip(&self.chunks_per_dim)
+                .any(|(&s, &n)| s >= n)
+        {
+            return Err(ChunkTraceError::InvalidSelection(format!(
+                "chunk {scaled:?} outside the chunk grid {:?}",
+                self.chunks_per_dim
+            )));
+        }
+        let linear: u64 = scaled.iter().zip(&self.down).map(|(&s, &d)| s * d).sum();
+        Ok(self.access_unchecked(scaled, linear, points, stored_size))
+    }
+
+    fn access_unchecked(
         &mut self,
         scaled: &[u64],
         linear: u64,
@@ -264,7 +300,7 @@ impl ChunkCache {
         // H5D__chunk_lookup
         let mut slot = None;
         if self.config.nslots > 0 {
-            let s = self.slot_of(scaled);
+            let s = self.slot_unchecked(scaled);
             slot = Some(s);
             if let Some(&e) = self.slots.get(&s) {
                 if self.entries[e].linear == linear {
@@ -292,7 +328,7 @@ impl ChunkCache {
         // H5D__chunk_lock, miss path: read (and decode) the whole chunk.
         if stored_size > 0 {
             self.stats.reads += 1;
-            self.stats.raw_bytes += stored_size;
+            self.stats.raw_bytes = self.stats.raw_bytes.saturating_add(stored_size);
         }
         let mut evicted = 0u32;
         let cached = match slot {
@@ -481,11 +517,11 @@ mod tests {
         // 5 x 3 chunks: bits = [3, 2]; (4, 2) -> (4 << 2) ^ 2 = 18.
         let g = grid(&[10, 6], &[2, 2], true);
         let c = ChunkCache::new(&g, cfg(7, 100, 0.0), HashForm::Current).unwrap();
-        assert_eq!(c.slot_of(&[4, 2]), 18 % 7);
+        assert_eq!(c.slot_of(&[4, 2]).unwrap(), 18 % 7);
         // 3-D: 2 x 3 x 5 chunks, bits [1, 2, 3]: ((1 << 2) ^ 2) << 3 ^ 4 = 52.
         let g = grid(&[2, 3, 5], &[1, 1, 1], true);
         let c = ChunkCache::new(&g, cfg(1000, 100, 0.0), HashForm::Current).unwrap();
-        assert_eq!(c.slot_of(&[1, 2, 4]), 52);
+        assert_eq!(c.slot_of(&[1, 2, 4]).unwrap(), 52);
     }
 
     #[test]
@@ -493,15 +529,15 @@ mod tests {
         // Last dimension 3 full chunks (edge chunk ignored: 7 / 2 = 3) > nslots 2: val = s[last].
         let g = grid(&[10, 7], &[2, 2], true);
         let c = ChunkCache::new(&g, cfg(2, 100, 0.0), HashForm::Pre1_10_5).unwrap();
-        assert_eq!(c.slot_of(&[4, 3]), 1);
-        assert_eq!(c.slot_of(&[1, 2]), 0);
+        assert_eq!(c.slot_of(&[4, 3]).unwrap(), 1);
+        assert_eq!(c.slot_of(&[1, 2]).unwrap(), 0);
         // nslots 3 >= 3: fold; dimension 1 has 3 full chunks, so 2 bits.
         let c = ChunkCache::new(&g, cfg(3, 100, 0.0), HashForm::Pre1_10_5).unwrap();
-        assert_eq!(c.slot_of(&[1, 2]), ((1 << 2) ^ 2) % 3);
+        assert_eq!(c.slot_of(&[1, 2]).unwrap(), ((1 << 2) ^ 2) % 3);
         // Rank 1 never folds.
         let g = grid(&[10], &[2], true);
         let c = ChunkCache::new(&g, cfg(3, 100, 0.0), HashForm::Pre1_10_5).unwrap();
-        assert_eq!(c.slot_of(&[4]), 1);
+        assert_eq!(c.slot_of(&[4]).unwrap(), 1);
     }
 
     #[test]
@@ -510,14 +546,14 @@ mod tests {
         let g = grid(&[6], &[1], true);
         let mut c = ChunkCache::new(&g, cfg(8, 100, 0.0), HashForm::Current).unwrap();
         for i in 0..4 {
-            c.access(&[i], i, 1, 10);
+            c.access(&[i], 1, 10).unwrap();
         }
         assert_eq!(c.contents(), vec![0, 1, 2, 3]);
-        assert_eq!(c.access(&[0], 0, 0, 10), AccessOutcome::Hit);
+        assert_eq!(c.access(&[0], 0, 10).unwrap(), AccessOutcome::Hit);
         assert_eq!(c.contents(), vec![1, 0, 2, 3]);
-        c.access(&[3], 3, 0, 10);
+        c.access(&[3], 0, 10).unwrap();
         assert_eq!(c.contents(), vec![1, 0, 2, 3]);
-        c.access(&[1], 1, 0, 10);
+        c.access(&[1], 0, 10).unwrap();
         assert_eq!(c.contents(), vec![0, 1, 2, 3]);
     }
 
@@ -525,9 +561,9 @@ mod tests {
     fn slot_collision_evicts_occupant_however_recent() {
         let g = grid(&[6], &[1], true);
         let mut c = ChunkCache::new(&g, cfg(2, 100, 0.0), HashForm::Current).unwrap();
-        c.access(&[0], 0, 0, 10);
-        c.access(&[1], 1, 0, 10);
-        let out = c.access(&[2], 2, 0, 10); // slot 0, evicts chunk 0
+        c.access(&[0], 0, 10).unwrap();
+        c.access(&[1], 0, 10).unwrap();
+        let out = c.access(&[2], 0, 10).unwrap(); // slot 0, evicts chunk 0
         assert_eq!(
             out,
             AccessOutcome::Miss {
@@ -546,10 +582,10 @@ mod tests {
         let mk = |w0| ChunkCache::new(&g, cfg(16, 6, w0), HashForm::Current).unwrap();
         // Chunk 1 fully read (2 points), chunks 0 and 2 partially (1 point).
         let run = |c: &mut ChunkCache| {
-            c.access(&[0], 0, 1, 10);
-            c.access(&[1], 1, 2, 10);
-            c.access(&[2], 2, 1, 10);
-            c.access(&[3], 3, 1, 10);
+            c.access(&[0], 1, 10).unwrap();
+            c.access(&[1], 2, 10).unwrap();
+            c.access(&[2], 1, 10).unwrap();
+            c.access(&[3], 1, 10).unwrap();
             c.contents()
         };
         // w0 = 0: method 1 starts at once and takes the head.
@@ -565,7 +601,7 @@ mod tests {
         let g = grid(&[8], &[2], true);
         let mut c = ChunkCache::new(&g, cfg(16, 6, 1.0), HashForm::Current).unwrap();
         for i in 0..4 {
-            c.access(&[i], i, 1, 10);
+            c.access(&[i], 1, 10).unwrap();
         }
         // Pointer 0 runs off the list before pointer 1 starts: nothing is preempted.
         assert_eq!(c.contents(), vec![0, 1, 2, 3]);
@@ -579,7 +615,7 @@ mod tests {
         let mut c = ChunkCache::new(&g, cfg(16, 3, 0.0), HashForm::Current).unwrap();
         for _ in 0..3 {
             assert_eq!(
-                c.access(&[0], 0, 1, 10),
+                c.access(&[0], 1, 10).unwrap(),
                 AccessOutcome::Miss {
                     raw_bytes: 10,
                     cached: false,
@@ -590,7 +626,10 @@ mod tests {
         // Unfiltered: element-wise direct reads.
         let g = grid(&[8], &[4], false);
         let mut c = ChunkCache::new(&g, cfg(16, 3, 0.0), HashForm::Current).unwrap();
-        assert_eq!(c.access(&[0], 0, 2, 10), AccessOutcome::Direct { bytes: 2 });
+        assert_eq!(
+            c.access(&[0], 2, 10).unwrap(),
+            AccessOutcome::Direct { bytes: 2 }
+        );
         // nslots = 0 disables both.
         let c = ChunkCache::new(&g, cfg(0, 1 << 20, 0.5), HashForm::Current).unwrap();
         assert_eq!(c.config(), cfg(0, 0, 0.5));

@@ -31,7 +31,7 @@ pub use experiment::{
 pub use geometry::{ChunkGeometry, Grid, StoredChunk, MAX_LISTED_CHUNKS, MAX_RANK};
 pub use simulate::{
     simulate, simulate_accesses, trace_accesses, Counts, SelectionReport, SimulationReport,
-    MAX_SELECTIONS,
+    MAX_SELECTIONS, MAX_TRACE_ACCESSES,
 };
 pub use trace::{
     chunk_accesses, experiment_trace, random_trace, selected_points, ChunkAccess, ExperimentOrder,

@@ -32,12 +32,12 @@ pub struct Counts {
 impl Counts {
     fn add(&mut self, o: &Counts) {
         self.reads += o.reads;
-        self.raw_bytes += o.raw_bytes;
+        self.raw_bytes = self.raw_bytes.saturating_add(o.raw_bytes);
         self.hits += o.hits;
         self.evictions += o.evictions;
-        self.decoded_bytes += o.decoded_bytes;
+        self.decoded_bytes = self.decoded_bytes.saturating_add(o.decoded_bytes);
         self.direct_reads += o.direct_reads;
-        self.selected_bytes += o.selected_bytes;
+        self.selected_bytes = self.selected_bytes.saturating_add(o.selected_bytes);
     }
 
     /// Decoded bytes per selected byte (0 when nothing was selected).
@@ -77,7 +77,13 @@ pub struct SimulationReport {
     pub decode_ratio: f64,
 }
 
+/// Most chunk accesses a whole trace may map to (bounds the memory of [`trace_accesses`]).
+pub const MAX_TRACE_ACCESSES: u64 = 1 << 24;
+
 /// Maps every selection of `trace` to its chunk accesses (see [`chunk_accesses`]).
+///
+/// Errors: an invalid selection (its index is named), more than [`MAX_SELECTIONS`] selections or
+/// more than [`MAX_TRACE_ACCESSES`] chunk accesses in total.
 pub fn trace_accesses(
     grid: &Grid,
     trace: &Trace,
@@ -88,19 +94,24 @@ pub fn trace_accesses(
             trace.selections.len()
         )));
     }
-    trace
-        .selections
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            chunk_accesses(grid, s).map_err(|e| match e {
-                ChunkTraceError::InvalidSelection(m) => {
-                    ChunkTraceError::InvalidSelection(format!("selection {i}: {m}"))
-                }
-                other => other,
-            })
-        })
-        .collect()
+    let mut total = 0u64;
+    let mut out = Vec::with_capacity(trace.selections.len());
+    for (i, s) in trace.selections.iter().enumerate() {
+        let acc = chunk_accesses(grid, s).map_err(|e| match e {
+            ChunkTraceError::InvalidSelection(m) => {
+                ChunkTraceError::InvalidSelection(format!("selection {i}: {m}"))
+            }
+            other => other,
+        })?;
+        total += acc.len() as u64;
+        if total > MAX_TRACE_ACCESSES {
+            return Err(ChunkTraceError::InvalidSelection(format!(
+                "trace maps to more than {MAX_TRACE_ACCESSES} chunk accesses"
+            )));
+        }
+        out.push(acc);
+    }
+    Ok(out)
 }
 
 /// Replays pre-mapped accesses (one inner list per `H5Dread`) through a fresh cache.
@@ -119,7 +130,7 @@ pub fn simulate_accesses(
         let mut read_chunks = Vec::new();
         for a in sel {
             c.selected_bytes += a.points * grid.element_size();
-            match cache.access(&a.scaled, a.linear, a.points, grid.stored_size(a.linear)) {
+            match cache.access(&a.scaled, a.points, grid.stored_size(a.linear))? {
                 AccessOutcome::Hit => c.hits += 1,
                 AccessOutcome::Miss {
                     raw_bytes, evicted, ..
