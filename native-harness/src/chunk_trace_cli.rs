@@ -305,8 +305,8 @@ pub struct ChunkTraceArgs {
     pub nbytes: Option<u64>,
     /// `rdcc_w0` (default 0.75).
     pub w0: Option<f64>,
-    /// Use the slot hashing of HDF5 up to 1.10.4.
-    pub old_hash: bool,
+    /// Slot hashing: current (HDF5 1.10.5 and later, the default) or that of HDF5 up to 1.10.4.
+    pub hash_form: HashForm,
     /// Capacity in bytes of the plain LRU compared by the advisor (default: `nbytes`).
     pub max_cache_bytes: Option<u64>,
     /// Print JSON instead of a table.
@@ -398,11 +398,7 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path, what: &str) -> Result<T,
 /// the advisor's findings in text mode; with `real`, a file of that geometry (unsigned integers of
 /// `element_size` bytes, gzip 6 when filtered) is written and read by both builds.
 pub fn run(args: &ChunkTraceArgs) -> Result<String, String> {
-    let form = if args.old_hash {
-        HashForm::Pre1_10_5
-    } else {
-        HashForm::Current
-    };
+    let form = args.hash_form;
     if args.experiment {
         let geometry = chunkwise::chunk_trace::experiment_geometry(
             chunkwise::chunk_trace::EXPERIMENT_STORED_SIZES,

@@ -72,6 +72,21 @@ pub enum HashForm {
     Pre1_10_5,
 }
 
+impl std::str::FromStr for HashForm {
+    type Err = ChunkTraceError;
+
+    /// `current` (or `1.10.5`) and `pre-1.10.5` (or `1.10.4`).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "current" | "1.10.5" => Ok(HashForm::Current),
+            "pre-1.10.5" | "pre1_10_5" | "1.10.4" => Ok(HashForm::Pre1_10_5),
+            other => Err(ChunkTraceError::InvalidConfig(format!(
+                "hash form {other:?}: expected current or pre-1.10.5"
+            ))),
+        }
+    }
+}
+
 /// What one chunk access did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AccessOutcome {
@@ -510,6 +525,13 @@ mod tests {
 
     fn cfg(nslots: u64, nbytes: u64, w0: f64) -> CacheConfig {
         CacheConfig { nslots, nbytes, w0 }
+    }
+
+    #[test]
+    fn hash_form_names() {
+        assert_eq!("current".parse::<HashForm>(), Ok(HashForm::Current));
+        assert_eq!("pre-1.10.5".parse::<HashForm>(), Ok(HashForm::Pre1_10_5));
+        assert!("1.8".parse::<HashForm>().is_err());
     }
 
     #[test]
