@@ -6,7 +6,7 @@
 //! (`scripts/setup.sh`); a missing one fails the test.
 
 use chunkwise::chunk_trace::{
-    random_trace, simulate, CacheConfig, HashForm, SplitMix64, EXPERIMENT_CASES,
+    random_trace, simulate, CacheConfig, HashForm, Selection, SplitMix64, Trace, EXPERIMENT_CASES,
     EXPERIMENT_STORED_SIZES,
 };
 use native_harness::chunk_trace_cli::{
@@ -200,6 +200,25 @@ fn simulator_matches_hdf5_1_10_8_and_2_0_0() {
     boundary.id = "experiment-boundary-16383".into();
     boundary.nbytes = 16383;
     cases.push(boundary);
+    // One-step promotion: chunks A..E of 16 bytes, room for three, no collisions. After
+    // A B C A D E, a hit promoted only one place leaves A least recent when E arrives, so the last
+    // A is read again: 6 reads (a move-to-end LRU would keep A: 5 reads).
+    let scalar = |i: u64| Selection::Points(vec![vec![i * 4]]);
+    cases.push(OracleCase {
+        id: "one-step-promotion".into(),
+        shape: vec![20],
+        chunks: vec![4],
+        dtype: "<u4".into(),
+        gzip: Some(1),
+        data: "arange".into(),
+        holes: false,
+        nslots: 16,
+        nbytes: 48,
+        w0: 0.0,
+        trace: Trace {
+            selections: [0, 1, 2, 0, 3, 4, 0].map(scalar).to_vec(),
+        },
+    });
     // CHUNKWISE_PARITY_CASES / CHUNKWISE_PARITY_SEED widen a run by hand; the default is fixed.
     let n = std::env::var("CHUNKWISE_PARITY_CASES")
         .ok()
@@ -221,6 +240,8 @@ fn simulator_matches_hdf5_1_10_8_and_2_0_0() {
     for out in &outs {
         // The experiment table: counts as published, bytes equal to this build's stored sizes.
         let mut reads = Vec::new();
+        let promo = &out.results[n_exp + 1];
+        assert_eq!(promo.reads, Some(6), "{}: {promo:?}", out.label());
         for (case, res) in cases[..n_exp + 1].iter().zip(&out.results) {
             assert!(res.ok, "{} {}: {:?}", out.label(), case.id, res.error);
             let stored: u64 = res
