@@ -633,6 +633,36 @@ mod tests {
     }
 
     #[test]
+    fn v3_with_v2_keys_and_excluded_staging() {
+        let s = store(&[
+            ("s/zarr.json", r#"{"zarr_format": 3, "node_type": "group"}"#),
+            (
+                "s/a/zarr.json",
+                r#"{"zarr_format": 3, "node_type": "array", "shape": [8, 2],
+                    "data_type": "int16",
+                    "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2, 2]}},
+                    "chunk_key_encoding": {"name": "v2", "configuration": {"separator": "."}},
+                    "attributes": {"_ARRAY_DIMENSIONS": ["t", "x"]}}"#,
+            ),
+            ("s/a/0.0", "1234"),
+            ("s/a/1.0", "12"),
+            ("s/a/.sgwtmp/part", "123456789"),
+            ("s/.sgwtmp/b/zarr.json", r#"{"node_type": "array"}"#),
+            (
+                "other/zarr.json",
+                r#"{"zarr_format": 3, "node_type": "group"}"#,
+            ),
+        ]);
+        let got = read_arrays(&s, "/s/", &DEFAULT_EXCLUDE).unwrap();
+        let mut a = Array::new("a", &[8, 2], &[2, 2], 2);
+        a.stored_bytes = Some(6);
+        a.nobjects_seen = Some(2);
+        a.key_encoding = KeyEncoding::V2Flat;
+        assert_eq!(got.arrays, vec![a]);
+        assert_eq!(got.warnings, vec![]);
+    }
+
+    #[test]
     fn empty_scope_is_not_a_store() {
         let s = store(&[("x/0", "1")]);
         assert_eq!(

@@ -32,6 +32,12 @@ export interface KeyResolution {
   kind: "blob" | "hot" | "pinned" | "unmanaged";
   blob_id: string | null; definition_id: string | null; bucket_index: number | null;
 }
+/** Compute the blob definitions for one scope. Throws Error with `code` and `field`. */
+export function partition(arrays: PartitionArray[], options?: PartitionOptions): PartitionResult;
+/** Compare two manifests by blob id; `old` null for a first run. */
+export function diff(old: object | null, next: object): ManifestDiff;
+/** Resolve a scope-relative object key to its blob instance. */
+export function resolveKey(manifest: object, key: string): KeyResolution;
 "#;
 
 fn throw(e: PartitionError) -> JsValue {
