@@ -80,6 +80,67 @@ enum Command {
         #[arg(long = "header")]
         headers: Vec<String>,
     },
+    /// Partition a Zarr store (directory) or an arrays JSON file into blobs for tape tiering;
+    /// prints the diff against the previous manifest and writes the new one.
+    Partition {
+        /// Zarr store directory, or a JSON list of arrays.
+        input: PathBuf,
+        /// Scope (prefix) of the manifest.
+        #[arg(long)]
+        scope: Option<String>,
+        /// The manifest currently in effect (its blobs are kept).
+        #[arg(long)]
+        previous: Option<PathBuf>,
+        /// Policy JSON (thresholds).
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// Report only, write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Where to write the manifest.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Resolve an object key to its blob and tape instance in a manifest.
+    Resolve {
+        /// Manifest JSON (schema 3).
+        manifest: PathBuf,
+        /// Object key, e.g. tas/c/137/0/0.
+        key: String,
+    },
+    /// Simulate HDF5's raw-data chunk cache on a selection trace (and measure real HDF5).
+    ChunkTrace {
+        /// Reproduce the chunk-cache experiment's table.
+        #[arg(long)]
+        experiment: bool,
+        /// Chunk geometry JSON.
+        #[arg(long)]
+        geometry: Option<PathBuf>,
+        /// Trace JSON.
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        /// rdcc_nslots.
+        #[arg(long)]
+        nslots: Option<u64>,
+        /// rdcc_nbytes.
+        #[arg(long)]
+        nbytes: Option<u64>,
+        /// rdcc_w0.
+        #[arg(long)]
+        w0: Option<f64>,
+        /// Use the slot hashing of HDF5 up to 1.10.4.
+        #[arg(long)]
+        pre_1_10_5: bool,
+        /// Capacity (bytes) of the plain LRU the advisor compares with.
+        #[arg(long)]
+        max_cache_bytes: Option<u64>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Also measure on the real HDF5 builds (libhdf5 1.10.8, HDF5 2.0 in h5py).
+        #[arg(long)]
+        real: bool,
+    },
     /// Benchmarks that print a table (ratios side by side, not timed tests).
     Bench {
         #[command(subcommand)]
@@ -89,6 +150,16 @@ enum Command {
 
 #[derive(Subcommand)]
 enum BenchCommand {
+    /// Our Blosc2 decoder against C-Blosc2 (single thread) per codec and filter, MB/s.
+    Decode {
+        /// Less data per row.
+        #[arg(long)]
+        quick: bool,
+    },
+    /// Partition 100,000 synthetic arrays and resolve 1,000,000 keys.
+    Partition,
+    /// Simulator throughput on a 10-million-access trace.
+    ChunkTrace,
     /// Cold open + one-chunk preview of a small and a large .b2nd over `serve --latency-ms`.
     Remote {
         /// Milliseconds added per request.
@@ -253,9 +324,80 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
             }
             Ok(())
         }
+        Command::Partition {
+            input,
+            scope,
+            previous,
+            policy,
+            dry_run,
+            out,
+        } => {
+            let report = native_harness::partition_cli::partition_command(
+                &input,
+                scope.as_deref(),
+                previous.as_deref(),
+                policy.as_deref(),
+                dry_run,
+                out.as_deref(),
+            )
+            .map_err(chunkwise::Error::InvalidArgument)?;
+            print!("{report}");
+            if !report.ends_with('\n') && !report.is_empty() {
+                println!();
+            }
+            Ok(())
+        }
+        Command::Resolve { manifest, key } => {
+            let line = native_harness::partition_cli::resolve_command(&manifest, &key)
+                .map_err(chunkwise::Error::InvalidArgument)?;
+            println!("{}", line.trim_end());
+            Ok(())
+        }
+        Command::ChunkTrace {
+            experiment,
+            geometry,
+            trace,
+            nslots,
+            nbytes,
+            w0,
+            pre_1_10_5,
+            max_cache_bytes,
+            json,
+            real,
+        } => {
+            let args = native_harness::chunk_trace_cli::ChunkTraceArgs {
+                experiment,
+                geometry,
+                trace,
+                nslots,
+                nbytes,
+                w0,
+                hash_form: if pre_1_10_5 {
+                    chunkwise::chunk_trace::HashForm::Pre1_10_5
+                } else {
+                    chunkwise::chunk_trace::HashForm::Current
+                },
+                max_cache_bytes,
+                json,
+                real,
+            };
+            let out = native_harness::chunk_trace_cli::run(&args)
+                .map_err(chunkwise::Error::InvalidArgument)?;
+            print!("{out}");
+            if !out.ends_with('\n') {
+                println!();
+            }
+            Ok(())
+        }
         Command::Bench { which } => {
             let arg = |e: String| chunkwise::Error::InvalidArgument(e);
             match which {
+                BenchCommand::Decode { quick } => {
+                    let rows = native_harness::bench_decode::run(quick);
+                    print!("{}", native_harness::bench_decode::format_table(&rows));
+                }
+                BenchCommand::Partition => print!("{}", native_harness::partition_cli::bench()),
+                BenchCommand::ChunkTrace => print!("{}", native_harness::chunk_trace_cli::bench()),
                 BenchCommand::Remote { latency_ms, json } => {
                     let repo = repo_root();
                     let big = native_harness::bench_remote::make_big_fixture(&repo).map_err(arg)?;

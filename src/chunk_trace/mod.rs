@@ -55,9 +55,6 @@ pub enum ChunkTraceError {
 
 impl From<ChunkTraceError> for crate::Error {
     fn from(e: ChunkTraceError) -> Self {
-        crate::Error::Other {
-            code: "CHUNK_TRACE",
-            message: e.to_string(),
-        }
+        crate::Error::ChunkTrace(e)
     }
 }

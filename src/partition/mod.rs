@@ -65,10 +65,7 @@ impl PartitionError {
 
 impl From<PartitionError> for crate::Error {
     fn from(e: PartitionError) -> crate::Error {
-        crate::Error::Other {
-            code: e.code(),
-            message: e.to_string(),
-        }
+        crate::Error::Partition(e)
     }
 }
 
