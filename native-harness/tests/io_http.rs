@@ -532,7 +532,10 @@ async fn coalescing_saves_round_trips_under_latency() {
     let one_by_one = src.read_many(&wanted, 1).await.unwrap();
     let separate = t.elapsed();
     let used = traffic.snapshot().since(before);
-    assert_eq!((used.requests, used.bytes), (20, 2000));
+    assert_eq!(
+        (used.requests, used.bytes, used.round_trips),
+        (20, 2000, 20)
+    );
 
     let before = traffic.snapshot();
     let t = Instant::now();
@@ -544,7 +547,7 @@ async fn coalescing_saves_round_trips_under_latency() {
     let merged = read_coalesced(&src, &wanted, &opts).await.unwrap();
     let coalesced = t.elapsed();
     let used = traffic.snapshot().since(before);
-    assert_eq!((used.requests, used.bytes), (1, 3900));
+    assert_eq!((used.requests, used.bytes, used.round_trips), (1, 3900, 1));
 
     assert_eq!(one_by_one, merged);
     for (r, b) in wanted.iter().zip(&merged) {
