@@ -43,6 +43,10 @@ use tokio::task::JoinSet;
 /// Size of one streamed body piece, in bytes.
 const PIECE: usize = 64 * 1024;
 
+/// Request records kept for [`ServerHandle::requests`]: the most recent ones only, so a
+/// long-running server does not grow without bound.
+const LOG_CAPACITY: usize = 10_000;
+
 /// Headers a cross-origin page may read from our answers (fetch hides all others).
 const EXPOSE_HEADERS: &str = "Content-Range, Content-Length, ETag, Last-Modified, Accept-Ranges";
 
@@ -108,7 +112,7 @@ struct Shared {
     requests: AtomicU64,
     gets: AtomicU64,
     bytes_sent: AtomicU64,
-    log: Mutex<Vec<RequestRecord>>,
+    log: Mutex<std::collections::VecDeque<RequestRecord>>,
 }
 
 struct State {
@@ -151,12 +155,12 @@ impl ServerHandle {
             bytes_sent: self.shared.bytes_sent.load(Ordering::SeqCst),
         }
     }
-    /// Every request answered so far, in the order answered.
+    /// The requests answered so far (the most recent 10,000), in the order answered.
     pub fn requests(&self) -> Vec<RequestRecord> {
         self.shared
             .log
             .lock()
-            .map(|l| l.clone())
+            .map(|l| l.iter().cloned().collect())
             .unwrap_or_default()
     }
     /// Stops accepting, closes open connections and waits for the accept loop to end.
@@ -329,7 +333,10 @@ async fn handle(state: &State, req: Request<hyper::body::Incoming>) -> Response<
     }
     state.shared.requests.fetch_add(1, Ordering::SeqCst);
     if let Ok(mut log) = state.shared.log.lock() {
-        log.push(record);
+        if log.len() == LOG_CAPACITY {
+            log.pop_front();
+        }
+        log.push_back(record);
     }
     resp
 }
