@@ -102,6 +102,8 @@ pub struct ServerStats {
     pub requests: u64,
     /// GET requests received (including those answered with an injected 503).
     pub gets: u64,
+    /// TCP connections accepted.
+    pub connections: u64,
     /// Body bytes handed to the connection (bytes). For a client that drops a streamed body
     /// early this stays below the announced length.
     pub bytes_sent: u64,
@@ -111,6 +113,7 @@ pub struct ServerStats {
 struct Shared {
     requests: AtomicU64,
     gets: AtomicU64,
+    connections: AtomicU64,
     bytes_sent: AtomicU64,
     log: Mutex<std::collections::VecDeque<RequestRecord>>,
 }
@@ -152,6 +155,7 @@ impl ServerHandle {
         ServerStats {
             requests: self.shared.requests.load(Ordering::SeqCst),
             gets: self.shared.gets.load(Ordering::SeqCst),
+            connections: self.shared.connections.load(Ordering::SeqCst),
             bytes_sent: self.shared.bytes_sent.load(Ordering::SeqCst),
         }
     }
@@ -216,6 +220,7 @@ pub async fn spawn(opts: ServeOptions) -> std::io::Result<ServerHandle> {
                         tokio::time::sleep(Duration::from_millis(10)).await;
                         continue;
                     };
+                    state.shared.connections.fetch_add(1, Ordering::SeqCst);
                     let state = state.clone();
                     conns.spawn(async move {
                         let service = hyper::service::service_fn(move |req| {

@@ -357,6 +357,27 @@ async fn rewritten_object_is_source_changed() {
     s.shutdown().await;
 }
 
+#[tokio::test]
+async fn sources_sharing_a_client_share_connections() {
+    let s = fixture_server().await;
+    let client = HttpSource::client_for(&HttpOptions::default()).unwrap();
+    for name in ["pattern-10.bin", "pattern-5000.bin", "with space.bin"] {
+        let src = HttpSource::with_client(url_of(&s, name), client.clone(), HttpOptions::default())
+            .unwrap();
+        src.read(ByteRange::bounded(0..5)).await.unwrap();
+    }
+    assert_eq!((s.stats().gets, s.stats().connections), (3, 1));
+    for name in ["pattern-10.bin", "pattern-5000.bin"] {
+        HttpSource::new(url_of(&s, name))
+            .unwrap()
+            .read(ByteRange::bounded(0..5))
+            .await
+            .unwrap();
+    }
+    assert_eq!((s.stats().gets, s.stats().connections), (5, 3));
+    s.shutdown().await;
+}
+
 #[test]
 fn invalid_extra_headers_are_refused() {
     for (k, v) in [("bad name", "x"), ("X-Ok", "bad\nvalue")] {
