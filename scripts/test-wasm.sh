@@ -47,7 +47,8 @@ cleanup() {
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   rm -rf "$tmp"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap "exit 130" INT TERM
 
 # start_server NAME PORT ARGS...: starts a server (stopped by PID on exit, and after one hour
 # at most; PORT 0 picks a free one) and prints its base URL once its ready line appears.

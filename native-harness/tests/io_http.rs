@@ -357,6 +357,27 @@ async fn rewritten_object_is_source_changed() {
     s.shutdown().await;
 }
 
+#[tokio::test]
+async fn sources_sharing_a_client_share_connections() {
+    let s = fixture_server().await;
+    let client = HttpSource::client_for(&HttpOptions::default()).unwrap();
+    for name in ["pattern-10.bin", "pattern-5000.bin", "with space.bin"] {
+        let src = HttpSource::with_client(url_of(&s, name), client.clone(), HttpOptions::default())
+            .unwrap();
+        src.read(ByteRange::bounded(0..5)).await.unwrap();
+    }
+    assert_eq!((s.stats().gets, s.stats().connections), (3, 1));
+    for name in ["pattern-10.bin", "pattern-5000.bin"] {
+        HttpSource::new(url_of(&s, name))
+            .unwrap()
+            .read(ByteRange::bounded(0..5))
+            .await
+            .unwrap();
+    }
+    assert_eq!((s.stats().gets, s.stats().connections), (5, 3));
+    s.shutdown().await;
+}
+
 #[test]
 fn invalid_extra_headers_are_refused() {
     for (k, v) in [("bad name", "x"), ("X-Ok", "bad\nvalue")] {
@@ -532,7 +553,10 @@ async fn coalescing_saves_round_trips_under_latency() {
     let one_by_one = src.read_many(&wanted, 1).await.unwrap();
     let separate = t.elapsed();
     let used = traffic.snapshot().since(before);
-    assert_eq!((used.requests, used.bytes), (20, 2000));
+    assert_eq!(
+        (used.requests, used.bytes, used.round_trips),
+        (20, 2000, 20)
+    );
 
     let before = traffic.snapshot();
     let t = Instant::now();
@@ -544,7 +568,7 @@ async fn coalescing_saves_round_trips_under_latency() {
     let merged = read_coalesced(&src, &wanted, &opts).await.unwrap();
     let coalesced = t.elapsed();
     let used = traffic.snapshot().since(before);
-    assert_eq!((used.requests, used.bytes), (1, 3900));
+    assert_eq!((used.requests, used.bytes, used.round_trips), (1, 3900, 1));
 
     assert_eq!(one_by_one, merged);
     for (r, b) in wanted.iter().zip(&merged) {

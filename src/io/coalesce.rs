@@ -8,7 +8,7 @@
 //!
 //! Choosing the gap: a merged fetch pays for the gap bytes, a separate request pays a round
 //! trip, so merging wins while the gap is smaller than latency x bandwidth. At 40 ms and
-//! 100 Mbit/s that is about 500 KB, hence [`DEFAULT_MAX_GAP`]. For comparison (facts.md),
+//! 100 Mbit/s that is about 500 KB, hence [`DEFAULT_MAX_GAP`]. For comparison,
 //! Apache Arrow's `object_store` merges gaps up to 1 MiB and zarrita up to 32 KiB.
 
 use super::{IoError, RangeSource};

@@ -73,6 +73,25 @@ impl HttpSource {
     /// built.
     pub fn with_options(url: impl Into<String>, options: HttpOptions) -> Result<Self, IoError> {
         let url = url.into();
+        let client = Self::client_for(&options).map_err(|message| IoError::Network {
+            location: url.clone(),
+            message,
+        })?;
+        Self::with_client(url, client, options)
+    }
+
+    /// A source for `url` sharing `client` (its connection pool and TLS setup) with other
+    /// sources, as a store of many objects on one host should. The client's own timeouts
+    /// apply; those of `options` are not used.
+    ///
+    /// # Errors
+    /// [`IoError::Network`] if a header name or value of `options` is invalid.
+    pub fn with_client(
+        url: impl Into<String>,
+        client: reqwest::Client,
+        options: HttpOptions,
+    ) -> Result<Self, IoError> {
+        let url = url.into();
         let net = |message: String| IoError::Network {
             location: url.clone(),
             message,
@@ -85,11 +104,6 @@ impl HttpSource {
                 .map_err(|e| net(format!("invalid value for header {k:?}: {e}")))?;
             headers.append(name, value);
         }
-        let client = reqwest::Client::builder()
-            .connect_timeout(options.connect_timeout)
-            .read_timeout(options.read_timeout)
-            .build()
-            .map_err(|e| net(error_chain(&e)))?;
         Ok(Self {
             url,
             client,
@@ -98,6 +112,24 @@ impl HttpSource {
             validators: Validators::default(),
             range_ignored: Default::default(),
         })
+    }
+
+    /// A client with the timeouts of `options`, to share between sources with
+    /// [`HttpSource::with_client`].
+    ///
+    /// # Errors
+    /// The TLS backend cannot be set up (message of the underlying error).
+    pub fn client_for(options: &HttpOptions) -> Result<reqwest::Client, String> {
+        reqwest::Client::builder()
+            .connect_timeout(options.connect_timeout)
+            .read_timeout(options.read_timeout)
+            .build()
+            .map_err(|e| error_chain(&e))
+    }
+
+    /// The HTTP client this source uses (cheap to clone; clones share connections).
+    pub fn client(&self) -> &reqwest::Client {
+        &self.client
     }
 
     /// Whether the server answered a range request with `200` and the whole body (RFC 9110
