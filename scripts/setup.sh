@@ -14,6 +14,7 @@ case "$what" in all|native|wasm|browser|python)
   want_apt libhdf5-dev; want_apt hdf5-tools
   want_apt chromium; want_apt chromium-driver
   want_apt python3-venv
+  want_apt python3-h5py; want_apt python3-numpy
   if [ ${#need_apt[@]} -gt 0 ]; then
     echo "setup: apt-get install ${need_apt[*]}"
     export DEBIAN_FRONTEND=noninteractive

@@ -61,7 +61,11 @@ impl Default for OpenOptions {
             small_source_bytes: 8 * 1024 * 1024,
             coalesce_gap: 512 * 1024,
             concurrency: 6,
-            max_result_bytes: if cfg!(target_arch = "wasm32") { 1 << 30 } else { 2 << 30 },
+            max_result_bytes: if cfg!(target_arch = "wasm32") {
+                1 << 30
+            } else {
+                2 << 30
+            },
             block_read_min_bytes: 256 * 1024,
         }
     }
@@ -129,7 +133,9 @@ pub struct RemoteArray {
 
 impl std::fmt::Debug for RemoteArray {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RemoteArray").field("identity", &self.identity).finish()
+        f.debug_struct("RemoteArray")
+            .field("identity", &self.identity)
+            .finish()
     }
 }
 
@@ -153,7 +159,9 @@ impl RemoteArray {
         traffic: Traffic,
         options: OpenOptions,
     ) -> Result<RemoteArray> {
-        let head = transport.read(ByteRange::bounded(0..options.head_bytes.max(16))).await?;
+        let head = transport
+            .read(ByteRange::bounded(0..options.head_bytes.max(16)))
+            .await?;
         let info = head.info.clone();
         let len = info.len;
         let (source, head_bytes): (Arc<dyn RangeSource>, Bytes) =
@@ -163,15 +171,26 @@ impl RemoteArray {
                 } else {
                     transport.read(ByteRange::bounded(0..len)).await?.bytes
                 };
-                (Arc::new(MemorySource::with_info(info.clone(), whole.clone())), whole)
+                (
+                    Arc::new(MemorySource::with_info(info.clone(), whole.clone())),
+                    whole,
+                )
             } else {
                 (transport, head.bytes.clone())
             };
         let format: Box<dyn ArrayFormat> = if crate::formats::b2nd::is_frame(&head_bytes) {
             Box::new(B2ndArray::open(&*source, head_bytes, len).await?)
         } else {
-            let magic: String = head_bytes.iter().take(8).map(|b| format!("{b:02x}")).collect();
-            return Err(FormatError::Unrecognised { location: info.location.clone(), magic }.into());
+            let magic: String = head_bytes
+                .iter()
+                .take(8)
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            return Err(FormatError::Unrecognised {
+                location: info.location.clone(),
+                magic,
+            }
+            .into());
         };
         let identity: Arc<str> = Arc::from(format!(
             "{}#len={};etag={};lm={}",
@@ -184,7 +203,15 @@ impl RemoteArray {
             CachePolicy::Memory => options.max_cache_bytes,
             CachePolicy::None => 0,
         });
-        Ok(RemoteArray { source, format, cache, options, traffic, identity, info })
+        Ok(RemoteArray {
+            source,
+            format,
+            cache,
+            options,
+            traffic,
+            identity,
+            info,
+        })
     }
 
     /// Array shape (elements).
@@ -263,7 +290,12 @@ impl RemoteArray {
             for (lin, r) in wanted.drain(..) {
                 let c = chunks.iter().find(|c| grid.chunk_linear(&c.coords) == lin);
                 let touched: Vec<u64> = c
-                    .map(|c| plan.blocks_of(c).iter().map(|b| grid.block_linear(b)).collect())
+                    .map(|c| {
+                        plan.blocks_of(c)
+                            .iter()
+                            .map(|b| grid.block_linear(b))
+                            .collect()
+                    })
                     .unwrap_or_default();
                 if r.end - r.start >= self.options.block_read_min_bytes
                     && nblocks > 1
@@ -313,11 +345,18 @@ impl RemoteArray {
                 p(Progress { done, total });
             }
         }
-        Ok(ArrayData { shape: plan.result_shape.clone(), dtype, data: out })
+        Ok(ArrayData {
+            shape: plan.result_shape.clone(),
+            dtype,
+            data: out,
+        })
     }
 
     fn key(&self, chunk: u64) -> CacheKey {
-        CacheKey { source: self.identity.clone(), item: Item::Chunk(chunk) }
+        CacheKey {
+            source: self.identity.clone(),
+            item: Item::Chunk(chunk),
+        }
     }
 
     fn coalesce_options(&self) -> CoalesceOptions {
@@ -343,8 +382,14 @@ impl RemoteArray {
         let grid = self.format.grid();
         let nblocks: u64 = grid.block_counts().iter().product();
         let prefix_len = (32 + 4 * nblocks).min(u32::MAX as u64);
-        let prefix_key = |lin: u64| CacheKey { source: self.identity.clone(), item: Item::Block(lin, u64::MAX) };
-        let block_key = |lin: u64, b: u64| CacheKey { source: self.identity.clone(), item: Item::Block(lin, b) };
+        let prefix_key = |lin: u64| CacheKey {
+            source: self.identity.clone(),
+            item: Item::Block(lin, u64::MAX),
+        };
+        let block_key = |lin: u64, b: u64| CacheKey {
+            source: self.identity.clone(),
+            item: Item::Block(lin, b),
+        };
 
         // 1. prefixes
         let mut prefixes: HashMap<u64, Bytes> = HashMap::new();
@@ -382,7 +427,11 @@ impl RemoteArray {
             };
             let mut needed: Vec<u64> = touched.clone();
             for &b in touched {
-                needed.extend(block_dependencies(&header, b as usize).iter().map(|&d| d as u64));
+                needed.extend(
+                    block_dependencies(&header, b as usize)
+                        .iter()
+                        .map(|&d| d as u64),
+                );
             }
             needed.sort_unstable();
             needed.dedup();
@@ -419,13 +468,21 @@ impl RemoteArray {
         let chunk_bytes = grid.decoded_chunk_items()? as usize * self.format.dtype().itemsize;
         for (lin, header, needed) in jobs {
             let err = |e: crate::codec::blosc2::CodecError| -> Error {
-                FormatError::Chunk { location: self.info.location.clone(), chunk: lin, detail: e.to_string() }.into()
+                FormatError::Chunk {
+                    location: self.info.location.clone(),
+                    chunk: lin,
+                    detail: e.to_string(),
+                }
+                .into()
             };
             if header.nbytes != chunk_bytes {
                 return Err(FormatError::Chunk {
                     location: self.info.location.clone(),
                     chunk: lin,
-                    detail: format!("chunk holds {} bytes, layout needs {chunk_bytes}", header.nbytes),
+                    detail: format!(
+                        "chunk holds {} bytes, layout needs {chunk_bytes}",
+                        header.nbytes
+                    ),
                 }
                 .into());
             }
@@ -438,8 +495,11 @@ impl RemoteArray {
                 let n = header.block_nbytes(b);
                 let stream = &streams[&(lin, b as u64)];
                 let (head, tail) = buf.split_at_mut(start);
-                let reference =
-                    if b > 0 && have_block0 { Some(&head[..header.block_nbytes(0)]) } else { None };
+                let reference = if b > 0 && have_block0 {
+                    Some(&head[..header.block_nbytes(0)])
+                } else {
+                    None
+                };
                 decode_block(&header, b, stream, reference, &mut tail[..n]).map_err(err)?;
                 have_block0 |= b == 0;
             }

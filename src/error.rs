@@ -20,6 +20,12 @@ pub enum Error {
     /// Invalid options or arguments.
     #[error("{0}")]
     InvalidArgument(String),
+    /// A blob partition input or manifest is invalid.
+    #[error(transparent)]
+    Partition(crate::partition::PartitionError),
+    /// A chunk-trace geometry, selection or cache setting is invalid.
+    #[error(transparent)]
+    ChunkTrace(crate::chunk_trace::ChunkTraceError),
 }
 
 impl Error {
@@ -40,6 +46,8 @@ impl Error {
             Error::Format(_) => "INVALID_DATA",
             Error::Selection(_) => "INVALID_SELECTION",
             Error::InvalidArgument(_) => "INVALID_ARGUMENT",
+            Error::Partition(e) => e.code(),
+            Error::ChunkTrace(_) => "CHUNK_TRACE",
         }
     }
 }

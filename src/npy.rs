@@ -5,11 +5,23 @@ use std::io::Write;
 
 /// Writes an array as `.npy`: `descr` is the numpy typestr (e.g. `<f8`), `shape` in elements,
 /// `data` the C-ordered bytes in that dtype.
-pub fn write_npy(mut w: impl Write, descr: &str, shape: &[u64], data: &[u8]) -> std::io::Result<()> {
+pub fn write_npy(
+    mut w: impl Write,
+    descr: &str,
+    shape: &[u64],
+    data: &[u8],
+) -> std::io::Result<()> {
     let shape_txt = match shape.len() {
         0 => "()".to_string(),
         1 => format!("({},)", shape[0]),
-        _ => format!("({})", shape.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     };
     let mut header =
         format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape_txt}, }}");
@@ -60,9 +72,10 @@ pub fn read_npy(bytes: &[u8]) -> Result<Npy, String> {
     }
     let (hlen, start) = match bytes[6] {
         1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-        2 | 3 if bytes.len() >= 12 => {
-            (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12)
-        }
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        ),
         v => return Err(format!("unsupported .npy version {v}")),
     };
     let header = bytes
@@ -71,7 +84,10 @@ pub fn read_npy(bytes: &[u8]) -> Result<Npy, String> {
         .ok_or("truncated .npy header")?;
     let field = |name: &str| -> Result<&str, String> {
         let key = format!("'{name}':");
-        let at = header.find(&key).ok_or(format!("no {name} in .npy header"))? + key.len();
+        let at = header
+            .find(&key)
+            .ok_or(format!("no {name} in .npy header"))?
+            + key.len();
         Ok(header[at..].trim_start())
     };
     let descr = field("descr")?;
@@ -94,5 +110,9 @@ pub fn read_npy(bytes: &[u8]) -> Result<Npy, String> {
         .filter(|s| !s.is_empty())
         .map(|s| s.parse::<u64>().map_err(|e| format!("shape: {e}")))
         .collect::<Result<Vec<u64>, String>>()?;
-    Ok(Npy { descr, shape, data: bytes[start + hlen..].to_vec() })
+    Ok(Npy {
+        descr,
+        shape,
+        data: bytes[start + hlen..].to_vec(),
+    })
 }

@@ -34,23 +34,41 @@ pub struct RemoteRow {
 /// `small` a < 8 MiB one; both are served from their directories.
 pub async fn run(latency_ms: u64, small: &Path, big: &Path) -> Result<Vec<RemoteRow>, String> {
     let mut rows = Vec::new();
-    for (label, file) in [("small .b2nd (held whole)", small), ("large .b2nd (> 8 MiB)", big)] {
+    for (label, file) in [
+        ("small .b2nd (held whole)", small),
+        ("large .b2nd (> 8 MiB)", big),
+    ] {
         let dir = file.parent().ok_or("file has no directory")?.to_path_buf();
-        let server = spawn(ServeOptions { root: dir, port: 0, latency_ms, quiet: true, ..Default::default() })
-            .await
-            .map_err(|e| e.to_string())?;
-        let name = file.file_name().and_then(|n| n.to_str()).ok_or("bad file name")?;
+        let server = spawn(ServeOptions {
+            root: dir,
+            port: 0,
+            latency_ms,
+            quiet: true,
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        let name = file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or("bad file name")?;
         let url = server.url(name);
         let t0 = Instant::now();
-        let arr = open_array(&url, vec![], OpenOptions::default()).await.map_err(|e| e.to_string())?;
+        let arr = open_array(&url, vec![], OpenOptions::default())
+            .await
+            .map_err(|e| e.to_string())?;
         let chunks = arr.chunks().to_vec();
         let sel_txt: Vec<String> = chunks.iter().map(|c| format!("0:{c}")).collect();
         let sel = Selection::parse(&sel_txt.join(",")).map_err(|e| e.to_string())?;
-        arr.read(&sel, &ReadOptions::default()).await.map_err(|e| e.to_string())?;
+        arr.read(&sel, &ReadOptions::default())
+            .await
+            .map_err(|e| e.to_string())?;
         let cold_ms = t0.elapsed().as_secs_f64() * 1e3;
         let cold = arr.traffic();
         let t1 = Instant::now();
-        arr.read(&sel, &ReadOptions::default()).await.map_err(|e| e.to_string())?;
+        arr.read(&sel, &ReadOptions::default())
+            .await
+            .map_err(|e| e.to_string())?;
         let warm_ms = t1.elapsed().as_secs_f64() * 1e3;
         rows.push(RemoteRow {
             case: format!("{label}: {}", name),
@@ -72,12 +90,26 @@ pub fn format_table(latency_ms: u64, rows: &[RemoteRow]) -> String {
     let mut s = format!(
         "cold open + one-chunk preview over 127.0.0.1 with {latency_ms} ms added per request\n\
          {:<48} {:>12} {:>8} {:>10} {:>11} {:>9} {:>13} {:>8}\n",
-        "case", "source B", "requests", "bytes", "round trips", "cold ms", "warm requests", "warm ms"
+        "case",
+        "source B",
+        "requests",
+        "bytes",
+        "round trips",
+        "cold ms",
+        "warm requests",
+        "warm ms"
     );
     for r in rows {
         s += &format!(
             "{:<48} {:>12} {:>8} {:>10} {:>11} {:>9.1} {:>13} {:>8.2}\n",
-            r.case, r.source_bytes, r.requests, r.bytes, r.round_trips, r.cold_ms, r.warm_requests, r.warm_ms
+            r.case,
+            r.source_bytes,
+            r.requests,
+            r.bytes,
+            r.round_trips,
+            r.cold_ms,
+            r.warm_requests,
+            r.warm_ms
         );
     }
     s
@@ -92,14 +124,19 @@ pub fn make_big_fixture(repo: &Path) -> Result<PathBuf, String> {
         return Ok(p);
     }
     let venv = std::env::var("CHUNKWISE_VENV").unwrap_or_else(|_| {
-        format!("{}/.cache/chunkwise/venv", std::env::var("HOME").unwrap_or_default())
+        format!(
+            "{}/.cache/chunkwise/venv",
+            std::env::var("HOME").unwrap_or_default()
+        )
     });
     let status = std::process::Command::new(format!("{venv}/bin/python"))
         .arg(repo.join("tests/fixtures/gen_blosc2.py"))
         .arg("--big")
         .arg(&dir)
         .status()
-        .map_err(|e| format!("cannot run the Python venv at {venv} (scripts/setup.sh python): {e}"))?;
+        .map_err(|e| {
+            format!("cannot run the Python venv at {venv} (scripts/setup.sh python): {e}")
+        })?;
     if !status.success() {
         return Err("gen_blosc2.py --big failed".into());
     }

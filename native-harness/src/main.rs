@@ -5,15 +5,19 @@
 
 use chunkwise::array::{OpenOptions, Progress, ReadOptions};
 use chunkwise::cache::CachePolicy;
+use chunkwise::npy;
 use chunkwise::selection::Selection;
 use clap::{Parser, Subcommand};
-use chunkwise::npy;
 use native_harness::source;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(name = "chunkwise", version, about = "Read remote Blosc2, HDF5 and Zarr arrays by HTTP range requests")]
+#[command(
+    name = "chunkwise",
+    version,
+    about = "Read remote Blosc2, HDF5 and Zarr arrays by HTTP range requests"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -76,6 +80,67 @@ enum Command {
         #[arg(long = "header")]
         headers: Vec<String>,
     },
+    /// Partition a Zarr store (directory) or an arrays JSON file into blobs for tape tiering;
+    /// prints the diff against the previous manifest and writes the new one.
+    Partition {
+        /// Zarr store directory, or a JSON list of arrays.
+        input: PathBuf,
+        /// Scope (prefix) of the manifest.
+        #[arg(long)]
+        scope: Option<String>,
+        /// The manifest currently in effect (its blobs are kept).
+        #[arg(long)]
+        previous: Option<PathBuf>,
+        /// Policy JSON (thresholds).
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// Report only, write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Where to write the manifest.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Resolve an object key to its blob and tape instance in a manifest.
+    Resolve {
+        /// Manifest JSON (schema 3).
+        manifest: PathBuf,
+        /// Object key, e.g. tas/c/137/0/0.
+        key: String,
+    },
+    /// Simulate HDF5's raw-data chunk cache on a selection trace (and measure real HDF5).
+    ChunkTrace {
+        /// Reproduce the chunk-cache experiment's table.
+        #[arg(long)]
+        experiment: bool,
+        /// Chunk geometry JSON.
+        #[arg(long)]
+        geometry: Option<PathBuf>,
+        /// Trace JSON.
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        /// rdcc_nslots.
+        #[arg(long)]
+        nslots: Option<u64>,
+        /// rdcc_nbytes.
+        #[arg(long)]
+        nbytes: Option<u64>,
+        /// rdcc_w0.
+        #[arg(long)]
+        w0: Option<f64>,
+        /// Use the slot hashing of HDF5 up to 1.10.4.
+        #[arg(long)]
+        pre_1_10_5: bool,
+        /// Capacity (bytes) of the plain LRU the advisor compares with.
+        #[arg(long)]
+        max_cache_bytes: Option<u64>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Also measure on the real HDF5 builds (libhdf5 1.10.8, HDF5 2.0 in h5py).
+        #[arg(long)]
+        real: bool,
+    },
     /// Benchmarks that print a table (ratios side by side, not timed tests).
     Bench {
         #[command(subcommand)]
@@ -85,6 +150,16 @@ enum Command {
 
 #[derive(Subcommand)]
 enum BenchCommand {
+    /// Our Blosc2 decoder against C-Blosc2 (single thread) per codec and filter, MB/s.
+    Decode {
+        /// Less data per row.
+        #[arg(long)]
+        quick: bool,
+    },
+    /// Partition 100,000 synthetic arrays and resolve 1,000,000 keys.
+    Partition,
+    /// Simulator throughput on a 10-million-access trace.
+    ChunkTrace,
     /// Cold open + one-chunk preview of a small and a large .b2nd over `serve --latency-ms`.
     Remote {
         /// Milliseconds added per request.
@@ -107,7 +182,11 @@ fn parse_headers(raw: &[String]) -> Result<Vec<(String, String)>, chunkwise::Err
         .map(|h| {
             h.split_once(':')
                 .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-                .ok_or_else(|| chunkwise::Error::InvalidArgument(format!("header {h:?} is not \"Name: value\"")))
+                .ok_or_else(|| {
+                    chunkwise::Error::InvalidArgument(format!(
+                        "header {h:?} is not \"Name: value\""
+                    ))
+                })
         })
         .collect()
 }
@@ -129,13 +208,38 @@ fn no_path(path: &Option<String>) -> Result<(), chunkwise::Error> {
 
 async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
     match cli.command {
-        Command::Serve { root, port, latency_ms, fail_first, ignore_range, quiet } => {
-            let opts = native_harness::serve::ServeOptions { root, port, latency_ms, fail_first, ignore_range, quiet };
-            native_harness::serve::run(opts).await.map_err(|e| chunkwise::Error::InvalidArgument(e.to_string()))
+        Command::Serve {
+            root,
+            port,
+            latency_ms,
+            fail_first,
+            ignore_range,
+            quiet,
+        } => {
+            let opts = native_harness::serve::ServeOptions {
+                root,
+                port,
+                latency_ms,
+                fail_first,
+                ignore_range,
+                quiet,
+            };
+            native_harness::serve::run(opts)
+                .await
+                .map_err(|e| chunkwise::Error::InvalidArgument(e.to_string()))
         }
-        Command::Read { source, path, select, out, cache, headers } => {
+        Command::Read {
+            source,
+            path,
+            select,
+            out,
+            cache,
+            headers,
+        } => {
             let options = OpenOptions {
-                cache: cache.parse::<CachePolicy>().map_err(chunkwise::Error::InvalidArgument)?,
+                cache: cache
+                    .parse::<CachePolicy>()
+                    .map_err(chunkwise::Error::InvalidArgument)?,
                 ..Default::default()
             };
             let sel = Selection::parse(&select).map_err(chunkwise::Error::Selection)?;
@@ -146,18 +250,40 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                 if tty && p.total > 1 {
                     let width = 30usize;
                     let filled = (p.done as usize * width) / p.total as usize;
-                    eprint!("\r[{}{}] {}/{} chunks", "#".repeat(filled), " ".repeat(width - filled), p.done, p.total);
+                    eprint!(
+                        "\r[{}{}] {}/{} chunks",
+                        "#".repeat(filled),
+                        " ".repeat(width - filled),
+                        p.done,
+                        p.total
+                    );
                     if p.done == p.total {
                         eprintln!();
                     }
                 }
             };
-            let data = arr.read(&sel, &ReadOptions { progress: Some(&bar), cancel: None }).await?;
+            let data = arr
+                .read(
+                    &sel,
+                    &ReadOptions {
+                        progress: Some(&bar),
+                        cancel: None,
+                    },
+                )
+                .await?;
             if let Some(out) = out {
-                let f = std::fs::File::create(&out)
-                    .map_err(|e| chunkwise::Error::InvalidArgument(format!("{}: {e}", out.display())))?;
-                npy::write_npy(std::io::BufWriter::new(f), &data.dtype.to_string(), &data.shape, &data.data)
-                    .map_err(|e| chunkwise::Error::InvalidArgument(format!("{}: {e}", out.display())))?;
+                let f = std::fs::File::create(&out).map_err(|e| {
+                    chunkwise::Error::InvalidArgument(format!("{}: {e}", out.display()))
+                })?;
+                npy::write_npy(
+                    std::io::BufWriter::new(f),
+                    &data.dtype.to_string(),
+                    &data.shape,
+                    &data.data,
+                )
+                .map_err(|e| {
+                    chunkwise::Error::InvalidArgument(format!("{}: {e}", out.display()))
+                })?;
             }
             let t = arr.traffic();
             println!(
@@ -166,8 +292,14 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
             );
             Ok(())
         }
-        Command::Info { source, path, json, headers } => {
-            let arr = source::open_array(&source, parse_headers(&headers)?, OpenOptions::default()).await?;
+        Command::Info {
+            source,
+            path,
+            json,
+            headers,
+        } => {
+            let arr = source::open_array(&source, parse_headers(&headers)?, OpenOptions::default())
+                .await?;
             no_path(&path)?;
             let info = arr.info();
             let t = arr.traffic();
@@ -184,25 +316,104 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                 println!("chunks:  {:?} ({} chunks)", info.chunks, info.nchunks);
                 println!("blocks:  {:?}", info.blocks);
                 println!("codecs:  {}", info.codecs);
-                println!("bytes:   {} uncompressed, {} stored, source {} bytes", info.nbytes, info.cbytes, info.source_bytes);
+                println!(
+                    "bytes:   {} uncompressed, {} stored, source {} bytes",
+                    info.nbytes, info.cbytes, info.source_bytes
+                );
                 println!("traffic: {} requests, {} bytes", t.requests, t.bytes);
+            }
+            Ok(())
+        }
+        Command::Partition {
+            input,
+            scope,
+            previous,
+            policy,
+            dry_run,
+            out,
+        } => {
+            let report = native_harness::partition_cli::partition_command(
+                &input,
+                scope.as_deref(),
+                previous.as_deref(),
+                policy.as_deref(),
+                dry_run,
+                out.as_deref(),
+            )
+            .map_err(chunkwise::Error::InvalidArgument)?;
+            print!("{report}");
+            if !report.ends_with('\n') && !report.is_empty() {
+                println!();
+            }
+            Ok(())
+        }
+        Command::Resolve { manifest, key } => {
+            let line = native_harness::partition_cli::resolve_command(&manifest, &key)
+                .map_err(chunkwise::Error::InvalidArgument)?;
+            println!("{}", line.trim_end());
+            Ok(())
+        }
+        Command::ChunkTrace {
+            experiment,
+            geometry,
+            trace,
+            nslots,
+            nbytes,
+            w0,
+            pre_1_10_5,
+            max_cache_bytes,
+            json,
+            real,
+        } => {
+            let args = native_harness::chunk_trace_cli::ChunkTraceArgs {
+                experiment,
+                geometry,
+                trace,
+                nslots,
+                nbytes,
+                w0,
+                hash_form: if pre_1_10_5 {
+                    chunkwise::chunk_trace::HashForm::Pre1_10_5
+                } else {
+                    chunkwise::chunk_trace::HashForm::Current
+                },
+                max_cache_bytes,
+                json,
+                real,
+            };
+            let out = native_harness::chunk_trace_cli::run(&args)
+                .map_err(chunkwise::Error::InvalidArgument)?;
+            print!("{out}");
+            if !out.ends_with('\n') {
+                println!();
             }
             Ok(())
         }
         Command::Bench { which } => {
             let arg = |e: String| chunkwise::Error::InvalidArgument(e);
             match which {
+                BenchCommand::Decode { quick } => {
+                    let rows = native_harness::bench_decode::run(quick);
+                    print!("{}", native_harness::bench_decode::format_table(&rows));
+                }
+                BenchCommand::Partition => print!("{}", native_harness::partition_cli::bench()),
+                BenchCommand::ChunkTrace => print!("{}", native_harness::chunk_trace_cli::bench()),
                 BenchCommand::Remote { latency_ms, json } => {
                     let repo = repo_root();
                     let big = native_harness::bench_remote::make_big_fixture(&repo).map_err(arg)?;
                     let small = sample_2d(&repo).map_err(arg)?;
-                    let rows = native_harness::bench_remote::run(latency_ms, &small, &big).await.map_err(arg)?;
+                    let rows = native_harness::bench_remote::run(latency_ms, &small, &big)
+                        .await
+                        .map_err(arg)?;
                     if json {
                         for r in &rows {
                             println!("{}", serde_json::to_string(r).expect("row serialises"));
                         }
                     } else {
-                        print!("{}", native_harness::bench_remote::format_table(latency_ms, &rows));
+                        print!(
+                            "{}",
+                            native_harness::bench_remote::format_table(latency_ms, &rows)
+                        );
                     }
                 }
             }
@@ -220,7 +431,10 @@ fn sample_2d(repo: &std::path::Path) -> Result<PathBuf, String> {
     .map_err(|e| e.to_string())?;
     m["fixtures"]
         .as_array()
-        .and_then(|l| l.iter().find(|f| f["shape"].as_array().is_some_and(|s| s.len() == 2)))
+        .and_then(|l| {
+            l.iter()
+                .find(|f| f["shape"].as_array().is_some_and(|s| s.len() == 2))
+        })
         .and_then(|f| f["file"].as_str())
         .map(|f| dir.join(f))
         .ok_or_else(|| "no 2-D sample in tests/fixtures/sample/manifest.json".into())

@@ -43,6 +43,10 @@ use tokio::task::JoinSet;
 /// Size of one streamed body piece, in bytes.
 const PIECE: usize = 64 * 1024;
 
+/// Request records kept for [`ServerHandle::requests`]: the most recent ones only, so a
+/// long-running server does not grow without bound.
+const LOG_CAPACITY: usize = 10_000;
+
 /// Headers a cross-origin page may read from our answers (fetch hides all others).
 const EXPOSE_HEADERS: &str = "Content-Range, Content-Length, ETag, Last-Modified, Accept-Ranges";
 
@@ -98,6 +102,8 @@ pub struct ServerStats {
     pub requests: u64,
     /// GET requests received (including those answered with an injected 503).
     pub gets: u64,
+    /// TCP connections accepted.
+    pub connections: u64,
     /// Body bytes handed to the connection (bytes). For a client that drops a streamed body
     /// early this stays below the announced length.
     pub bytes_sent: u64,
@@ -107,8 +113,9 @@ pub struct ServerStats {
 struct Shared {
     requests: AtomicU64,
     gets: AtomicU64,
+    connections: AtomicU64,
     bytes_sent: AtomicU64,
-    log: Mutex<Vec<RequestRecord>>,
+    log: Mutex<std::collections::VecDeque<RequestRecord>>,
 }
 
 struct State {
@@ -148,15 +155,16 @@ impl ServerHandle {
         ServerStats {
             requests: self.shared.requests.load(Ordering::SeqCst),
             gets: self.shared.gets.load(Ordering::SeqCst),
+            connections: self.shared.connections.load(Ordering::SeqCst),
             bytes_sent: self.shared.bytes_sent.load(Ordering::SeqCst),
         }
     }
-    /// Every request answered so far, in the order answered.
+    /// The requests answered so far (the most recent 10,000), in the order answered.
     pub fn requests(&self) -> Vec<RequestRecord> {
         self.shared
             .log
             .lock()
-            .map(|l| l.clone())
+            .map(|l| l.iter().cloned().collect())
             .unwrap_or_default()
     }
     /// Stops accepting, closes open connections and waits for the accept loop to end.
@@ -207,7 +215,12 @@ pub async fn spawn(opts: ServeOptions) -> std::io::Result<ServerHandle> {
             tokio::select! {
                 _ = &mut rx => break,
                 accepted = listener.accept() => {
-                    let Ok((stream, _)) = accepted else { continue };
+                    let Ok((stream, _)) = accepted else {
+                        // Out of file descriptors, for example: wait instead of spinning.
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        continue;
+                    };
+                    state.shared.connections.fetch_add(1, Ordering::SeqCst);
                     let state = state.clone();
                     conns.spawn(async move {
                         let service = hyper::service::service_fn(move |req| {
@@ -325,7 +338,10 @@ async fn handle(state: &State, req: Request<hyper::body::Incoming>) -> Response<
     }
     state.shared.requests.fetch_add(1, Ordering::SeqCst);
     if let Ok(mut log) = state.shared.log.lock() {
-        log.push(record);
+        if log.len() == LOG_CAPACITY {
+            log.pop_front();
+        }
+        log.push_back(record);
     }
     resp
 }

@@ -16,7 +16,13 @@ pub fn transport(
     traffic: &Traffic,
 ) -> Result<Arc<dyn RangeSource>, chunkwise::Error> {
     if source.starts_with("http://") || source.starts_with("https://") {
-        let http = HttpSource::with_options(source, HttpOptions { headers, ..Default::default() })?;
+        let http = HttpSource::with_options(
+            source,
+            HttpOptions {
+                headers,
+                ..Default::default()
+            },
+        )?;
         let counted = Counted::new(http, traffic.clone());
         Ok(Arc::new(Retrying::new(counted, RetryConfig::default())))
     } else {

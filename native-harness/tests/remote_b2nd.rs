@@ -4,8 +4,8 @@
 
 use chunkwise::array::{OpenOptions, ReadOptions};
 use chunkwise::cache::CachePolicy;
-use chunkwise::selection::{DimSelection, Selection};
 use chunkwise::npy::read_npy;
+use chunkwise::selection::{DimSelection, Selection};
 use native_harness::serve::{spawn, ServeOptions};
 use native_harness::source::open_array;
 use std::path::{Path, PathBuf};
@@ -58,9 +58,14 @@ const SELECTIONS: &[&str] = &[
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_fixture_reads_over_http() {
-    let server = spawn(ServeOptions { root: fixtures(), port: 0, quiet: true, ..Default::default() })
-        .await
-        .expect("server starts");
+    let server = spawn(ServeOptions {
+        root: fixtures(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .expect("server starts");
     let manifest: serde_json::Value = serde_json::from_slice(
         &std::fs::read(fixtures().join("blosc2/manifest.json")).expect("manifest"),
     )
@@ -72,8 +77,12 @@ async fn every_fixture_reads_over_http() {
         let arr = open_array(&url, vec![], OpenOptions::default())
             .await
             .unwrap_or_else(|e| panic!("{file}: open: {e}"));
-        let want_shape: Vec<u64> =
-            fx["shape"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+        let want_shape: Vec<u64> = fx["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
         assert_eq!(arr.shape(), &want_shape[..], "{file}");
         assert_eq!(
             arr.dtype().to_string(),
@@ -84,17 +93,25 @@ async fn every_fixture_reads_over_http() {
         let npy = read_npy(&std::fs::read(npy_path).unwrap()).unwrap();
         assert_eq!(npy.shape, want_shape, "{file}");
         let opened = arr.traffic();
-        assert!(opened.requests <= 2, "{file}: open of a small file took {opened:?}");
+        assert!(
+            opened.requests <= 2,
+            "{file}: open of a small file took {opened:?}"
+        );
         let all = arr
             .read(&Selection::all(), &ReadOptions::default())
             .await
             .unwrap_or_else(|e| panic!("{file}: read: {e}"));
         assert_eq!(all.shape, want_shape, "{file}");
-        assert!(all.data == npy.data, "{file}: whole array differs from the written one");
+        assert!(
+            all.data == npy.data,
+            "{file}: whole array differs from the written one"
+        );
         let itemsize = arr.dtype().itemsize;
         for s in SELECTIONS {
             let sel = Selection::parse(s).unwrap();
-            let Ok(dims) = sel.resolve(&want_shape) else { continue };
+            let Ok(dims) = sel.resolve(&want_shape) else {
+                continue;
+            };
             let got = arr
                 .read(&sel, &ReadOptions::default())
                 .await
@@ -105,7 +122,11 @@ async fn every_fixture_reads_over_http() {
             );
         }
         // A small file is held whole after open: reads make no further request.
-        assert_eq!(arr.traffic().requests, opened.requests, "{file}: reads after open made requests");
+        assert_eq!(
+            arr.traffic().requests,
+            opened.requests,
+            "{file}: reads after open made requests"
+        );
         checked += 1;
     }
     assert!(checked >= 40, "only {checked} fixtures");
@@ -135,14 +156,24 @@ async fn large_file_request_budget_and_cache() {
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|x| x == "b2nd"))
         .expect("a .b2nd was written");
-    assert!(std::fs::metadata(&big).unwrap().len() > 8 << 20, "the big fixture must exceed 8 MiB");
+    assert!(
+        std::fs::metadata(&big).unwrap().len() > 8 << 20,
+        "the big fixture must exceed 8 MiB"
+    );
     let npy = read_npy(&std::fs::read(big.with_extension("npy")).unwrap()).unwrap();
-    let server = spawn(ServeOptions { root: dir.clone(), port: 0, quiet: true, ..Default::default() })
-        .await
-        .unwrap();
+    let server = spawn(ServeOptions {
+        root: dir.clone(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
     let url = server.url(big.file_name().unwrap().to_str().unwrap());
 
-    let arr = open_array(&url, vec![], OpenOptions::default()).await.unwrap();
+    let arr = open_array(&url, vec![], OpenOptions::default())
+        .await
+        .unwrap();
     let chunks = arr.chunks().to_vec();
     let sel = Selection::parse(&format!("0:{}, 0:{}", chunks[0], chunks[1])).unwrap();
     let got = arr.read(&sel, &ReadOptions::default()).await.unwrap();
@@ -159,15 +190,30 @@ async fn large_file_request_budget_and_cache() {
     );
     // Warm: the same chunk comes from the payload cache.
     arr.read(&sel, &ReadOptions::default()).await.unwrap();
-    assert_eq!(arr.traffic().requests, t.requests, "a cached chunk was fetched again");
+    assert_eq!(
+        arr.traffic().requests,
+        t.requests,
+        "a cached chunk was fetched again"
+    );
 
-    let none = open_array(&url, vec![], OpenOptions { cache: CachePolicy::None, ..Default::default() })
-        .await
-        .unwrap();
+    let none = open_array(
+        &url,
+        vec![],
+        OpenOptions {
+            cache: CachePolicy::None,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
     none.read(&sel, &ReadOptions::default()).await.unwrap();
     let n1 = none.traffic().requests;
     none.read(&sel, &ReadOptions::default()).await.unwrap();
-    assert_eq!(none.traffic().requests, n1 + 1, "NONE policy must not retain payload");
+    assert_eq!(
+        none.traffic().requests,
+        n1 + 1,
+        "NONE policy must not retain payload"
+    );
     server.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -19,10 +19,13 @@ use std::ops::Range;
 
 const FORMAT: &str = "b2nd";
 
-/// Magic bytes of a Blosc2 contiguous frame: a msgpack fixarray header, then `b2frame\0`
-/// as a msgpack str8 (C-Blosc2 README_CFRAME_FORMAT.rst).
+/// Whether `prefix` starts a Blosc2 contiguous frame: a msgpack fixarray, then the magic
+/// `b2frame\0` as an 8-byte fixstr (C-Blosc2 README_CFRAME_FORMAT.rst).
 pub fn is_frame(prefix: &[u8]) -> bool {
-    prefix.len() >= 11 && &prefix[3..11] == b"b2frame\0"
+    prefix.len() >= 10
+        && prefix[0] & 0xf0 == 0x90
+        && prefix[1] == 0xa8
+        && &prefix[2..10] == b"b2frame\0"
 }
 
 /// A discovered `.b2nd` array.
@@ -45,7 +48,11 @@ enum Place {
 }
 
 fn invalid(location: &str, detail: impl std::fmt::Display) -> FormatError {
-    FormatError::Invalid { location: location.to_string(), format: FORMAT, detail: detail.to_string() }
+    FormatError::Invalid {
+        location: location.to_string(),
+        format: FORMAT,
+        detail: detail.to_string(),
+    }
 }
 
 impl B2ndArray {
@@ -83,7 +90,10 @@ impl B2ndArray {
         if header.frame_len != len {
             return Err(invalid(
                 &location,
-                format!("frame length {} but the source has {len} bytes", header.frame_len),
+                format!(
+                    "frame length {} but the source has {len} bytes",
+                    header.frame_len
+                ),
             ));
         }
         let meta_bytes = header
@@ -103,12 +113,21 @@ impl B2ndArray {
         if dtype.itemsize != header.typesize {
             return Err(invalid(
                 &location,
-                format!("dtype {} but frame typesize {}", meta.dtype, header.typesize),
+                format!(
+                    "dtype {} but frame typesize {}",
+                    meta.dtype, header.typesize
+                ),
             ));
         }
-        let grid = Grid::new(meta.shape.clone(), meta.chunkshape.clone(), meta.blockshape.clone())
-            .map_err(|e| invalid(&location, e))?;
-        let nchunks = grid.nchunks().ok_or_else(|| invalid(&location, "chunk count overflows"))?;
+        let grid = Grid::new(
+            meta.shape.clone(),
+            meta.chunkshape.clone(),
+            meta.blockshape.clone(),
+        )
+        .map_err(|e| invalid(&location, e))?;
+        let nchunks = grid
+            .nchunks()
+            .ok_or_else(|| invalid(&location, "chunk count overflows"))?;
         let chunk_bytes = grid
             .decoded_chunk_items()
             .ok()
@@ -127,11 +146,22 @@ impl B2ndArray {
         let tail = if index_range.end <= head.len() as u64 {
             head.slice(index_range.start as usize..index_range.end as usize)
         } else {
-            source.read(ByteRange::bounded(index_range.clone())).await?.bytes
+            source
+                .read(ByteRange::bounded(index_range.clone()))
+                .await?
+                .bytes
         };
         let index = frame::parse_index(&header, &tail).map_err(|e| invalid(&location, e))?;
         let places = chunk_places(&location, &index, nchunks)?;
-        Ok(B2ndArray { location, header, meta, grid, dtype, places, source_len: len })
+        Ok(B2ndArray {
+            location,
+            header,
+            meta,
+            grid,
+            dtype,
+            places,
+            source_len: len,
+        })
     }
 
     /// The `b2nd` metalayer.
@@ -155,7 +185,10 @@ fn chunk_places(
     if index.chunks.len() as u64 != nchunks {
         return Err(invalid(
             location,
-            format!("offsets chunk lists {} chunks, geometry needs {nchunks}", index.chunks.len()),
+            format!(
+                "offsets chunk lists {} chunks, geometry needs {nchunks}",
+                index.chunks.len()
+            ),
         ));
     }
     index
@@ -232,7 +265,8 @@ impl ArrayFormat for B2ndArray {
             Place::Stored(r) => ChunkPlace::Stored(r.clone()),
             Place::Special(k) => {
                 let mut one = vec![0u8; self.dtype.itemsize];
-                k.fill(self.dtype.itemsize, &mut one).map_err(|e| invalid(&self.location, e))?;
+                k.fill(self.dtype.itemsize, &mut one)
+                    .map_err(|e| invalid(&self.location, e))?;
                 ChunkPlace::Fill(one)
             }
         })

@@ -21,13 +21,25 @@ pub enum FormatError {
     Unrecognised { location: String, magic: String },
     /// The source violates its format: a header, index or metalayer is malformed.
     #[error("{location}: invalid {format} data: {detail}")]
-    Invalid { location: String, format: &'static str, detail: String },
+    Invalid {
+        location: String,
+        format: &'static str,
+        detail: String,
+    },
     /// A valid feature chunkwise does not read.
     #[error("{location}: unsupported {format} feature: {detail}")]
-    Unsupported { location: String, format: &'static str, detail: String },
+    Unsupported {
+        location: String,
+        format: &'static str,
+        detail: String,
+    },
     /// A chunk failed to decode.
     #[error("{location}: chunk {chunk}: {detail}")]
-    Chunk { location: String, chunk: u64, detail: String },
+    Chunk {
+        location: String,
+        chunk: u64,
+        detail: String,
+    },
     /// Reading during discovery failed.
     #[error(transparent)]
     Io(#[from] IoError),

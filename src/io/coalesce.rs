@@ -8,7 +8,7 @@
 //!
 //! Choosing the gap: a merged fetch pays for the gap bytes, a separate request pays a round
 //! trip, so merging wins while the gap is smaller than latency x bandwidth. At 40 ms and
-//! 100 Mbit/s that is about 500 KB, hence [`DEFAULT_MAX_GAP`]. For comparison (facts.md),
+//! 100 Mbit/s that is about 500 KB, hence [`DEFAULT_MAX_GAP`]. For comparison,
 //! Apache Arrow's `object_store` merges gaps up to 1 MiB and zarrita up to 32 KiB.
 
 use super::{IoError, RangeSource};
@@ -194,9 +194,8 @@ mod tests {
             coalesce_ranges(&[0..10, 5..5], 0, None),
             Err(IoError::InvalidRange { .. })
         ));
-        #[allow(clippy::reversed_empty_ranges)]
-        let reversed = [9..3];
-        assert!(coalesce_ranges(&reversed, 0, None).is_err());
+        let reversed = Range { start: 9, end: 3 };
+        assert!(coalesce_ranges(&[0..1, reversed], 0, None).is_err());
         assert_eq!(
             coalesce_ranges(&[], 0, None).unwrap(),
             CoalescePlan::default()
@@ -283,6 +282,14 @@ mod tests {
             let data: Vec<u8> = (0..n).map(|i| (i % 253) as u8).collect();
             let src = MemorySource::new(format!("mem{n}"), data.clone());
             crate::io::conformance::check_source(&src, &data).await;
+            let traffic = crate::io::Traffic::new();
+            let counted = crate::io::Counted::new(src, traffic.clone());
+            crate::io::conformance::check_source(&counted, &data).await;
+            assert!(
+                n == 0 || traffic.snapshot().requests > 20,
+                "{:?}",
+                traffic.snapshot()
+            );
         }
     }
 }

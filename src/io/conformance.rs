@@ -104,7 +104,7 @@ pub async fn check_errors(source: &dyn RangeSource, expected: &[u8]) {
     }
     for asked in [
         ByteRange::bounded(5..5),
-        ByteRange::bounded(7..3),
+        ByteRange::Bounded { start: 7, end: 3 },
         ByteRange::Suffix(0),
     ] {
         match source.read(asked).await {

@@ -60,9 +60,16 @@ pub(crate) enum Answer {
     /// 206: the body must be exactly `served` (`served.end - served.start` bytes) of an object
     /// of `len` bytes.
     Partial { served: Range<u64>, len: u64 },
-    /// 200: the server ignored `Range`; the body is the whole object, at most the whole-read
-    /// limit (checked here against `Content-Length` when announced, by the reader otherwise).
-    Whole { content_length: Option<u64> },
+    /// 200: the body is the whole object. Read at most `body_limit` bytes of it (checked
+    /// here against `Content-Length` when announced, by the reader otherwise).
+    Whole {
+        content_length: Option<u64>,
+        body_limit: u64,
+        /// `true` when the server ignored `Range`; `false` when the range asked covers the
+        /// whole object anyway (`bytes=0-` and the like), where a 200 is a fair answer and
+        /// the whole-read limit does not apply.
+        ignored: bool,
+    },
     /// A suffix of an empty object (416 with `bytes */0` to `bytes=-n`): an empty result, as
     /// [`ByteRange::resolve`] gives for an empty object.
     Empty,
@@ -91,7 +98,10 @@ pub(crate) fn classify(
     match status {
         206 => {
             let Some(value) = content_range else {
-                return Err(bad("206 answer without Content-Range".into()));
+                // In browsers the usual cause is CORS: the header arrived but is hidden.
+                return Err(bad("206 answer without a readable Content-Range (a cross-origin \
+                                server must send Access-Control-Expose-Headers: Content-Range)"
+                    .into()));
             };
             let Some(ContentRange::Satisfied { range, len }) = parse_content_range(value) else {
                 return Err(bad(format!("cannot parse {value:?}")));
@@ -113,12 +123,15 @@ pub(crate) fn classify(
             Ok(Answer::Partial { served: range, len })
         }
         200 => match content_length {
+            Some(n) if n > 0 && asked.resolve(n).is_ok_and(|r| r == (0..n)) => {
+                Ok(Answer::Whole { content_length, body_limit: n, ignored: false })
+            }
             Some(n) if n > limit => Err(IoError::RangeIgnored {
                 location: location.to_string(),
                 len: Some(n),
                 limit,
             }),
-            _ => Ok(Answer::Whole { content_length }),
+            _ => Ok(Answer::Whole { content_length, body_limit: limit, ignored: true }),
         },
         416 => match content_range.and_then(parse_content_range) {
             Some(ContentRange::Unsatisfied { len: 0 }) if matches!(asked, ByteRange::Suffix(_)) => {
@@ -281,15 +294,38 @@ mod tests {
         assert_eq!(
             c(200, None, Some(1000)).unwrap(),
             Answer::Whole {
-                content_length: Some(1000)
+                content_length: Some(1000),
+                body_limit: 1000,
+                ignored: true
             }
         );
         assert_eq!(
             c(200, None, None).unwrap(),
             Answer::Whole {
-                content_length: None
+                content_length: None,
+                body_limit: 1000,
+                ignored: true
             }
         );
+        // A range covering the whole object may be answered 200 whatever its size.
+        for whole in [
+            ByteRange::Offset(0),
+            ByteRange::Suffix(5000),
+            ByteRange::bounded(0..5000),
+        ] {
+            assert_eq!(
+                classify("u", &whole, 200, None, Some(5000), 1000).unwrap(),
+                Answer::Whole {
+                    content_length: Some(5000),
+                    body_limit: 5000,
+                    ignored: false
+                }
+            );
+        }
+        assert!(matches!(
+            classify("u", &ByteRange::Offset(1), 200, None, Some(5000), 1000),
+            Err(IoError::RangeIgnored { .. })
+        ));
         assert_eq!(
             c(200, None, Some(1001)),
             Err(IoError::RangeIgnored {

@@ -1,1 +1,372 @@
 //! HTTP range reads through `fetch` in wasm (browser main thread, worker, Node, workerd).
+//!
+//! Same semantics as the native [`super::http`] transport (the rules live in the shared
+//! `content_range` module and are tested natively): one `GET` per read with `Range` (and
+//! `Accept-Encoding: identity` where the host lets a script set it; browsers add it themselves
+//! for range requests), `206` checked against the range asked, `200` meaning the server
+//! ignored `Range` (whole body read only up to [`FetchOptions::whole_read_limit`]), `416`,
+//! `404`/`410` and other statuses mapped onto [`IoError`], and validators compared between
+//! reads.
+//!
+//! `fetch` is looked up on the global object (`globalThis`), not on `window`, so the same code
+//! runs on a page, in a dedicated worker, in Node 20 and in workerd.
+//!
+//! Cross-origin reads need the server's CORS headers: `Access-Control-Allow-Origin`, and
+//! `Access-Control-Expose-Headers: Content-Range` (plus `ETag`, `Last-Modified`), without which
+//! a script cannot read `Content-Range` even though the browser received it. Both failures are
+//! reported with that hint.
+
+use super::content_range::{self, Answer, Validators, DEFAULT_WHOLE_READ_LIMIT};
+use super::{ByteRange, Fetched, IoError, RangeSource, SourceInfo};
+use bytes::Bytes;
+use js_sys::{Function, Promise, Reflect, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{AbortSignal, Headers, RequestInit, Response};
+
+/// Largest up-front buffer reservation for a body (bytes); larger bodies grow as they arrive.
+const MAX_PREALLOC: u64 = 16 * 1024 * 1024;
+
+/// Options of a [`FetchSource`].
+#[derive(Debug, Clone)]
+pub struct FetchOptions {
+    /// Extra request headers sent with every read (for example `Authorization`). Note that a
+    /// cross-origin request with such headers needs a CORS preflight the server must allow.
+    pub headers: Vec<(String, String)>,
+    /// Aborting this signal cancels reads in flight and fails later ones with
+    /// [`IoError::Cancelled`].
+    pub signal: Option<AbortSignal>,
+    /// Largest whole body (bytes) read when a server ignores `Range`; default 8 MiB.
+    pub whole_read_limit: u64,
+}
+
+impl Default for FetchOptions {
+    fn default() -> Self {
+        Self {
+            headers: Vec::new(),
+            signal: None,
+            whole_read_limit: DEFAULT_WHOLE_READ_LIMIT,
+        }
+    }
+}
+
+/// An object behind a URL, read by range requests through the host's `fetch`.
+#[derive(Debug)]
+pub struct FetchSource {
+    url: String,
+    options: FetchOptions,
+    validators: Validators,
+    // Set once the server answered a range request with 200 (see `range_ignored`).
+    range_ignored: std::sync::atomic::AtomicBool,
+}
+
+impl FetchSource {
+    /// A source for `url` with default options.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self::with_options(url, FetchOptions::default())
+    }
+
+    /// A source for `url` with `options`.
+    pub fn with_options(url: impl Into<String>, options: FetchOptions) -> Self {
+        Self {
+            url: url.into(),
+            options,
+            validators: Validators::default(),
+            range_ignored: Default::default(),
+        }
+    }
+
+    /// Whether the server answered a range request with `200` and the whole body (RFC 9110
+    /// §14.2 allows it). Each such read downloads the whole object (at most the whole-read
+    /// limit), so a caller with many reads to do should then read the object once
+    /// (`ByteRange::Offset(0)`) and serve itself from a `MemorySource`.
+    pub fn range_ignored(&self) -> bool {
+        self.range_ignored
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Size and validators learned from the first successful read, if any.
+    pub fn info(&self) -> Option<SourceInfo> {
+        self.validators.get()
+    }
+
+    fn aborted(&self) -> bool {
+        self.options.signal.as_ref().is_some_and(|s| s.aborted())
+    }
+
+    /// Maps a rejection of `fetch` or of a body read onto an [`IoError`].
+    fn js_error(&self, e: JsValue) -> IoError {
+        let name = Reflect::get(&e, &"name".into())
+            .ok()
+            .and_then(|n| n.as_string());
+        if self.aborted() || name.as_deref() == Some("AbortError") {
+            return IoError::Cancelled;
+        }
+        let message = Reflect::get(&e, &"message".into())
+            .ok()
+            .and_then(|m| m.as_string())
+            .or_else(|| e.as_string())
+            .unwrap_or_else(|| format!("{e:?}"));
+        let message = if name.as_deref() == Some("TypeError") {
+            format!(
+                "{message} (fetch rejects with a TypeError when the network fails or when a \
+                 cross-origin server does not allow the request: check that it sends \
+                 Access-Control-Allow-Origin, answers the preflight for the Range header, and \
+                 sends Access-Control-Expose-Headers: Content-Range)"
+            )
+        } else {
+            message
+        };
+        IoError::Network {
+            location: self.url.clone(),
+            message,
+        }
+    }
+
+    fn js(&self, what: &str, e: JsValue) -> IoError {
+        match self.js_error(e) {
+            IoError::Network { location, message } => IoError::Network {
+                location,
+                message: format!("{what}: {message}"),
+            },
+            other => other,
+        }
+    }
+
+    async fn send(&self, range: &ByteRange) -> Result<Response, IoError> {
+        let headers = Headers::new().map_err(|e| self.js("Headers", e))?;
+        headers
+            .set("Range", &range.to_header())
+            .map_err(|e| self.js("Range header", e))?;
+        // Browsers forbid scripts to set Accept-Encoding (and add `identity` to range requests
+        // themselves); Node and workerd accept it. Ignore a refusal.
+        let _ = headers.set("Accept-Encoding", "identity");
+        for (k, v) in &self.options.headers {
+            headers
+                .append(k, v)
+                .map_err(|e| self.js(&format!("header {k:?}"), e))?;
+        }
+        let init = RequestInit::new();
+        init.set_method("GET");
+        init.set_headers_headers(&headers);
+        if let Some(signal) = &self.options.signal {
+            init.set_signal(Some(signal));
+        }
+        let global = js_sys::global();
+        let fetch = Reflect::get(&global, &"fetch".into())
+            .ok()
+            .and_then(|f| f.dyn_into::<Function>().ok())
+            .ok_or_else(|| IoError::Network {
+                location: self.url.clone(),
+                message: "this host has no global fetch".into(),
+            })?;
+        let promise = fetch
+            .call2(&global, &JsValue::from_str(&self.url), &init)
+            .map_err(|e| self.js_error(e))?;
+        let resp = JsFuture::from(Promise::from(promise))
+            .await
+            .map_err(|e| self.js_error(e))?;
+        resp.dyn_into::<Response>().map_err(|_| IoError::Network {
+            location: self.url.clone(),
+            message: "fetch did not resolve to a Response".into(),
+        })
+    }
+
+    /// Reads the body, up to `limit` bytes; `Ok(None)` when it is longer (the rest is not
+    /// downloaded: the stream is cancelled).
+    async fn read_body(
+        &self,
+        resp: &Response,
+        expected: Option<u64>,
+        limit: u64,
+    ) -> Result<Option<Vec<u8>>, IoError> {
+        let Some(body) = resp.body() else {
+            return Ok(Some(Vec::new()));
+        };
+        let reader = body.get_reader();
+        let read = Reflect::get(&reader, &"read".into())
+            .ok()
+            .and_then(|f| f.dyn_into::<Function>().ok())
+            .ok_or_else(|| self.js("body reader", JsValue::from_str("no read()")))?;
+        let cap = expected.unwrap_or(0).min(limit).min(MAX_PREALLOC) as usize;
+        let mut buf = Vec::with_capacity(cap);
+        loop {
+            let p = read.call0(&reader).map_err(|e| self.js("body read", e))?;
+            let step = JsFuture::from(Promise::from(p))
+                .await
+                .map_err(|e| self.js("body read", e))?;
+            let done = Reflect::get(&step, &"done".into())
+                .ok()
+                .and_then(|d| d.as_bool());
+            if done != Some(false) {
+                break;
+            }
+            let value = Reflect::get(&step, &"value".into())
+                .ok()
+                .and_then(|v| v.dyn_into::<Uint8Array>().ok())
+                .ok_or_else(|| self.js("body read", JsValue::from_str("chunk is not bytes")))?;
+            let n = value.length() as usize;
+            if (buf.len() + n) as u64 > limit {
+                cancel(&reader);
+                return Ok(None);
+            }
+            let start = buf.len();
+            buf.resize(start + n, 0);
+            value.copy_to(&mut buf[start..]);
+        }
+        Ok(Some(buf))
+    }
+}
+
+/// Cancels a body reader or stream so the host stops downloading (the promise is not awaited:
+/// there is nothing left to learn from it).
+fn cancel(stream_or_reader: &JsValue) {
+    if let Some(f) = Reflect::get(stream_or_reader, &"cancel".into())
+        .ok()
+        .and_then(|f| f.dyn_into::<Function>().ok())
+    {
+        if let Ok(p) = f.call0(stream_or_reader) {
+            // Swallow a rejection so hosts do not report it as unhandled.
+            let noop = wasm_bindgen::closure::Closure::once_into_js(|_: JsValue| {});
+            if let Some(catch) = Reflect::get(&p, &"catch".into())
+                .ok()
+                .and_then(|c| c.dyn_into::<Function>().ok())
+            {
+                let _ = catch.call1(&p, &noop);
+            }
+        }
+    }
+}
+
+fn header(h: &Headers, name: &str) -> Option<String> {
+    h.get(name).ok().flatten()
+}
+
+#[async_trait::async_trait(?Send)]
+impl RangeSource for FetchSource {
+    fn location(&self) -> &str {
+        &self.url
+    }
+
+    async fn read(&self, range: ByteRange) -> Result<Fetched, IoError> {
+        range.validate()?;
+        if self.aborted() {
+            return Err(IoError::Cancelled);
+        }
+        let resp = self.send(&range).await?;
+        let status = resp.status();
+        let h = resp.headers();
+        let content_range = header(&h, "Content-Range");
+        if status == 206 && content_range.is_none() {
+            if let Some(b) = resp.body() {
+                cancel(&b);
+            }
+            return Err(IoError::BadContentRange {
+                location: self.url.clone(),
+                detail: "206 answer whose Content-Range header cannot be read; a cross-origin \
+                         server must send Access-Control-Expose-Headers: Content-Range"
+                    .into(),
+            });
+        }
+        let content_length =
+            header(&h, "Content-Length").and_then(|v| v.trim().parse::<u64>().ok());
+        let answer = content_range::classify(
+            &self.url,
+            &range,
+            status,
+            content_range.as_deref(),
+            content_length,
+            self.options.whole_read_limit,
+        );
+        if matches!(
+            answer,
+            Err(IoError::RangeIgnored { .. }) | Ok(Answer::Whole { ignored: true, .. })
+        ) {
+            self.range_ignored
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        let answer = match answer {
+            Ok(a) => a,
+            Err(e) => {
+                if let Some(b) = resp.body() {
+                    cancel(&b);
+                }
+                return Err(e);
+            }
+        };
+        if let Some(enc) = header(&h, "Content-Encoding") {
+            if !enc.eq_ignore_ascii_case("identity") && !matches!(answer, Answer::Empty) {
+                if let Some(b) = resp.body() {
+                    cancel(&b);
+                }
+                return Err(IoError::BadContentRange {
+                    location: self.url.clone(),
+                    detail: format!(
+                        "body sent with Content-Encoding {enc:?} despite Accept-Encoding: identity"
+                    ),
+                });
+            }
+        }
+        let etag = header(&h, "ETag");
+        let last_modified = header(&h, "Last-Modified");
+        let info = |len| SourceInfo {
+            location: self.url.clone(),
+            len,
+            etag: etag.clone(),
+            last_modified: last_modified.clone(),
+        };
+        match answer {
+            Answer::Empty => {
+                let info = info(0);
+                self.validators.check(&info)?;
+                Ok(Fetched {
+                    range: 0..0,
+                    bytes: Bytes::new(),
+                    info,
+                })
+            }
+            Answer::Partial { served, len } => {
+                let span = served.end - served.start;
+                let info = info(len);
+                self.validators.check(&info)?;
+                let Some(body) = self.read_body(&resp, Some(span), span).await? else {
+                    return Err(IoError::BadContentRange {
+                        location: self.url.clone(),
+                        detail: format!("body longer than the {span} bytes of {served:?}"),
+                    });
+                };
+                content_range::check_body_len(&self.url, span, body.len() as u64)?;
+                Ok(Fetched {
+                    range: served,
+                    bytes: Bytes::from(body),
+                    info,
+                })
+            }
+            Answer::Whole {
+                content_length,
+                body_limit,
+                ..
+            } => {
+                let Some(body) = self.read_body(&resp, content_length, body_limit).await? else {
+                    return Err(IoError::RangeIgnored {
+                        location: self.url.clone(),
+                        len: None,
+                        limit: body_limit,
+                    });
+                };
+                if let Some(n) = content_length {
+                    content_range::check_body_len(&self.url, n, body.len() as u64)?;
+                }
+                let info = info(body.len() as u64);
+                self.validators.check(&info)?;
+                let r = content_range::slice_of_whole(&range, body.len() as u64)?;
+                let bytes = Bytes::from(body).slice(r.start as usize..r.end as usize);
+                Ok(Fetched {
+                    range: r,
+                    bytes,
+                    info,
+                })
+            }
+        }
+    }
+}

@@ -5,7 +5,8 @@
 //! wasm transport (`content_range`): a `206` must carry the `Content-Range` asked for and a
 //! body of exactly that length; a `200` means the server ignored `Range`, and its body is read
 //! only when it is at most [`HttpOptions::whole_read_limit`] bytes (else
-//! [`IoError::RangeIgnored`] before any body byte is read); `416`, `404`/`410` and other
+//! [`IoError::RangeIgnored`] before any body byte is read), unless the range asked covers the
+//! whole object anyway (`bytes=0-`), which a `200` answers fairly; `416`, `404`/`410` and other
 //! statuses map onto [`IoError`] variants. The object's length, `ETag` and `Last-Modified` are
 //! learned from the first answer; a later answer that disagrees is [`IoError::SourceChanged`].
 
@@ -52,6 +53,8 @@ pub struct HttpSource {
     headers: HeaderMap,
     limit: u64,
     validators: Validators,
+    // Set once the server answered a range request with 200 (see `range_ignored`).
+    range_ignored: std::sync::atomic::AtomicBool,
 }
 
 impl HttpSource {
@@ -70,6 +73,25 @@ impl HttpSource {
     /// built.
     pub fn with_options(url: impl Into<String>, options: HttpOptions) -> Result<Self, IoError> {
         let url = url.into();
+        let client = Self::client_for(&options).map_err(|message| IoError::Network {
+            location: url.clone(),
+            message,
+        })?;
+        Self::with_client(url, client, options)
+    }
+
+    /// A source for `url` sharing `client` (its connection pool and TLS setup) with other
+    /// sources, as a store of many objects on one host should. The client's own timeouts
+    /// apply; those of `options` are not used.
+    ///
+    /// # Errors
+    /// [`IoError::Network`] if a header name or value of `options` is invalid.
+    pub fn with_client(
+        url: impl Into<String>,
+        client: reqwest::Client,
+        options: HttpOptions,
+    ) -> Result<Self, IoError> {
+        let url = url.into();
         let net = |message: String| IoError::Network {
             location: url.clone(),
             message,
@@ -82,18 +104,41 @@ impl HttpSource {
                 .map_err(|e| net(format!("invalid value for header {k:?}: {e}")))?;
             headers.append(name, value);
         }
-        let client = reqwest::Client::builder()
-            .connect_timeout(options.connect_timeout)
-            .read_timeout(options.read_timeout)
-            .build()
-            .map_err(|e| net(error_chain(&e)))?;
         Ok(Self {
             url,
             client,
             headers,
             limit: options.whole_read_limit,
             validators: Validators::default(),
+            range_ignored: Default::default(),
         })
+    }
+
+    /// A client with the timeouts of `options`, to share between sources with
+    /// [`HttpSource::with_client`].
+    ///
+    /// # Errors
+    /// The TLS backend cannot be set up (message of the underlying error).
+    pub fn client_for(options: &HttpOptions) -> Result<reqwest::Client, String> {
+        reqwest::Client::builder()
+            .connect_timeout(options.connect_timeout)
+            .read_timeout(options.read_timeout)
+            .build()
+            .map_err(|e| error_chain(&e))
+    }
+
+    /// The HTTP client this source uses (cheap to clone; clones share connections).
+    pub fn client(&self) -> &reqwest::Client {
+        &self.client
+    }
+
+    /// Whether the server answered a range request with `200` and the whole body (RFC 9110
+    /// §14.2 allows it). Each such read downloads the whole object (at most the whole-read
+    /// limit), so a caller with many reads to do should then read the object once
+    /// (`ByteRange::Offset(0)`) and serve itself from a `MemorySource`.
+    pub fn range_ignored(&self) -> bool {
+        self.range_ignored
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Size and validators learned from the first successful read, if any.
@@ -108,8 +153,8 @@ impl HttpSource {
         }
     }
 
-    /// Reads the body of `resp`, failing once it exceeds `limit` bytes. `Err(None)` means the
-    /// limit was exceeded.
+    /// Reads the body of `resp`, stopping as soon as it exceeds `limit` bytes; the inner
+    /// `Err(())` means the limit was exceeded (the rest of the body is not read).
     async fn read_body(
         &self,
         resp: &mut reqwest::Response,
@@ -141,7 +186,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     s
 }
 
-fn header_str<'a>(h: &'a HeaderMap, name: reqwest::header::HeaderName) -> Option<&'a str> {
+fn header_str(h: &HeaderMap, name: reqwest::header::HeaderName) -> Option<&str> {
     h.get(name).and_then(|v| v.to_str().ok())
 }
 
@@ -177,7 +222,15 @@ impl RangeSource for HttpSource {
             header_str(h, CONTENT_RANGE),
             content_length,
             self.limit,
-        )?;
+        );
+        if matches!(
+            answer,
+            Err(IoError::RangeIgnored { .. }) | Ok(Answer::Whole { ignored: true, .. })
+        ) {
+            self.range_ignored
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        let answer = answer?;
         if let Some(enc) = header_str(h, CONTENT_ENCODING) {
             if !enc.eq_ignore_ascii_case("identity") && !matches!(answer, Answer::Empty) {
                 return Err(IoError::BadContentRange {
@@ -227,9 +280,13 @@ impl RangeSource for HttpSource {
                     info,
                 })
             }
-            Answer::Whole { content_length } => {
+            Answer::Whole {
+                content_length,
+                body_limit,
+                ..
+            } => {
                 let body = match self
-                    .read_body(&mut resp, content_length, self.limit)
+                    .read_body(&mut resp, content_length, body_limit)
                     .await?
                 {
                     Ok(b) => b,

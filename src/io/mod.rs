@@ -6,7 +6,7 @@
 //! - [`coalesce`]: the one range-coalescing function shared by every format.
 //! - [`Traffic`] / [`Counted`]: request and byte counters at the transport edge.
 //! - [`retry`]: bounded retries with backoff for transient failures.
-//! - transports: [`memory`], [`file`] and [`http`] natively, [`fetch`] in wasm.
+//! - transports: [`memory`], [`file`](mod@file) and [`http`] natively, `fetch` in wasm.
 //! - `conformance` (tests, or the `conformance` feature): checks every source must pass.
 
 mod content_range;

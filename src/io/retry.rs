@@ -12,8 +12,6 @@
 //! seedable ([`RetryConfig::seed`]) so tests can assert exact delays.
 
 use super::{ByteRange, Fetched, IoError, RangeSource};
-use bytes::Bytes;
-use std::ops::Range;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -163,29 +161,6 @@ impl<S: RangeSource> RangeSource for Retrying<S> {
             }
         }
     }
-
-    async fn read_many(
-        &self,
-        ranges: &[Range<u64>],
-        concurrency: usize,
-    ) -> Result<Vec<Bytes>, IoError> {
-        // The provided read_many calls our `read`, so each range retries on its own.
-        use futures::stream::{self, StreamExt, TryStreamExt};
-        let futs = ranges.iter().cloned().map(|r| async move {
-            let f = self.read(ByteRange::bounded(r.clone())).await?;
-            if f.range != r {
-                return Err(IoError::BadContentRange {
-                    location: self.location().to_string(),
-                    detail: format!("asked {r:?}, got {:?}", f.range),
-                });
-            }
-            Ok(f.bytes)
-        });
-        stream::iter(futs)
-            .buffered(concurrency.max(1))
-            .try_collect()
-            .await
-    }
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -292,7 +267,10 @@ mod tests {
         let got = src.read_many(&[0..2, 50..52], 2).await.unwrap();
         assert_eq!(
             got,
-            vec![Bytes::from_static(&[0, 1]), Bytes::from_static(&[50, 51])]
+            vec![
+                bytes::Bytes::from_static(&[0, 1]),
+                bytes::Bytes::from_static(&[50, 51])
+            ]
         );
         assert_eq!(src.inner().traffic().snapshot().requests, 3);
     }

@@ -56,7 +56,9 @@ fn get_opt(obj: &JsValue, name: &str) -> Option<JsValue> {
     if obj.is_undefined() || obj.is_null() {
         return None;
     }
-    js_sys::Reflect::get(obj, &name.into()).ok().filter(|v| !v.is_undefined() && !v.is_null())
+    js_sys::Reflect::get(obj, &name.into())
+        .ok()
+        .filter(|v| !v.is_undefined() && !v.is_null())
 }
 
 fn selection_from_js(sel: &JsValue) -> Result<Selection, JsValue> {
@@ -79,7 +81,9 @@ fn selection_from_js(sel: &JsValue) -> Result<Selection, JsValue> {
             } else if let Some(s) = item.as_string() {
                 parts.push(s);
             } else {
-                return Err(arg_error("selection items must be numbers, strings or null"));
+                return Err(arg_error(
+                    "selection items must be numbers, strings or null",
+                ));
             }
         }
         return Selection::parse(&parts.join(","))
@@ -129,36 +133,58 @@ impl RemoteArray {
     ) -> Result<RemoteArray, JsValue> {
         let mut opts = OpenOptions::default();
         if let Some(c) = get_opt(&options, "cache") {
-            let s = c.as_string().ok_or_else(|| arg_error("cache must be a string"))?;
+            let s = c
+                .as_string()
+                .ok_or_else(|| arg_error("cache must be a string"))?;
             opts.cache = s.parse::<CachePolicy>().map_err(arg_error)?;
         }
         if let Some(m) = get_opt(&options, "maxCacheBytes") {
-            let n = m.as_f64().filter(|n| *n >= 0.0).ok_or_else(|| arg_error("maxCacheBytes must be a non-negative number"))?;
+            let n = m
+                .as_f64()
+                .filter(|n| *n >= 0.0)
+                .ok_or_else(|| arg_error("maxCacheBytes must be a non-negative number"))?;
             opts.max_cache_bytes = n as u64;
         }
         let mut headers: Vec<(String, String)> = Vec::new();
         if let Some(h) = get_opt(&options, "headers") {
-            let obj: js_sys::Object = h.dyn_into().map_err(|_| arg_error("headers must be an object"))?;
+            let obj: js_sys::Object = h
+                .dyn_into()
+                .map_err(|_| arg_error("headers must be an object"))?;
             for entry in js_sys::Object::entries(&obj).iter() {
                 let pair: js_sys::Array = entry.unchecked_into();
                 let k = pair.get(0).as_string().unwrap_or_default();
-                let v = pair.get(1).as_string().ok_or_else(|| arg_error(format!("header {k} must be a string")))?;
+                let v = pair
+                    .get(1)
+                    .as_string()
+                    .ok_or_else(|| arg_error(format!("header {k} must be a string")))?;
                 headers.push((k, v));
             }
         }
         let traffic = Traffic::new();
-        let fetch = FetchSource::with_options(url, FetchOptions { headers, ..Default::default() });
+        let fetch = FetchSource::with_options(
+            url,
+            FetchOptions {
+                headers,
+                ..Default::default()
+            },
+        );
         // Retries wrap the counter, so each attempt counts as a request.
-        let transport =
-            Arc::new(Retrying::new(Counted::new(fetch, traffic.clone()), RetryConfig::default()));
+        let transport = Arc::new(Retrying::new(
+            Counted::new(fetch, traffic.clone()),
+            RetryConfig::default(),
+        ));
         let inner = crate::array::RemoteArray::open_source(transport, traffic, opts)
             .await
             .map_err(|e| js_error(&e))?;
-        Ok(RemoteArray { inner: Some(Rc::new(inner)) })
+        Ok(RemoteArray {
+            inner: Some(Rc::new(inner)),
+        })
     }
 
     fn inner(&self) -> Result<Rc<crate::array::RemoteArray>, JsValue> {
-        self.inner.clone().ok_or_else(|| arg_error("the array is closed"))
+        self.inner
+            .clone()
+            .ok_or_else(|| arg_error("the array is closed"))
     }
 
     /// Array shape (elements per dimension).
@@ -226,7 +252,10 @@ impl RemoteArray {
                     let _ = f.call1(&JsValue::NULL, &o);
                 }
             };
-            let ropts = ReadOptions { progress: Some(&progress), cancel: Some(cancel.clone()) };
+            let ropts = ReadOptions {
+                progress: Some(&progress),
+                cancel: Some(cancel.clone()),
+            };
             let read = inner.read(&sel, &ropts);
             futures::pin_mut!(read);
             let result = match aborted {
@@ -245,7 +274,11 @@ impl RemoteArray {
             data.dtype.make_little_endian(&mut data.data);
             let dt = data.dtype.to_little_endian();
             let o = js_sys::Object::new();
-            js_sys::Reflect::set(&o, &"data".into(), &typed_array(dt.kind, dt.itemsize, &data.data))?;
+            js_sys::Reflect::set(
+                &o,
+                &"data".into(),
+                &typed_array(dt.kind, dt.itemsize, &data.data),
+            )?;
             js_sys::Reflect::set(&o, &"shape".into(), &shape_js(&data.shape))?;
             js_sys::Reflect::set(&o, &"dtype".into(), &dt.to_string().into())?;
             Ok(o.into())
@@ -268,7 +301,9 @@ fn abort_future(
     let signal = signal?;
     if signal.aborted() {
         cancel.cancel();
-        return Some(wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&JsValue::NULL)));
+        return Some(wasm_bindgen_futures::JsFuture::from(
+            js_sys::Promise::resolve(&JsValue::NULL),
+        ));
     }
     let sig = signal.clone();
     let promise = js_sys::Promise::new(&mut |resolve, _reject| {

@@ -10,6 +10,7 @@
 //! ```
 
 mod array;
+mod partition;
 
 pub use array::RemoteArray;
 

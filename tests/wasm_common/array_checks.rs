@@ -18,14 +18,19 @@ pub fn base() -> Option<&'static str> {
 async fn fetch_all(url: &str) -> Vec<u8> {
     let src = FetchSource::new(url);
     // a suffix read of more than the object returns all of it
-    let f = src.read(ByteRange::Suffix(1 << 40)).await.unwrap_or_else(|e| panic!("{url}: {e}"));
+    let f = src
+        .read(ByteRange::Suffix(1 << 40))
+        .await
+        .unwrap_or_else(|e| panic!("{url}: {e}"));
     f.bytes.to_vec()
 }
 
 async fn open(url: &str, options: OpenOptions) -> RemoteArray {
     let traffic = Traffic::new();
     let t = Arc::new(Counted::new(FetchSource::new(url), traffic.clone()));
-    RemoteArray::open_source(t, traffic, options).await.unwrap_or_else(|e| panic!("{url}: {e}"))
+    RemoteArray::open_source(t, traffic, options)
+        .await
+        .unwrap_or_else(|e| panic!("{url}: {e}"))
 }
 
 /// Every fixture: shape, dtype and all values equal the written array; a small file costs at
@@ -41,16 +46,33 @@ pub async fn every_fixture_matches() {
     for fx in manifest["fixtures"].as_array().unwrap() {
         let file = fx["file"].as_str().unwrap();
         let arr = open(&format!("{base}blosc2/{file}"), OpenOptions::default()).await;
-        let npy = read_npy(&fetch_all(&format!("{base}blosc2/{}", fx["npy"].as_str().unwrap())).await)
-            .unwrap();
+        let npy =
+            read_npy(&fetch_all(&format!("{base}blosc2/{}", fx["npy"].as_str().unwrap())).await)
+                .unwrap();
         assert_eq!(arr.shape(), &npy.shape[..], "{file}");
         let opened = arr.traffic();
         assert!(opened.requests <= 2, "{file}: {opened:?}");
-        let all = arr.read(&Selection::all(), &ReadOptions::default()).await.unwrap();
-        assert!(all.data == npy.data, "{file}: values differ from the written array");
-        let one = arr.read(&Selection::parse("..., -1").unwrap(), &ReadOptions::default()).await.unwrap();
+        let all = arr
+            .read(&Selection::all(), &ReadOptions::default())
+            .await
+            .unwrap();
+        assert!(
+            all.data == npy.data,
+            "{file}: values differ from the written array"
+        );
+        let one = arr
+            .read(
+                &Selection::parse("..., -1").unwrap(),
+                &ReadOptions::default(),
+            )
+            .await
+            .unwrap();
         assert_eq!(one.shape.len(), npy.shape.len() - 1, "{file}");
-        assert_eq!(arr.traffic().requests, opened.requests, "{file}: reads after open made requests");
+        assert_eq!(
+            arr.traffic().requests,
+            opened.requests,
+            "{file}: reads after open made requests"
+        );
         n += 1;
     }
     assert!(n >= 40, "{n} fixtures");
@@ -60,11 +82,21 @@ pub async fn every_fixture_matches() {
 pub async fn errors_are_typed() {
     let Some(base) = base() else { return };
     let traffic = Traffic::new();
-    let t = Arc::new(Counted::new(FetchSource::new(format!("{base}blosc2/missing.b2nd")), traffic.clone()));
-    let e = RemoteArray::open_source(t, traffic, OpenOptions::default()).await.unwrap_err();
+    let t = Arc::new(Counted::new(
+        FetchSource::new(format!("{base}blosc2/missing.b2nd")),
+        traffic.clone(),
+    ));
+    let e = RemoteArray::open_source(t, traffic, OpenOptions::default())
+        .await
+        .unwrap_err();
     assert_eq!(e.code(), "NOT_FOUND", "{e}");
     let traffic = Traffic::new();
-    let t = Arc::new(Counted::new(FetchSource::new(format!("{base}blosc2/manifest.json")), traffic.clone()));
-    let e = RemoteArray::open_source(t, traffic, OpenOptions::default()).await.unwrap_err();
+    let t = Arc::new(Counted::new(
+        FetchSource::new(format!("{base}blosc2/manifest.json")),
+        traffic.clone(),
+    ));
+    let e = RemoteArray::open_source(t, traffic, OpenOptions::default())
+        .await
+        .unwrap_err();
     assert_eq!(e.code(), "UNRECOGNISED_FORMAT", "{e}");
 }

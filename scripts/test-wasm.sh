@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Runs the wasm-bindgen test suites against the loopback range server, in Node, in headless
+# Chromium and in a dedicated worker.
+#
+# Usage: scripts/test-wasm.sh [TEST ...]
+#   TEST     names of files tests/<TEST>.rs (default: every tests/wasm_*.rs)
+# Environment:
+#   WASM_MODES        modes to run, any of "node browser worker" (default: all three)
+#   WASM_FEATURES     cargo features for the test build (default: conformance)
+#   WASM_RUN_TIMEOUT  seconds allowed per mode (default: 900)
+#
+# Three servers are started on free ports of 127.0.0.1, all serving tests/fixtures:
+#   CHUNKWISE_TEST_BASE_URL               ranges honoured
+#   CHUNKWISE_TEST_IGNORE_RANGE_BASE_URL  Range ignored (always 200 with the whole body)
+#   CHUNKWISE_TEST_FAIL_FIRST_BASE_URL    answers 503 to its first 2 GETs (restarted on the
+#                                         same port before each mode, so each mode sees them)
+# The URLs are compiled into the tests (option_env!); the servers are stopped on exit.
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+source "$here/scripts/env.sh"
+cd "$here"
+
+modes="${WASM_MODES:-node browser worker}"
+features="${WASM_FEATURES:-conformance}"
+run_timeout="${WASM_RUN_TIMEOUT:-900}"
+
+if [ $# -gt 0 ]; then
+  tests=("$@")
+else
+  tests=()
+  for f in tests/wasm_*.rs; do tests+=("$(basename "$f" .rs)"); done
+fi
+test_args=()
+for t in "${tests[@]}"; do test_args+=(--test "$t"); done
+
+command -v wasm-bindgen-test-runner >/dev/null || {
+  echo "test-wasm: wasm-bindgen-test-runner missing: run scripts/setup.sh wasm" >&2; exit 1; }
+
+echo "test-wasm: building the range server"
+cargo build -q -p native-harness --bin chunkwise
+server_bin="$here/target/debug/chunkwise"
+
+tmp="$(mktemp -d)"
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap "exit 130" INT TERM
+
+# start_server NAME PORT ARGS...: starts a server (stopped by PID on exit, and after one hour
+# at most; PORT 0 picks a free one) and prints its base URL once its ready line appears.
+start_server() {
+  local name="$1" port="$2"; shift 2
+  timeout 3600 "$server_bin" serve --root "$here/tests/fixtures" --port "$port" --quiet "$@" \
+    >"$tmp/$name.out" 2>"$tmp/$name.err" &
+  pids+=($!)
+  last_pid=$!
+  local i url=""
+  for i in $(seq 1 100); do
+    url="$(sed -n 's#^serving .* at \(http://127\.0\.0\.1:[0-9]*/\)$#\1#p' "$tmp/$name.out")"
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  if [ -z "$url" ]; then
+    echo "test-wasm: server $name did not start" >&2; cat "$tmp/$name.err" >&2; exit 1
+  fi
+  echo "$url"
+}
+# Not in $(...): the server must be a child of this shell for the trap to stop it.
+start_server plain 0 >"$tmp/plain.url"
+start_server ignore-range 0 --ignore-range >"$tmp/ignore.url"
+start_server fail-first 0 --fail-first 2 >"$tmp/fail.url"
+fail_pid=$last_pid
+export CHUNKWISE_TEST_BASE_URL="$(cat "$tmp/plain.url")"
+export CHUNKWISE_TEST_IGNORE_RANGE_BASE_URL="$(cat "$tmp/ignore.url")"
+export CHUNKWISE_TEST_FAIL_FIRST_BASE_URL="$(cat "$tmp/fail.url")"
+fail_port="${CHUNKWISE_TEST_FAIL_FIRST_BASE_URL##*:}"; fail_port="${fail_port%/}"
+echo "test-wasm: servers at $CHUNKWISE_TEST_BASE_URL, $CHUNKWISE_TEST_IGNORE_RANGE_BASE_URL," \
+  "$CHUNKWISE_TEST_FAIL_FIRST_BASE_URL"
+
+# Restarts the fail-first server on its port, so that its first GETs fail again.
+restart_fail_first() {
+  kill "$fail_pid" 2>/dev/null || true
+  wait "$fail_pid" 2>/dev/null || true
+  local keep=() pid
+  for pid in "${pids[@]}"; do [ "$pid" = "$fail_pid" ] || keep+=("$pid"); done
+  pids=("${keep[@]}")
+  start_server fail-first "$fail_port" --fail-first 2 >"$tmp/fail.url"
+  fail_pid=$last_pid
+}
+
+export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
+export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
+status=0
+first=1
+for mode in $modes; do
+  [ $first = 1 ] || restart_fail_first
+  first=0
+  unset WASM_BINDGEN_USE_BROWSER WASM_BINDGEN_USE_DEDICATED_WORKER
+  case "$mode" in
+    node) ;;
+    browser) export WASM_BINDGEN_USE_BROWSER=1 ;;
+    worker) export WASM_BINDGEN_USE_DEDICATED_WORKER=1 ;;
+    *) echo "test-wasm: unknown mode $mode" >&2; exit 2 ;;
+  esac
+  echo "test-wasm: === $mode: ${tests[*]}"
+  if ! timeout "$run_timeout" cargo test --target wasm32-unknown-unknown \
+      --features "$features" "${test_args[@]}"; then
+    echo "test-wasm: $mode FAILED" >&2
+    status=1
+  fi
+done
+exit $status

@@ -1,0 +1,395 @@
+//! The filters of the Blosc2 pipeline, forward (encode) and backward (decode), on one block.
+//!
+//! Sources: `shuffle-generic.h` / `shuffle.c` (byte shuffle, bitshuffle wrappers),
+//! `bitshuffle-generic.c` (`bshuf_trans_bit_elem_scal`), `delta.c`, `trunc-prec.c` and
+//! plugins/filters/bytedelta/bytedelta.c in C-Blosc2.
+
+/// Byte shuffle: element `i`'s byte `j` goes to `dst[j * n + i]` with `n = len / typesize`;
+/// the `len % typesize` trailing bytes are copied unchanged. `src` and `dst` have equal lengths.
+pub fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let len = src.len();
+    let n = len / typesize;
+    if typesize <= 1 || n == 0 {
+        dst.copy_from_slice(src);
+        return;
+    }
+    for j in 0..typesize {
+        let out = &mut dst[j * n..(j + 1) * n];
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = src[i * typesize + j];
+        }
+    }
+    let tail = n * typesize;
+    dst[tail..].copy_from_slice(&src[tail..]);
+}
+
+fn unshuffle_const<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) {
+    let streams: [&[u8]; T] = core::array::from_fn(|j| &src[j * n..(j + 1) * n]);
+    for (i, el) in dst[..n * T].chunks_exact_mut(T).enumerate() {
+        for j in 0..T {
+            el[j] = streams[j][i];
+        }
+    }
+}
+
+/// Inverse of [`shuffle`] (`unshuffle_generic` in shuffle-generic.h).
+pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let len = src.len();
+    let n = len / typesize;
+    if typesize <= 1 || n == 0 {
+        dst.copy_from_slice(src);
+        return;
+    }
+    match typesize {
+        2 => unshuffle_const::<2>(n, src, dst),
+        4 => unshuffle_const::<4>(n, src, dst),
+        8 => unshuffle_const::<8>(n, src, dst),
+        16 => unshuffle_const::<16>(n, src, dst),
+        _ => {
+            for j in 0..typesize {
+                let stream = &src[j * n..(j + 1) * n];
+                for (i, &b) in stream.iter().enumerate() {
+                    dst[i * typesize + j] = b;
+                }
+            }
+        }
+    }
+    let tail = n * typesize;
+    dst[tail..].copy_from_slice(&src[tail..]);
+}
+
+/// Transpose an 8x8 bit matrix held in a u64 (bit `8r + c` <-> bit `8c + r`); its own inverse
+/// (`TRANS_BIT_8X8` in bitshuffle-generic.h).
+#[inline(always)]
+fn transpose_bits_8x8(mut x: u64) -> u64 {
+    let mut t = (x ^ (x >> 7)) & 0x00AA_00AA_00AA_00AA;
+    x = x ^ t ^ (t << 7);
+    t = (x ^ (x >> 14)) & 0x0000_CCCC_0000_CCCC;
+    x = x ^ t ^ (t << 14);
+    t = (x ^ (x >> 28)) & 0x0000_0000_F0F0_F0F0;
+    x ^ t ^ (t << 28)
+}
+
+/// Bit shuffle of the first `n - n % 8` elements (`n = len / typesize`): output row
+/// `8 * b + k` (each `n / 8` bytes) holds bit `k` of byte `b` of every element, element `i` at
+/// bit `i % 8` of byte `i / 8`. Remaining bytes are copied unchanged (`bitshuffle` in shuffle.c).
+pub fn bitshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let n = (src.len() / typesize) & !7;
+    let rowlen = n / 8;
+    for b in 0..typesize {
+        for g in 0..rowlen {
+            let mut x = 0u64;
+            for m in 0..8 {
+                x |= (src[(g * 8 + m) * typesize + b] as u64) << (8 * m);
+            }
+            let y = transpose_bits_8x8(x);
+            for k in 0..8 {
+                dst[(b * 8 + k) * rowlen + g] = (y >> (8 * k)) as u8;
+            }
+        }
+    }
+    let tail = n * typesize;
+    dst[tail..].copy_from_slice(&src[tail..]);
+}
+
+/// Inverse of [`bitshuffle`]. `format_version` is the chunk's version byte: chunks of format
+/// version 2 (C-Blosc 1.x) copy the whole block unchanged when the element count is not a
+/// multiple of 8 (`bitunshuffle` in shuffle.c).
+pub fn bitunshuffle(typesize: usize, src: &[u8], dst: &mut [u8], format_version: u8) {
+    let nall = src.len() / typesize;
+    if format_version == 2 && nall % 8 != 0 {
+        dst.copy_from_slice(src);
+        return;
+    }
+    let n = nall & !7;
+    let rowlen = n / 8;
+    if typesize == 1 {
+        // One byte per element: eight rows, gather one byte of each per group of 8 elements.
+        for g in 0..rowlen {
+            let mut x = 0u64;
+            for k in 0..8 {
+                x |= (src[k * rowlen + g] as u64) << (8 * k);
+            }
+            dst[g * 8..g * 8 + 8].copy_from_slice(&transpose_bits_8x8(x).to_le_bytes());
+        }
+    } else {
+        for b in 0..typesize {
+            let rows = &src[b * 8 * rowlen..(b + 1) * 8 * rowlen];
+            for g in 0..rowlen {
+                let mut x = 0u64;
+                for k in 0..8 {
+                    x |= (rows[k * rowlen + g] as u64) << (8 * k);
+                }
+                let y = transpose_bits_8x8(x);
+                let base = g * 8 * typesize + b;
+                for m in 0..8 {
+                    dst[base + m * typesize] = (y >> (8 * m)) as u8;
+                }
+            }
+        }
+    }
+    let tail = n * typesize;
+    dst[tail..].copy_from_slice(&src[tail..]);
+}
+
+/// The element width DELTA works in: 1, 2, 4 or 8 bytes (`delta.c` falls back to 8 for
+/// multiples of 8 and to 1 otherwise).
+fn delta_width(typesize: usize) -> usize {
+    match typesize {
+        1 | 2 | 4 | 8 => typesize,
+        t if t % 8 == 0 => 8,
+        _ => 1,
+    }
+}
+
+macro_rules! xor_words {
+    ($w:expr, $dst:expr, $a:expr, $b:expr) => {
+        match $w {
+            1 => {
+                for ((d, a), b) in $dst.iter_mut().zip($a).zip($b) {
+                    *d = *a ^ *b;
+                }
+            }
+            _ => {
+                for ((d, a), b) in $dst
+                    .chunks_exact_mut($w)
+                    .zip($a.chunks_exact($w))
+                    .zip($b.chunks_exact($w))
+                {
+                    for k in 0..$w {
+                        d[k] = a[k] ^ b[k];
+                    }
+                }
+            }
+        }
+    };
+}
+
+/// DELTA forward on one block (`delta_encoder` in delta.c). `dref` is the chunk's first block
+/// (original data); `is_first` says whether this block is that block. `src` and `dst` have the
+/// block's length. Block 0 stores each word XOR the previous word; other blocks store each word
+/// XOR the same word of block 0. Trailing bytes beyond whole words are left as in `dst`.
+pub fn delta_encode(typesize: usize, dref: &[u8], is_first: bool, src: &[u8], dst: &mut [u8]) {
+    let w = delta_width(typesize);
+    let nw = src.len() / w;
+    if nw == 0 {
+        return;
+    }
+    if is_first {
+        dst[..w].copy_from_slice(&dref[..w]);
+        let n = nw * w;
+        xor_words!(w, dst[w..n], &src[w..n], &dref[..n - w]);
+    } else {
+        let n = nw * w;
+        xor_words!(w, dst[..n], &src[..n], &dref[..n]);
+    }
+}
+
+/// DELTA backward in place on one block (`delta_decoder` in delta.c). For the first block the
+/// words are a running XOR; for other blocks `dref` is the decoded first block, of at least this
+/// block's length.
+pub fn delta_decode(typesize: usize, dref: Option<&[u8]>, data: &mut [u8]) {
+    let w = delta_width(typesize);
+    let nw = data.len() / w;
+    match dref {
+        None => match w {
+            1 => {
+                let mut prev = 0u8;
+                for (i, b) in data.iter_mut().enumerate() {
+                    if i > 0 {
+                        *b ^= prev;
+                    }
+                    prev = *b;
+                }
+            }
+            _ => {
+                for i in 1..nw {
+                    for k in 0..w {
+                        data[i * w + k] ^= data[(i - 1) * w + k];
+                    }
+                }
+            }
+        },
+        Some(r) => {
+            let n = nw * w;
+            for (d, r) in data[..n].iter_mut().zip(&r[..n]) {
+                *d ^= *r;
+            }
+        }
+    }
+}
+
+/// BYTEDELTA forward (`bytedelta_forward`): after a byte shuffle, each of the `typesize`
+/// streams of `len / typesize` bytes stores byte differences (wrapping). Trailing bytes are copied.
+pub fn bytedelta_encode(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let n = src.len() / typesize;
+    for j in 0..typesize {
+        let mut prev = 0u8;
+        for i in j * n..(j + 1) * n {
+            let v = src[i];
+            dst[i] = v.wrapping_sub(prev);
+            prev = v;
+        }
+    }
+    let tail = n * typesize;
+    dst[tail..].copy_from_slice(&src[tail..]);
+}
+
+/// Inverse of [`bytedelta_encode`] (`bytedelta_backward`): a running wrapping sum per stream.
+/// C leaves the trailing `len % typesize` bytes unwritten; this copies them.
+pub fn bytedelta_decode(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let n = src.len() / typesize;
+    for j in 0..typesize {
+        let mut acc = 0u8;
+        let s = &src[j * n..(j + 1) * n];
+        let d = &mut dst[j * n..(j + 1) * n];
+        for (o, &v) in d.iter_mut().zip(s) {
+            acc = acc.wrapping_add(v);
+            *o = acc;
+        }
+    }
+    let tail = n * typesize;
+    dst[tail..].copy_from_slice(&src[tail..]);
+}
+
+/// TRUNC_PREC forward (`truncate_precision` in trunc-prec.c): zero the low mantissa bits of f32
+/// (typesize 4, 23-bit mantissa) or f64 (typesize 8, 52-bit mantissa) so that `prec_bits`
+/// significant bits remain (if `prec_bits` is negative, `-prec_bits` bits are removed).
+/// Other type sizes are copied unchanged. Nothing is undone on decode.
+pub fn trunc_prec(typesize: usize, prec_bits: i8, src: &[u8], dst: &mut [u8]) {
+    dst.copy_from_slice(src);
+    let mant = match typesize {
+        4 => 23i32,
+        8 => 52,
+        _ => return,
+    };
+    let zeroed = if prec_bits >= 0 {
+        mant - prec_bits as i32
+    } else {
+        -(prec_bits as i32)
+    };
+    if zeroed <= 0 || zeroed > mant {
+        return;
+    }
+    if typesize == 4 {
+        let mask = !((1u32 << zeroed) - 1);
+        for el in dst.chunks_exact_mut(4) {
+            let v = u32::from_le_bytes([el[0], el[1], el[2], el[3]]) & mask;
+            el.copy_from_slice(&v.to_le_bytes());
+        }
+    } else {
+        let mask = !((1u64 << zeroed) - 1);
+        for el in dst.chunks_exact_mut(8) {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(el);
+            el.copy_from_slice(&(u64::from_le_bytes(b) & mask).to_le_bytes());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(len: usize, seed: u32) -> Vec<u8> {
+        let mut s = seed.wrapping_mul(2654435761).wrapping_add(1);
+        (0..len)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 17;
+                s ^= s << 5;
+                s as u8
+            })
+            .collect()
+    }
+
+    #[test]
+    fn shuffle_layout_and_inverse() {
+        // Two u16 elements 0x0201, 0x0403 plus one trailing byte.
+        let src = [1u8, 2, 3, 4, 9];
+        let mut dst = [0u8; 5];
+        shuffle(2, &src, &mut dst);
+        assert_eq!(dst, [1, 3, 2, 4, 9]);
+        for ts in [1usize, 2, 3, 4, 7, 8, 16, 17] {
+            for len in [0usize, 1, 5, 64, 1000, 1003] {
+                let src = data(len, (ts * 1000 + len) as u32);
+                let mut a = vec![0u8; len];
+                let mut b = vec![0u8; len];
+                shuffle(ts, &src, &mut a);
+                unshuffle(ts, &a, &mut b);
+                assert_eq!(b, src, "typesize {ts} len {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn bitshuffle_layout_and_inverse() {
+        // typesize 1, 8 elements: element 0 = 0x01, element 3 = 0x80.
+        let src = [1u8, 0, 0, 0x80, 0, 0, 0, 0];
+        let mut dst = [0u8; 8];
+        bitshuffle(1, &src, &mut dst);
+        // Row k holds bit k of each element: bit 0 only in element 0, bit 7 only in element 3.
+        assert_eq!(dst, [0b1, 0, 0, 0, 0, 0, 0, 0b1000]);
+        for ts in [1usize, 2, 3, 4, 8, 12] {
+            for len in [0usize, 8, 17, 64 * 8, 1000, 4096 + 5] {
+                let src = data(len, (ts * 7 + len) as u32);
+                let mut a = vec![0u8; len];
+                let mut b = vec![0u8; len];
+                bitshuffle(ts, &src, &mut a);
+                bitunshuffle(ts, &a, &mut b, 5);
+                assert_eq!(b, src, "typesize {ts} len {len}");
+            }
+        }
+        // Format version 2 with an element count not a multiple of 8: plain copy.
+        let src = data(12, 3);
+        let mut b = vec![0u8; 12];
+        bitunshuffle(4, &src, &mut b, 2);
+        assert_eq!(b, src);
+    }
+
+    #[test]
+    fn delta_values_and_inverse() {
+        let b0 = [1u8, 3, 7, 15];
+        let mut enc = [0u8; 4];
+        delta_encode(1, &b0, true, &b0, &mut enc);
+        assert_eq!(enc, [1, 1 ^ 3, 3 ^ 7, 7 ^ 15]);
+        let mut dec = enc;
+        delta_decode(1, None, &mut dec);
+        assert_eq!(dec, b0);
+        for ts in [1usize, 2, 3, 4, 8, 16] {
+            let first = data(256, ts as u32);
+            let other = data(200, 99 + ts as u32);
+            let mut e0 = vec![0u8; 256];
+            let mut e1 = other.clone();
+            delta_encode(ts, &first, true, &first, &mut e0);
+            delta_encode(ts, &first, false, &other, &mut e1);
+            delta_decode(ts, None, &mut e0);
+            assert_eq!(e0, first);
+            delta_decode(ts, Some(&first), &mut e1);
+            assert_eq!(e1, other);
+        }
+    }
+
+    #[test]
+    fn bytedelta_values_and_inverse() {
+        let src = [5u8, 7, 6, 1, 2, 4, 9];
+        let mut enc = [0u8; 7];
+        bytedelta_encode(2, &src, &mut enc);
+        assert_eq!(enc, [5, 2, 255, 1, 1, 2, 9]);
+        let mut dec = [0u8; 7];
+        bytedelta_decode(2, &enc, &mut dec);
+        assert_eq!(dec, src);
+    }
+
+    #[test]
+    fn trunc_prec_zeroes_low_bits() {
+        let v = 1.2345678f32;
+        let mut out = [0u8; 4];
+        trunc_prec(4, 10, &v.to_le_bytes(), &mut out);
+        assert_eq!(u32::from_le_bytes(out), v.to_bits() & !((1 << 13) - 1));
+        let w = 1.2345678901234f64;
+        let mut out = [0u8; 8];
+        trunc_prec(8, -20, &w.to_le_bytes(), &mut out);
+        assert_eq!(u64::from_le_bytes(out), w.to_bits() & !((1 << 20) - 1));
+    }
+}
