@@ -198,7 +198,7 @@ function buildControls() {
       sel.append(o);
     }
   }
-  ui.rowAxis.disabled = ui.colAxis.disabled = nd < 2;
+  ui.rowAxis.parentElement.parentElement.hidden = nd < 2;
   ui.rowAxis.value = String(Math.max(0, nd - 2));
   ui.colAxis.value = String(Math.max(0, nd - 1));
   buildSliders();
@@ -324,7 +324,8 @@ function draw(values, rows, cols, index, min, max) {
   const box = Math.min(640, Math.max(240, ui.heatmap.parentElement.clientWidth - 120));
   const scale = Math.min(box / cols, box / rows);
   c.style.width = `${Math.max(1, Math.round(cols * scale))}px`;
-  c.style.height = `${Math.max(1, Math.round(rows * scale))}px`;
+  // a single row (1-D arrays) is drawn as a band, not a hairline
+  c.style.height = `${Math.max(rows === 1 ? 32 : 1, Math.round(rows * scale))}px`;
 }
 
 function labelText(v) {
@@ -448,7 +449,17 @@ function render(result, sel, delta, total) {
   const { data, dtype } = result;
   const shape = Array.from(result.shape, Number);
   const { values, note } = toNumbers(data, dtype);
-  const { min, max, nan } = range(values);
+  let { min, max, nan } = range(values);
+  // 64-bit integers: colours and labels from exact differences to the minimum, since plain
+  // numbers lose the low digits of large values
+  let drawn = values, drawMin = min, drawMax = max, minText = labelText(min), maxText = labelText(max);
+  if (data.length && typeof data[0] === "bigint") {
+    let bmin = data[0], bmax = data[0];
+    for (const v of data) { if (v < bmin) bmin = v; if (v > bmax) bmax = v; }
+    drawn = Float64Array.from(data, (v) => Number(v - bmin));
+    drawMin = 0; drawMax = Number(bmax - bmin);
+    minText = bmin.toString(); maxText = bmax.toString();
+  }
 
   // rows x cols of the picture and the flat index of (row, col) in the C-ordered result
   let rows = 1, cols = 1, index = () => 0;
@@ -458,9 +469,9 @@ function render(result, sel, delta, total) {
     if (rowAxis < colAxis) { rows = shape[0]; cols = shape[1]; index = (r, k) => r * shape[1] + k; }
     else { rows = shape[1]; cols = shape[0]; index = (r, k) => k * shape[1] + r; }
   }
-  draw(values, rows, cols, index, min, max);
-  ui.cbMin.textContent = labelText(min);
-  ui.cbMax.textContent = labelText(max);
+  draw(drawn, rows, cols, index, drawMin, drawMax);
+  ui.cbMin.textContent = minText;
+  ui.cbMax.textContent = maxText;
   ui.cbNan.hidden = nan === 0;
 
   const stepped = sel.axes.filter((a) => sel.steps[a] > 1);
