@@ -17,7 +17,7 @@ const ui = {
   stepNote: $("step-note"), heatmap: $("heatmap"), colorbar: $("colorbar"),
   cbMin: $("cb-min"), cbMax: $("cb-max"), cbNan: $("cb-nan"), hover: $("hover"),
   trafficBody: document.querySelector("#traffic tbody"),
-  totalRequests: $("total-requests"), totalBytes: $("total-bytes"),
+  totalRequests: $("total-requests"), totalBytes: $("total-bytes"), totalRoundTrips: $("total-round-trips"),
 };
 
 let wasm = null;          // the package module once initialised
@@ -268,9 +268,10 @@ function addLogRow(step, delta, ms, status) {
   tr.dataset.step = step;
   tr.dataset.requests = String(delta.requests);
   tr.dataset.bytes = String(delta.bytes);
+  tr.dataset.roundTrips = String(delta.roundTrips);
   if (status) tr.dataset.status = status;
   const cells = [String(logCount), step, fmt.format(delta.requests), fmt.format(delta.bytes),
-    ms.toFixed(0)];
+    fmt.format(delta.roundTrips), ms.toFixed(0)];
   cells.forEach((text, i) => {
     const td = document.createElement("td");
     td.textContent = text;
@@ -285,16 +286,19 @@ function addLogRow(step, delta, ms, status) {
 function showTotal(t) {
   ui.totalRequests.textContent = fmt.format(t.requests);
   ui.totalBytes.textContent = fmt.format(t.bytes);
+  ui.totalRoundTrips.textContent = fmt.format(t.roundTrips);
   ui.totalRequests.dataset.value = String(t.requests);
   ui.totalBytes.dataset.value = String(t.bytes);
 }
 
 function trafficNow(a = arr) {
   const t = a.traffic;
-  return { requests: Number(t.requests), bytes: Number(t.bytes) };
+  return { requests: Number(t.requests), bytes: Number(t.bytes), roundTrips: Number(t.roundTrips ?? 0) };
 }
 
-const diff = (a, b) => ({ requests: a.requests - b.requests, bytes: a.bytes - b.bytes });
+const diff = (a, b) => ({
+  requests: a.requests - b.requests, bytes: a.bytes - b.bytes, roundTrips: a.roundTrips - b.roundTrips,
+});
 
 // ---- drawing ----------------------------------------------------------------------------------
 
@@ -496,12 +500,15 @@ function render(result, sel, delta, total) {
     values: Array.from(values.subarray(0, EXPOSED_VALUES)),
     min, max, nan,
     image: { rows, cols },
+    // requests and bytes of open, of this read and since open (what RemoteArray.traffic said)
     traffic: {
       open: { requests: log.open.requests, bytes: log.open.bytes },
       read: { requests: delta.requests, bytes: delta.bytes },
       reads: log.reads.map((r) => ({ selection: r.selection, requests: r.requests, bytes: r.bytes })),
       total: { requests: total.requests, bytes: total.bytes },
     },
+    // sequential round trips of the same steps
+    roundTrips: { open: log.open.roundTrips, read: delta.roundTrips, total: total.roundTrips },
   };
   setState("ready", `Read ${shape.length ? shape.join(" × ") : "one"} ${dtype} value${values.length === 1 ? "" : "s"} ` +
     `in ${fmt.format(delta.requests)} request${delta.requests === 1 ? "" : "s"} ` +

@@ -41,6 +41,7 @@ const trafficTable = (page) => page.evaluate(() => ({
     step: tr.dataset.step,
     requests: Number(tr.cells[2].textContent.replace(/,/g, "")),
     bytes: Number(tr.cells[3].textContent.replace(/,/g, "")),
+    roundTrips: Number(tr.cells[4].textContent.replace(/,/g, "")),
     status: tr.dataset.status || "ok",
   })),
   total: {
@@ -134,6 +135,9 @@ describe("preview page", () => {
     assert.deepEqual({ requests: t.rows[0].requests, bytes: t.rows[0].bytes }, p.traffic.open);
     assert.deepEqual({ requests: t.rows[1].requests, bytes: t.rows[1].bytes }, p.traffic.read);
     assert.deepEqual(t.total, served);
+    // one request at open (the file is small enough to take whole): one round trip
+    assert.deepEqual(p.roundTrips, { open: served.requests, read: 0, total: served.requests });
+    assert.deepEqual(t.rows.map((r) => r.roundTrips), [p.roundTrips.open, 0]);
 
     // the same slice again, shown transposed: no request, values the same
     await page.selectOption("#row-axis", "1");
@@ -261,6 +265,10 @@ describe("preview page", () => {
       const table = await trafficTable(page);
       assert.deepEqual({ requests: table.rows[1].requests, bytes: table.rows[1].bytes }, p.traffic.read);
       assert.deepEqual(table.total, p.traffic.total);
+      // open: header then chunk index, one after the other; the read's requests run concurrently
+      assert.equal(p.roundTrips.open, p.traffic.open.requests);
+      assert.ok(p.roundTrips.read >= 1 && p.roundTrips.read <= p.traffic.read.requests, JSON.stringify(p.roundTrips));
+      assert.equal(table.rows[1].roundTrips, p.roundTrips.read);
       await page.close();
     } finally {
       await server.stop();
