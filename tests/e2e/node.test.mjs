@@ -8,6 +8,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { ensureBigFixture } from "./big-fixture.mjs";
 import { fixtures, manifest, readNpy, repo, scratchDir, startServer, until } from "./lib.mjs";
@@ -132,6 +133,20 @@ describe("pkg/node", () => {
     } finally {
       await bigServer.stop();
     }
+  });
+
+  test("the web build initialised synchronously, as a worker does, reads a fixture", async () => {
+    const web = await import(pathToFileURL(path.join(pkgDir, "web/chunkwise.js")).href);
+    const module = new WebAssembly.Module(fs.readFileSync(path.join(pkgDir, "web/chunkwise_bg.wasm")));
+    web.initSync({ module });
+    const f = blosc2.cf_zstd_delta;
+    const e = readNpy(path.join(fixtures, "blosc2", f.npy));
+    const arr = await web.RemoteArray.open(url(`/tests/fixtures/blosc2/${f.file}`), {});
+    const { data, shape, dtype } = await arr.read("2:5, 3", {});
+    assert.deepEqual(shape, [3]);
+    assert.equal(dtype, f.dtype);
+    assert.deepEqual(numbers(data), [e.at(2, 3), e.at(3, 3), e.at(4, 3)]);
+    arr.close();
   });
 
   test("the package's exports give Node the Node build", async () => {
