@@ -111,6 +111,29 @@ pub enum AccessOutcome {
 
 const NIL: usize = usize::MAX;
 
+/// Hasher for slot numbers: one multiply (Fibonacci hashing). Slot numbers come from the C hash,
+/// not from an adversary, and SipHash dominated the simulator's time.
+#[derive(Debug, Clone, Copy, Default)]
+struct SlotHasher(u64);
+
+impl std::hash::Hasher for SlotHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0 ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type SlotMap = HashMap<u64, usize, std::hash::BuildHasherDefault<SlotHasher>>;
+
 #[derive(Debug, Clone)]
 struct Entry {
     linear: u64,
@@ -213,7 +236,7 @@ pub struct ChunkCache {
     free: Vec<usize>,
     head: usize,
     tail: usize,
-    slots: HashMap<u64, usize>,
+    slots: SlotMap,
     nused: u64,
     nbytes_used: u64,
     stats: CacheStats,
@@ -264,7 +287,7 @@ impl ChunkCache {
             free: Vec::new(),
             head: NIL,
             tail: NIL,
-            slots: HashMap::new(),
+            slots: SlotMap::default(),
             nused: 0,
             nbytes_used: 0,
             stats: CacheStats::default(),
