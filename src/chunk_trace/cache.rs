@@ -348,9 +348,9 @@ impl ChunkCache {
         };
         let val = if fold {
             let mut v = scaled[0];
-            for u in 1..self.rank {
+            for (&s, &bits) in scaled.iter().zip(&self.encode_bits).skip(1) {
                 // hsize_t shift: bits past 64 fall off.
-                v = v.checked_shl(self.encode_bits[u]).unwrap_or(0) ^ scaled[u];
+                v = v.checked_shl(bits).unwrap_or(0) ^ s;
             }
             v
         } else {
