@@ -1,6 +1,6 @@
 //! The raw-data chunk cache of one dataset, step for step as `H5Dchunk.c` runs it for reads.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
@@ -111,14 +111,90 @@ pub enum AccessOutcome {
 
 const NIL: usize = usize::MAX;
 
+/// Hasher for slot numbers: one multiply (Fibonacci hashing). Slot numbers come from the C hash,
+/// not from an adversary, and SipHash dominated the simulator's time.
+#[derive(Debug, Clone, Copy, Default)]
+struct SlotHasher(u64);
+
+impl std::hash::Hasher for SlotHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0 ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type SlotMap = HashMap<u64, usize, std::hash::BuildHasherDefault<SlotHasher>>;
+
 #[derive(Debug, Clone)]
 struct Entry {
     linear: u64,
     slot: u64,
     /// Bytes remaining to be read (`rd_count`); 0 means "fully read".
     rd_count: u64,
+    /// Order key: ascending along the list from least to most recent (see [`OrderIndex`]).
+    key: usize,
     prev: usize,
     next: usize,
+}
+
+/// Positions of cache entries along the list, so pruning need not walk it.
+///
+/// Every entry carries a key; keys ascend from the least- to the most-recent end because the list
+/// only ever changes by appending at the tail (next key), swapping two neighbours (swap their
+/// keys) and unlinking. A Fenwick tree over keys answers "which entry is k-th from the head", and
+/// the keys of fully read entries are kept sorted. Keys are renumbered when they run out.
+#[derive(Debug, Clone, Default)]
+struct OrderIndex {
+    /// Fenwick tree (1-based) of live keys.
+    bit: Vec<u32>,
+    /// Entry holding each key, or `NIL`.
+    key_entry: Vec<usize>,
+    next_key: usize,
+    /// Keys of fully read entries.
+    fully: BTreeSet<usize>,
+}
+
+impl OrderIndex {
+    fn cap(&self) -> usize {
+        self.key_entry.len()
+    }
+
+    fn add(&mut self, key: usize, delta: i32) {
+        let mut i = key + 1;
+        while i < self.bit.len() {
+            self.bit[i] = self.bit[i].wrapping_add_signed(delta);
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// Key of the entry at 0-based position `k` from the head (`k` < live entries).
+    fn select(&self, k: u64) -> usize {
+        let cap = self.cap();
+        let mut pos = 0usize;
+        let mut remaining = k + 1;
+        let mut step = if cap == 0 {
+            0
+        } else {
+            1usize << (usize::BITS - 1 - cap.leading_zeros())
+        };
+        while step > 0 {
+            if pos + step <= cap && u64::from(self.bit[pos + step]) < remaining {
+                pos += step;
+                remaining -= u64::from(self.bit[pos]);
+            }
+            step >>= 1;
+        }
+        pos
+    }
 }
 
 /// Counters since creation.
@@ -160,10 +236,13 @@ pub struct ChunkCache {
     free: Vec<usize>,
     head: usize,
     tail: usize,
-    slots: HashMap<u64, usize>,
+    slots: SlotMap,
     nused: u64,
     nbytes_used: u64,
     stats: CacheStats,
+    order: OrderIndex,
+    /// Prune by walking the list exactly as the C loop does (reference for tests).
+    walk_prune: bool,
 }
 
 /// `H5VM_power2up`: the smallest power of two >= n (1 for n = 0).
@@ -208,10 +287,12 @@ impl ChunkCache {
             free: Vec::new(),
             head: NIL,
             tail: NIL,
-            slots: HashMap::new(),
+            slots: SlotMap::default(),
             nused: 0,
             nbytes_used: 0,
             stats: CacheStats::default(),
+            order: OrderIndex::default(),
+            walk_prune: false,
         })
     }
 
@@ -267,9 +348,9 @@ impl ChunkCache {
         };
         let val = if fold {
             let mut v = scaled[0];
-            for u in 1..self.rank {
+            for (&s, &bits) in scaled.iter().zip(&self.encode_bits).skip(1) {
                 // hsize_t shift: bits past 64 fall off.
-                v = v.checked_shl(self.encode_bits[u]).unwrap_or(0) ^ scaled[u];
+                v = v.checked_shl(bits).unwrap_or(0) ^ s;
             }
             v
         } else {
@@ -321,8 +402,7 @@ impl ChunkCache {
                 if self.entries[e].linear == linear {
                     self.stats.hits += 1;
                     self.promote(e);
-                    let ent = &mut self.entries[e];
-                    ent.rd_count -= ent.rd_count.min(accessed);
+                    self.unlock(e, accessed);
                     return AccessOutcome::Hit;
                 }
             }
@@ -354,9 +434,7 @@ impl ChunkCache {
                 }
                 evicted += self.prune(self.chunk_bytes);
                 let e = self.insert(linear, s);
-                // H5D__chunk_unlock
-                let ent = &mut self.entries[e];
-                ent.rd_count -= ent.rd_count.min(accessed);
+                self.unlock(e, accessed);
                 true
             }
             _ => false,
@@ -392,13 +470,69 @@ impl ChunkCache {
         } else {
             self.tail = e;
         }
+        let (ke, kn) = (self.entries[e].key, self.entries[nx].key);
+        self.entries[e].key = kn;
+        self.entries[nx].key = ke;
+        self.order.key_entry[kn] = e;
+        self.order.key_entry[ke] = nx;
+        let (fe, fn_) = (self.fully_accessed(e), self.fully_accessed(nx));
+        if fe != fn_ {
+            let (from, to) = if fe { (ke, kn) } else { (kn, ke) };
+            self.order.fully.remove(&from);
+            self.order.fully.insert(to);
+        }
+    }
+
+    /// `H5D__chunk_unlock` after a read: `rd_count` drops by the bytes accessed.
+    fn unlock(&mut self, e: usize, accessed: u64) {
+        let ent = &mut self.entries[e];
+        if ent.rd_count > 0 {
+            ent.rd_count -= ent.rd_count.min(accessed);
+            if ent.rd_count == 0 {
+                self.order.fully.insert(ent.key);
+            }
+        }
+    }
+
+    /// Renumbers keys 0.. along the list and rebuilds the index with room to grow.
+    fn renumber(&mut self) {
+        let n = self.nused as usize;
+        let cap = (4 * n).max(1024);
+        self.order.key_entry = vec![NIL; cap];
+        self.order.bit = vec![0; cap + 1];
+        self.order.fully.clear();
+        let mut p = self.head;
+        let mut k = 0;
+        while p != NIL {
+            self.entries[p].key = k;
+            self.order.key_entry[k] = p;
+            self.order.bit[k + 1] = 1;
+            if self.entries[p].rd_count == 0 {
+                self.order.fully.insert(k);
+            }
+            k += 1;
+            p = self.entries[p].next;
+        }
+        for i in 1..=cap {
+            let j = i + (i & i.wrapping_neg());
+            if j <= cap {
+                self.order.bit[j] += self.order.bit[i];
+            }
+        }
+        self.order.next_key = n;
     }
 
     fn insert(&mut self, linear: u64, slot: u64) -> usize {
+        if self.order.next_key >= self.order.cap() {
+            self.renumber();
+        }
+        let key = self.order.next_key;
+        self.order.next_key += 1;
         let ent = Entry {
             linear,
             slot,
             rd_count: self.chunk_bytes,
+            key,
             prev: self.tail,
             next: NIL,
         };
@@ -418,6 +552,8 @@ impl ChunkCache {
             self.head = e;
         }
         self.tail = e;
+        self.order.key_entry[key] = e;
+        self.order.add(key, 1);
         self.slots.insert(slot, e);
         self.nused += 1;
         self.nbytes_used += self.chunk_bytes;
@@ -426,8 +562,15 @@ impl ChunkCache {
 
     fn evict(&mut self, e: usize) {
         let Entry {
-            prev, next, slot, ..
+            prev,
+            next,
+            slot,
+            key,
+            ..
         } = self.entries[e];
+        self.order.add(key, -1);
+        self.order.key_entry[key] = NIL;
+        self.order.fully.remove(&key);
         if prev != NIL {
             self.entries[prev].next = next;
         } else {
@@ -455,11 +598,48 @@ impl ChunkCache {
     /// entry) starts from the head after `(int)(nused * w0)` steps. The walk stops when the new
     /// chunk fits or both pointers ran off the list, so with `w0` near 1 the cache may end above
     /// `nbytes`. Returns the number of entries preempted.
+    ///
+    /// The first `(int)(nused * w0)` steps only preempt fully read entries among the first that
+    /// many positions, so they are taken from the sorted set of fully read keys instead of walking;
+    /// from the step where pointer 1 starts, the C loop runs as written (each of its iterations
+    /// preempts an entry until the new chunk fits, so it is short).
     fn prune(&mut self, size: u64) -> u32 {
         let total = self.config.nbytes;
+        if self.nbytes_used + size <= total {
+            return 0;
+        }
         // C: (int)(size_t * double), truncation toward zero.
-        let mut w: i64 = (self.nused as f64 * self.config.w0) as i64;
-        let mut p = [self.head, NIL];
+        let w = (self.nused as f64 * self.config.w0) as i64;
+        if self.walk_prune {
+            return self.prune_walk(self.head, w, size);
+        }
+        // Key of the entry where pointer 0 stands when pointer 1 starts; none when pointer 0
+        // runs off the list first (then pointer 1 never starts).
+        let threshold = ((w as u64) < self.nused).then(|| self.order.select(w as u64));
+        let mut evicted = 0;
+        while self.nbytes_used + size > total {
+            let Some(&first) = self.order.fully.iter().next() else {
+                break;
+            };
+            if threshold.is_some_and(|t| first >= t) {
+                break;
+            }
+            self.evict(self.order.key_entry[first]);
+            evicted += 1;
+        }
+        match threshold {
+            Some(t) if self.nbytes_used + size > total => {
+                evicted + self.prune_walk(self.order.key_entry[t], 0, size)
+            }
+            _ => evicted,
+        }
+    }
+
+    /// The loop of `H5D__chunk_cache_prune` from pointer 0 at `p0` with `w` steps left before
+    /// pointer 1 starts at the head.
+    fn prune_walk(&mut self, p0: usize, mut w: i64, size: u64) -> u32 {
+        let total = self.config.nbytes;
+        let mut p = [p0, NIL];
         let mut n = [NIL, NIL];
         let mut evicted = 0;
         while (p[0] != NIL || p[1] != NIL) && self.nbytes_used + size > total {
@@ -628,6 +808,32 @@ mod tests {
         // Pointer 0 runs off the list before pointer 1 starts: nothing is preempted.
         assert_eq!(c.contents(), vec![0, 1, 2, 3]);
         assert_eq!(c.bytes_used(), 8);
+    }
+
+    /// The indexed prune gives the same cache, step for step, as walking the list like the C loop.
+    #[test]
+    fn indexed_prune_equals_the_walk() {
+        let mut rng = crate::chunk_trace::SplitMix64::new(3);
+        for case in 0..300 {
+            let n = 1 + rng.below(40);
+            let g = grid(&[n * 2], &[2], true);
+            let config = cfg(
+                1 + rng.below(2 * n),
+                2 * (1 + rng.below(n + 2)),
+                [0.0, 0.3, 0.5, 0.75, 0.9, 1.0][rng.below(6) as usize],
+            );
+            let mut fast = ChunkCache::new(&g, config, HashForm::Current).unwrap();
+            let mut walk = fast.clone();
+            walk.walk_prune = true;
+            for step in 0..(50 + rng.below(3000)) {
+                let c = rng.below(n);
+                let points = rng.below(3);
+                let a = fast.access(&[c], points, 10).unwrap();
+                let b = walk.access(&[c], points, 10).unwrap();
+                assert_eq!(a, b, "case {case} step {step} {config:?}");
+                assert_eq!(fast.contents(), walk.contents(), "case {case} step {step}");
+            }
+        }
     }
 
     #[test]

@@ -108,7 +108,7 @@ impl ChunkGeometry {
         }
         let mut chunk_bytes = self.element_size;
         for &c in &self.chunk_shape {
-            chunk_bytes = chunk_bytes.checked_mul(c).unwrap_or(u64::MAX);
+            chunk_bytes = chunk_bytes.saturating_mul(c);
         }
         if chunk_bytes > u64::from(u32::MAX) {
             return bad(format!(
