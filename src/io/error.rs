@@ -22,7 +22,11 @@ pub enum IoError {
          limit {limit} bytes); refusing to download it",
         len.map_or_else(|| "unknown".to_string(), |n| n.to_string())
     )]
-    RangeIgnored { location: String, len: Option<u64>, limit: u64 },
+    RangeIgnored {
+        location: String,
+        len: Option<u64>,
+        limit: u64,
+    },
     /// `Content-Range` is missing, malformed, or disagrees with the request or the body.
     #[error("bad Content-Range from {location}: {detail}")]
     BadContentRange { location: String, detail: String },

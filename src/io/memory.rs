@@ -27,7 +27,13 @@ impl MemorySource {
     /// A source serving `data` under the identity (location, validators) of `info`; used when
     /// a complete copy of a remote object stands in for it.
     pub fn with_info(info: SourceInfo, data: Bytes) -> Self {
-        Self { info: SourceInfo { len: data.len() as u64, ..info }, data }
+        Self {
+            info: SourceInfo {
+                len: data.len() as u64,
+                ..info
+            },
+            data,
+        }
     }
 
     /// All the bytes.

@@ -17,12 +17,12 @@ pub mod memory;
 pub mod retry;
 pub mod traffic;
 
+#[cfg(target_arch = "wasm32")]
+pub mod fetch;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod file;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod http;
-#[cfg(target_arch = "wasm32")]
-pub mod fetch;
 
 pub mod sleep;
 

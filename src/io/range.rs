@@ -19,7 +19,10 @@ pub enum ByteRange {
 impl ByteRange {
     /// A bounded range from a `std` range.
     pub fn bounded(r: Range<u64>) -> Self {
-        ByteRange::Bounded { start: r.start, end: r.end }
+        ByteRange::Bounded {
+            start: r.start,
+            end: r.end,
+        }
     }
 
     /// Checks that the range is not empty.
@@ -28,10 +31,12 @@ impl ByteRange {
     /// [`IoError::InvalidRange`] when `end <= start` or a suffix of zero bytes is asked.
     pub fn validate(&self) -> Result<(), IoError> {
         match *self {
-            ByteRange::Bounded { start, end } if end <= start => {
-                Err(IoError::InvalidRange { range: self.to_string() })
-            }
-            ByteRange::Suffix(0) => Err(IoError::InvalidRange { range: self.to_string() }),
+            ByteRange::Bounded { start, end } if end <= start => Err(IoError::InvalidRange {
+                range: self.to_string(),
+            }),
+            ByteRange::Suffix(0) => Err(IoError::InvalidRange {
+                range: self.to_string(),
+            }),
             _ => Ok(()),
         }
     }
@@ -48,7 +53,10 @@ impl ByteRange {
             ByteRange::Suffix(n) => len.saturating_sub(n)..len,
         };
         if r.start >= len && !(len == 0 && matches!(self, ByteRange::Suffix(_))) {
-            return Err(IoError::RangeNotSatisfiable { range: self.to_string(), len });
+            return Err(IoError::RangeNotSatisfiable {
+                range: self.to_string(),
+                len,
+            });
         }
         Ok(r)
     }

@@ -93,7 +93,10 @@ pub trait RangeSource: MaybeSend + MaybeSync {
             }
             Ok(f.bytes)
         });
-        stream::iter(futs).buffered(concurrency.max(1)).try_collect().await
+        stream::iter(futs)
+            .buffered(concurrency.max(1))
+            .try_collect()
+            .await
     }
 }
 
