@@ -220,6 +220,38 @@ fn big_frame_decodes_when_generated() {
     }
 }
 
+/// A super-chunk frame with chunks of different sizes: the header's chunksize is 0, so the chunk
+/// count comes from the offsets chunk; the chunks decode to the bytes that were appended.
+#[test]
+fn variable_size_schunk_frame() {
+    let dir = fixture_dir("blosc2");
+    let m = read_manifest(&dir);
+    assert!(!m.schunks.is_empty());
+    for f in &m.schunks {
+        let bytes = std::fs::read(dir.join(&f.file)).unwrap();
+        let h = FrameHeader::parse_with_len(&bytes, Some(bytes.len() as u64)).unwrap();
+        assert_eq!(h.chunksize, 0, "{}", f.name);
+        assert_eq!(h.nchunks(), 0, "{}: header alone cannot count", f.name);
+        assert_eq!(h.nbytes as usize, f.chunk_nbytes.iter().sum::<usize>());
+        assert!(h.metalayer("b2nd").is_none());
+        let r = h.index_range();
+        let index = parse_index(&h, &bytes[r.start as usize..]).unwrap();
+        assert_eq!(index.nchunks(), f.chunk_nbytes.len(), "{}", f.name);
+        let mut all = Vec::new();
+        for (i, want) in f.chunk_nbytes.iter().enumerate() {
+            let cr = index.chunk_range(i).expect("stored chunk");
+            let out = decode_chunk(&bytes[cr.start as usize..cr.end as usize]).unwrap();
+            assert_eq!(out.len(), *want, "{} chunk {i}", f.name);
+            all.extend_from_slice(&out);
+        }
+        assert!(
+            all == std::fs::read(dir.join(&f.bin)).unwrap(),
+            "{}",
+            f.name
+        );
+    }
+}
+
 #[test]
 fn fixture_set_covers_the_matrix() {
     let m = read_manifest(&fixture_dir("blosc2"));
