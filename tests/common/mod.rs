@@ -77,10 +77,25 @@ pub struct Fixture {
     pub notes: String,
 }
 
+/// A plain super-chunk frame listed under `schunks` in `manifest.json`.
+#[derive(Debug, Deserialize)]
+pub struct SchunkFixture {
+    pub name: String,
+    pub file: String,
+    /// The concatenated bytes that were appended, chunk after chunk.
+    pub bin: String,
+    /// Uncompressed size in bytes of each appended chunk.
+    pub chunk_nbytes: Vec<usize>,
+    pub sha256: String,
+    pub notes: String,
+}
+
 #[derive(Debug, Deserialize)]
 pub struct Manifest {
     pub blosc2: String,
     pub fixtures: Vec<Fixture>,
+    #[serde(default)]
+    pub schunks: Vec<SchunkFixture>,
 }
 
 /// The fixture directory `tests/fixtures/<sub>`.
