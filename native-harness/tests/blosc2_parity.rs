@@ -426,3 +426,112 @@ fn damaged_c_chunks_never_panic() {
     }
     assert_eq!(checked, 6000);
 }
+
+/// The decode benchmark in quick mode (run with `--release -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn bench_decode_quick() {
+    let rows = native_harness::bench_decode::run(true);
+    println!("{}", native_harness::bench_decode::format_table(&rows));
+}
+
+const PY_BYTEDELTA: &str = r#"
+import json, sys, blosc2
+d = sys.argv[1]
+spec = json.load(open(f"{d}/spec.json"))
+for i, s in enumerate(spec):
+    data = open(f"{d}/data_{i}.bin", "rb").read()
+    chunk = blosc2.compress2(
+        data, codec=blosc2.Codec(s["codec"]), clevel=5, typesize=s["typesize"],
+        filters=[blosc2.Filter.SHUFFLE, blosc2.Filter.BYTEDELTA], filters_meta=[0, s["typesize"]],
+        blocksize=s["blocksize"], splitmode=blosc2.SplitMode(s["split"]), nthreads=1)
+    open(f"{d}/py_{i}.b2", "wb").write(chunk)
+    ours = open(f"{d}/ours_{i}.b2", "rb").read()
+    open(f"{d}/ours_{i}.out", "wb").write(blosc2.decompress2(ours))
+"#;
+
+/// BYTEDELTA chunks (a C-Blosc2 plugin missing from blosc2-sys's build) against python-blosc2
+/// 4.14.1 from the project venv (scripts/setup.sh): its chunks decode with ours, ours decode
+/// with it, both to the data written.
+#[test]
+fn bytedelta_chunks_from_python_blosc2() {
+    let home = std::env::var("HOME").unwrap();
+    let venv = std::env::var("CHUNKWISE_VENV").unwrap_or(format!("{home}/.cache/chunkwise/venv"));
+    let python = format!("{venv}/bin/python");
+    assert!(
+        std::path::Path::new(&python).exists(),
+        "{python} missing: run scripts/setup.sh"
+    );
+    let dir = std::env::temp_dir().join(format!("chunkwise-bytedelta-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut spec = Vec::new();
+    let mut datas = Vec::new();
+    // (codec id for python-blosc2, our codec)
+    let codecs = [
+        (0, Codec::BloscLz),
+        (1, Codec::Lz4),
+        (4, Codec::Zlib),
+        (5, Codec::Zstd),
+    ];
+    for (cid, codec) in codecs {
+        for typesize in [1usize, 2, 4, 8] {
+            for (split, ours_split) in [(1, SplitMode::Always), (2, SplitMode::Never)] {
+                for (nbytes, bs) in [(40_000usize, 8192usize), (4096, 4096)] {
+                    for kind in [0u8, 1] {
+                        let i = datas.len();
+                        let data = make_data(kind, nbytes, typesize, i as u64);
+                        std::fs::write(dir.join(format!("data_{i}.bin")), &data).unwrap();
+                        let opts = EncodeOptions {
+                            codec,
+                            filter: Filter::ByteDelta,
+                            blocksize: Some(bs),
+                            split: ours_split,
+                            ..Default::default()
+                        };
+                        let ours = encode_chunk(&data, typesize, &opts).unwrap();
+                        std::fs::write(dir.join(format!("ours_{i}.b2")), &ours).unwrap();
+                        spec.push(format!(
+                            r#"{{"codec": {cid}, "typesize": {typesize}, "blocksize": {bs}, "split": {split}}}"#
+                        ));
+                        datas.push(data);
+                    }
+                }
+            }
+        }
+    }
+    std::fs::write(dir.join("spec.json"), format!("[{}]", spec.join(","))).unwrap();
+    let st = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(PY_BYTEDELTA)
+        .arg(&dir)
+        .status()
+        .unwrap();
+    assert!(st.success(), "python-blosc2 script failed");
+    let mut split_seen = 0;
+    for (i, data) in datas.iter().enumerate() {
+        let py = std::fs::read(dir.join(format!("py_{i}.b2"))).unwrap();
+        let h = ChunkHeader::parse(&py).unwrap();
+        assert!(
+            h.memcpyed || h.filters.contains(&35),
+            "case {i}: no BYTEDELTA in {:?}",
+            h.filters
+        );
+        split_seen += (h.split && !h.memcpyed) as usize;
+        assert!(
+            decode_chunk(&py).unwrap() == *data,
+            "case {i}: python chunk decoded wrong"
+        );
+        check_blocks(&py, data, &format!("python bytedelta case {i}"));
+        let back = std::fs::read(dir.join(format!("ours_{i}.out"))).unwrap();
+        assert!(
+            back == *data,
+            "case {i}: python-blosc2 decoded our chunk wrong"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    println!(
+        "bytedelta parity with python-blosc2: {} cases ({split_seen} split)",
+        datas.len()
+    );
+    assert!(split_seen > 0);
+}
