@@ -164,20 +164,35 @@ impl RemoteArray {
             .await?;
         let info = head.info.clone();
         let len = info.len;
-        let (source, head_bytes): (Arc<dyn RangeSource>, Bytes) =
-            if len <= options.small_source_bytes {
-                let whole = if head.range.end >= len {
-                    head.bytes.clone()
-                } else {
-                    transport.read(ByteRange::bounded(0..len)).await?.bytes
-                };
-                (
-                    Arc::new(MemorySource::with_info(info.clone(), whole.clone())),
-                    whole,
-                )
+        let (source, head_bytes): (Arc<dyn RangeSource>, Bytes) = if len
+            <= options.small_source_bytes
+        {
+            // Fetch only what the first read did not bring.
+            let whole = if head.range.end >= len {
+                head.bytes.clone()
             } else {
-                (transport, head.bytes.clone())
+                let rest = transport
+                    .read(ByteRange::bounded(head.range.end..len))
+                    .await?;
+                if rest.range != (head.range.end..len) {
+                    return Err(crate::io::IoError::BadContentRange {
+                        location: info.location.clone(),
+                        detail: format!("asked {}..{len}, got {:?}", head.range.end, rest.range),
+                    }
+                    .into());
+                }
+                let mut v = Vec::with_capacity(len as usize);
+                v.extend_from_slice(&head.bytes);
+                v.extend_from_slice(&rest.bytes);
+                Bytes::from(v)
             };
+            (
+                Arc::new(MemorySource::with_info(info.clone(), whole.clone())),
+                whole,
+            )
+        } else {
+            (transport, head.bytes.clone())
+        };
         let format: Box<dyn ArrayFormat> = if crate::formats::b2nd::is_frame(&head_bytes) {
             Box::new(B2ndArray::open(&*source, head_bytes, len).await?)
         } else {
