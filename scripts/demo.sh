@@ -32,11 +32,15 @@ say() { printf '\n== %s\n' "$*"; }
 say "setup (installs only what is missing)"
 scripts/setup.sh browser
 
-say "native CLI: cargo build --release -p native-harness"
-cargo build --release -p native-harness --color never
-target_dir="${CARGO_TARGET_DIR:-target}"
-case "$target_dir" in /*) ;; *) target_dir="$here/$target_dir" ;; esac
-cli="$target_dir/release/chunkwise"
+if [ -n "${CHUNKWISE_BIN:-}" ]; then
+  cli="$CHUNKWISE_BIN"   # an already built CLI (the test script passes its debug build)
+else
+  say "native CLI: cargo build --release -p native-harness"
+  cargo build --release -p native-harness --color never
+  target_dir="${CARGO_TARGET_DIR:-target}"
+  case "$target_dir" in /*) ;; *) target_dir="$here/$target_dir" ;; esac
+  cli="$target_dir/release/chunkwise"
+fi
 
 say "npm package: scripts/build-pkg.sh"
 scripts/build-pkg.sh

@@ -45,9 +45,14 @@ case "$what" in all|python|native)
 ;; esac
 
 case "$what" in all|browser|node)
-  if [ -f "$here/tests/e2e/package.json" ] && [ ! -d "$here/tests/e2e/node_modules" ]; then
-    echo "setup: npm ci in tests/e2e"
-    (cd "$here/tests/e2e" && npm ci --silent --no-audit --no-fund)
+  e2e="$here/tests/e2e"
+  if [ -f "$e2e/package-lock.json" ]; then
+    want="$(sha256sum "$e2e/package-lock.json" | cut -d' ' -f1)"
+    if [ "$(cat "$e2e/node_modules/.chunkwise-lock" 2>/dev/null)" != "$want" ]; then
+      echo "setup: npm ci in tests/e2e"
+      (cd "$e2e" && npm ci --silent --no-audit --no-fund)
+      echo "$want" > "$e2e/node_modules/.chunkwise-lock"
+    fi
   fi
 ;; esac
 echo "setup: ready ($what)"
