@@ -80,10 +80,11 @@ enum Command {
         #[arg(long = "header")]
         headers: Vec<String>,
     },
-    /// Partition a Zarr store (directory) or an arrays JSON file into blobs for tape tiering;
-    /// prints the diff against the previous manifest and writes the new one.
+    /// Partition a Zarr store (directory, or http(s) URL with consolidated metadata) or an
+    /// arrays JSON file into blobs for tape tiering; prints the diff against the previous
+    /// manifest and writes the new one.
     Partition {
-        /// Zarr store directory, or a JSON list of arrays.
+        /// Zarr store directory or URL, or a JSON list of arrays.
         input: PathBuf,
         /// Scope (prefix) of the manifest.
         #[arg(long)]
@@ -332,14 +333,27 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
             dry_run,
             out,
         } => {
-            let report = native_harness::partition_cli::partition_command(
-                &input,
-                scope.as_deref(),
-                previous.as_deref(),
-                policy.as_deref(),
-                dry_run,
-                out.as_deref(),
-            )
+            let text = input.to_string_lossy();
+            let report = if text.starts_with("http://") || text.starts_with("https://") {
+                native_harness::partition_cli::partition_remote_command(
+                    &text,
+                    scope.as_deref(),
+                    previous.as_deref(),
+                    policy.as_deref(),
+                    dry_run,
+                    out.as_deref(),
+                )
+                .await
+            } else {
+                native_harness::partition_cli::partition_command(
+                    &input,
+                    scope.as_deref(),
+                    previous.as_deref(),
+                    policy.as_deref(),
+                    dry_run,
+                    out.as_deref(),
+                )
+            }
             .map_err(chunkwise::Error::InvalidArgument)?;
             print!("{report}");
             if !report.ends_with('\n') && !report.is_empty() {

@@ -62,6 +62,96 @@ pub fn partition_command(
             arrays_from_json_text(&text).map_err(|e| format!("{}: {e}", input.display()))?;
         (arrays, String::new())
     };
+    partition_arrays(
+        arrays,
+        default_scope,
+        report,
+        scope,
+        previous,
+        policy,
+        dry_run,
+        out,
+    )
+}
+
+/// `chunkwise partition URL`: the arrays of a remote Zarr store from its consolidated
+/// metadata (`zarr.json` with `consolidated_metadata`, or `.zmetadata`), fetched over HTTP
+/// range reads; no chunk object is read, so stored bytes are the model's estimate. The rest
+/// is as [`partition_command`]; the default scope is the store's last path segment.
+pub async fn partition_remote_command(
+    url: &str,
+    scope: Option<&str>,
+    previous: Option<&Path>,
+    policy: Option<&Path>,
+    dry_run: bool,
+    out: Option<&Path>,
+) -> Result<String, String> {
+    let open = |u: &str| -> std::sync::Arc<dyn chunkwise::io::RangeSource> {
+        match chunkwise::io::http::HttpSource::new(u) {
+            Ok(s) => std::sync::Arc::new(s),
+            // An unusable client only happens with broken TLS setup; report it per read.
+            Err(e) => std::sync::Arc::new(FailingSource(u.to_string(), e)),
+        }
+    };
+    let store = chunkwise::partition::remote::consolidated_metadata(&open, url)
+        .await
+        .map_err(|e| format!("{url}: {e}"))?;
+    let found = read_arrays(&store, "", &DEFAULT_EXCLUDE).map_err(|e| format!("{url}: {e}"))?;
+    let mut report = String::new();
+    for w in &found.warnings {
+        let _ = writeln!(report, "warning: {w}");
+    }
+    let _ = writeln!(
+        report,
+        "note: stored bytes of a remote store are estimated (uncompressed sizes): HTTP cannot list it"
+    );
+    let name = url
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    partition_arrays(
+        found.arrays,
+        name,
+        report,
+        scope,
+        previous,
+        policy,
+        dry_run,
+        out,
+    )
+}
+
+/// A source that fails every read with the error that prevented building it.
+struct FailingSource(String, chunkwise::io::IoError);
+
+#[async_trait::async_trait]
+impl chunkwise::io::RangeSource for FailingSource {
+    fn location(&self) -> &str {
+        &self.0
+    }
+    async fn read(
+        &self,
+        _range: chunkwise::io::ByteRange,
+    ) -> Result<chunkwise::io::Fetched, chunkwise::io::IoError> {
+        Err(self.1.clone())
+    }
+}
+
+/// The shared tail of the partition commands: apply scope, previous manifest and policy,
+/// report the diff, write the manifest.
+#[allow(clippy::too_many_arguments)]
+fn partition_arrays(
+    arrays: Vec<Array>,
+    default_scope: String,
+    mut report: String,
+    scope: Option<&str>,
+    previous: Option<&Path>,
+    policy: Option<&Path>,
+    dry_run: bool,
+    out: Option<&Path>,
+) -> Result<String, String> {
     let scope = scope.map(str::to_owned).unwrap_or(default_scope);
     let previous_manifest = match previous {
         Some(p) => Some(Manifest::loads(&read(p)?).map_err(|e| format!("{}: {e}", p.display()))?),

@@ -13,6 +13,7 @@ mod cut;
 mod diff;
 pub mod json;
 mod model;
+pub mod remote;
 mod resolve;
 pub mod zarr;
 
