@@ -10,7 +10,7 @@
 //! ```
 
 mod array;
-mod partition;
+pub mod partition;
 
 pub use array::RemoteArray;
 
