@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-/// An array read from a `.npy` file (format versions 1.0-3.0, C order only).
+/// An array read from a `.npy` file.
 #[derive(Debug)]
 pub struct Npy {
     /// numpy dtype string, e.g. `"<f8"`.
@@ -17,44 +17,14 @@ pub struct Npy {
     pub data: Vec<u8>,
 }
 
-/// Reads a `.npy` file (numpy `format.py`: magic `\x93NUMPY`, version, header length, a Python
-/// dict literal header, then the raw data).
+/// Reads a `.npy` file with [`chunkwise::npy::read_npy`], panicking with the path on error.
 pub fn read_npy(path: &Path) -> Npy {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert_eq!(&bytes[..6], b"\x93NUMPY", "{}: not .npy", path.display());
-    let (hlen, start) = match bytes[6] {
-        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-        2 | 3 => (
-            u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize,
-            12,
-        ),
-        v => panic!("npy version {v}"),
-    };
-    let header = std::str::from_utf8(&bytes[start..start + hlen]).unwrap();
-    let field = |key: &str| -> &str {
-        let at = header
-            .find(key)
-            .unwrap_or_else(|| panic!("npy header lacks {key}"));
-        &header[at + key.len()..]
-    };
-    let descr = field("'descr':").trim_start();
-    let descr = descr[1..].split('\'').next().unwrap().to_string();
-    assert!(
-        field("'fortran_order':").trim_start().starts_with("False"),
-        "Fortran order unsupported"
-    );
-    let shape_txt = field("'shape':").trim_start();
-    let shape_txt = &shape_txt[1..shape_txt.find(')').unwrap()];
-    let shape: Vec<u64> = shape_txt
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse().unwrap())
-        .collect();
+    let n = chunkwise::npy::read_npy(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     Npy {
-        dtype: descr,
-        shape,
-        data: bytes[start + hlen..].to_vec(),
+        dtype: n.descr,
+        shape: n.shape,
+        data: n.data,
     }
 }
 
