@@ -22,6 +22,8 @@ export interface OpenOptions {
   maxCacheBytes?: number;
   /** Extra request headers, e.g. { Authorization: "Bearer ..." }. */
   headers?: Record<string, string>;
+  /** Cancels the open; the promise rejects with code "CANCELLED". */
+  signal?: AbortSignal;
 }
 /** Options of RemoteArray.read. */
 export interface ReadOptions {
@@ -173,9 +175,23 @@ impl RemoteArray {
             Counted::new(fetch, traffic.clone()),
             RetryConfig::default(),
         ));
-        let inner = crate::array::RemoteArray::open_source(transport, traffic, opts)
-            .await
-            .map_err(|e| js_error(&e))?;
+        let signal: Option<web_sys::AbortSignal> =
+            get_opt(&options, "signal").map(|s| s.unchecked_into());
+        let open = crate::array::RemoteArray::open_source(transport, traffic, opts);
+        futures::pin_mut!(open);
+        let result = match abort_future(signal.as_ref(), CancelFlag::new()) {
+            Some(a) => {
+                futures::pin_mut!(a);
+                match futures::future::select(open, a).await {
+                    futures::future::Either::Left((r, _)) => r,
+                    futures::future::Either::Right(_) => {
+                        Err(crate::Error::Io(crate::io::IoError::Cancelled))
+                    }
+                }
+            }
+            None => open.await,
+        };
+        let inner = result.map_err(|e| js_error(&e))?;
         Ok(RemoteArray {
             inner: Some(Rc::new(inner)),
         })
