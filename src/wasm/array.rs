@@ -178,19 +178,7 @@ impl RemoteArray {
         let signal: Option<web_sys::AbortSignal> =
             get_opt(&options, "signal").map(|s| s.unchecked_into());
         let open = crate::array::RemoteArray::open_source(transport, traffic, opts);
-        futures::pin_mut!(open);
-        let result = match abort_future(signal.as_ref(), CancelFlag::new()) {
-            Some(a) => {
-                futures::pin_mut!(a);
-                match futures::future::select(open, a).await {
-                    futures::future::Either::Left((r, _)) => r,
-                    futures::future::Either::Right(_) => {
-                        Err(crate::Error::Io(crate::io::IoError::Cancelled))
-                    }
-                }
-            }
-            None => open.await,
-        };
+        let result = cancellable(open, signal.as_ref(), CancelFlag::new()).await;
         let inner = result.map_err(|e| js_error(&e))?;
         Ok(RemoteArray {
             inner: Some(Rc::new(inner)),
@@ -259,7 +247,6 @@ impl RemoteArray {
             get_opt(&options, "onProgress").and_then(|f| f.dyn_into().ok());
         Ok(wasm_bindgen_futures::future_to_promise(async move {
             let cancel = CancelFlag::new();
-            let aborted = abort_future(signal.as_ref(), cancel.clone());
             let progress = move |p: Progress| {
                 if let Some(f) = &on_progress {
                     let o = js_sys::Object::new();
@@ -273,19 +260,7 @@ impl RemoteArray {
                 cancel: Some(cancel.clone()),
             };
             let read = inner.read(&sel, &ropts);
-            futures::pin_mut!(read);
-            let result = match aborted {
-                Some(a) => {
-                    futures::pin_mut!(a);
-                    match futures::future::select(read, a).await {
-                        futures::future::Either::Left((r, _)) => r,
-                        futures::future::Either::Right(_) => {
-                            Err(crate::Error::Io(crate::io::IoError::Cancelled))
-                        }
-                    }
-                }
-                None => read.await,
-            };
+            let result = cancellable(read, signal.as_ref(), cancel).await;
             let mut data = result.map_err(|e| js_error(&e))?;
             data.dtype.make_little_endian(&mut data.data);
             let dt = data.dtype.to_little_endian();
@@ -306,6 +281,24 @@ impl RemoteArray {
         if let Some(a) = self.inner.take() {
             a.cache().clear();
         }
+    }
+}
+
+/// Runs `fut` unless `signal` aborts first (then [`crate::io::IoError::Cancelled`]); `cancel`
+/// is set on abort so steps in progress stop at their next check.
+async fn cancellable<T>(
+    fut: impl std::future::Future<Output = crate::Result<T>>,
+    signal: Option<&web_sys::AbortSignal>,
+    cancel: CancelFlag,
+) -> crate::Result<T> {
+    let Some(aborted) = abort_future(signal, cancel) else {
+        return fut.await;
+    };
+    futures::pin_mut!(fut);
+    futures::pin_mut!(aborted);
+    match futures::future::select(fut, aborted).await {
+        futures::future::Either::Left((r, _)) => r,
+        futures::future::Either::Right(_) => Err(crate::Error::Io(crate::io::IoError::Cancelled)),
     }
 }
 
