@@ -60,29 +60,21 @@ pub fn decompress(input: &[u8], out: &mut [u8]) -> Option<usize> {
             }
             ctrl = input[ip] as usize;
             ip += 1;
-            let from = op - dist;
-            if dist == 1 {
-                let v = out[from];
-                out[op..op + len].fill(v);
-            } else if dist >= len {
-                out.copy_within(from..from + len, op);
-            } else {
-                // Overlapping match: copy in pieces no longer than the distance, so each piece
-                // reads bytes already written (LZ77 semantics).
-                let mut done = 0;
-                while done < len {
-                    let n = (len - done).min(dist + done);
-                    out.copy_within(from..from + n, op + done);
-                    done += n;
-                }
-            }
+            super::lz4::copy_match(out, op, dist, len);
             op += len;
         } else {
             let run = ctrl + 1;
             if op + run > olen || ip + run > ilen {
                 return None;
             }
-            out[op..op + run].copy_from_slice(&input[ip..ip + run]);
+            if ip + 32 <= ilen && op + 32 <= olen {
+                // Runs are at most 32 bytes: one fixed-size copy, the excess rewritten later.
+                let mut t = [0u8; 32];
+                t.copy_from_slice(&input[ip..ip + 32]);
+                out[op..op + 32].copy_from_slice(&t);
+            } else {
+                out[op..op + run].copy_from_slice(&input[ip..ip + run]);
+            }
             op += run;
             ip += run;
             if ip >= ilen {

@@ -20,6 +20,7 @@ use super::header::{
     filter_code, format_code, ChunkHeader, SpecialValue, B2FLAG_INSTR_CODEC, B2FLAG_LAZY,
     B2FLAG_USEDICT,
 };
+use super::lz4;
 
 /// Reusable buffers and codec state for decoding blocks of one chunk.
 struct Scratch {
@@ -59,9 +60,7 @@ fn decompress_stream(
         format_code::BLOSCLZ => {
             blosclz::decompress(src, out).ok_or_else(|| "BloscLZ stream invalid".into())
         }
-        format_code::LZ4 => {
-            lz4_flex::block::decompress_into(src, out).map_err(|e| format!("LZ4: {e}"))
-        }
+        format_code::LZ4 => lz4::decompress(src, out).ok_or_else(|| "LZ4 block invalid".into()),
         format_code::ZLIB => {
             let st = scratch.inflate.get_or_insert_with(Box::default);
             st.init();

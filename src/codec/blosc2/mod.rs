@@ -9,6 +9,7 @@ mod encode;
 mod error;
 pub mod filters;
 pub mod header;
+pub mod lz4;
 pub use decode::{block_dependencies, block_spans, decode_block, decode_chunk, decode_chunk_into};
 pub use encode::{encode_chunk, Codec, EncodeOptions, Filter, SplitMode};
 pub use error::CodecError;
