@@ -82,6 +82,7 @@ fn unshuffle8(n: usize, src: &[u8], dst: &mut [u8]) {
 }
 
 /// Inverse of [`shuffle`] (`unshuffle_generic` in shuffle-generic.h).
+// Out of line: one call per block, and profiles then show the filter on its own.
 #[inline(never)]
 pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     let len = src.len();
@@ -145,6 +146,7 @@ pub fn bitshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
 /// Inverse of [`bitshuffle`]. `format_version` is the chunk's version byte: chunks of format
 /// version 2 (C-Blosc 1.x) copy the whole block unchanged when the element count is not a
 /// multiple of 8 (`bitunshuffle` in shuffle.c).
+// Out of line: one call per block, and profiles then show the filter on its own.
 #[inline(never)]
 pub fn bitunshuffle(typesize: usize, src: &[u8], dst: &mut [u8], format_version: u8) {
     let nall = src.len() / typesize;
