@@ -238,7 +238,9 @@ pub fn run(quick: bool) -> Vec<BenchRow> {
     let total = if quick { 16 << 20 } else { 128 << 20 };
     let f32d = float32_data(1 << 20);
     let i64d = int64_data(1 << 19);
-    let cases: [(&str, u8, u8, &str, [u8; 6], [u8; 6]); 9] = [
+    // (codec name, codec id, clevel, filter name, filters, filter metas)
+    type Case = (&'static str, u8, u8, &'static str, [u8; 6], [u8; 6]);
+    let cases: [Case; 9] = [
         ("lz4", 1, 5, "shuffle", [0, 0, 0, 0, 0, 1], [0; 6]),
         ("lz4", 1, 5, "bitshuffle", [0, 0, 0, 0, 0, 2], [0; 6]),
         ("lz4", 1, 5, "delta+shuffle", [0, 0, 0, 0, 3, 1], [0; 6]),

@@ -20,6 +20,7 @@ use super::header::{
     filter_code, format_code, ChunkHeader, SpecialValue, B2FLAG_INSTR_CODEC, B2FLAG_LAZY,
     B2FLAG_USEDICT,
 };
+use super::lz4;
 
 /// Reusable buffers and codec state for decoding blocks of one chunk.
 struct Scratch {
@@ -59,9 +60,7 @@ fn decompress_stream(
         format_code::BLOSCLZ => {
             blosclz::decompress(src, out).ok_or_else(|| "BloscLZ stream invalid".into())
         }
-        format_code::LZ4 => {
-            lz4_flex::block::decompress_into(src, out).map_err(|e| format!("LZ4: {e}"))
-        }
+        format_code::LZ4 => lz4::decompress(src, out).ok_or_else(|| "LZ4 block invalid".into()),
         format_code::ZLIB => {
             let st = scratch.inflate.get_or_insert_with(Box::default);
             st.init();
@@ -74,6 +73,16 @@ fn decompress_stream(
             }
         }
         format_code::ZSTD => {
+            // ruzstd reserves the frame's declared window before decoding; refuse windows far
+            // beyond what this stream can produce so a lying frame cannot make it allocate.
+            let window = zstd_window(src).ok_or_else(|| "zstd frame header invalid".to_string())?;
+            let limit = (out.len().next_power_of_two() * 2).max(1 << 20) as u64;
+            if window > limit {
+                return Err(format!(
+                    "zstd window {window} bytes for a {}-byte stream",
+                    out.len()
+                ));
+            }
             let dec = scratch
                 .zstd
                 .get_or_insert_with(ruzstd::decoding::FrameDecoder::new);
@@ -81,6 +90,31 @@ fn decompress_stream(
         }
         other => Err(format!("unknown codec format {other}")),
     }
+}
+
+/// The window size (bytes) a Zstandard frame declares (RFC 8878, section 3.1.1.1): the
+/// Window_Descriptor, or the Frame_Content_Size of a single-segment frame. `None` if the frame
+/// header is cut short or the magic number is wrong.
+fn zstd_window(src: &[u8]) -> Option<u64> {
+    if src.get(..4)? != [0x28, 0xB5, 0x2F, 0xFD] {
+        return None;
+    }
+    let fhd = *src.get(4)?;
+    let single = fhd & 0x20 != 0;
+    let mut pos = 5;
+    if !single {
+        let wd = *src.get(pos)? as u64;
+        let base = 1u64 << (10 + (wd >> 3));
+        return Some(base + base / 8 * (wd & 7));
+    }
+    pos += [0, 1, 2, 4][(fhd & 3) as usize];
+    let fcs = match fhd >> 6 {
+        0 => *src.get(pos)? as u64,
+        1 => u16::from_le_bytes(src.get(pos..pos + 2)?.try_into().ok()?) as u64 + 256,
+        2 => u32::from_le_bytes(src.get(pos..pos + 4)?.try_into().ok()?) as u64,
+        _ => u64::from_le_bytes(src.get(pos..pos + 8)?.try_into().ok()?),
+    };
+    Some(fcs)
 }
 
 fn read_i32(src: &[u8], at: usize) -> i32 {
@@ -527,4 +561,34 @@ pub fn decode_block(
         return Ok(());
     }
     decode_block_inner(header, block, stream, reference, dst, &mut Scratch::new())
+}
+
+#[cfg(test)]
+mod zstd_tests {
+    use super::*;
+
+    #[test]
+    fn zstd_window_from_frame_header() {
+        let data = vec![7u8; 5000];
+        let frame = ruzstd::encoding::compress_to_vec(
+            &data[..],
+            ruzstd::encoding::CompressionLevel::Fastest,
+        );
+        let w = zstd_window(&frame).unwrap();
+        assert!(w >= 1024, "window {w}");
+        // A frame declaring a 2 GiB window (Window_Descriptor exponent 21) is refused before
+        // any allocation.
+        let lying = [0x28, 0xB5, 0x2F, 0xFD, 0x00, 21 << 3, 0, 0, 0];
+        assert_eq!(zstd_window(&lying), Some(1 << 31));
+        let mut out = vec![0u8; 4096];
+        let err = decompress_stream(format_code::ZSTD, &lying, &mut out, &mut Scratch::new())
+            .unwrap_err();
+        assert!(err.contains("window"), "{err}");
+        let mut out = vec![0u8; 5000];
+        assert_eq!(
+            decompress_stream(format_code::ZSTD, &frame, &mut out, &mut Scratch::new()),
+            Ok(5000)
+        );
+        assert_eq!(out, data);
+    }
 }

@@ -2,6 +2,15 @@
 //! Blosc1-format chunks (16-byte header), contiguous frames and the `b2nd` metalayer.
 //! Sources: the Blosc2 chunk and frame format documents (README_CHUNK_FORMAT.rst,
 //! README_CFRAME_FORMAT.rst in C-Blosc2) and `blosc2.c`.
+//!
+//! Chunk codec, pure Rust (wasm32 and native):
+//! - [`decode_chunk`] / [`decode_chunk_into`]: a whole chunk (codecs BloscLZ, LZ4/LZ4HC, Zlib,
+//!   Zstd; filters SHUFFLE, BITSHUFFLE, DELTA, TRUNC_PREC, BYTEDELTA; split streams; memcpyed
+//!   chunks and blocks; run-length streams; special-value chunks; Blosc1 headers).
+//! - Block-level remote reads: fetch [`ChunkHeader::prefix_len`] bytes (parse the first 32 to
+//!   learn it), call [`block_spans`], fetch the spans of the wanted blocks plus those
+//!   [`block_dependencies`] lists (block 0 under DELTA), and [`decode_block`] each.
+//! - [`encode_chunk`]: Blosc2 chunks C-Blosc2 reads back.
 
 pub mod b2nd;
 pub mod blosclz;
@@ -11,6 +20,7 @@ mod error;
 pub mod filters;
 pub mod frame;
 pub mod header;
+pub mod lz4;
 mod msgpack;
 pub use decode::{block_dependencies, block_spans, decode_block, decode_chunk, decode_chunk_into};
 pub use encode::{encode_chunk, Codec, EncodeOptions, Filter, SplitMode};
