@@ -49,6 +49,84 @@ fn unshuffle_const<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) {
     }
 }
 
+/// Swaps the bytes selected by `mask << shift` of `a` with the bytes selected by `mask` of `b`
+/// (one step of a recursive byte-matrix transpose).
+#[inline(always)]
+fn swap_bytes(a: &mut u64, b: &mut u64, shift: u32, mask: u64) {
+    let t = ((*a >> shift) ^ *b) & mask;
+    *a ^= t << shift;
+    *b ^= t;
+}
+
+/// Unshuffle for typesize `T` in {2, 4, 8}, eight elements at a time in 64-bit words: the
+/// T x 8 byte matrix (row j: byte j of the eight elements) is transposed with shifts and masks,
+/// which is several times fewer operations than moving single bytes when no SIMD is available
+/// (wasm32 without simd128) and no slower natively.
+fn unshuffle_words<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) {
+    const M32: u64 = 0x0000_0000_FFFF_FFFF;
+    const M16: u64 = 0x0000_FFFF_0000_FFFF;
+    const M8: u64 = 0x00FF_00FF_00FF_00FF;
+    let streams: [&[u8]; T] = core::array::from_fn(|j| &src[j * n..(j + 1) * n]);
+    let full = n / 8 * 8;
+    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("8 bytes"));
+    for (g, out) in dst[..full * T].chunks_exact_mut(8 * T).enumerate() {
+        let base = g * 8;
+        let mut x: [u64; T] = core::array::from_fn(|j| word(streams[j], base));
+        match T {
+            2 => {
+                // Interleave the bytes of the two rows.
+                let spread = |v: u64| {
+                    let v = (v | (v << 16)) & M16;
+                    (v | (v << 8)) & M8
+                };
+                x = core::array::from_fn(|k| {
+                    let (a, b) = ((x[0] >> (32 * k)) & M32, (x[1] >> (32 * k)) & M32);
+                    spread(a) | (spread(b) << 8)
+                });
+            }
+            4 => {
+                // Transpose the two 4 x 4 byte blocks (elements 0-3 in the low halves, 4-7 in
+                // the high halves), then gather the 32-bit elements in order.
+                let [mut a, mut b, mut c, mut d] = [x[0], x[1], x[2], x[3]];
+                swap_bytes(&mut a, &mut c, 16, M16);
+                swap_bytes(&mut b, &mut d, 16, M16);
+                swap_bytes(&mut a, &mut b, 8, M8);
+                swap_bytes(&mut c, &mut d, 8, M8);
+                let y = [
+                    (a & M32) | (b << 32),
+                    (c & M32) | (d << 32),
+                    (a >> 32) | (b & !M32),
+                    (c >> 32) | (d & !M32),
+                ];
+                x = core::array::from_fn(|k| y[k]);
+            }
+            _ => {
+                // 8 x 8 byte transpose: 4-byte, 2-byte, then 1-byte blocks.
+                for r in 0..4 {
+                    let (lo, hi) = x.split_at_mut(r + 4);
+                    swap_bytes(&mut lo[r], &mut hi[0], 32, M32);
+                }
+                for r in [0, 1, 4, 5] {
+                    let (lo, hi) = x.split_at_mut(r + 2);
+                    swap_bytes(&mut lo[r], &mut hi[0], 16, M16);
+                }
+                for r in [0, 2, 4, 6] {
+                    let (lo, hi) = x.split_at_mut(r + 1);
+                    swap_bytes(&mut lo[r], &mut hi[0], 8, M8);
+                }
+            }
+        }
+        for (o, v) in out.chunks_exact_mut(8).zip(x) {
+            o.copy_from_slice(&v.to_le_bytes());
+        }
+    }
+    for i in full..n {
+        for j in 0..T {
+            dst[i * T + j] = streams[j][i];
+        }
+    }
+}
+
 /// Inverse of [`shuffle`] (`unshuffle_generic` in shuffle-generic.h).
 pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     let len = src.len();
@@ -58,9 +136,9 @@ pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
         return;
     }
     match typesize {
-        2 => unshuffle_const::<2>(n, src, dst),
-        4 => unshuffle_const::<4>(n, src, dst),
-        8 => unshuffle_const::<8>(n, src, dst),
+        2 => unshuffle_words::<2>(n, src, dst),
+        4 => unshuffle_words::<4>(n, src, dst),
+        8 => unshuffle_words::<8>(n, src, dst),
         16 => unshuffle_const::<16>(n, src, dst),
         _ => {
             for j in 0..typesize {
