@@ -4,7 +4,7 @@
 // Usage: node scripts/bench-wasm-decode.mjs [--total-mib N] [--json] [--pkg DIR] CHUNK...
 //   CHUNK      a file holding one Blosc2 chunk (or a directory: its *.chunk files, sorted)
 //   --total-mib  decoded output per file to time, MiB (default 16), in 5 rounds: the fastest
-//                round gives MB/s
+//                round gives MB/s (after 0.3 s of warm-up decodes)
 //   --json     one JSON object per file ({file, nbytes, cbytes, mbps}) instead of a table
 //   --pkg      the wasm-pack nodejs build (default pkg/node of this checkout)
 // If `X.raw` exists beside `X.chunk`, the decoded bytes must equal it (a benchmark of wrong
@@ -53,6 +53,7 @@ const files = inputs.flatMap((p) => fs.statSync(p).isDirectory()
 
 /** The total is timed in this many rounds; the fastest counts (the machine may be shared). */
 const ROUNDS = 5;
+const WARMUP_NS = 300_000_000n;
 const rows = [];
 for (const file of files) {
   const chunk = new Uint8Array(fs.readFileSync(file));
@@ -66,6 +67,10 @@ for (const file of files) {
     }
   }
   const nbytes = first.length;
+  // Warm-up: V8 runs wasm first as baseline (Liftoff) code and tiers hot functions up to
+  // optimised code while they run; decode for a while before timing the steady state.
+  const warmEnd = process.hrtime.bigint() + WARMUP_NS;
+  for (let i = 0; i < 3 || process.hrtime.bigint() < warmEnd; i++) decodeChunk(chunk);
   const reps = Math.max(ROUNDS, Math.ceil((totalMiB * 1048576) / Math.max(nbytes, 1)));
   const perRound = Math.ceil(reps / ROUNDS);
   let best = 0;
