@@ -45,9 +45,12 @@ case "$what" in all|python|native)
 ;; esac
 
 case "$what" in all|browser|node)
-  if [ -f "$here/tests/e2e/package.json" ] && [ ! -d "$here/tests/e2e/node_modules" ]; then
+  # npm ci again when the lockfile changed since the last install (e.g. a new devDependency).
+  e2e="$here/tests/e2e"
+  if [ -f "$e2e/package.json" ] && ! cmp -s "$e2e/package-lock.json" "$e2e/node_modules/.chunkwise-lock"; then
     echo "setup: npm ci in tests/e2e"
-    (cd "$here/tests/e2e" && npm ci --silent --no-audit --no-fund)
+    (cd "$e2e" && npm ci --silent --no-audit --no-fund)
+    cp "$e2e/package-lock.json" "$e2e/node_modules/.chunkwise-lock"
   fi
 ;; esac
 echo "setup: ready ($what)"
