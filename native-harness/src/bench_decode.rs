@@ -1,6 +1,10 @@
 //! Decode speed of chunkwise's pure-Rust Blosc2 chunk decoder against C-Blosc2 2.15
-//! (single thread), on the same chunks; also the thin C-Blosc2 wrapper the parity tests use.
+//! (single thread), on the same chunks; optionally the same decoder compiled to wasm (pkg/node,
+//! run by `scripts/bench-wasm-decode.mjs` in Node); also the thin C-Blosc2 wrapper the parity
+//! tests use.
 
+use std::path::Path;
+use std::process::Command;
 use std::time::Instant;
 
 use chunkwise::codec::blosc2::decode_chunk_into;
@@ -190,12 +194,21 @@ pub struct BenchRow {
     pub ours_mbps: f64,
     /// C-Blosc2, one thread, MB/s.
     pub c_mbps: f64,
+    /// The wasm build's `decodeChunk` in Node, MB/s (see [`add_wasm`]).
+    pub wasm_mbps: Option<f64>,
+    /// The chunk decoded (compressed by C-Blosc2).
+    pub chunk: Vec<u8>,
 }
 
 impl BenchRow {
     /// `ours_mbps / c_mbps`.
     pub fn ratio(&self) -> f64 {
         self.ours_mbps / self.c_mbps
+    }
+
+    /// `wasm_mbps / c_mbps`.
+    pub fn wasm_ratio(&self) -> Option<f64> {
+        self.wasm_mbps.map(|w| w / self.c_mbps)
     }
 }
 
@@ -218,29 +231,45 @@ fn int64_data(n: usize) -> Vec<u8> {
         .collect()
 }
 
-fn time_loop(total: usize, per: usize, mut f: impl FnMut()) -> f64 {
-    let reps = total.div_ceil(per).max(2);
-    f(); // warm-up
-    let t = Instant::now();
-    for _ in 0..reps {
-        f();
+/// The uncompressed data of a row's `data` kind (what every chunk of that kind decodes to).
+fn bench_data(kind: &str) -> Vec<u8> {
+    match kind {
+        "float32" => float32_data(1 << 20),
+        "int64" => int64_data(1 << 19),
+        other => panic!("unknown bench data {other}"),
     }
-    (reps * per) as f64 / t.elapsed().as_secs_f64() / 1e6
+}
+
+/// Rounds a measurement is split into; the fastest round counts, so that a machine shared with
+/// other work still gives comparable columns (scripts/bench-wasm-decode.mjs does the same).
+const ROUNDS: usize = 5;
+
+fn time_loop(total: usize, per: usize, mut f: impl FnMut()) -> f64 {
+    let per_round = total.div_ceil(per).max(ROUNDS).div_ceil(ROUNDS);
+    f(); // warm-up
+    (0..ROUNDS)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..per_round {
+                f();
+            }
+            (per_round * per) as f64 / t.elapsed().as_secs_f64() / 1e6
+        })
+        .fold(0.0, f64::max)
 }
 
 /// BYTEDELTA is absent: blosc2-sys builds C-Blosc2 without its filter plugins.
 ///
 /// Measure each codec/filter pair on 4 MiB chunks of float32 and int64 data (C-Blosc2 picks the
-/// block size). `quick`: ~16 MiB of decoded output per row and decoder; else ~128 MiB.
+/// block size). `quick`: ~16 MiB of decoded output per row and decoder; else ~128 MiB; MB/s of
+/// the fastest of 5 rounds.
 /// Panics if a decoder's output differs from the input (a benchmark of wrong output is void).
 pub fn run(quick: bool) -> Vec<BenchRow> {
     use cblosc2::{compress, Dctx, Params};
     let total = if quick { 16 << 20 } else { 128 << 20 };
-    let f32d = float32_data(1 << 20);
-    let i64d = int64_data(1 << 19);
-    // (codec name, codec id, clevel, filter name, filters, filter metas)
-    type Case = (&'static str, u8, u8, &'static str, [u8; 6], [u8; 6]);
-    let cases: [Case; 9] = [
+    let f32d = bench_data("float32");
+    let i64d = bench_data("int64");
+    let cases: [(&str, u8, u8, &str, [u8; 6], [u8; 6]); 9] = [
         ("lz4", 1, 5, "shuffle", [0, 0, 0, 0, 0, 1], [0; 6]),
         ("lz4", 1, 5, "bitshuffle", [0, 0, 0, 0, 0, 2], [0; 6]),
         ("lz4", 1, 5, "delta+shuffle", [0, 0, 0, 0, 3, 1], [0; 6]),
@@ -290,21 +319,111 @@ pub fn run(quick: bool) -> Vec<BenchRow> {
                 cratio: data.len() as f64 / chunk.len() as f64,
                 ours_mbps: ours,
                 c_mbps: c,
+                wasm_mbps: None,
+                chunk,
             });
         }
     }
     rows
 }
 
+/// Times the wasm build on the rows' chunks: writes each chunk and its expected output to a
+/// temporary directory and runs `scripts/bench-wasm-decode.mjs` (Node, `repo/pkg/node`) on
+/// them, with as much decoded output per row as [`run`]. Fills `wasm_mbps`. Errors (a note
+/// for the reader) when pkg/node or node is missing, or the script fails; the script fails
+/// when a decoded chunk differs from the data compressed.
+pub fn add_wasm(rows: &mut [BenchRow], repo: &Path, quick: bool) -> Result<(), String> {
+    let glue = repo.join("pkg/node/chunkwise.js");
+    if !glue.exists() {
+        return Err(format!(
+            "{} is missing: build it with scripts/build-pkg.sh to add the wasm columns",
+            glue.display()
+        ));
+    }
+    match Command::new("node").arg("--version").output() {
+        Ok(o) if o.status.success() => {}
+        _ => return Err("node is not on PATH: the wasm columns need Node >= 20".into()),
+    }
+    let dir = std::env::temp_dir().join(format!("chunkwise-bench-wasm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let result = (|| {
+        let mut names = Vec::new();
+        let mut expected: Vec<(&str, Vec<u8>)> = Vec::new();
+        for (i, r) in rows.iter().enumerate() {
+            let name = format!(
+                "{i:02}_{}_{}_{}",
+                r.codec,
+                r.filter.replace('+', "-"),
+                r.data
+            );
+            if !expected.iter().any(|(k, _)| *k == r.data) {
+                expected.push((r.data, bench_data(r.data)));
+            }
+            let raw = &expected
+                .iter()
+                .find(|(k, _)| *k == r.data)
+                .expect("just added")
+                .1;
+            let write = |ext: &str, bytes: &[u8]| {
+                let p = dir.join(format!("{name}.{ext}"));
+                std::fs::write(&p, bytes).map_err(|e| format!("{}: {e}", p.display()))
+            };
+            write("chunk", &r.chunk)?;
+            write("raw", raw)?;
+            names.push(format!("{name}.chunk"));
+        }
+        let total_mib = if quick { 16 } else { 128 };
+        let out = Command::new("node")
+            .arg(repo.join("scripts/bench-wasm-decode.mjs"))
+            .args(["--json", "--total-mib", &total_mib.to_string(), "--pkg"])
+            .arg(repo.join("pkg/node"))
+            .arg(&dir)
+            .output()
+            .map_err(|e| format!("running node: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "bench-wasm-decode.mjs failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        for line in stdout.lines().filter(|l| !l.trim().is_empty()) {
+            let v: serde_json::Value = serde_json::from_str(line)
+                .map_err(|e| format!("bench-wasm-decode.mjs printed {line:?}: {e}"))?;
+            let file = v["file"].as_str().unwrap_or_default();
+            let i = names.iter().position(|n| n == file).ok_or_else(|| {
+                format!("bench-wasm-decode.mjs reported an unknown file {file:?}")
+            })?;
+            if v["nbytes"].as_u64() != Some(rows[i].chunk_nbytes as u64) {
+                return Err(format!("{file}: wasm decoded {} bytes", v["nbytes"]));
+            }
+            rows[i].wasm_mbps = v["mbps"].as_f64();
+        }
+        match rows.iter().position(|r| r.wasm_mbps.is_none()) {
+            Some(i) => Err(format!("bench-wasm-decode.mjs did not report {}", names[i])),
+            None => Ok(()),
+        }
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
 /// A Markdown table of the rows: codec, filter, data, ratio of compression, MB/s of each
-/// decoder and ours / C.
+/// decoder and ours / C; with wasm MB/s and wasm / C when any row has a wasm measurement.
 pub fn format_table(rows: &[BenchRow]) -> String {
-    let mut s = String::from(
-        "| codec | filter | data | cratio | ours MB/s | C-Blosc2 MB/s | ours/C |\n|---|---|---|---:|---:|---:|---:|\n",
-    );
+    let wasm = rows.iter().any(|r| r.wasm_mbps.is_some());
+    let mut s =
+        String::from("| codec | filter | data | cratio | ours MB/s | C-Blosc2 MB/s | ours/C |");
+    s.push_str(if wasm {
+        " wasm MB/s | wasm/C |\n"
+    } else {
+        "\n"
+    });
+    s.push_str("|---|---|---|---:|---:|---:|---:|");
+    s.push_str(if wasm { "---:|---:|\n" } else { "\n" });
     for r in rows {
         s.push_str(&format!(
-            "| {} | {} | {} | {:.2} | {:.0} | {:.0} | {:.2} |\n",
+            "| {} | {} | {} | {:.2} | {:.0} | {:.0} | {:.2} |",
             r.codec,
             r.filter,
             r.data,
@@ -313,6 +432,13 @@ pub fn format_table(rows: &[BenchRow]) -> String {
             r.c_mbps,
             r.ratio()
         ));
+        if wasm {
+            match (r.wasm_mbps, r.wasm_ratio()) {
+                (Some(w), Some(q)) => s.push_str(&format!(" {w:.0} | {q:.2} |")),
+                _ => s.push_str(" - | - |"),
+            }
+        }
+        s.push('\n');
     }
     s
 }

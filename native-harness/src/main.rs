@@ -151,7 +151,8 @@ enum Command {
 
 #[derive(Subcommand)]
 enum BenchCommand {
-    /// Our Blosc2 decoder against C-Blosc2 (single thread) per codec and filter, MB/s.
+    /// Our Blosc2 decoder against C-Blosc2 (single thread) per codec and filter, MB/s; also the
+    /// wasm build in Node (pkg/node) when it is built.
     Decode {
         /// Less data per row.
         #[arg(long)]
@@ -407,8 +408,13 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
             let arg = |e: String| chunkwise::Error::InvalidArgument(e);
             match which {
                 BenchCommand::Decode { quick } => {
-                    let rows = native_harness::bench_decode::run(quick);
+                    let mut rows = native_harness::bench_decode::run(quick);
+                    let wasm =
+                        native_harness::bench_decode::add_wasm(&mut rows, &repo_root(), quick);
                     print!("{}", native_harness::bench_decode::format_table(&rows));
+                    if let Err(note) = wasm {
+                        println!("\nno wasm columns: {note}");
+                    }
                 }
                 BenchCommand::Partition => print!("{}", native_harness::partition_cli::bench()),
                 BenchCommand::ChunkTrace => print!("{}", native_harness::chunk_trace_cli::bench()),

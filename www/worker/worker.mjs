@@ -1,7 +1,14 @@
 // An edge worker (workerd / Cloudflare Workers) serving array selections as JSON.
 //
-//   GET /?src=<url of a .b2nd>&select=<numpy-like selection>
-//   -> {"shape":[..],"dtype":"<f4","values":[..first 64..],"traffic":{"requests":N,"bytes":N}}
+//   GET /?src=<url of a .b2nd>&select=<numpy-like selection>[&limit=N]
+//   -> {"shape":[..],"dtype":"<f4","size":N,"values":[..],"truncated":false,
+//       "traffic":{"requests":N,"bytes":N}}
+//   -> on failure {"error":{"code":"NOT_FOUND","message":".."}} with a 4xx/5xx status
+//
+// `values` holds the selection in C order, at most `limit` elements (default 65536; `truncated`
+// says whether more were left off). 64-bit integers are decimal strings (JSON numbers would
+// lose precision); NaN and infinities become null, as JSON has no such numbers. `traffic`
+// counts the range requests and bytes of the array since it was opened in this isolate.
 //
 // The wasm module is bundled with the worker and instantiated synchronously (workers cannot
 // fetch their own modules). Opened arrays are kept per isolate, so repeated selections of the
@@ -10,24 +17,42 @@ import { initSync, RemoteArray } from "./chunkwise.js";
 import wasmModule from "./chunkwise_bg.wasm";
 
 initSync({ module: wasmModule });
+/** Opened arrays by source URL (promises, so concurrent first requests share one open). */
 const open = new Map();
+const DEFAULT_LIMIT = 65536;
+
+const STATUS = { INVALID_ARGUMENT: 400, INVALID_SELECTION: 400, NOT_FOUND: 404, UNRECOGNISED_FORMAT: 422, UNSUPPORTED: 422 };
+
+function failure(code, message) {
+  return Response.json({ error: { code, message } }, { status: STATUS[code] ?? 502 });
+}
 
 export default {
   async fetch(request) {
     const u = new URL(request.url);
     const src = u.searchParams.get("src");
-    if (!src) return Response.json({ error: { code: "INVALID_ARGUMENT", message: "src is required" } }, { status: 400 });
+    if (!src) return failure("INVALID_ARGUMENT", "src is required");
+    const limitParam = u.searchParams.get("limit");
+    const limit = limitParam === null ? DEFAULT_LIMIT : Number(limitParam);
+    if (!Number.isInteger(limit) || limit < 0) return failure("INVALID_ARGUMENT", "limit must be a non-negative integer");
     try {
-      let arr = open.get(src);
-      if (!arr) {
-        arr = await RemoteArray.open(src, { cache: "memory" });
-        open.set(src, arr);
+      let opening = open.get(src);
+      if (!opening) {
+        opening = RemoteArray.open(src, { cache: "memory" });
+        open.set(src, opening);
+        // A failed open is not kept: the next request tries again.
+        opening.catch(() => open.delete(src));
       }
-      const { data, shape, dtype } = await arr.read(u.searchParams.get("select") ?? "", {});
-      const values = Array.from(data.slice(0, 64), (v) => (typeof v === "bigint" ? v.toString() : v));
-      return Response.json({ shape, dtype, values, traffic: arr.traffic });
+      const arr = await opening;
+      const { data, shape, dtype } = await arr.read(u.searchParams.get("select"), {});
+      const values = Array.from(data.length > limit ? data.subarray(0, limit) : data,
+        (v) => (typeof v === "bigint" ? v.toString() : v));
+      return Response.json({
+        shape: Array.from(shape), dtype, size: data.length, values,
+        truncated: data.length > limit, traffic: arr.traffic,
+      });
     } catch (e) {
-      return Response.json({ error: { code: e.code ?? "ERROR", message: String(e.message ?? e) } }, { status: 500 });
+      return failure(e?.code ?? "ERROR", String(e?.message ?? e));
     }
   },
 };

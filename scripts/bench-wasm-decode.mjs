@@ -1,0 +1,95 @@
+#!/usr/bin/env node
+// Decode speed of the wasm build: Blosc2 chunks decoded with `decodeChunk` of pkg/node.
+//
+// Usage: node scripts/bench-wasm-decode.mjs [--total-mib N] [--json] [--pkg DIR] CHUNK...
+//   CHUNK      a file holding one Blosc2 chunk (or a directory: its *.chunk files, sorted)
+//   --total-mib  decoded output per file to time, MiB (default 16), in 5 rounds: the fastest
+//                round gives MB/s (after 0.3 s of warm-up decodes)
+//   --json     one JSON object per file ({file, nbytes, cbytes, mbps}) instead of a table
+//   --pkg      the wasm-pack nodejs build (default pkg/node of this checkout)
+// If `X.raw` exists beside `X.chunk`, the decoded bytes must equal it (a benchmark of wrong
+// output is void): the script exits with an error otherwise.
+// MB/s counts 10^6 bytes of decoded output per second, including the copy of the result out
+// of wasm memory into a JS Uint8Array (what a caller of `decodeChunk` gets).
+
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+let totalMiB = 16;
+let json = false;
+let pkg = path.join(repo, "pkg/node");
+const inputs = [];
+const argv = process.argv.slice(2);
+for (let i = 0; i < argv.length; i++) {
+  const a = argv[i];
+  if (a === "--total-mib") totalMiB = Number(argv[++i]);
+  else if (a === "--json") json = true;
+  else if (a === "--pkg") pkg = path.resolve(argv[++i]);
+  else if (a === "-h" || a === "--help") {
+    console.log(fs.readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1, 12).join("\n"));
+    process.exit(0);
+  } else if (a.startsWith("-")) {
+    console.error(`bench-wasm-decode: unknown option ${a}`);
+    process.exit(2);
+  } else inputs.push(a);
+}
+if (!(totalMiB > 0) || inputs.length === 0) {
+  console.error("usage: bench-wasm-decode.mjs [--total-mib N] [--json] [--pkg DIR] CHUNK...");
+  process.exit(2);
+}
+const glue = path.join(pkg, "chunkwise.js");
+if (!fs.existsSync(glue)) {
+  console.error(`bench-wasm-decode: ${glue} is missing: build it with scripts/build-pkg.sh`);
+  process.exit(1);
+}
+const { decodeChunk } = createRequire(import.meta.url)(glue);
+
+const files = inputs.flatMap((p) => fs.statSync(p).isDirectory()
+  ? fs.readdirSync(p).filter((f) => f.endsWith(".chunk")).sort().map((f) => path.join(p, f))
+  : [p]);
+
+/** The total is timed in this many rounds; the fastest counts (the machine may be shared). */
+const ROUNDS = 5;
+const WARMUP_NS = 300_000_000n;
+const rows = [];
+for (const file of files) {
+  const chunk = new Uint8Array(fs.readFileSync(file));
+  const first = decodeChunk(chunk); // also the warm-up
+  const rawFile = file.replace(/\.chunk$/, ".raw");
+  if (rawFile !== file && fs.existsSync(rawFile)) {
+    const raw = fs.readFileSync(rawFile);
+    if (!Buffer.from(first.buffer, first.byteOffset, first.byteLength).equals(raw)) {
+      console.error(`bench-wasm-decode: ${file}: decoded bytes differ from ${rawFile}`);
+      process.exit(1);
+    }
+  }
+  const nbytes = first.length;
+  // Warm-up: V8 runs wasm first as baseline (Liftoff) code and tiers hot functions up to
+  // optimised code while they run; decode for a while before timing the steady state.
+  const warmEnd = process.hrtime.bigint() + WARMUP_NS;
+  for (let i = 0; i < 3 || process.hrtime.bigint() < warmEnd; i++) decodeChunk(chunk);
+  const reps = Math.max(ROUNDS, Math.ceil((totalMiB * 1048576) / Math.max(nbytes, 1)));
+  const perRound = Math.ceil(reps / ROUNDS);
+  let best = 0;
+  for (let r = 0; r < ROUNDS; r++) {
+    let sink = 0;
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < perRound; i++) sink += decodeChunk(chunk).length;
+    const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    if (sink !== perRound * nbytes) throw new Error(`${file}: decoded size changed between runs`);
+    best = Math.max(best, (perRound * nbytes) / seconds / 1e6);
+  }
+  rows.push({ file: path.basename(file), nbytes, cbytes: chunk.length, mbps: best });
+}
+
+if (json) {
+  for (const r of rows) console.log(JSON.stringify(r));
+} else {
+  console.log("| chunk | decoded bytes | cratio | wasm MB/s |\n|---|---:|---:|---:|");
+  for (const r of rows) {
+    console.log(`| ${r.file} | ${r.nbytes} | ${(r.nbytes / r.cbytes).toFixed(2)} | ${r.mbps.toFixed(0)} |`);
+  }
+}

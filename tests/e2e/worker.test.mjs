@@ -1,0 +1,193 @@
+// The example edge worker (www/worker) in workerd, from npm: the `web` build of the package
+// bundled into a worker, reading fixtures through `chunkwise serve` over loopback. Values equal
+// the .npy of the array written; a repeated request is served from the isolate's open array
+// without new range requests; a missing source answers with an error JSON.
+
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fixtures, manifest, readNpy, repo, scratchDir, startServer } from "./lib.mjs";
+
+const here = path.join(repo, "tests/e2e");
+const workerd = path.join(here, "node_modules/.bin/workerd");
+const webPkg = path.join(repo, "pkg/web");
+const blosc2 = manifest("blosc2");
+
+/** A port that was free a moment ago on 127.0.0.1. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Writes config.capnp (from www/worker/config.capnp.in) and worker.mjs into `dir`. workerd
+ * resolves `embed` paths relative to the config file (absolute paths are refused), so @PKG@
+ * is pkg/web relative to `dir`.
+ */
+function writeConfig(dir, port) {
+  const template = fs.readFileSync(path.join(repo, "www/worker/config.capnp.in"), "utf8");
+  const config = template.replaceAll("@PORT@", String(port)).replaceAll("@PKG@", path.relative(dir, webPkg));
+  assert.ok(!/@[A-Z]+@/.test(config), "every placeholder of the template is filled");
+  fs.writeFileSync(path.join(dir, "config.capnp"), config);
+  fs.copyFileSync(path.join(repo, "www/worker/worker.mjs"), path.join(dir, "worker.mjs"));
+  return path.join(dir, "config.capnp");
+}
+
+/** Starts `workerd serve CONFIG` and resolves once it answers HTTP on `port`. */
+async function startWorkerd(config, port, timeoutMs = 20000) {
+  const proc = spawn(workerd, ["serve", config], { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  proc.stdout.on("data", (d) => { output += d; });
+  proc.stderr.on("data", (d) => { output += d; });
+  const exited = new Promise((r) => proc.once("exit", r));
+  const stop = async () => {
+    if (proc.exitCode === null && proc.signalCode === null) process.kill(proc.pid, "SIGTERM");
+    const t = setTimeout(() => { if (proc.exitCode === null) process.kill(proc.pid, "SIGKILL"); }, 3000);
+    await exited;
+    clearTimeout(t);
+  };
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`workerd exited (${proc.exitCode}): ${output}`);
+    try {
+      await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(1000) });
+      return { pid: proc.pid, stop, output: () => output };
+    } catch {
+      if (Date.now() > end) {
+        await stop();
+        throw new Error(`workerd did not answer within ${timeoutMs} ms: ${output}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/** C-order elements of `npy` in the box `ranges` ([start, stop) per dimension). */
+function box(npy, ranges, elements) {
+  const out = [];
+  const strides = npy.shape.map((_, d) => npy.shape.slice(d + 1).reduce((a, b) => a * b, 1));
+  const walk = (d, offset) => {
+    if (d === ranges.length) { out.push(elements[offset]); return; }
+    for (let i = ranges[d][0]; i < ranges[d][1]; i++) walk(d + 1, offset + i * strides[d]);
+  };
+  walk(0, 0);
+  return out;
+}
+
+/** The values of the box as the worker's JSON carries them. */
+function expectedJson(npy, ranges) {
+  if (npy.raw instanceof BigInt64Array || npy.raw instanceof BigUint64Array) {
+    return box(npy, ranges, Array.from(npy.raw, (v) => v.toString()));
+  }
+  // JSON has no NaN, infinities or negative zero: compare with what JSON makes of them.
+  return JSON.parse(JSON.stringify(box(npy, ranges, npy.values)));
+}
+
+let server, worker, scratch, base;
+
+before(async () => {
+  for (const [file, how] of [[workerd, "npm ci in tests/e2e"], [path.join(webPkg, "chunkwise_bg.wasm"), "scripts/build-pkg.sh"]]) {
+    if (!fs.existsSync(file)) throw new Error(`${file} is missing: run ${how}`);
+  }
+  scratch = scratchDir("chunkwise-workerd-");
+  server = await startServer({ root: fixtures });
+  const port = await freePort();
+  worker = await startWorkerd(writeConfig(scratch.dir, port), port);
+  base = `http://127.0.0.1:${port}/`;
+});
+after(async () => {
+  await worker?.stop();
+  await server?.stop();
+  scratch?.remove();
+});
+
+/** GET the worker for `src` (a path under tests/fixtures) and `select`; returns status and JSON. */
+async function ask(src, select) {
+  const q = new URLSearchParams({ src: server.url + src.replace(/^\//, "") });
+  if (select !== undefined) q.set("select", select);
+  const res = await fetch(`${base}?${q}`, { signal: AbortSignal.timeout(15000) });
+  const text = await res.text();
+  try {
+    return { status: res.status, body: JSON.parse(text) };
+  } catch {
+    throw new Error(`worker answered ${res.status} with non-JSON: ${text.slice(0, 500)}\n${worker.output()}`);
+  }
+}
+
+describe("workerd: www/worker", () => {
+  // [fixture, selection, ranges of the selection]: a float, 64-bit integers (decimal strings
+  // in JSON) across chunk boundaries, and big-endian data (returned little-endian).
+  const cases = [
+    ["cf_lz4_shuffle", "3:29, 2:20", [[3, 29], [2, 20]]],
+    ["nd4_f4", "1:4, :, 2:7, 5:8", [[1, 4], [0, 6], [2, 7], [5, 8]]],
+    ["nd1_i8", "250:1000", [[250, 1000]]],
+    ["dtype_int64", ":, :", [[0, 20], [0, 17]]],
+    ["be_f8", "5:19, 10:30", [[5, 19], [10, 30]]],
+    ["be_i4", "0:20, 3:4", [[0, 20], [3, 4]]],
+  ];
+  for (const [name, select, ranges] of cases) {
+    test(`${name}[${select}]: shape, dtype and values equal the .npy`, async () => {
+      const f = blosc2[name];
+      const npy = readNpy(path.join(fixtures, "blosc2", f.npy));
+      const { status, body } = await ask(`/blosc2/${f.file}`, select);
+      assert.equal(status, 200, JSON.stringify(body));
+      assert.deepEqual(body.shape, ranges.map(([a, b]) => b - a));
+      assert.equal(body.dtype, f.dtype.replace(">", "<"));
+      assert.equal(body.truncated, false);
+      const want = expectedJson(npy, ranges);
+      assert.equal(body.size, want.length);
+      assert.deepEqual(body.values, want);
+      assert.ok(body.traffic.requests > 0 && body.traffic.bytes > 0, JSON.stringify(body.traffic));
+    });
+  }
+
+  test("a repeated request makes no new range requests (the isolate keeps the array)", async () => {
+    const f = blosc2.exact_fit_f8;
+    const npy = readNpy(path.join(fixtures, "blosc2", f.npy));
+    const first = await ask(`/blosc2/${f.file}`, "4:30, 1:23");
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    const mark = server.log.length;
+    const second = await ask(`/blosc2/${f.file}`, "4:30, 1:23");
+    assert.equal(second.status, 200, JSON.stringify(second.body));
+    assert.deepEqual(second.body.values, expectedJson(npy, [[4, 30], [1, 23]]));
+    assert.deepEqual(second.body.values, first.body.values);
+    assert.deepEqual(second.body.traffic, first.body.traffic);
+    assert.equal(server.counted(`/blosc2/${f.file}`, mark).requests, 0, "the server saw no request");
+    // Another selection of the same array is read from the same open array.
+    const third = await ask(`/blosc2/${f.file}`, "0:32, 0:24");
+    assert.deepEqual(third.body.values, expectedJson(npy, [[0, 32], [0, 24]]));
+    assert.ok(third.body.traffic.requests >= first.body.traffic.requests);
+  });
+
+  test("a large selection is truncated to `limit` values", async () => {
+    const f = blosc2.nd1_i8;
+    const npy = readNpy(path.join(fixtures, "blosc2", f.npy));
+    const q = new URLSearchParams({ src: `${server.url}blosc2/${f.file}`, limit: "10" });
+    const body = await (await fetch(`${base}?${q}`)).json();
+    assert.equal(body.size, 1000);
+    assert.equal(body.truncated, true);
+    assert.deepEqual(body.values, expectedJson(npy, [[0, 10]]));
+  });
+
+  test("a missing source answers 404 with error code NOT_FOUND", async () => {
+    const { status, body } = await ask("/blosc2/no_such_array.b2nd", ":");
+    assert.equal(status, 404);
+    assert.equal(body.error.code, "NOT_FOUND", JSON.stringify(body));
+    assert.match(body.error.message, /no_such_array/);
+  });
+
+  test("a request without src answers 400 INVALID_ARGUMENT", async () => {
+    const res = await fetch(base);
+    assert.equal(res.status, 400);
+    assert.equal((await res.json()).error.code, "INVALID_ARGUMENT");
+  });
+});
