@@ -50,6 +50,9 @@ pub struct OpenOptions {
     /// touches at most half of their blocks (default 256 KiB). Costs one more round trip
     /// (the chunk header and block offsets first), saves the untouched blocks' bytes.
     pub block_read_min_bytes: u64,
+    /// Path of the array inside a container (an HDF5 dataset such as `/group/data`); `None`
+    /// opens an HDF5 file's only root dataset. Ignored by single-array formats.
+    pub path: Option<String>,
 }
 
 impl Default for OpenOptions {
@@ -67,6 +70,7 @@ impl Default for OpenOptions {
                 2 << 30
             },
             block_read_min_bytes: 256 * 1024,
+            path: None,
         }
     }
 }
@@ -195,6 +199,16 @@ impl RemoteArray {
         };
         let format: Box<dyn ArrayFormat> = if crate::formats::b2nd::is_frame(&head_bytes) {
             Box::new(B2ndArray::open(&*source, head_bytes, len).await?)
+        } else if crate::formats::hdf5::is_hdf5(&head_bytes) {
+            Box::new(
+                crate::formats::hdf5::Hdf5Array::open(
+                    &*source,
+                    head_bytes,
+                    len,
+                    options.path.as_deref(),
+                )
+                .await?,
+            )
         } else {
             let magic: String = head_bytes
                 .iter()
@@ -288,6 +302,9 @@ impl RemoteArray {
             match self.format.locate(lin)? {
                 ChunkPlace::Fill(v) => {
                     fills.insert(lin, v);
+                }
+                ChunkPlace::Inline(b) => {
+                    payload.insert(lin, b);
                 }
                 ChunkPlace::Stored(r) => match self.cache.get(&self.key(lin)) {
                     Some(b) => {

@@ -242,11 +242,14 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                 cache: cache
                     .parse::<CachePolicy>()
                     .map_err(chunkwise::Error::InvalidArgument)?,
+                path: path.clone(),
                 ..Default::default()
             };
             let sel = Selection::parse(&select).map_err(chunkwise::Error::Selection)?;
             let arr = source::open_array(&source, parse_headers(&headers)?, options).await?;
-            no_path(&path)?;
+            if arr.info().format != "hdf5" {
+                no_path(&path)?;
+            }
             let tty = std::io::stderr().is_terminal();
             let bar = move |p: Progress| {
                 if tty && p.total > 1 {
@@ -300,9 +303,14 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
             json,
             headers,
         } => {
-            let arr = source::open_array(&source, parse_headers(&headers)?, OpenOptions::default())
-                .await?;
-            no_path(&path)?;
+            let options = OpenOptions {
+                path: path.clone(),
+                ..Default::default()
+            };
+            let arr = source::open_array(&source, parse_headers(&headers)?, options).await?;
+            if arr.info().format != "hdf5" {
+                no_path(&path)?;
+            }
             let info = arr.info();
             let t = arr.traffic();
             if json {

@@ -6,6 +6,7 @@
 //! coalescing, caching and assembling are shared and live in [`crate::array`].
 
 pub mod b2nd;
+pub mod hdf5;
 
 use crate::dtype::DType;
 use crate::io::{IoError, MaybeSend, MaybeSync};
@@ -52,12 +53,14 @@ pub enum ChunkPlace {
     Stored(Range<u64>),
     /// Not stored: every element has this value (bytes of one element, in the array's dtype).
     Fill(Vec<u8>),
+    /// Held in the metadata already (an HDF5 compact dataset): these stored bytes.
+    Inline(bytes::Bytes),
 }
 
 /// What discovery found, for display (`chunkwise info`, JS `info`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ArrayInfo {
-    /// Format name (`b2nd`).
+    /// Format name (`b2nd`, `hdf5`).
     pub format: &'static str,
     /// Array shape (elements).
     pub shape: Vec<u64>,

@@ -1,0 +1,475 @@
+//! HDF5 datasets written by h5py read through `RemoteArray` (the `chunkwise read` code path)
+//! over the real range server on loopback, compared with the arrays that were written (their
+//! `.npy`), for whole reads and numpy-like selections; chunk maps compared with the HDF5
+//! library's own `get_chunk_info`; the request budget of a >8 MiB file; malformed input.
+
+use chunkwise::array::{OpenOptions, ReadOptions};
+use chunkwise::formats::hdf5::Hdf5Array;
+use chunkwise::formats::FormatError;
+use chunkwise::io::http::HttpSource;
+use chunkwise::npy::read_npy;
+use chunkwise::selection::{DimSelection, Selection};
+use native_harness::serve::{spawn, ServeOptions};
+use native_harness::source::open_array;
+use std::path::{Path, PathBuf};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
+}
+
+fn manifest() -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(fixtures().join("hdf5/manifest.json")).expect("manifest"))
+        .expect("manifest json")
+}
+
+/// Elements of `data` (C order, `shape`) picked by `dims`, computed directly per element.
+fn reference(data: &[u8], shape: &[u64], itemsize: usize, dims: &[DimSelection]) -> Vec<u8> {
+    let total: u64 = dims.iter().map(|d| d.count).product();
+    let mut out = Vec::with_capacity(total as usize * itemsize);
+    let mut ks = vec![0u64; dims.len()];
+    for mut lin in 0..total {
+        for d in (0..dims.len()).rev() {
+            ks[d] = lin % dims[d].count;
+            lin /= dims[d].count;
+        }
+        let mut g = 0u64;
+        for d in 0..dims.len() {
+            g = g * shape[d] + dims[d].position(ks[d]);
+        }
+        let g = g as usize * itemsize;
+        out.extend_from_slice(&data[g..g + itemsize]);
+    }
+    out
+}
+
+const SELECTIONS: &[&str] = &[
+    "0",
+    "-1",
+    "..., 0",
+    "::2",
+    "::-1",
+    "1:-1:3",
+    "..., ::-2",
+    "2:3, ...",
+    "1, 2:7",
+    "..., 1:4, ::3",
+    "5:33, 9:21",
+];
+
+fn with_path(path: &str) -> OpenOptions {
+    OpenOptions {
+        path: Some(path.to_string()),
+        ..Default::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_dataset_reads_over_http() {
+    let server = spawn(ServeOptions {
+        root: fixtures(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .expect("server starts");
+    let mut checked = 0;
+    for ds in manifest()["datasets"].as_array().expect("datasets") {
+        let file = ds["file"].as_str().unwrap();
+        let path = ds["path"].as_str().unwrap();
+        let what = format!("{file}:{path}");
+        let url = server.url(&format!("hdf5/{file}"));
+        let arr = open_array(&url, vec![], with_path(path))
+            .await
+            .unwrap_or_else(|e| panic!("{what}: open: {e}"));
+        let npy = read_npy(
+            &std::fs::read(fixtures().join("hdf5").join(ds["npy"].as_str().unwrap())).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(arr.shape(), &npy.shape[..], "{what}");
+        assert_eq!(
+            arr.dtype().to_string(),
+            ds["dtype"].as_str().unwrap(),
+            "{what}"
+        );
+        assert_eq!(arr.info().format, "hdf5");
+        let opened = arr.traffic();
+        assert!(
+            opened.requests <= 2,
+            "{what}: open of a small file took {opened:?}"
+        );
+        let all = arr
+            .read(&Selection::all(), &ReadOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{what}: read: {e}"));
+        assert_eq!(all.shape, npy.shape, "{what}");
+        assert!(
+            all.data == npy.data,
+            "{what}: whole dataset differs from the written one"
+        );
+        let itemsize = arr.dtype().itemsize;
+        for s in SELECTIONS {
+            let sel = Selection::parse(s).unwrap();
+            let Ok(dims) = sel.resolve(&npy.shape) else {
+                continue;
+            };
+            let got = arr
+                .read(&sel, &ReadOptions::default())
+                .await
+                .unwrap_or_else(|e| panic!("{what} [{s}]: {e}"));
+            assert!(
+                got.data == reference(&npy.data, &npy.shape, itemsize, &dims),
+                "{what} [{s}] differs"
+            );
+        }
+        assert_eq!(
+            arr.traffic().requests,
+            opened.requests,
+            "{what}: reads after open made requests"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 12);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chunk_maps_match_the_hdf5_library() {
+    let server = spawn(ServeOptions {
+        root: fixtures(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let mut compared = 0;
+    for ds in manifest()["datasets"].as_array().unwrap() {
+        let file = ds["file"].as_str().unwrap();
+        let path = ds["path"].as_str().unwrap();
+        let src = HttpSource::new(server.url(&format!("hdf5/{file}"))).unwrap();
+        let arr = Hdf5Array::open_source(&src, Some(path), 64 * 1024)
+            .await
+            .unwrap_or_else(|e| panic!("{file}:{path}: {e}"));
+        let Some(want) = ds["chunk_map"].as_array() else {
+            assert!(arr.chunk_map().is_empty(), "{file}:{path} is not chunked");
+            continue;
+        };
+        let mut got: Vec<serde_json::Value> = arr
+            .chunk_map()
+            .iter()
+            .map(|c| serde_json::to_value(c).unwrap())
+            .collect();
+        let mut want = want.clone();
+        let key = |v: &serde_json::Value| v["offset"].to_string();
+        got.sort_by_key(key);
+        want.sort_by_key(key);
+        assert_eq!(got, want, "{file}:{path}");
+        assert_eq!(
+            arr.meta().layout_name(),
+            ds["layout"].as_str().unwrap(),
+            "{file}:{path}"
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, 7);
+    server.shutdown().await;
+}
+
+/// Unallocated chunks are never fetched: a read of only fill-value chunks of a >8 MiB-like
+/// source needs no request beyond discovery. Checked on the small sparse fixture served
+/// without the whole-file copy (`small_source_bytes: 0`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fill_chunks_make_no_request() {
+    let server = spawn(ServeOptions {
+        root: fixtures(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let url = server.url("hdf5/sparse_fill.h5");
+    let arr = open_array(
+        &url,
+        vec![],
+        OpenOptions {
+            small_source_bytes: 0,
+            head_bytes: 1024,
+            ..with_path("/s")
+        },
+    )
+    .await
+    .unwrap();
+    let opened = arr.traffic().requests;
+    // Rows 10..20 hold no written chunk: every element is the fill value -7.
+    let got = arr
+        .read(
+            &Selection::parse("10:20, :").unwrap(),
+            &ReadOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(arr.traffic().requests, opened);
+    assert!(got
+        .data
+        .chunks(2)
+        .all(|e| i16::from_le_bytes([e[0], e[1]]) == -7));
+    // One written chunk: one request.
+    let got = arr
+        .read(
+            &Selection::parse("0:10, 0:10").unwrap(),
+            &ReadOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(arr.traffic().requests, opened + 1);
+    let npy = read_npy(&std::fs::read(fixtures().join("hdf5/sparse_fill_s.npy")).unwrap()).unwrap();
+    let dims = Selection::parse("0:10, 0:10")
+        .unwrap()
+        .resolve(&npy.shape)
+        .unwrap();
+    assert!(got.data == reference(&npy.data, &npy.shape, 2, &dims));
+    server.shutdown().await;
+}
+
+/// Groups list their children; a file with several root members needs a path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_listing_and_path_errors() {
+    use chunkwise::formats::hdf5::discover::{Member, MemberKind};
+    use chunkwise::formats::hdf5::Hdf5Source;
+    use chunkwise::io::{ByteRange, RangeSource};
+    let server = spawn(ServeOptions {
+        root: fixtures(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let url = server.url("hdf5/groups.h5");
+    let src = HttpSource::new(url.clone()).unwrap();
+    let head = src.read(ByteRange::bounded(0..64 * 1024)).await.unwrap();
+    let mut h = Hdf5Source::new(&src, head.bytes, head.info.len);
+    let m = |name: &str, kind| Member {
+        name: name.to_string(),
+        kind,
+    };
+    let mut root = h.members("/").await.unwrap();
+    root.sort_by(|a, b| a.name.cmp(&b.name));
+    assert_eq!(
+        root,
+        vec![
+            m("model", MemberKind::Group),
+            m("time", MemberKind::Dataset)
+        ]
+    );
+    let mut model = h.members("/model").await.unwrap();
+    model.sort_by(|a, b| a.name.cmp(&b.name));
+    assert_eq!(
+        model,
+        vec![
+            m("run1", MemberKind::Group),
+            m("weights", MemberKind::Dataset)
+        ]
+    );
+    assert_eq!(
+        h.rounds(),
+        0,
+        "a small file arrives whole with the first read"
+    );
+
+    let err = open_array(&url, vec![], OpenOptions::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, chunkwise::Error::Format(FormatError::Invalid { detail, .. }) if detail.contains("model (group)")),
+        "{err}"
+    );
+    let err = open_array(&url, vec![], with_path("/model/nothing"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, chunkwise::Error::Format(FormatError::Invalid { .. })),
+        "{err}"
+    );
+    // The only root dataset opens without a path.
+    let arr = open_array(
+        &server.url("hdf5/contiguous.h5"),
+        vec![],
+        OpenOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(arr.shape(), &[37, 23]);
+    server.shutdown().await;
+}
+
+/// Truncated files and garbage after a valid signature give typed errors, not panics.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_files_give_typed_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = std::fs::read(fixtures().join("hdf5/gzip_shuffle.h5")).unwrap();
+    let mut cases: Vec<(String, Vec<u8>)> = Vec::new();
+    // Cut inside the last stored chunk of /ints (from the library's chunk map).
+    let last = manifest()["datasets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["file"] == "gzip_shuffle.h5" && d["path"] == "/ints")
+        .and_then(|d| {
+            d["chunk_map"]
+                .as_array()?
+                .iter()
+                .map(|c| c["address"].as_u64().unwrap() + c["size"].as_u64().unwrap() / 2)
+                .max()
+        })
+        .unwrap() as usize;
+    for n in [8usize, 40, 200, 800, 2000, 4000, last] {
+        cases.push((format!("trunc{n}.h5"), good[..n].to_vec()));
+    }
+    let mut garbage = b"\x89HDF\r\n\x1a\n".to_vec();
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..4000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        garbage.push(x as u8);
+    }
+    cases.push(("garbage.h5".into(), garbage));
+    // A valid file with its chunk data overwritten: decode errors for the chunks.
+    let mut smashed = good.clone();
+    let l = smashed.len();
+    for b in &mut smashed[l / 2..l - 50] {
+        *b = 0xAB;
+    }
+    cases.push(("smashed.h5".into(), smashed));
+    for (name, bytes) in &cases {
+        std::fs::write(dir.path().join(name), bytes).unwrap();
+    }
+    let server = spawn(ServeOptions {
+        root: dir.path().to_path_buf(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    for (name, _) in &cases {
+        let res = match open_array(&server.url(name), vec![], with_path("/ints")).await {
+            Ok(arr) => arr
+                .read(&Selection::all(), &ReadOptions::default())
+                .await
+                .map(|_| ()),
+            Err(e) => Err(e),
+        };
+        let err = res.expect_err(name);
+        assert!(
+            matches!(err, chunkwise::Error::Format(_)),
+            "{name}: expected a format error, got {err:?}"
+        );
+    }
+    server.shutdown().await;
+}
+
+/// A >8 MiB file written by h5py at test time: open plus a one-chunk read in few round
+/// trips, moving about one chunk's bytes beyond discovery; a contiguous dataset reads only
+/// the row blocks a selection touches.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_file_request_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let venv = std::env::var("CHUNKWISE_VENV")
+        .unwrap_or_else(|_| format!("{}/.cache/chunkwise/venv", std::env::var("HOME").unwrap()));
+    let status = std::process::Command::new(format!("{venv}/bin/python"))
+        .arg(fixtures().join("gen_hdf5.py"))
+        .arg("--big")
+        .arg(dir.path())
+        .status()
+        .expect("the Python venv (scripts/setup.sh python) runs the fixture generator");
+    assert!(status.success(), "gen_hdf5.py --big failed");
+    assert!(std::fs::metadata(dir.path().join("big.h5")).unwrap().len() > 8 << 20);
+    let server = spawn(ServeOptions {
+        root: dir.path().to_path_buf(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let url = server.url("big.h5");
+
+    let npy = read_npy(&std::fs::read(dir.path().join("data.npy")).unwrap()).unwrap();
+    let arr = open_array(&url, vec![], with_path("/data")).await.unwrap();
+    let opened = arr.traffic();
+    let sel = Selection::parse("0:200, 200:400").unwrap();
+    let got = arr.read(&sel, &ReadOptions::default()).await.unwrap();
+    let dims = sel.resolve(&npy.shape).unwrap();
+    assert!(got.data == reference(&npy.data, &npy.shape, 4, &dims));
+    let t = arr.traffic();
+    println!("big.h5 /data: open {opened:?}, open + one chunk {t:?}");
+    assert!(t.round_trips <= 4, "open + one chunk took {t:?}");
+    assert_eq!(t.requests - opened.requests, 1, "one chunk, one request");
+    let chunk_bytes = 200 * 200 * 4;
+    assert!(t.bytes - opened.bytes <= chunk_bytes + 4096, "{t:?}");
+
+    let npy = read_npy(&std::fs::read(dir.path().join("contig.npy")).unwrap()).unwrap();
+    let arr = open_array(&url, vec![], with_path("/contig"))
+        .await
+        .unwrap();
+    let opened = arr.traffic();
+    let sel = Selection::parse("500:510, ::7").unwrap();
+    let got = arr.read(&sel, &ReadOptions::default()).await.unwrap();
+    let dims = sel.resolve(&npy.shape).unwrap();
+    assert!(got.data == reference(&npy.data, &npy.shape, 8, &dims));
+    let t = arr.traffic();
+    println!("big.h5 /contig: open {opened:?}, open + ten rows {t:?}");
+    assert_eq!(t.requests - opened.requests, 1);
+    assert!(t.bytes - opened.bytes <= 1 << 20, "{t:?}");
+    server.shutdown().await;
+}
+
+/// Restart-on-miss with a tiny head and readahead: discovery of every dataset takes several
+/// rounds and finds what a whole-file discovery finds (chunk maps equal the library's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_in_rounds_matches_whole_file_discovery() {
+    use chunkwise::formats::hdf5::discover::Layout;
+    use chunkwise::formats::hdf5::Hdf5Source;
+    use chunkwise::io::{ByteRange, Counted, RangeSource, Traffic};
+    let server = spawn(ServeOptions {
+        root: fixtures(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    for ds in manifest()["datasets"].as_array().unwrap() {
+        let file = ds["file"].as_str().unwrap();
+        let path = ds["path"].as_str().unwrap();
+        let url = server.url(&format!("hdf5/{file}"));
+        let whole = HttpSource::new(url.clone()).unwrap();
+        let all = whole.read(ByteRange::bounded(0..1 << 20)).await.unwrap();
+        let mut h = Hdf5Source::new(&whole, all.bytes, all.info.len);
+        let want = h.dataset(path).await.unwrap();
+        assert_eq!(h.rounds(), 0);
+
+        let traffic = Traffic::new();
+        let src = Counted::new(HttpSource::new(url).unwrap(), traffic.clone());
+        let head = src.read(ByteRange::bounded(0..256)).await.unwrap();
+        let mut h = Hdf5Source::new(&src, head.bytes, head.info.len).with_readahead(512);
+        let got = h.dataset(path).await.unwrap();
+        assert_eq!(got, want, "{file}:{path}");
+        assert!(h.rounds() >= 1, "{file}:{path}: no round needed");
+        assert_eq!(
+            traffic.snapshot().round_trips,
+            1 + h.rounds() as u64,
+            "{file}:{path}: one round trip per round"
+        );
+        if let (Layout::Chunked { entries, .. }, Some(map)) =
+            (&got.layout, ds["chunk_map"].as_array())
+        {
+            assert_eq!(entries.len(), map.len(), "{file}:{path}");
+        }
+    }
+    server.shutdown().await;
+}

@@ -1,0 +1,400 @@
+//! Discovery of one dataset (shape, dtype, fill value, filters, layout, chunk map) and of a
+//! group's children, as steps for [`super::store::Discovery::run`].
+
+use super::Hdf5Error;
+use crate::dtype::{ByteOrder, DType, Kind};
+use hdf5_reader::chunk_index::{self, ChunkEntry};
+use hdf5_reader::messages::layout::{ChunkIndexing, DataLayout};
+use hdf5_reader::messages::HdfMessage;
+use hdf5_reader::{Datatype, Hdf5File};
+
+/// One filter of a dataset's pipeline, in the order the writer applied them.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Filter {
+    /// Filter id (deflate 1, shuffle 2, fletcher32 3, ...; `docs/facts.md` "HDF5").
+    pub id: u16,
+    /// Name the writer recorded, if any.
+    pub name: Option<String>,
+    /// The filter's parameters (deflate: level; shuffle: element size in bytes).
+    pub client_data: Vec<u32>,
+}
+
+/// One allocated chunk of a chunked dataset.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ChunkInfo {
+    /// Element coordinates of the chunk's first element.
+    pub offset: Vec<u64>,
+    /// Absolute byte offset of the stored chunk in the source (user block included).
+    pub address: u64,
+    /// Stored (filtered) size in bytes.
+    pub size: u64,
+    /// Bit `i` set: filter `i` of the pipeline was skipped for this chunk.
+    pub filter_mask: u32,
+}
+
+/// Where a dataset's elements are stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Layout {
+    /// Inline in the object header: these bytes, C order.
+    Compact(Vec<u8>),
+    /// One block of `size` bytes at absolute `address`; `None` when never written.
+    Contiguous {
+        /// Absolute byte offset, `None` if the block was never allocated.
+        address: Option<u64>,
+        /// Bytes of the block.
+        size: u64,
+    },
+    /// Chunks of `chunk` elements, each allocated chunk listed once.
+    Chunked {
+        /// Chunk shape (elements).
+        chunk: Vec<u64>,
+        /// The allocated chunks.
+        entries: Vec<ChunkInfo>,
+    },
+}
+
+impl DatasetMeta {
+    /// `compact`, `contiguous` or `chunked` (h5py's names).
+    pub fn layout_name(&self) -> &'static str {
+        match self.layout {
+            Layout::Compact(_) => "compact",
+            Layout::Contiguous { .. } => "contiguous",
+            Layout::Chunked { .. } => "chunked",
+        }
+    }
+}
+
+/// What discovery found about one dataset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatasetMeta {
+    /// Absolute path of the dataset in the file.
+    pub path: String,
+    /// Shape (elements; empty for a scalar).
+    pub shape: Vec<u64>,
+    /// Element type as stored (enums and bools as their base integer).
+    pub dtype: DType,
+    /// Bytes of one element to use where nothing is stored (zeros if the file defines none).
+    pub fill: Vec<u8>,
+    /// Filter pipeline (empty when unfiltered).
+    pub filters: Vec<Filter>,
+    /// Storage layout.
+    pub layout: Layout,
+}
+
+/// Kind of a group member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemberKind {
+    /// A group.
+    Group,
+    /// A dataset.
+    Dataset,
+}
+
+/// One child of a group.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Member {
+    /// Link name.
+    pub name: String,
+    /// Group or dataset.
+    pub kind: MemberKind,
+}
+
+fn rd(msg: impl Into<String>) -> hdf5_reader::error::Error {
+    hdf5_reader::error::Error::InvalidData(msg.into())
+}
+
+/// Maps an HDF5 datatype to a numeric [`DType`]: integers, floats, and enums (h5py's bool is
+/// an enum) as their base integer.
+///
+/// # Errors
+/// [`Hdf5Error::Unsupported`] for strings, compounds, references and other non-numeric types.
+pub fn numeric_dtype(dt: &Datatype) -> Result<DType, Hdf5Error> {
+    use hdf5_reader::ByteOrder as B;
+    let order = |size: u8, o: &B| {
+        if size == 1 {
+            ByteOrder::NotApplicable
+        } else if matches!(o, B::BigEndian) {
+            ByteOrder::Big
+        } else {
+            ByteOrder::Little
+        }
+    };
+    let (kind, size, order) = match dt {
+        Datatype::FixedPoint {
+            size,
+            signed,
+            byte_order,
+        } => (
+            if *signed { Kind::Int } else { Kind::UInt },
+            *size,
+            order(*size, byte_order),
+        ),
+        Datatype::FloatingPoint { size, byte_order } => {
+            (Kind::Float, *size, order(*size, byte_order))
+        }
+        Datatype::Enum { base, .. } => return numeric_dtype(base),
+        other => {
+            return Err(Hdf5Error::Unsupported(format!(
+                "datatype {other:?} (supported: integers, floats, enums)"
+            )))
+        }
+    };
+    let ok = match kind {
+        Kind::Float => matches!(size, 2 | 4 | 8),
+        _ => matches!(size, 1 | 2 | 4 | 8),
+    };
+    if !ok {
+        return Err(Hdf5Error::Unsupported(format!(
+            "{size}-byte {kind:?} elements"
+        )));
+    }
+    Ok(DType {
+        kind,
+        itemsize: size as usize,
+        order,
+    })
+}
+
+/// Discovery step: the dataset at `path`. Works on any `Hdf5File` (a fresh one per attempt).
+///
+/// # Errors
+/// The crate's errors (missing path, malformed structures), wrapped by the caller; an
+/// unsupported datatype or a chunk index inconsistent with the shape as `InvalidData`.
+pub fn dataset_step(
+    file: &Hdf5File,
+    path: &str,
+) -> hdf5_reader::error::Result<Result<DatasetMeta, Hdf5Error>> {
+    let ds = file.dataset(path)?;
+    let dtype = match numeric_dtype(ds.dtype()) {
+        Ok(d) => d,
+        Err(e) => return Ok(Err(e)),
+    };
+    let shape = ds.shape().to_vec();
+    let header = file.get_or_parse_header(ds.address())?;
+    let mut layout_msg = None;
+    let mut filters = Vec::new();
+    for m in &header.messages {
+        match m {
+            HdfMessage::DataLayout(l) => layout_msg = Some(l.layout.clone()),
+            HdfMessage::FilterPipeline(p) => {
+                filters = p
+                    .filters
+                    .iter()
+                    .map(|f| Filter {
+                        id: f.id,
+                        name: f.name.clone(),
+                        client_data: f.client_data.clone(),
+                    })
+                    .collect()
+            }
+            _ => {}
+        }
+    }
+    let layout_msg = layout_msg.ok_or_else(|| rd("dataset has no data layout message"))?;
+    let fill = match ds.fill_value().and_then(|f| f.value.clone()) {
+        Some(v) if v.len() == dtype.itemsize => v,
+        Some(v) if !v.is_empty() => {
+            return Err(rd(format!(
+                "fill value of {} bytes for {}-byte elements",
+                v.len(),
+                dtype.itemsize
+            )))
+        }
+        _ => vec![0u8; dtype.itemsize],
+    };
+    let base = file.superblock().base_address;
+    let undefined = |a: u64| {
+        a == u64::MAX
+            || (file.superblock().offset_size < 8
+                && a == (1u64 << (8 * file.superblock().offset_size as u32)) - 1)
+    };
+    let layout = match layout_msg {
+        DataLayout::Compact { data } => Layout::Compact(data),
+        DataLayout::Contiguous { address, size } => Layout::Contiguous {
+            address: if undefined(address) {
+                None
+            } else {
+                Some(address + base)
+            },
+            size,
+        },
+        DataLayout::Chunked {
+            address,
+            dims,
+            chunk_indexing,
+            ..
+        } => {
+            let ndim = shape.len();
+            if dims.len() < ndim || dims.iter().take(ndim).any(|&d| d == 0) {
+                return Err(rd(format!("chunk dims {dims:?} for shape {shape:?}")));
+            }
+            let dims: Vec<u32> = dims[..ndim].to_vec();
+            let chunk: Vec<u64> = dims.iter().map(|&d| d as u64).collect();
+            let chunk_bytes = chunk
+                .iter()
+                .try_fold(dtype.itemsize as u64, |a, &c| a.checked_mul(c))
+                .ok_or_else(|| rd("chunk size overflows"))?;
+            let entries = if undefined(address) || shape.contains(&0) {
+                Vec::new()
+            } else {
+                collect_entries(
+                    file,
+                    address,
+                    &dims,
+                    chunk_indexing.as_ref(),
+                    &shape,
+                    &ds,
+                    dtype.itemsize,
+                )?
+            };
+            let mut out = Vec::with_capacity(entries.len());
+            for e in entries {
+                if e.offsets.len() < ndim {
+                    return Err(rd("chunk entry of the wrong rank"));
+                }
+                // Chunks wholly outside the current extent are stale (kept after a shrink).
+                if e.offsets[..ndim].iter().zip(&shape).any(|(o, s)| o >= s) {
+                    continue;
+                }
+                if e.offsets[..ndim]
+                    .iter()
+                    .zip(&chunk)
+                    .any(|(o, c)| o % c != 0)
+                {
+                    return Err(rd(format!("chunk offset {:?} not on the grid", e.offsets)));
+                }
+                out.push(ChunkInfo {
+                    offset: e.offsets[..ndim].to_vec(),
+                    address: e.address + base,
+                    size: if e.size == 0 { chunk_bytes } else { e.size },
+                    filter_mask: e.filter_mask,
+                });
+            }
+            Layout::Chunked {
+                chunk,
+                entries: out,
+            }
+        }
+    };
+    Ok(Ok(DatasetMeta {
+        path: path.to_string(),
+        shape,
+        dtype,
+        fill,
+        filters,
+        layout,
+    }))
+}
+
+fn collect_entries(
+    file: &Hdf5File,
+    address: u64,
+    dims: &[u32],
+    indexing: Option<&ChunkIndexing>,
+    shape: &[u64],
+    ds: &hdf5_reader::Dataset,
+    itemsize: usize,
+) -> hdf5_reader::error::Result<Vec<ChunkEntry>> {
+    let storage = file.storage();
+    let sb = file.superblock();
+    let (os, ls) = (sb.offset_size, sb.length_size);
+    let ndim = shape.len();
+    match indexing {
+        None => {
+            let leaves = hdf5_reader::btree_v1::collect_btree_v1_leaves_storage(
+                storage,
+                address,
+                os,
+                ls,
+                Some(ndim as u32),
+                dims,
+                None,
+            )?;
+            let mut out = Vec::with_capacity(leaves.len());
+            for (key, addr) in leaves {
+                match key {
+                    hdf5_reader::btree_v1::BTreeV1Key::RawData {
+                        chunk_size,
+                        filter_mask,
+                        offsets,
+                    } => out.push(ChunkEntry {
+                        address: addr,
+                        size: chunk_size as u64,
+                        filter_mask,
+                        offsets,
+                    }),
+                    _ => return Err(rd("expected raw data keys in a chunk B-tree")),
+                }
+            }
+            Ok(out)
+        }
+        Some(ChunkIndexing::SingleChunk {
+            filtered_size,
+            filters,
+        }) => Ok(vec![chunk_index::single_chunk_entry(
+            address,
+            *filtered_size,
+            *filters,
+            ndim,
+        )]),
+        Some(ChunkIndexing::Implicit) => chunk_index::collect_implicit_chunk_entries(
+            address,
+            shape,
+            dims,
+            itemsize,
+            None,
+            storage.len(),
+        ),
+        Some(ChunkIndexing::FixedArray { .. }) => {
+            hdf5_reader::fixed_array::collect_fixed_array_chunk_entries_storage(
+                storage, address, os, ls, shape, dims, None,
+            )
+        }
+        Some(ChunkIndexing::ExtensibleArray { .. }) => {
+            hdf5_reader::extensible_array::collect_extensible_array_chunk_entries_storage(
+                storage,
+                address,
+                os,
+                ls,
+                shape,
+                ds.max_dims(),
+                dims,
+                None,
+            )
+        }
+        Some(ChunkIndexing::BTreeV2) => chunk_index::collect_v2_chunk_entries_storage(
+            storage,
+            address,
+            os,
+            ls,
+            ndim as u32,
+            dims,
+            None,
+        ),
+    }
+}
+
+/// Discovery step: the children of the group at `path` (names and kinds, in listing order).
+///
+/// # Errors
+/// The crate's errors (missing group, malformed structures).
+pub fn members_step(file: &Hdf5File, path: &str) -> hdf5_reader::error::Result<Vec<Member>> {
+    let group = if path.is_empty() || path == "/" {
+        file.root_group()?
+    } else {
+        file.group(path)?
+    };
+    let (groups, datasets) = group.member_names()?;
+    Ok(groups
+        .into_iter()
+        .map(|name| Member {
+            name,
+            kind: MemberKind::Group,
+        })
+        .chain(datasets.into_iter().map(|name| Member {
+            name,
+            kind: MemberKind::Dataset,
+        }))
+        .collect())
+}

@@ -1,0 +1,502 @@
+//! HDF5 datasets, discovered with the `hdf5-reader` crate over async range reads.
+//!
+//! Discovery ([`discover`]) runs the crate's synchronous parsers on a [`store::SparseStore`]
+//! of fetched ranges and fetches what they miss in rounds ([`store::Discovery`]). A source of
+//! at most 8 MiB arrives whole at open (`RemoteArray::open_source`), so its discovery makes no
+//! request. The dataset then reads as an [`ArrayFormat`]:
+//!
+//! - chunked: HDF5's chunk grid; each allocated chunk is one stored range, unallocated chunks
+//!   read as the fill value; filters deflate, shuffle and fletcher32 are decoded here, any
+//!   other filter is refused at open ([`Hdf5Error::Unsupported`]);
+//! - contiguous: row blocks of about [`CONTIGUOUS_BLOCK_BYTES`] over the one stored block, so
+//!   a selection fetches only the rows it touches;
+//! - compact: one chunk, the bytes held in the object header.
+
+pub mod discover;
+pub mod store;
+
+use super::{ArrayFormat, ArrayInfo, ChunkPlace, FormatError};
+use crate::dtype::DType;
+use crate::io::{IoError, RangeSource};
+use crate::selection::Grid;
+use bytes::Bytes;
+use discover::{ChunkInfo, DatasetMeta, Layout, Member};
+use std::collections::HashMap;
+use std::sync::Arc;
+use store::{Discovery, SparseStore};
+
+const FORMAT: &str = "hdf5";
+
+/// Target size of a row block of a contiguous dataset (1 MiB).
+pub const CONTIGUOUS_BLOCK_BYTES: u64 = 1 << 20;
+
+/// The HDF5 signature (HDF5 File Format Specification, "Superblock"): found at byte 0, 512,
+/// 1024, 2048, ... (after a user block).
+pub const SIGNATURE: [u8; 8] = *b"\x89HDF\r\n\x1a\n";
+
+/// Filter ids decoded here (deflate, shuffle, fletcher32).
+pub const SUPPORTED_FILTERS: [u16; 3] = [1, 2, 3];
+
+/// An HDF5-specific error; converted into [`FormatError`] for callers of the format trait.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Hdf5Error {
+    /// The file or one of its structures is malformed, or a path does not exist (message
+    /// from `hdf5-reader`).
+    #[error("{0}")]
+    Reader(String),
+    /// The structure is inconsistent in a way chunkwise checks itself.
+    #[error("{0}")]
+    Invalid(String),
+    /// A valid feature not read here (datatype, filter, virtual dataset...).
+    #[error("{0}")]
+    Unsupported(String),
+    /// No dataset path was given and the root group does not hold exactly one dataset.
+    #[error("a dataset path is needed; the root group holds: {0}")]
+    PathNeeded(String),
+    /// Reading failed.
+    #[error(transparent)]
+    Io(#[from] IoError),
+}
+
+impl From<hdf5_reader::error::Error> for Hdf5Error {
+    fn from(e: hdf5_reader::error::Error) -> Self {
+        let s = e.to_string();
+        if s.to_ascii_lowercase().contains("unsupported") {
+            Hdf5Error::Unsupported(s)
+        } else {
+            Hdf5Error::Reader(s)
+        }
+    }
+}
+
+impl Hdf5Error {
+    /// This error as a [`FormatError`] about `location`.
+    pub fn into_format(self, location: &str) -> FormatError {
+        match self {
+            Hdf5Error::Io(e) => FormatError::Io(e),
+            Hdf5Error::Unsupported(detail) => FormatError::Unsupported {
+                location: location.to_string(),
+                format: FORMAT,
+                detail,
+            },
+            other => FormatError::Invalid {
+                location: location.to_string(),
+                format: FORMAT,
+                detail: other.to_string(),
+            },
+        }
+    }
+}
+
+/// Offset of the first HDF5 signature in `prefix` at 0, 512, 1024, 2048, ..., if any.
+pub fn signature_offset(prefix: &[u8]) -> Option<u64> {
+    let mut at = 0usize;
+    loop {
+        if prefix.len() < at + 8 {
+            return None;
+        }
+        if prefix[at..at + 8] == SIGNATURE {
+            return Some(at as u64);
+        }
+        at = if at == 0 { 512 } else { at * 2 };
+    }
+}
+
+/// Whether `prefix` (the first bytes of a source) holds an HDF5 signature.
+pub fn is_hdf5(prefix: &[u8]) -> bool {
+    signature_offset(prefix).is_some()
+}
+
+/// An opened HDF5 file: the fetched bytes and the driver that fetches more.
+pub struct Hdf5Source<'a> {
+    discovery: Discovery<'a>,
+}
+
+impl<'a> Hdf5Source<'a> {
+    /// Starts discovery on `source` of `len` bytes whose first bytes are `head` (all of it
+    /// for a small source, so nothing more is fetched).
+    pub fn new(source: &'a dyn RangeSource, head: Bytes, len: u64) -> Self {
+        let store = Arc::new(SparseStore::new(len));
+        store.insert(0, head);
+        Hdf5Source {
+            discovery: Discovery::new(source, store),
+        }
+    }
+
+    /// Sets the readahead: misses are widened to multiples of `bytes` (default 64 KiB).
+    pub fn with_readahead(mut self, bytes: u64) -> Self {
+        self.discovery.readahead = bytes.max(1);
+        self
+    }
+
+    /// Rounds of fetching so far.
+    pub fn rounds(&self) -> usize {
+        self.discovery.rounds()
+    }
+
+    /// The dataset at `path`.
+    ///
+    /// # Errors
+    /// [`Hdf5Error`]: missing path, unsupported datatype, malformed file, I/O.
+    pub async fn dataset(&mut self, path: &str) -> Result<DatasetMeta, Hdf5Error> {
+        let p = path.to_string();
+        self.discovery
+            .run(move |f| discover::dataset_step(f, &p))
+            .await?
+    }
+
+    /// The children of the group at `path` (`/` for the root).
+    ///
+    /// # Errors
+    /// [`Hdf5Error`]: missing group, malformed file, I/O.
+    pub async fn members(&mut self, path: &str) -> Result<Vec<Member>, Hdf5Error> {
+        let p = path.to_string();
+        self.discovery
+            .run(move |f| discover::members_step(f, &p))
+            .await
+    }
+}
+
+/// A discovered HDF5 dataset, readable through [`ArrayFormat`].
+#[derive(Debug, Clone)]
+pub struct Hdf5Array {
+    location: String,
+    meta: DatasetMeta,
+    grid: Grid,
+    /// Chunk linear index -> index into the chunk map (chunked layout).
+    chunk_at: HashMap<u64, usize>,
+    source_len: u64,
+}
+
+impl Hdf5Array {
+    /// Discovers the dataset at `path` (or the root group's only dataset when `None`).
+    /// `head` holds the first bytes of the source (all of it when small), `len` its size.
+    ///
+    /// # Errors
+    /// [`FormatError::Invalid`] for malformed files or missing paths,
+    /// [`FormatError::Unsupported`] for datatypes, layouts or filters not read here,
+    /// [`FormatError::Io`].
+    pub async fn open(
+        source: &dyn RangeSource,
+        head: Bytes,
+        len: u64,
+        path: Option<&str>,
+    ) -> Result<Hdf5Array, FormatError> {
+        let location = source.location().to_string();
+        let e = |err: Hdf5Error| err.into_format(&location);
+        let mut h = Hdf5Source::new(source, head, len);
+        let path = match path {
+            Some(p) if !p.is_empty() => p.to_string(),
+            _ => {
+                let members = h.members("/").await.map_err(e)?;
+                let ds: Vec<&Member> = members
+                    .iter()
+                    .filter(|m| m.kind == discover::MemberKind::Dataset)
+                    .collect();
+                if ds.len() == 1 && members.len() == 1 {
+                    format!("/{}", ds[0].name)
+                } else {
+                    let names: Vec<String> = members
+                        .iter()
+                        .map(|m| format!("{} ({:?})", m.name, m.kind).to_lowercase())
+                        .collect();
+                    return Err(e(Hdf5Error::PathNeeded(names.join(", "))));
+                }
+            }
+        };
+        let meta = h.dataset(&path).await.map_err(e)?;
+        Self::from_meta(location.clone(), meta, len).map_err(e)
+    }
+
+    /// Opens the dataset at `path` of `source` on its own: one bounded read of the first
+    /// `head_bytes` (which also gives the size), then discovery. [`crate::array::RemoteArray`]
+    /// does this as part of opening; this entry point serves tools that want the metadata
+    /// and chunk map only.
+    ///
+    /// # Errors
+    /// As [`Hdf5Array::open`]; [`FormatError::Unrecognised`] when no HDF5 signature is found.
+    pub async fn open_source(
+        source: &dyn RangeSource,
+        path: Option<&str>,
+        head_bytes: u64,
+    ) -> Result<Hdf5Array, FormatError> {
+        let head = source
+            .read(crate::io::ByteRange::bounded(0..head_bytes.max(16)))
+            .await?;
+        if !is_hdf5(&head.bytes) {
+            return Err(FormatError::Unrecognised {
+                location: source.location().to_string(),
+                magic: head
+                    .bytes
+                    .iter()
+                    .take(8)
+                    .map(|b| format!("{b:02x}"))
+                    .collect(),
+            });
+        }
+        Self::open(source, head.bytes, head.info.len, path).await
+    }
+
+    /// Builds the readable array from discovered metadata.
+    ///
+    /// # Errors
+    /// [`Hdf5Error::Unsupported`] for filters not decoded here; [`Hdf5Error::Invalid`] for
+    /// inconsistent geometry.
+    pub fn from_meta(
+        location: String,
+        meta: DatasetMeta,
+        source_len: u64,
+    ) -> Result<Hdf5Array, Hdf5Error> {
+        if let Some(f) = meta
+            .filters
+            .iter()
+            .find(|f| !SUPPORTED_FILTERS.contains(&f.id))
+        {
+            return Err(Hdf5Error::Unsupported(format!(
+                "filter {} ({}) (decoded here: deflate, shuffle, fletcher32)",
+                f.id,
+                f.name.as_deref().unwrap_or("unnamed")
+            )));
+        }
+        let itemsize = meta.dtype.itemsize as u64;
+        // A scalar reads as a one-element 1-d array.
+        let shape = if meta.shape.is_empty() {
+            vec![1]
+        } else {
+            meta.shape.clone()
+        };
+        let chunks = match &meta.layout {
+            Layout::Chunked { chunk, .. } if !meta.shape.is_empty() => chunk.clone(),
+            Layout::Chunked { .. } | Layout::Compact(_) => {
+                shape.iter().map(|&s| s.max(1)).collect()
+            }
+            Layout::Contiguous { .. } => {
+                let row: u64 = shape[1..]
+                    .iter()
+                    .try_fold(itemsize, |a, &s| a.checked_mul(s))
+                    .ok_or_else(|| Hdf5Error::Invalid("row size overflows".into()))?;
+                let rows = (CONTIGUOUS_BLOCK_BYTES / row.max(1)).max(1);
+                let mut c = vec![rows.min(shape[0]).max(1)];
+                c.extend(shape[1..].iter().map(|&s| s.max(1)));
+                c
+            }
+        };
+        let grid = Grid::new(shape, chunks.clone(), chunks)
+            .map_err(|e| Hdf5Error::Invalid(e.to_string()))?;
+        grid.decoded_chunk_items()
+            .ok()
+            .and_then(|n| n.checked_mul(itemsize))
+            .filter(|&n| n <= u32::MAX as u64 * 4)
+            .ok_or_else(|| Hdf5Error::Invalid("chunk too large".into()))?;
+        let mut chunk_at = HashMap::new();
+        if let Layout::Chunked { entries, .. } = &meta.layout {
+            for (i, c) in entries.iter().enumerate() {
+                let coords: Vec<u64> = if meta.shape.is_empty() {
+                    vec![0]
+                } else {
+                    c.offset
+                        .iter()
+                        .zip(&grid.chunks)
+                        .map(|(o, n)| o / n)
+                        .collect()
+                };
+                if c.address.checked_add(c.size).is_none_or(|e| e > source_len) {
+                    return Err(Hdf5Error::Invalid(format!(
+                        "chunk at {:?} spans {}+{} past the end of the file ({source_len} bytes)",
+                        c.offset, c.address, c.size
+                    )));
+                }
+                chunk_at.insert(grid.chunk_linear(&coords), i);
+            }
+        }
+        if let Layout::Contiguous {
+            address: Some(a),
+            size,
+        } = &meta.layout
+        {
+            let need = grid
+                .shape
+                .iter()
+                .try_fold(itemsize, |acc, &s| acc.checked_mul(s));
+            if need != Some(*size) || a.checked_add(*size).is_none_or(|e| e > source_len) {
+                return Err(Hdf5Error::Invalid(format!(
+                    "contiguous block {a}+{size} does not hold the dataset or passes the end of the file"
+                )));
+            }
+        }
+        Ok(Hdf5Array {
+            location,
+            meta,
+            grid,
+            chunk_at,
+            source_len,
+        })
+    }
+
+    /// What discovery found.
+    pub fn meta(&self) -> &DatasetMeta {
+        &self.meta
+    }
+
+    /// The allocated chunks (empty unless the layout is chunked).
+    pub fn chunk_map(&self) -> &[ChunkInfo] {
+        match &self.meta.layout {
+            Layout::Chunked { entries, .. } => entries,
+            _ => &[],
+        }
+    }
+
+    fn chunk_bytes(&self) -> usize {
+        self.grid.decoded_chunk_items().unwrap_or(0) as usize * self.meta.dtype.itemsize
+    }
+
+    fn chunk_err(&self, chunk: u64, detail: impl std::fmt::Display) -> FormatError {
+        FormatError::Chunk {
+            location: self.location.clone(),
+            chunk,
+            detail: detail.to_string(),
+        }
+    }
+}
+
+fn unshuffle(data: &[u8], elem: usize) -> Vec<u8> {
+    if elem <= 1 || data.len() < elem {
+        return data.to_vec();
+    }
+    let n = data.len() / elem;
+    let mut out = vec![0u8; data.len()];
+    for b in 0..elem {
+        let plane = &data[b * n..(b + 1) * n];
+        for (i, &v) in plane.iter().enumerate() {
+            out[i * elem + b] = v;
+        }
+    }
+    // Bytes past the last whole element are stored as they are (H5Zshuffle.c).
+    out[n * elem..].copy_from_slice(&data[n * elem..]);
+    out
+}
+
+impl ArrayFormat for Hdf5Array {
+    fn grid(&self) -> &Grid {
+        &self.grid
+    }
+    fn dtype(&self) -> DType {
+        self.meta.dtype
+    }
+    fn info(&self) -> ArrayInfo {
+        let codecs: Vec<String> = self
+            .meta
+            .filters
+            .iter()
+            .map(|f| match f.id {
+                1 => format!("DEFLATE({})", f.client_data.first().copied().unwrap_or(0)),
+                2 => "SHUFFLE".to_string(),
+                3 => "FLETCHER32".to_string(),
+                id => format!("FILTER({id})"),
+            })
+            .collect();
+        let (layout, cbytes) = match &self.meta.layout {
+            Layout::Compact(d) => ("compact", d.len() as u64),
+            Layout::Contiguous { address, size } => {
+                ("contiguous", if address.is_some() { *size } else { 0 })
+            }
+            Layout::Chunked { entries, .. } => ("chunked", entries.iter().map(|c| c.size).sum()),
+        };
+        let nbytes = self
+            .grid
+            .shape
+            .iter()
+            .product::<u64>()
+            .saturating_mul(self.meta.dtype.itemsize as u64);
+        ArrayInfo {
+            format: FORMAT,
+            shape: self.grid.shape.clone(),
+            dtype: self.meta.dtype.to_string(),
+            chunks: self.grid.chunks.clone(),
+            blocks: self.grid.blocks.clone(),
+            codecs: if codecs.is_empty() {
+                format!("none ({layout})")
+            } else {
+                format!("{} ({layout})", codecs.join(" + "))
+            },
+            nchunks: self.grid.nchunks().unwrap_or(0),
+            nbytes,
+            cbytes,
+            source_bytes: self.source_len,
+        }
+    }
+
+    fn locate(&self, chunk: u64) -> Result<ChunkPlace, FormatError> {
+        let n = self.grid.nchunks().unwrap_or(0);
+        if chunk >= n {
+            return Err(self.chunk_err(chunk, format!("outside the grid of {n} chunks")));
+        }
+        match &self.meta.layout {
+            Layout::Compact(d) => Ok(ChunkPlace::Inline(Bytes::from(d.clone()))),
+            Layout::Contiguous { address: None, .. } => {
+                Ok(ChunkPlace::Fill(self.meta.fill.clone()))
+            }
+            Layout::Contiguous {
+                address: Some(a), ..
+            } => {
+                let row: u64 =
+                    self.grid.shape[1..].iter().product::<u64>() * self.meta.dtype.itemsize as u64;
+                let rows = self.grid.chunks[0];
+                let first = chunk * rows;
+                let last = (first + rows).min(self.grid.shape[0]);
+                Ok(ChunkPlace::Stored(a + first * row..a + last * row))
+            }
+            Layout::Chunked { entries, .. } => match self.chunk_at.get(&chunk) {
+                Some(&i) => {
+                    let c = &entries[i];
+                    Ok(ChunkPlace::Stored(c.address..c.address + c.size))
+                }
+                None => Ok(ChunkPlace::Fill(self.meta.fill.clone())),
+            },
+        }
+    }
+
+    fn decode(&self, chunk: u64, stored: &[u8]) -> Result<Vec<u8>, FormatError> {
+        let want = self.chunk_bytes();
+        let mut data = stored.to_vec();
+        if let Layout::Chunked { entries, .. } = &self.meta.layout {
+            let mask = self
+                .chunk_at
+                .get(&chunk)
+                .map(|&i| entries[i].filter_mask)
+                .unwrap_or(0);
+            for (i, f) in self.meta.filters.iter().enumerate().rev() {
+                if i < 32 && mask & (1 << i) != 0 {
+                    continue;
+                }
+                data = match f.id {
+                    1 => miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(&data, want)
+                        .map_err(|e| self.chunk_err(chunk, format!("deflate: {e}")))?,
+                    2 => unshuffle(
+                        &data,
+                        f.client_data
+                            .first()
+                            .map(|&s| s as usize)
+                            .unwrap_or(self.meta.dtype.itemsize),
+                    ),
+                    3 => hdf5_reader::filters::fletcher32::verify_and_strip(&data)
+                        .map_err(|e| self.chunk_err(chunk, format!("fletcher32: {e}")))?,
+                    id => return Err(self.chunk_err(chunk, format!("filter {id} not decoded"))),
+                };
+            }
+        }
+        match &self.meta.layout {
+            // The last row block of a contiguous dataset is short: pad to the grid's chunk.
+            Layout::Contiguous { .. } if data.len() < want => data.resize(want, 0),
+            _ => {}
+        }
+        if data.len() != want {
+            return Err(self.chunk_err(
+                chunk,
+                format!("decodes to {} bytes, the chunk holds {want}", data.len()),
+            ));
+        }
+        Ok(data)
+    }
+}

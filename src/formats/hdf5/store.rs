@@ -1,0 +1,285 @@
+//! Running the synchronous `hdf5-reader` crate over async range reads.
+//!
+//! [`SparseStore`] implements the crate's `Storage` over the byte ranges fetched so far; a read
+//! of bytes it does not hold records the range as a miss and fails. [`Discovery::run`] runs a
+//! discovery step, fetches every recorded miss (aligned readahead, merged, one
+//! [`read_coalesced`] batch per round) and reruns the step, until a step records no miss.
+//!
+//! Two rules keep this correct (`docs/facts.md`, "HDF5 discovery over async range reads"):
+//! a step is rerun whenever it recorded a miss, even if it returned `Ok` (the crate silently
+//! drops a soft link whose target read failed); and every attempt builds a fresh `Hdf5File`
+//! (the crate caches headers and shared-message tables, including their load errors).
+
+use super::Hdf5Error;
+use crate::io::{read_coalesced, CoalesceOptions, RangeSource};
+use bytes::Bytes;
+use hdf5_reader::storage::{Storage, StorageBuffer};
+use hdf5_reader::Hdf5File;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+/// Largest single read the crate may ask a [`SparseStore`] for (64 MiB); a larger one is a
+/// malformed length, not a fetch.
+pub const MAX_MISS_BYTES: u64 = 64 << 20;
+
+/// The bytes of a source fetched so far, as disjoint spans keyed by start offset.
+#[derive(Debug)]
+pub struct SparseStore {
+    len: u64,
+    spans: Mutex<BTreeMap<u64, Bytes>>,
+    misses: Mutex<Vec<Range<u64>>>,
+}
+
+impl SparseStore {
+    /// An empty store for a source of `len` bytes.
+    pub fn new(len: u64) -> Self {
+        SparseStore {
+            len,
+            spans: Mutex::new(BTreeMap::new()),
+            misses: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Size of the source in bytes.
+    pub fn source_len(&self) -> u64 {
+        self.len
+    }
+
+    /// Adds the bytes of `start..start + bytes.len()`, merging with held spans it overlaps
+    /// or touches. Bytes beyond the source's end are ignored.
+    pub fn insert(&self, start: u64, bytes: Bytes) {
+        let end = (start + bytes.len() as u64).min(self.len);
+        if end <= start {
+            return;
+        }
+        let bytes = bytes.slice(..(end - start) as usize);
+        let mut spans = self.spans.lock().unwrap_or_else(|e| e.into_inner());
+        let touching: Vec<u64> = spans
+            .range(..=end)
+            .filter(|(s, b)| **s + b.len() as u64 >= start)
+            .map(|(s, _)| *s)
+            .collect();
+        if touching.is_empty() {
+            spans.insert(start, bytes);
+            return;
+        }
+        let lo = touching[0].min(start);
+        let hi = touching
+            .iter()
+            .map(|s| s + spans[s].len() as u64)
+            .max()
+            .unwrap_or(end)
+            .max(end);
+        let mut merged = vec![0u8; (hi - lo) as usize];
+        for s in &touching {
+            let b = spans.remove(s).unwrap_or_default();
+            let o = (s - lo) as usize;
+            merged[o..o + b.len()].copy_from_slice(&b);
+        }
+        let o = (start - lo) as usize;
+        merged[o..o + bytes.len()].copy_from_slice(&bytes);
+        spans.insert(lo, Bytes::from(merged));
+    }
+
+    /// Whether every byte of `r` is held.
+    pub fn holds(&self, r: &Range<u64>) -> bool {
+        self.find(r.start, r.end - r.start).is_some()
+    }
+
+    fn find(&self, offset: u64, len: u64) -> Option<(Bytes, usize)> {
+        let spans = self.spans.lock().unwrap_or_else(|e| e.into_inner());
+        let (s, b) = spans.range(..=offset).next_back()?;
+        if offset + len <= s + b.len() as u64 {
+            Some((b.clone(), (offset - s) as usize))
+        } else {
+            None
+        }
+    }
+
+    /// Takes the misses recorded since the last call.
+    pub fn take_misses(&self) -> Vec<Range<u64>> {
+        std::mem::take(&mut *self.misses.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Bytes held.
+    pub fn held_bytes(&self) -> u64 {
+        let spans = self.spans.lock().unwrap_or_else(|e| e.into_inner());
+        spans.values().map(|b| b.len() as u64).sum()
+    }
+}
+
+struct Owner(Bytes);
+impl AsRef<[u8]> for Owner {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl Storage for SparseStore {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_range(&self, offset: u64, len: usize) -> hdf5_reader::error::Result<StorageBuffer> {
+        let n = len as u64;
+        let end = offset
+            .checked_add(n)
+            .ok_or(hdf5_reader::error::Error::OffsetOutOfBounds(offset))?;
+        if end > self.len {
+            return Err(hdf5_reader::error::Error::UnexpectedEof {
+                offset,
+                needed: n,
+                available: self.len.saturating_sub(offset),
+            });
+        }
+        if n == 0 {
+            return Ok(StorageBuffer::from_vec(Vec::new()));
+        }
+        match self.find(offset, n) {
+            Some((b, at)) => StorageBuffer::from_shared_owner(Arc::new(Owner(b)), at, len),
+            None => {
+                self.misses
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(offset..end);
+                Err(hdf5_reader::error::Error::Io(std::io::Error::other(
+                    "range not fetched yet",
+                )))
+            }
+        }
+    }
+}
+
+/// Drives discovery steps over a [`SparseStore`], fetching what they miss.
+pub struct Discovery<'a> {
+    source: &'a dyn RangeSource,
+    store: Arc<SparseStore>,
+    /// Misses are widened to multiples of this many bytes (default 64 KiB).
+    pub readahead: u64,
+    /// Rounds of fetching one [`Discovery::run`] may take before giving up (default 512).
+    pub max_rounds: usize,
+    /// Concurrent range requests per round.
+    pub concurrency: usize,
+    rounds: usize,
+}
+
+impl<'a> Discovery<'a> {
+    /// A driver reading misses from `source` into `store`.
+    pub fn new(source: &'a dyn RangeSource, store: Arc<SparseStore>) -> Self {
+        Discovery {
+            source,
+            store,
+            readahead: 64 * 1024,
+            max_rounds: 512,
+            concurrency: 6,
+            rounds: 0,
+        }
+    }
+
+    /// Rounds of fetching done so far (each one [`read_coalesced`] batch).
+    pub fn rounds(&self) -> usize {
+        self.rounds
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<SparseStore> {
+        &self.store
+    }
+
+    /// Runs `step` on a fresh `Hdf5File` until an attempt records no miss, fetching the
+    /// misses of each failed attempt in one batch.
+    ///
+    /// # Errors
+    /// The step's error once it ran without a miss ([`Hdf5Error::Reader`]); I/O errors;
+    /// [`Hdf5Error::Invalid`] when the step asks for an absurd range or needs more than
+    /// [`Discovery::max_rounds`] rounds.
+    pub async fn run<T, F>(&mut self, step: F) -> Result<T, Hdf5Error>
+    where
+        F: Fn(&Hdf5File) -> hdf5_reader::error::Result<T>,
+    {
+        loop {
+            let misses = {
+                let storage: Arc<dyn Storage> = self.store.clone();
+                let result = Hdf5File::from_storage(storage).and_then(|f| step(&f));
+                let misses = self.store.take_misses();
+                if misses.is_empty() {
+                    return result.map_err(Hdf5Error::from);
+                }
+                misses
+            };
+            self.rounds += 1;
+            if self.rounds > self.max_rounds {
+                return Err(Hdf5Error::Invalid(format!(
+                    "discovery needed more than {} rounds of reads",
+                    self.max_rounds
+                )));
+            }
+            self.fetch(&misses).await?;
+        }
+    }
+
+    async fn fetch(&self, misses: &[Range<u64>]) -> Result<(), Hdf5Error> {
+        let len = self.store.source_len();
+        let ra = self.readahead.max(1);
+        let mut ranges: Vec<Range<u64>> = Vec::new();
+        for m in misses {
+            if m.end - m.start > MAX_MISS_BYTES {
+                return Err(Hdf5Error::Invalid(format!(
+                    "a read of {} bytes at {} (larger than {MAX_MISS_BYTES})",
+                    m.end - m.start,
+                    m.start
+                )));
+            }
+            let start = m.start / ra * ra;
+            let end = m.end.div_ceil(ra).saturating_mul(ra).min(len);
+            if !self.store.holds(&(start..end)) {
+                ranges.push(start..end);
+            }
+        }
+        ranges.sort_by_key(|r| r.start);
+        let mut merged: Vec<Range<u64>> = Vec::new();
+        for r in ranges {
+            match merged.last_mut() {
+                Some(l) if r.start <= l.end => l.end = l.end.max(r.end),
+                _ => merged.push(r),
+            }
+        }
+        if merged.is_empty() {
+            return Err(Hdf5Error::Invalid(
+                "a read missed bytes that are held".into(),
+            ));
+        }
+        let opts = CoalesceOptions {
+            max_gap: ra,
+            max_len: None,
+            concurrency: self.concurrency,
+        };
+        let got = read_coalesced(self.source, &merged, &opts).await?;
+        for (r, b) in merged.iter().zip(got) {
+            self.store.insert(r.start, b);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_merges_and_records_misses() {
+        let s = SparseStore::new(100);
+        s.insert(10, Bytes::from(vec![1u8; 10]));
+        s.insert(20, Bytes::from(vec![2u8; 5]));
+        let b = s.read_range(15, 8).expect("held");
+        assert_eq!(&b[..], &[1, 1, 1, 1, 1, 2, 2, 2]);
+        assert!(s.read_range(24, 2).is_err());
+        assert_eq!(s.take_misses(), vec![24..26]);
+        assert!(s.read_range(99, 2).is_err());
+        assert!(s.take_misses().is_empty(), "out of bounds is not a miss");
+        s.insert(5, Bytes::from(vec![3u8; 30]));
+        assert_eq!(s.held_bytes(), 30);
+        assert_eq!(&s.read_range(34, 1).unwrap()[..], &[3]);
+    }
+}
