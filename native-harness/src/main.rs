@@ -80,6 +80,21 @@ enum Command {
         #[arg(long = "header")]
         headers: Vec<String>,
     },
+    /// Print the chunk map of an HDF5 dataset: each allocated chunk's element offset, byte
+    /// address, stored size and filter mask.
+    Chunks {
+        /// http(s) URL or local path.
+        source: String,
+        /// Path of the dataset, e.g. /group/data (default: the root group's only dataset).
+        #[arg(long)]
+        path: Option<String>,
+        /// Print a JSON list of {"offset","address","size","filter_mask"}.
+        #[arg(long)]
+        json: bool,
+        /// Extra request header "Name: value" (repeatable).
+        #[arg(long = "header")]
+        headers: Vec<String>,
+    },
     /// Partition a Zarr store (directory, or http(s) URL with consolidated metadata) or an
     /// arrays JSON file into blobs for tape tiering; prints the diff against the previous
     /// manifest and writes the new one.
@@ -331,6 +346,22 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                     info.nbytes, info.cbytes, info.source_bytes
                 );
                 println!("traffic: {} requests, {} bytes", t.requests, t.bytes);
+            }
+            Ok(())
+        }
+        Command::Chunks {
+            source,
+            path,
+            json,
+            headers,
+        } => {
+            let out =
+                source::chunks_command(&source, path.as_deref(), parse_headers(&headers)?, json)
+                    .await?;
+            if json {
+                println!("{out}");
+            } else {
+                print!("{out}");
             }
             Ok(())
         }

@@ -41,3 +41,46 @@ pub async fn open_array(
     let t = transport(source, headers, &traffic)?;
     RemoteArray::open_source(t, traffic, options).await
 }
+
+/// `chunkwise chunks`: the chunk map of the HDF5 dataset at `path` of `source`, as a JSON
+/// list of `{"offset": [element coordinates], "address": N, "size": N, "filter_mask": N}`
+/// (absolute byte addresses, stored sizes in bytes; `json`) or one line per chunk. A
+/// dataset that is not chunked has an empty map.
+///
+/// # Errors
+/// I/O errors; [`chunkwise::formats::FormatError`] when the source is not HDF5 or the
+/// dataset cannot be discovered.
+pub async fn chunks_command(
+    source: &str,
+    path: Option<&str>,
+    headers: Vec<(String, String)>,
+    json: bool,
+) -> Result<String, chunkwise::Error> {
+    let traffic = Traffic::new();
+    let t = transport(source, headers, &traffic)?;
+    let arr = chunkwise::formats::hdf5::Hdf5Array::open_source(&*t, path, 64 * 1024).await?;
+    let map = arr.chunk_map();
+    if json {
+        return Ok(serde_json::to_string(map).expect("chunk map serialises"));
+    }
+    let mut out = format!(
+        "{} {} ({} allocated chunks)\n{:<24} {:>14} {:>10} {:>11}\n",
+        source,
+        arr.meta().path,
+        map.len(),
+        "offset",
+        "address",
+        "size",
+        "filter_mask"
+    );
+    for c in map {
+        out.push_str(&format!(
+            "{:<24} {:>14} {:>10} {:>11}\n",
+            format!("{:?}", c.offset),
+            c.address,
+            c.size,
+            c.filter_mask
+        ));
+    }
+    Ok(out)
+}

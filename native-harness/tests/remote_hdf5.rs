@@ -473,3 +473,55 @@ async fn discovery_in_rounds_matches_whole_file_discovery() {
     }
     server.shutdown().await;
 }
+
+/// `chunkwise chunks --json` prints the library's chunk map, through the binary over HTTP.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chunks_command_prints_the_chunk_map() {
+    let server = spawn(ServeOptions {
+        root: fixtures(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let ds = manifest()["datasets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["file"] == "sparse_fill.h5" && d["path"] == "/s")
+        .cloned()
+        .unwrap();
+    let url = server.url("hdf5/sparse_fill.h5");
+    let bin = env!("CARGO_BIN_EXE_chunkwise");
+    let u = url.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(bin)
+            .args(["chunks", &u, "--path", "/s", "--json"])
+            .output()
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sorted = |v: &serde_json::Value| {
+        let mut l = v.as_array().unwrap().clone();
+        l.sort_by_key(|c| c["offset"].to_string());
+        l
+    };
+    assert_eq!(sorted(&got), sorted(&ds["chunk_map"]));
+    let text = native_harness::source::chunks_command(&url, Some("/s"), vec![], false)
+        .await
+        .unwrap();
+    assert!(text.contains("(3 allocated chunks)"), "{text}");
+    let err = native_harness::source::chunks_command(&url, Some("/nope"), vec![], true)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, chunkwise::Error::Format(_)), "{err}");
+    server.shutdown().await;
+}
