@@ -22,6 +22,9 @@ export interface OpenOptions {
   maxCacheBytes?: number;
   /** Extra request headers, e.g. { Authorization: "Bearer ..." }. */
   headers?: Record<string, string>;
+  /** Dataset path inside an HDF5 file, e.g. "/group/data" (default: the root group's only
+   *  dataset). Ignored for single-array formats. */
+  path?: string;
   /** Cancels the open; the promise rejects with code "CANCELLED". */
   signal?: AbortSignal;
 }
@@ -146,6 +149,12 @@ impl RemoteArray {
                 .filter(|n| *n >= 0.0)
                 .ok_or_else(|| arg_error("maxCacheBytes must be a non-negative number"))?;
             opts.max_cache_bytes = n as u64;
+        }
+        if let Some(p) = get_opt(&options, "path") {
+            opts.path = Some(
+                p.as_string()
+                    .ok_or_else(|| arg_error("path must be a string"))?,
+            );
         }
         let mut headers: Vec<(String, String)> = Vec::new();
         if let Some(h) = get_opt(&options, "headers") {

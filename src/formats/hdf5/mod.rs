@@ -289,9 +289,19 @@ impl Hdf5Array {
             .and_then(|n| n.checked_mul(itemsize))
             .filter(|&n| n <= u32::MAX as u64 * 4)
             .ok_or_else(|| Hdf5Error::Invalid("chunk too large".into()))?;
+        let chunk_bytes = grid.decoded_chunk_items().unwrap_or(0) * itemsize;
+        // Deflate can grow incompressible data by a few bytes per 16 KiB block, fletcher32
+        // adds 4: a stored chunk larger than this bound is a malformed size, not a fetch.
+        let max_stored = chunk_bytes + chunk_bytes / 64 + 1024;
         let mut chunk_at = HashMap::new();
         if let Layout::Chunked { entries, .. } = &meta.layout {
             for (i, c) in entries.iter().enumerate() {
+                if c.size > max_stored {
+                    return Err(Hdf5Error::Invalid(format!(
+                        "chunk at {:?} stores {} bytes, more than a {chunk_bytes}-byte chunk can need",
+                        c.offset, c.size
+                    )));
+                }
                 let coords: Vec<u64> = if meta.shape.is_empty() {
                     vec![0]
                 } else {
