@@ -129,7 +129,7 @@ async fn every_dataset_reads_over_http() {
         );
         checked += 1;
     }
-    assert_eq!(checked, 12);
+    assert_eq!(checked, 13);
     server.shutdown().await;
 }
 
@@ -172,7 +172,7 @@ async fn chunk_maps_match_the_hdf5_library() {
         );
         compared += 1;
     }
-    assert_eq!(compared, 7);
+    assert_eq!(compared, 8);
     server.shutdown().await;
 }
 
@@ -425,6 +425,30 @@ async fn large_file_request_budget() {
     println!("big.h5 /contig: open {opened:?}, open + ten rows {t:?}");
     assert_eq!(t.requests - opened.requests, 1);
     assert!(t.bytes - opened.bytes <= 1 << 20, "{t:?}");
+
+    // A version 1 B-tree of 10,000 chunks, fetched level by level, not node by node.
+    let npy = read_npy(&std::fs::read(dir.path().join("tree.npy")).unwrap()).unwrap();
+    let arr = open_array(
+        &server.url("btree.h5"),
+        vec![],
+        OpenOptions {
+            small_source_bytes: 0,
+            ..with_path("/tree")
+        },
+    )
+    .await
+    .unwrap();
+    let opened = arr.traffic();
+    assert_eq!(arr.info().nchunks, 10_000);
+    let sel = Selection::parse("995:1000, 5:25").unwrap();
+    let got = arr.read(&sel, &ReadOptions::default()).await.unwrap();
+    let dims = sel.resolve(&npy.shape).unwrap();
+    assert!(got.data == reference(&npy.data, &npy.shape, 4, &dims));
+    println!(
+        "btree.h5 /tree: open {opened:?}, open + three chunks {:?}",
+        arr.traffic()
+    );
+    assert!(opened.round_trips <= 5, "open took {opened:?}");
     server.shutdown().await;
 }
 

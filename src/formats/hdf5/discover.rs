@@ -398,3 +398,74 @@ pub fn members_step(file: &Hdf5File, path: &str) -> hdf5_reader::error::Result<V
         }))
         .collect())
 }
+
+/// Where a dataset's version 1 B-tree chunk index is, for fetching it level by level.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BTreeV1Index {
+    /// Absolute address of the root node.
+    pub root: u64,
+    /// Rank of the dataset.
+    pub ndim: usize,
+    /// Bytes of a file address (superblock "size of offsets").
+    pub offset_size: u8,
+    /// Half the largest number of children of a node (superblock "indexed storage K").
+    pub k: u16,
+}
+
+impl BTreeV1Index {
+    /// Bytes of a full node: signature, type, level, entries used, two siblings, then
+    /// `2K + 1` keys (chunk size, filter mask, `ndim + 1` 8-byte offsets) and `2K` child
+    /// addresses (HDF5 File Format Specification, "Version 1 B-trees").
+    pub fn node_bytes(&self) -> u64 {
+        self.node_bytes_with(2 * self.k.max(1) as u64)
+    }
+
+    /// Bytes of a node using `entries` children.
+    pub fn node_bytes_with(&self, entries: u64) -> u64 {
+        let os = self.offset_size as u64;
+        let key = 8 + 8 * (self.ndim as u64 + 1);
+        8 + 2 * os + (entries + 1) * key + entries * os
+    }
+}
+
+/// Discovery step: the version 1 B-tree chunk index of the dataset at `path`, if it has one.
+///
+/// # Errors
+/// The crate's errors (missing path, malformed structures).
+pub fn btree_v1_step(
+    file: &Hdf5File,
+    path: &str,
+) -> hdf5_reader::error::Result<Option<BTreeV1Index>> {
+    let ds = file.dataset(path)?;
+    let header = file.get_or_parse_header(ds.address())?;
+    let sb = file.superblock();
+    for m in &header.messages {
+        if let HdfMessage::DataLayout(l) = m {
+            if let DataLayout::Chunked {
+                address,
+                chunk_indexing: None,
+                ..
+            } = &l.layout
+            {
+                let undefined = *address == u64::MAX
+                    || (sb.offset_size < 8
+                        && *address == (1u64 << (8 * sb.offset_size as u32)) - 1);
+                if !undefined {
+                    return Ok(Some(BTreeV1Index {
+                        root: address + sb.base_address,
+                        ndim: ds.shape().len(),
+                        offset_size: sb.offset_size,
+                        // Version 0 superblocks do not store K; 32 is the default
+                        // (File Format Specification, "Superblock").
+                        k: if sb.indexed_storage_k == 0 {
+                            32
+                        } else {
+                            sb.indexed_storage_k
+                        },
+                    }));
+                }
+            }
+        }
+    }
+    Ok(None)
+}

@@ -141,6 +141,14 @@ impl<'a> Hdf5Source<'a> {
     /// [`Hdf5Error`]: missing path, unsupported datatype, malformed file, I/O.
     pub async fn dataset(&mut self, path: &str) -> Result<DatasetMeta, Hdf5Error> {
         let p = path.to_string();
+        let index = self
+            .discovery
+            .run(move |f| discover::btree_v1_step(f, &p))
+            .await?;
+        if let Some(index) = index {
+            self.discovery.prefetch_btree_v1(&index).await?;
+        }
+        let p = path.to_string();
         self.discovery
             .run(move |f| discover::dataset_step(f, &p))
             .await?
