@@ -129,7 +129,7 @@ async fn every_dataset_reads_over_http() {
         );
         checked += 1;
     }
-    assert_eq!(checked, 13);
+    assert_eq!(checked, 14);
     server.shutdown().await;
 }
 
