@@ -549,3 +549,31 @@ async fn chunks_command_prints_the_chunk_map() {
     assert!(matches!(err, chunkwise::Error::Format(_)), "{err}");
     server.shutdown().await;
 }
+
+/// Valid HDF5 features not read here give `Unsupported`, naming what is missing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unsupported_features_are_named() {
+    let server = spawn(ServeOptions {
+        root: fixtures(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let url = server.url("hdf5/unsupported.h5");
+    for (path, needle) in [
+        ("/lzf", "filter 32000"),
+        ("/strings", "datatype"),
+        ("/compound", "datatype"),
+    ] {
+        let err = open_array(&url, vec![], with_path(path)).await.unwrap_err();
+        match &err {
+            chunkwise::Error::Format(FormatError::Unsupported { detail, .. }) => {
+                assert!(detail.contains(needle), "{path}: {detail}")
+            }
+            other => panic!("{path}: expected Unsupported, got {other:?}"),
+        }
+    }
+    server.shutdown().await;
+}
