@@ -10,9 +10,15 @@
 //! ```
 
 mod array;
+mod chunk_trace;
 mod partition;
 
 pub use array::RemoteArray;
+pub use chunk_trace::{
+    advise_chunk_cache, bench_chunk_trace, chunk_trace_experiment, random_chunk_trace,
+    simulate_chunk_cache,
+};
+pub use partition::KeyResolver;
 
 use wasm_bindgen::prelude::*;
 

@@ -194,7 +194,10 @@ pub fn resolve_js(manifest: JsValue, key: &str) -> Result<JsValue, JsValue> {
             message: "a manifest is required".into(),
         })
     })?;
-    let r = partition::resolve(&m, key);
+    resolution_js(partition::resolve(&m, key))
+}
+
+fn resolution_js(r: partition::Resolution) -> Result<JsValue, JsValue> {
     let opt = |v: Option<String>| v.map(Json::String).unwrap_or(Json::Null);
     let result = Json::Object(vec![
         ("kind".into(), Json::str(r.kind.as_str())),
@@ -206,6 +209,57 @@ pub fn resolve_js(manifest: JsValue, key: &str) -> Result<JsValue, JsValue> {
         ),
     ]);
     to_js(&result)
+}
+
+/// A resolver over one or more manifests, built once for many keys (`resolveKey` rebuilds one
+/// per call). Keys are absolute: the manifest's scope included.
+#[wasm_bindgen]
+pub struct KeyResolver {
+    inner: partition::Resolver,
+}
+
+#[wasm_bindgen]
+impl KeyResolver {
+    /// An empty resolver (it knows only the metadata basenames, which are always hot).
+    #[wasm_bindgen(constructor)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> KeyResolver {
+        KeyResolver {
+            inner: partition::Resolver::new(),
+        }
+    }
+
+    /// Adds a manifest object; its scope is prepended to its prefixes, and a later declaration
+    /// of the same absolute prefix replaces an earlier one. Throws like `diff` on a bad manifest.
+    pub fn add(&mut self, manifest: JsValue) -> Result<(), JsValue> {
+        let m = manifest_from(manifest, "manifest")?.ok_or_else(|| {
+            throw(PartitionError::Invalid {
+                field: "manifest".into(),
+                message: "a manifest is required".into(),
+            })
+        })?;
+        self.inner.add(&m);
+        Ok(())
+    }
+
+    /// Number of prefix entries (hot patterns and blob prefixes), one per cut.
+    #[wasm_bindgen(getter)]
+    pub fn size(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// Resolves an absolute object key (scope included).
+    #[wasm_bindgen(unchecked_return_type = "KeyResolution")]
+    pub fn resolve(&self, key: &str) -> Result<JsValue, JsValue> {
+        resolution_js(self.inner.lookup(key))
+    }
+
+    /// Whether an absolute key belongs to a blob (what `resolve(key).kind === "blob"` says,
+    /// without building the result object).
+    #[wasm_bindgen(js_name = isArchivable)]
+    pub fn is_archivable(&self, key: &str) -> bool {
+        self.inner.lookup(key).archivable()
+    }
 }
 
 #[cfg(test)]
