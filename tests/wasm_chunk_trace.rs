@@ -190,3 +190,10 @@ fn key_resolver_matches_resolve_key() {
     assert!(!r.is_archivable("other/x"));
     assert_eq!(code(&r.add(js("{}")).unwrap_err()), "MANIFEST_SCHEMA");
 }
+
+#[wasm_bindgen_test]
+fn memory_size_is_whole_pages() {
+    let bytes = chunkwise::wasm::wasm_memory_bytes();
+    assert!(bytes >= 65536.0);
+    assert_eq!(bytes % 65536.0, 0.0);
+}

@@ -122,12 +122,13 @@ fn trace_error(e: ct::ChunkTraceError) -> JsValue {
     js_error(&crate::Error::ChunkTrace(e))
 }
 
-/// Converts a JS value into `T`, naming the argument in the error.
+/// Converts a JS value into `T` through its JSON text, naming the argument in the error.
 fn from_js<T: serde::de::DeserializeOwned>(v: JsValue, what: &str) -> Result<T, JsValue> {
     if v.is_undefined() || v.is_null() {
         return Err(arg_error(format!("{what} is required")));
     }
-    serde_wasm_bindgen::from_value(v).map_err(|e| arg_error(format!("{what}: {e}")))
+    let text = super::stringify(&v).map_err(|e| arg_error(format!("{what}: {e}")))?;
+    serde_json::from_str(&text).map_err(|e| arg_error(format!("{what}: {e}")))
 }
 
 fn options_from_js(v: JsValue) -> Result<CacheOptions, JsValue> {
@@ -137,10 +138,10 @@ fn options_from_js(v: JsValue) -> Result<CacheOptions, JsValue> {
     from_js(v, "options")
 }
 
-/// Converts a result into a plain JS object (maps become objects, 64-bit integers numbers).
+/// Converts a result into a plain JS object through its JSON text.
 fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsValue> {
-    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| arg_error(format!("result: {e}")))
+    let text = serde_json::to_string(v).map_err(|e| arg_error(format!("result: {e}")))?;
+    super::parse_json(&text).map_err(|e| arg_error(format!("result: {e}")))
 }
 
 /// Runs `trace` (`{selections: [...]}`) on a dataset of `geometry` through a fresh cache of

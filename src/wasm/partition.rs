@@ -50,23 +50,25 @@ fn throw(e: PartitionError) -> JsValue {
 }
 
 fn to_json(v: JsValue, what: &str) -> Result<Json, JsValue> {
-    serde_wasm_bindgen::from_value::<Json>(v).map_err(|e| {
+    let invalid = |message: String| {
         throw(PartitionError::Invalid {
             field: what.to_owned(),
-            message: e.to_string(),
+            message,
         })
-    })
+    };
+    let text = super::stringify(&v).map_err(invalid)?;
+    Json::parse(&text).map_err(|e| invalid(e.to_string()))
 }
 
 fn to_js(v: &Json) -> Result<JsValue, JsValue> {
-    use serde::Serialize;
-    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| {
-            throw(PartitionError::Invalid {
-                field: "result".into(),
-                message: e.to_string(),
-            })
+    let invalid = |message: String| {
+        throw(PartitionError::Invalid {
+            field: "result".into(),
+            message,
         })
+    };
+    let text = serde_json::to_string(v).map_err(|e| invalid(e.to_string()))?;
+    super::parse_json(&text).map_err(invalid)
 }
 
 fn manifest_from(v: JsValue, what: &str) -> Result<Option<Manifest>, JsValue> {
@@ -259,93 +261,5 @@ impl KeyResolver {
     #[wasm_bindgen(js_name = isArchivable)]
     pub fn is_archivable(&self, key: &str) -> bool {
         self.inner.lookup(key).archivable()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use wasm_bindgen_test::wasm_bindgen_test;
-
-    fn js(text: &str) -> JsValue {
-        js_sys::JSON::parse(text).unwrap()
-    }
-
-    fn json_text(v: &JsValue) -> String {
-        js_sys::JSON::stringify(v).unwrap().into()
-    }
-
-    const ARRAYS: &str = r#"[
-      {"path": "time", "shape": [400], "chunks": [400], "itemsize": 8, "is_coordinate": true},
-      {"path": "tas", "shape": [400, 4, 4], "chunks": [10, 4, 4], "itemsize": 4,
-       "stored_bytes": 429496729600}]"#;
-
-    #[wasm_bindgen_test]
-    fn partition_diff_and_resolve_on_plain_objects() {
-        let out = partition_js(
-            js(ARRAYS),
-            js(r#"{"scope": "cordex/a.zarr", "generated_at": "2026-12-01T00:00:00+00:00"}"#),
-        )
-        .unwrap();
-        let manifest = js_sys::Reflect::get(&out, &"manifest".into()).unwrap();
-        let blobs = json_text(&js_sys::Reflect::get(&manifest, &"blobs".into()).unwrap());
-        assert_eq!(
-            blobs,
-            r#"[{"id":"b_tas","prefixes":["tas/c"],"bucket":{"index":0,"width":10,"key_encoding":"v3_slash"}}]"#
-        );
-        let warnings = json_text(&js_sys::Reflect::get(&out, &"warnings".into()).unwrap());
-        assert_eq!(warnings, "[]");
-
-        let d = diff_js(JsValue::NULL, manifest.clone()).unwrap();
-        assert_eq!(
-            js_sys::Reflect::get(&d, &"describe".into()).unwrap(),
-            JsValue::from_str("+ b_tas ['tas/c']")
-        );
-        assert_eq!(
-            js_sys::Reflect::get(&d, &"is_additive".into()).unwrap(),
-            JsValue::TRUE
-        );
-        let same = diff_js(manifest.clone(), manifest.clone()).unwrap();
-        assert_eq!(
-            js_sys::Reflect::get(&same, &"is_empty".into()).unwrap(),
-            JsValue::TRUE
-        );
-
-        let r = resolve_js(manifest, "tas/c/137/0/0").unwrap();
-        assert_eq!(
-            json_text(&r),
-            r#"{"kind":"blob","blob_id":"b_tas_13","definition_id":"b_tas","bucket_index":13}"#
-        );
-    }
-
-    #[wasm_bindgen_test]
-    fn errors_carry_code_and_field() {
-        let e = partition_js(
-            js(r#"[{"path": "a", "shape": [4], "chunks": [0], "itemsize": 4}]"#),
-            JsValue::UNDEFINED,
-        )
-        .unwrap_err();
-        assert!(e.is_instance_of::<js_sys::Error>());
-        assert_eq!(
-            js_sys::Reflect::get(&e, &"code".into()).unwrap(),
-            JsValue::from_str("PARTITION_INVALID")
-        );
-        assert_eq!(
-            js_sys::Reflect::get(&e, &"field".into()).unwrap(),
-            JsValue::from_str("arrays[0].chunks")
-        );
-        let e = diff_js(
-            JsValue::NULL,
-            js(r#"{"schema_version": 99, "scope": "s", "epoch": 1, "hot_always": [], "blobs": []}"#),
-        )
-        .unwrap_err();
-        assert_eq!(
-            js_sys::Reflect::get(&e, &"code".into()).unwrap(),
-            JsValue::from_str("MANIFEST_SCHEMA")
-        );
-        assert_eq!(
-            js_sys::Reflect::get(&e, &"message".into()).unwrap(),
-            JsValue::from_str("schema_version: expected 3, got 99")
-        );
     }
 }
