@@ -355,8 +355,7 @@ impl RemoteArray {
                 payload.insert(*lin, bytes);
             }
         }
-        let mut done = 0u64;
-        for c in &chunks {
+        for (i, c) in chunks.iter().enumerate() {
             check_cancel(&opts.cancel)?;
             let lin = grid.chunk_linear(&c.coords);
             if let Some(v) = fills.get(&lin) {
@@ -372,9 +371,11 @@ impl RemoteArray {
                 let d = self.format.decode(lin, stored)?;
                 plan.copy_chunk(c, &d, &mut out)?;
             }
-            done += 1;
             if let Some(p) = opts.progress {
-                p(Progress { done, total });
+                p(Progress {
+                    done: i as u64 + 1,
+                    total,
+                });
             }
         }
         Ok(ArrayData {

@@ -1,9 +1,10 @@
-//! The partition functions as JavaScript sees them: plain objects in and out, errors with
-//! `code` and `field`. Run by `scripts/test-wasm.sh` in Node, Chromium and a worker.
+//! The blob partitioner's JS bindings (`partition`, `diff`, `resolveKey`, `KeyResolver`) on plain
+//! objects: manifests in and out in their JSON shapes, errors with `code` and `field`.
+//! `scripts/test-wasm.sh` runs this file in Node, headless Chromium and a dedicated worker.
 #![cfg(target_arch = "wasm32")]
 
-use chunkwise::wasm::partition::{diff_js, partition_js, resolve_js};
-use wasm_bindgen::{JsCast, JsValue};
+use chunkwise::wasm::{diff_js, partition_js, resolve_js};
+use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::wasm_bindgen_test;
 
 fn js(text: &str) -> JsValue {
@@ -85,5 +86,25 @@ fn errors_carry_code_and_field() {
     assert_eq!(
         js_sys::Reflect::get(&e, &"message".into()).unwrap(),
         JsValue::from_str("schema_version: expected 3, got 99")
+    );
+}
+
+#[wasm_bindgen_test]
+fn inputs_that_are_not_json_are_refused() {
+    let big = js_sys::BigInt::from(5u64);
+    let arrays = js_sys::Array::of1(&big.into());
+    let e = partition_js(arrays.into(), JsValue::UNDEFINED).unwrap_err();
+    assert_eq!(
+        js_sys::Reflect::get(&e, &"code".into()).unwrap(),
+        JsValue::from_str("PARTITION_INVALID")
+    );
+    assert_eq!(
+        js_sys::Reflect::get(&e, &"field".into()).unwrap(),
+        JsValue::from_str("arrays")
+    );
+    let e = partition_js(JsValue::UNDEFINED, JsValue::UNDEFINED).unwrap_err();
+    assert_eq!(
+        js_sys::Reflect::get(&e, &"field".into()).unwrap(),
+        JsValue::from_str("arrays")
     );
 }

@@ -297,6 +297,8 @@ pub struct ChunkTraceArgs {
     pub experiment: bool,
     /// Geometry JSON file ([`ChunkGeometry`]).
     pub geometry: Option<PathBuf>,
+    /// A geometry already in hand (from an HDF5 dataset's chunk map); wins over `geometry`.
+    pub geometry_value: Option<ChunkGeometry>,
     /// Trace JSON file ([`Trace`]).
     pub trace: Option<PathBuf>,
     /// `rdcc_nslots` (default 8191, HDF5 2.0).
@@ -428,12 +430,18 @@ pub fn run(args: &ChunkTraceArgs) -> Result<String, String> {
             Ok(table(&rows, &labels))
         };
     }
-    let (Some(gpath), Some(tpath)) = (&args.geometry, &args.trace) else {
+    let Some(tpath) = &args.trace else {
         return Err(
-            "chunk-trace needs --experiment, or --geometry G.json and --trace T.json".into(),
+            "chunk-trace needs --experiment, or a trace (--trace T.json) with SOURCE \
+                    --path P or --geometry G.json"
+                .into(),
         );
     };
-    let geometry: ChunkGeometry = read_json(gpath, "geometry")?;
+    let geometry: ChunkGeometry = match (&args.geometry_value, &args.geometry) {
+        (Some(g), _) => g.clone(),
+        (None, Some(gpath)) => read_json(gpath, "geometry")?,
+        (None, None) => return Err("chunk-trace needs SOURCE --path P or --geometry G.json".into()),
+    };
     let trace: Trace = read_json(tpath, "trace")?;
     let d = CacheConfig::HDF5_2_DEFAULT;
     let config = CacheConfig {

@@ -422,6 +422,7 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
             let args = native_harness::chunk_trace_cli::ChunkTraceArgs {
                 experiment,
                 geometry,
+                geometry_value: None,
                 trace,
                 nslots,
                 nbytes,

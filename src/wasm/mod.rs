@@ -10,9 +10,15 @@
 //! ```
 
 mod array;
+mod chunk_trace;
 pub mod partition;
 
 pub use array::RemoteArray;
+pub use chunk_trace::{
+    advise_chunk_cache, bench_chunk_trace, chunk_trace_experiment, random_chunk_trace,
+    simulate_chunk_cache,
+};
+pub use partition::{diff_js, partition_js, resolve_js, KeyResolver};
 
 use wasm_bindgen::prelude::*;
 
@@ -34,6 +40,35 @@ pub(crate) fn arg_error(msg: impl Into<String>) -> JsValue {
     js_error(&crate::Error::InvalidArgument(msg.into()))
 }
 
+/// JSON text of a JS value (`JSON.stringify`), or why there is none (a `BigInt`, a cycle,
+/// `undefined` or a function at top level).
+///
+/// Large inputs cross the boundary as one string: converting them field by field with
+/// serde-wasm-bindgen makes a JS temporary per field, and on scopes of 100,000 arrays the garbage
+/// collector then took most of the time, growing faster than the input.
+pub(crate) fn stringify(v: &JsValue) -> std::result::Result<String, String> {
+    match js_sys::JSON::stringify(v) {
+        Ok(s) => s
+            .as_string()
+            .ok_or_else(|| "expected a JSON value".to_owned()),
+        Err(e) => Err(js_sys::Error::from(e)
+            .message()
+            .as_string()
+            .unwrap_or_else(|| "not JSON-serialisable".to_owned())),
+    }
+}
+
+/// A JS value from JSON text (`JSON.parse`). Integers above 2^53 lose precision, as with any
+/// `JSON.parse`.
+pub(crate) fn parse_json(text: &str) -> std::result::Result<JsValue, String> {
+    js_sys::JSON::parse(text).map_err(|e| {
+        js_sys::Error::from(e)
+            .message()
+            .as_string()
+            .unwrap_or_else(|| "invalid JSON".to_owned())
+    })
+}
+
 /// Decodes one Blosc2 (or Blosc1) chunk: the bytes of the chunk in, the decompressed bytes out.
 /// Throws a `ChunkwiseError` with code `DECODE` on malformed input.
 #[wasm_bindgen(js_name = decodeChunk)]
@@ -44,4 +79,11 @@ pub fn decode_chunk(chunk: &[u8]) -> Result<Vec<u8>, JsValue> {
         let _ = js_sys::Reflect::set(&err, &"code".into(), &"DECODE".into());
         err.into()
     })
+}
+
+/// Size in bytes of this module's linear memory (64 KiB pages; it grows and never shrinks), for
+/// memory measurements.
+#[wasm_bindgen(js_name = wasmMemoryBytes)]
+pub fn wasm_memory_bytes() -> f64 {
+    (core::arch::wasm32::memory_size::<0>() as f64) * 65536.0
 }

@@ -50,23 +50,25 @@ fn throw(e: PartitionError) -> JsValue {
 }
 
 fn to_json(v: JsValue, what: &str) -> Result<Json, JsValue> {
-    serde_wasm_bindgen::from_value::<Json>(v).map_err(|e| {
+    let invalid = |message: String| {
         throw(PartitionError::Invalid {
             field: what.to_owned(),
-            message: e.to_string(),
+            message,
         })
-    })
+    };
+    let text = super::stringify(&v).map_err(invalid)?;
+    Json::parse(&text).map_err(|e| invalid(e.to_string()))
 }
 
 fn to_js(v: &Json) -> Result<JsValue, JsValue> {
-    use serde::Serialize;
-    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| {
-            throw(PartitionError::Invalid {
-                field: "result".into(),
-                message: e.to_string(),
-            })
+    let invalid = |message: String| {
+        throw(PartitionError::Invalid {
+            field: "result".into(),
+            message,
         })
+    };
+    let text = serde_json::to_string(v).map_err(|e| invalid(e.to_string()))?;
+    super::parse_json(&text).map_err(invalid)
 }
 
 fn manifest_from(v: JsValue, what: &str) -> Result<Option<Manifest>, JsValue> {
@@ -194,7 +196,10 @@ pub fn resolve_js(manifest: JsValue, key: &str) -> Result<JsValue, JsValue> {
             message: "a manifest is required".into(),
         })
     })?;
-    let r = partition::resolve(&m, key);
+    resolution_js(partition::resolve(&m, key))
+}
+
+fn resolution_js(r: partition::Resolution) -> Result<JsValue, JsValue> {
     let opt = |v: Option<String>| v.map(Json::String).unwrap_or(Json::Null);
     let result = Json::Object(vec![
         ("kind".into(), Json::str(r.kind.as_str())),
@@ -206,4 +211,55 @@ pub fn resolve_js(manifest: JsValue, key: &str) -> Result<JsValue, JsValue> {
         ),
     ]);
     to_js(&result)
+}
+
+/// A resolver over one or more manifests, built once for many keys (`resolveKey` rebuilds one
+/// per call). Keys are absolute: the manifest's scope included.
+#[wasm_bindgen]
+pub struct KeyResolver {
+    inner: partition::Resolver,
+}
+
+#[wasm_bindgen]
+impl KeyResolver {
+    /// An empty resolver (it knows only the metadata basenames, which are always hot).
+    #[wasm_bindgen(constructor)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> KeyResolver {
+        KeyResolver {
+            inner: partition::Resolver::new(),
+        }
+    }
+
+    /// Adds a manifest object; its scope is prepended to its prefixes, and a later declaration
+    /// of the same absolute prefix replaces an earlier one. Throws like `diff` on a bad manifest.
+    pub fn add(&mut self, manifest: JsValue) -> Result<(), JsValue> {
+        let m = manifest_from(manifest, "manifest")?.ok_or_else(|| {
+            throw(PartitionError::Invalid {
+                field: "manifest".into(),
+                message: "a manifest is required".into(),
+            })
+        })?;
+        self.inner.add(&m);
+        Ok(())
+    }
+
+    /// Number of prefix entries (hot patterns and blob prefixes), one per cut.
+    #[wasm_bindgen(getter)]
+    pub fn size(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// Resolves an absolute object key (scope included).
+    #[wasm_bindgen(unchecked_return_type = "KeyResolution")]
+    pub fn resolve(&self, key: &str) -> Result<JsValue, JsValue> {
+        resolution_js(self.inner.lookup(key))
+    }
+
+    /// Whether an absolute key belongs to a blob (what `resolve(key).kind === "blob"` says,
+    /// without building the result object).
+    #[wasm_bindgen(js_name = isArchivable)]
+    pub fn is_archivable(&self, key: &str) -> bool {
+        self.inner.lookup(key).archivable()
+    }
 }
