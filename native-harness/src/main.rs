@@ -126,6 +126,11 @@ enum Command {
     },
     /// Simulate HDF5's raw-data chunk cache on a selection trace (and measure real HDF5).
     ChunkTrace {
+        /// HDF5 file (URL or path) whose dataset `--path` gives the chunk geometry.
+        source: Option<String>,
+        /// Dataset path inside SOURCE.
+        #[arg(long)]
+        path: Option<String>,
         /// Reproduce the chunk-cache experiment's table.
         #[arg(long)]
         experiment: bool,
@@ -408,6 +413,8 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
             Ok(())
         }
         Command::ChunkTrace {
+            source,
+            path,
             experiment,
             geometry,
             trace,
@@ -422,7 +429,13 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
             let args = native_harness::chunk_trace_cli::ChunkTraceArgs {
                 experiment,
                 geometry,
-                geometry_value: None,
+                geometry_value: match &source {
+                    Some(src) if !experiment => Some(
+                        native_harness::source::chunk_geometry(src, path.as_deref(), vec![])
+                            .await?,
+                    ),
+                    _ => None,
+                },
                 trace,
                 nslots,
                 nbytes,

@@ -84,3 +84,46 @@ pub async fn chunks_command(
     }
     Ok(out)
 }
+
+/// The chunk geometry of an HDF5 dataset, from chunkwise's own chunk map (discovery over
+/// range reads), in the form the chunk-cache simulator takes: scaled chunk coordinates and
+/// stored sizes of every allocated chunk; chunks not listed are unallocated.
+///
+/// # Errors
+/// I/O and format errors of discovery; [`chunkwise::Error::InvalidArgument`] for a dataset
+/// that is not chunked (HDF5's chunk cache only serves chunked datasets).
+pub async fn chunk_geometry(
+    source: &str,
+    path: Option<&str>,
+    headers: Vec<(String, String)>,
+) -> Result<chunkwise::chunk_trace::ChunkGeometry, chunkwise::Error> {
+    use chunkwise::chunk_trace::{ChunkGeometry, StoredChunk};
+    use chunkwise::formats::hdf5::discover::Layout;
+    let traffic = Traffic::new();
+    let t = transport(source, headers, &traffic)?;
+    let arr = chunkwise::formats::hdf5::Hdf5Array::open_source(&*t, path, 64 * 1024).await?;
+    let meta = arr.meta();
+    let Layout::Chunked { chunk, entries } = &meta.layout else {
+        return Err(chunkwise::Error::InvalidArgument(format!(
+            "{} is {}, not chunked: HDF5's chunk cache serves chunked datasets only",
+            meta.path,
+            meta.layout_name()
+        )));
+    };
+    let chunks = entries
+        .iter()
+        .map(|c| StoredChunk {
+            coords: c.offset.iter().zip(chunk).map(|(o, n)| o / n).collect(),
+            address: Some(c.address),
+            stored_size: c.size,
+        })
+        .collect();
+    Ok(ChunkGeometry {
+        shape: meta.shape.clone(),
+        chunk_shape: chunk.clone(),
+        element_size: meta.dtype.itemsize as u64,
+        filtered: !meta.filters.is_empty(),
+        chunks,
+        default_stored_size: Some(0),
+    })
+}
