@@ -70,7 +70,7 @@ build nodejs node
 # Each target directory says how its .js is to be loaded (the node glue is CommonJS).
 echo '{ "type": "module", "sideEffects": ["./chunkwise.js", "./snippets/*"] }' > "$out/bundler/package.json"
 echo '{ "type": "module" }' > "$out/web/package.json"
-echo '{ "type": "commonjs" }' > "$out/node/package.json"
+echo '{ "type": "commonjs", "main": "./chunkwise.js", "types": "./chunkwise.d.ts" }' > "$out/node/package.json"
 
 # name, version, description, license and repository come from Cargo.toml; the rest from the template.
 meta_name=chunkwise

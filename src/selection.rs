@@ -118,11 +118,16 @@ impl Selection {
             return Ok(Selection::all());
         }
         let mut items = Vec::new();
-        for part in t.split(',') {
+        let parts: Vec<&str> = t.split(',').collect();
+        for (i, part) in parts.iter().enumerate() {
             let p = part.trim();
             if p.is_empty() {
-                // numpy allows a trailing comma: "0,"
-                continue;
+                // Python allows one trailing comma ("0,"); an empty item anywhere else is a
+                // syntax error there, and skipping it would silently select other data.
+                if i + 1 == parts.len() && i > 0 {
+                    continue;
+                }
+                return Err(syntax("empty item (use ':' for a whole axis)"));
             }
             if p == "..." || p == "Ellipsis" {
                 if items.contains(&Index::Ellipsis) {
@@ -727,6 +732,10 @@ mod tests {
         assert!(Selection::parse("1:2:3:4").is_err());
         assert!(Selection::parse("a").is_err());
         assert!(Selection::parse("...,...").is_err());
+        assert_eq!(Selection::parse("5,").unwrap().items, vec![Index::Int(5)]);
+        for bad in ["0:10,,3", ",5", "5,,", ","] {
+            assert!(Selection::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

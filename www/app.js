@@ -302,8 +302,15 @@ const diff = (a, b) => ({
 
 // ---- drawing ----------------------------------------------------------------------------------
 
+function clearPicture() {
+  ui.heatmap.width = 0; ui.heatmap.height = 0;
+  ui.heatmap.style.width = "0px"; ui.heatmap.style.height = "0px";
+  ui.cbMin.textContent = ""; ui.cbMax.textContent = ""; ui.cbNan.hidden = true;
+}
+
 function draw(values, rows, cols, index, min, max) {
   const c = ui.heatmap;
+  if (!rows || !cols) { clearPicture(); return; }   // an empty selection has no picture
   c.width = cols; c.height = rows;
   const ctx = c.getContext("2d");
   const img = ctx.createImageData(cols, rows);
@@ -363,6 +370,8 @@ async function openArray(url) {
   ui.trafficBody.replaceChildren(); logCount = 0;
   log.open = null; log.reads = [];
   ui.meta.replaceChildren(); ui.controls.hidden = true; ui.stepNote.hidden = true;
+  showTotal({ requests: 0, bytes: 0, roundTrips: 0 });
+  clearPicture();   // nothing of the previous array stays on screen
   window.chunkwisePreview = undefined;
   setState("opening", `Opening ${url} …`);
   ui.open.disabled = true;
@@ -473,13 +482,18 @@ function render(result, sel, delta, total) {
     if (rowAxis < colAxis) { rows = shape[0]; cols = shape[1]; index = (r, k) => r * shape[1] + k; }
     else { rows = shape[1]; cols = shape[0]; index = (r, k) => k * shape[1] + r; }
   }
+  const notes0 = [];
   draw(drawn, rows, cols, index, drawMin, drawMax);
-  ui.cbMin.textContent = minText;
-  ui.cbMax.textContent = maxText;
-  ui.cbNan.hidden = nan === 0;
+  if (values.length) {
+    ui.cbMin.textContent = minText;
+    ui.cbMax.textContent = maxText;
+    ui.cbNan.hidden = nan === 0;
+  } else {
+    notes0.push("The selection is empty (an axis of length 0): nothing to draw.");
+  }
 
   const stepped = sel.axes.filter((a) => sel.steps[a] > 1);
-  const notes = [];
+  const notes = notes0;
   if (stepped.length) {
     notes.push(`Large array: read with ${stepped.map((a) => `step ${sel.steps[a]} along axis ${a}`).join(" and ")}` +
       ` (${rows} × ${cols} shown of ${sel.axes.map((a) => arrShape[a]).join(" × ")}).`);

@@ -53,8 +53,8 @@ enum Command {
         /// Path of the array inside a container (HDF5 dataset, Zarr array, B2Z member).
         #[arg(long)]
         path: Option<String>,
-        /// numpy-like selection, e.g. "0, 10:20, ::2" (default: everything).
-        #[arg(long, default_value = "")]
+        /// numpy-like selection, e.g. "0, 10:20, ::2" or "-1" (default: everything).
+        #[arg(long, default_value = "", allow_hyphen_values = true)]
         select: String,
         /// Write the selection as .npy.
         #[arg(long)]
@@ -311,9 +311,13 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                 })?;
             }
             let t = arr.traffic();
+            // Keys in the documented order: {"shape","dtype","requests","bytes"}.
             println!(
-                "{}",
-                serde_json::json!({"shape": data.shape, "dtype": data.dtype.to_string(), "requests": t.requests, "bytes": t.bytes})
+                "{{\"shape\":{},\"dtype\":\"{}\",\"requests\":{},\"bytes\":{}}}",
+                serde_json::to_string(&data.shape).expect("shape serialises"),
+                data.dtype,
+                t.requests,
+                t.bytes
             );
             Ok(())
         }
