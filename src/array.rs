@@ -163,9 +163,20 @@ impl RemoteArray {
         traffic: Traffic,
         options: OpenOptions,
     ) -> Result<RemoteArray> {
-        let head = transport
+        let head = match transport
             .read(ByteRange::bounded(0..options.head_bytes.max(16)))
-            .await?;
+            .await
+        {
+            // An empty object cannot hold any array: say so rather than "range not satisfiable".
+            Err(crate::io::IoError::RangeNotSatisfiable { len: 0, .. }) => {
+                return Err(FormatError::Unrecognised {
+                    location: transport.location().to_string(),
+                    magic: "(empty: 0 bytes)".into(),
+                }
+                .into())
+            }
+            other => other?,
+        };
         let info = head.info.clone();
         let len = info.len;
         let (source, head_bytes): (Arc<dyn RangeSource>, Bytes) = if len
