@@ -8,10 +8,13 @@ use chunkwise::formats::hdf5::Hdf5Array;
 use chunkwise::formats::FormatError;
 use chunkwise::io::http::HttpSource;
 use chunkwise::npy::read_npy;
-use chunkwise::selection::{DimSelection, Selection};
+use chunkwise::selection::Selection;
 use native_harness::serve::{spawn, ServeOptions};
 use native_harness::source::open_array;
 use std::path::{Path, PathBuf};
+
+mod common;
+use common::reference;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
@@ -20,26 +23,6 @@ fn fixtures() -> PathBuf {
 fn manifest() -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(fixtures().join("hdf5/manifest.json")).expect("manifest"))
         .expect("manifest json")
-}
-
-/// Elements of `data` (C order, `shape`) picked by `dims`, computed directly per element.
-fn reference(data: &[u8], shape: &[u64], itemsize: usize, dims: &[DimSelection]) -> Vec<u8> {
-    let total: u64 = dims.iter().map(|d| d.count).product();
-    let mut out = Vec::with_capacity(total as usize * itemsize);
-    let mut ks = vec![0u64; dims.len()];
-    for mut lin in 0..total {
-        for d in (0..dims.len()).rev() {
-            ks[d] = lin % dims[d].count;
-            lin /= dims[d].count;
-        }
-        let mut g = 0u64;
-        for d in 0..dims.len() {
-            g = g * shape[d] + dims[d].position(ks[d]);
-        }
-        let g = g as usize * itemsize;
-        out.extend_from_slice(&data[g..g + itemsize]);
-    }
-    out
 }
 
 const SELECTIONS: &[&str] = &[

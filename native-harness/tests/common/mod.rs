@@ -1,0 +1,23 @@
+//! Helpers shared by the harness's integration tests.
+
+use chunkwise::selection::DimSelection;
+
+/// Elements of `data` (C order, `shape`) picked by `dims`, computed directly per element.
+pub fn reference(data: &[u8], shape: &[u64], itemsize: usize, dims: &[DimSelection]) -> Vec<u8> {
+    let total: u64 = dims.iter().map(|d| d.count).product();
+    let mut out = Vec::with_capacity(total as usize * itemsize);
+    let mut ks = vec![0u64; dims.len()];
+    for mut lin in 0..total {
+        for d in (0..dims.len()).rev() {
+            ks[d] = lin % dims[d].count;
+            lin /= dims[d].count;
+        }
+        let mut g = 0u64;
+        for d in 0..dims.len() {
+            g = g * shape[d] + dims[d].position(ks[d]);
+        }
+        let g = g as usize * itemsize;
+        out.extend_from_slice(&data[g..g + itemsize]);
+    }
+    out
+}
