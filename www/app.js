@@ -4,6 +4,7 @@
 // State for automation: document.body.dataset.state is "loading", "idle", "opening", "reading",
 // "ready", "cancelled" or "error"; after each read window.chunkwisePreview holds what was read.
 
+import * as status from "./status.js";
 const MAX_SIDE = 1024;          // largest displayed extent per axis; bigger axes are read with a step
 const EXPOSED_VALUES = 65536;   // values of the last read copied into window.chunkwisePreview
 const NAN_RGB = [255, 0, 170];  // outside the colour map, so NaN stands out
@@ -32,24 +33,9 @@ const log = { open: null, reads: [] };
 
 const fmt = new Intl.NumberFormat("en-US");
 
-function setState(state, message) {
-  document.body.dataset.state = state;
-  if (message !== undefined) ui.status.textContent = message;
-}
-
-function showError(err) {
-  const code = err && err.code ? err.code : "";
-  const msg = err && err.message ? err.message : String(err);
-  ui.error.hidden = false;
-  ui.error.dataset.code = code;
-  ui.error.textContent = code ? `${code}: ${msg}` : msg;
-}
-
-function clearError() {
-  ui.error.hidden = true;
-  ui.error.textContent = "";
-  delete ui.error.dataset.code;
-}
+function setState(state, message) { status.setState(ui, state, message); }
+function showError(err) { status.showError(ui, err); }
+function clearError() { status.clearError(ui); }
 
 // ---- colour map -------------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@
 // "error" (the message, prefixed by the error code, is in #error). After each run
 // window.chunkTraceView holds { case, selections, settings, totals, cumulative, advice }.
 
+import * as status from "./status.js";
 const SERIES = [
   { name: "A", colour: "#3b528b", dash: [] },
   { name: "B", colour: "#d9730d", dash: [7, 4] },
@@ -26,24 +27,9 @@ let wasm = null;
 let experiment = null;   // chunkTraceExperiment(): geometry and both traces
 const fmt = new Intl.NumberFormat("en-US");
 
-function setState(state, message) {
-  document.body.dataset.state = state;
-  if (message !== undefined) ui.status.textContent = message;
-}
-
-function showError(err) {
-  const code = err && err.code ? err.code : "";
-  const msg = err && err.message ? err.message : String(err);
-  ui.error.hidden = false;
-  ui.error.dataset.code = code;
-  ui.error.textContent = code ? `${code}: ${msg}` : msg;
-}
-
-function clearError() {
-  ui.error.hidden = true;
-  ui.error.textContent = "";
-  delete ui.error.dataset.code;
-}
+function setState(state, message) { status.setState(ui, state, message); }
+function showError(err) { status.showError(ui, err); }
+function clearError() { status.clearError(ui); }
 
 /** An Error with a code, for input problems found on the page. */
 function inputError(message) {
