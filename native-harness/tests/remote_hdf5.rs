@@ -592,3 +592,60 @@ async fn unsupported_features_are_named() {
     }
     server.shutdown().await;
 }
+
+/// Damaged plugin-filtered chunks (cut short, bytes changed) of every dataset of
+/// `plugins.h5` decode to an error or to exactly one chunk's bytes, never a panic; the
+/// undamaged chunks decode.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn damaged_plugin_chunks_are_errors() {
+    use chunkwise::formats::{ArrayFormat, ChunkPlace};
+    let server = spawn(ServeOptions {
+        root: fixtures(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let bytes = std::fs::read(fixtures().join("hdf5/plugins.h5")).unwrap();
+    let src = HttpSource::new(server.url("hdf5/plugins.h5")).unwrap();
+    let mut checked = 0;
+    for ds in manifest()["datasets"].as_array().unwrap() {
+        if ds["file"] != "plugins.h5" {
+            continue;
+        }
+        let path = ds["path"].as_str().unwrap();
+        let arr = Hdf5Array::open_source(&src, Some(path), 64 * 1024)
+            .await
+            .unwrap();
+        let want = arr.grid().decoded_chunk_items().unwrap() as usize * arr.dtype().itemsize;
+        for chunk in 0..arr.grid().nchunks().unwrap() {
+            let ChunkPlace::Stored(r) = arr.locate(chunk).unwrap() else {
+                continue;
+            };
+            let stored = &bytes[r.start as usize..r.end as usize];
+            assert_eq!(arr.decode(chunk, stored).unwrap().len(), want, "{path}");
+            let n = stored.len();
+            let mut cases: Vec<Vec<u8>> = [0, 1, 4, 11, 12, 16, 31, n / 2, n - 1]
+                .iter()
+                .filter(|&&k| k < n)
+                .map(|&k| stored[..k].to_vec())
+                .collect();
+            for at in (0..n).step_by((n / 24).max(1)) {
+                for v in [0x00, 0xff, 0x80] {
+                    let mut d = stored.to_vec();
+                    d[at] = v;
+                    cases.push(d);
+                }
+            }
+            for case in cases {
+                if let Ok(d) = arr.decode(chunk, &case) {
+                    assert_eq!(d.len(), want, "{path}");
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 60, "{checked}");
+    server.shutdown().await;
+}
