@@ -144,7 +144,7 @@ async fn every_dataset_reads_over_http() {
         );
         checked += 1;
     }
-    assert_eq!(checked, 31);
+    assert_eq!(checked, 32);
     server.shutdown().await;
 }
 
@@ -187,7 +187,7 @@ async fn chunk_maps_match_the_hdf5_library() {
         );
         compared += 1;
     }
-    assert_eq!(compared, 25);
+    assert_eq!(compared, 26);
     server.shutdown().await;
 }
 
