@@ -391,7 +391,7 @@ fn blosc2_chunks(
     let tail = data
         .get(r.start as usize..r.end as usize)
         .ok_or_else(|| bad(F, "index past the frame"))?;
-    let index = frame::parse_index(&h, tail).map_err(|e| bad(F, e.to_string()))?;
+    let index = frame::parse_index(h, tail).map_err(|e| bad(F, e.to_string()))?;
     let mut out = vec![0u8; total];
     let mut op = 0usize;
     for (i, loc) in index.chunks.iter().enumerate() {
