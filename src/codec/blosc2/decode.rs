@@ -95,7 +95,7 @@ fn decompress_stream(
 /// The window size (bytes) a Zstandard frame declares (RFC 8878, section 3.1.1.1): the
 /// Window_Descriptor, or the Frame_Content_Size of a single-segment frame. `None` if the frame
 /// header is cut short or the magic number is wrong.
-fn zstd_window(src: &[u8]) -> Option<u64> {
+pub(crate) fn zstd_window(src: &[u8]) -> Option<u64> {
     if src.get(..4)? != [0x28, 0xB5, 0x2F, 0xFD] {
         return None;
     }

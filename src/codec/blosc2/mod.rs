@@ -22,6 +22,7 @@ pub mod frame;
 pub mod header;
 pub mod lz4;
 mod msgpack;
+pub(crate) use decode::zstd_window;
 pub use decode::{block_dependencies, block_spans, decode_block, decode_chunk, decode_chunk_into};
 pub use encode::{encode_chunk, Codec, EncodeOptions, Filter, SplitMode};
 pub use error::CodecError;

@@ -6,13 +6,15 @@
 //! request. The dataset then reads as an [`ArrayFormat`]:
 //!
 //! - chunked: HDF5's chunk grid; each allocated chunk is one stored range, unallocated chunks
-//!   read as the fill value; filters deflate, shuffle and fletcher32 are decoded here, any
-//!   other filter is refused at open ([`Hdf5Error::Unsupported`]);
+//!   read as the fill value; filters deflate, shuffle and fletcher32 are decoded here, and the
+//!   plugin filters of [`filters`] (LZF, Blosc, LZ4, bitshuffle, Zstandard, Blosc2); any other
+//!   filter is refused at open ([`Hdf5Error::Unsupported`]);
 //! - contiguous: row blocks of about [`CONTIGUOUS_BLOCK_BYTES`] over the one stored block, so
 //!   a selection fetches only the rows it touches;
 //! - compact: one chunk, the bytes held in the object header.
 
 pub mod discover;
+pub mod filters;
 pub mod store;
 
 use super::{ArrayFormat, ArrayInfo, ChunkPlace, FormatError};
@@ -34,8 +36,19 @@ pub const CONTIGUOUS_BLOCK_BYTES: u64 = 1 << 20;
 /// 1024, 2048, ... (after a user block).
 pub const SIGNATURE: [u8; 8] = *b"\x89HDF\r\n\x1a\n";
 
-/// Filter ids decoded here (deflate, shuffle, fletcher32).
-pub const SUPPORTED_FILTERS: [u16; 3] = [1, 2, 3];
+/// Filter ids decoded here: deflate, shuffle, fletcher32, then the plugin filters of
+/// [`filters`] (LZF, Blosc, LZ4, bitshuffle, Zstandard, Blosc2).
+pub const SUPPORTED_FILTERS: [u16; 9] = [
+    1,
+    2,
+    3,
+    filters::LZF,
+    filters::BLOSC,
+    filters::LZ4,
+    filters::BITSHUFFLE,
+    filters::ZSTD,
+    filters::BLOSC2,
+];
 
 /// An HDF5-specific error; converted into [`FormatError`] for callers of the format trait.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -262,7 +275,7 @@ impl Hdf5Array {
             .find(|f| !SUPPORTED_FILTERS.contains(&f.id))
         {
             return Err(Hdf5Error::Unsupported(format!(
-                "filter {} ({}) (decoded here: deflate, shuffle, fletcher32)",
+                "filter {} ({}) (decoded here: deflate, shuffle, fletcher32, lzf, blosc, lz4, bitshuffle, zstd, blosc2)",
                 f.id,
                 f.name.as_deref().unwrap_or("unnamed")
             )));
@@ -299,8 +312,10 @@ impl Hdf5Array {
             .ok_or_else(|| Hdf5Error::Invalid("chunk too large".into()))?;
         let chunk_bytes = grid.decoded_chunk_items().unwrap_or(0) * itemsize;
         // Deflate can grow incompressible data by a few bytes per 16 KiB block, fletcher32
-        // adds 4: a stored chunk larger than this bound is a malformed size, not a fetch.
-        let max_stored = chunk_bytes + chunk_bytes / 64 + 1024;
+        // adds 4, the plugin filters a header per block (LZ4, bitshuffle) or a frame's header
+        // and trailer (Blosc2): a stored chunk larger than this bound is a malformed size,
+        // not a fetch.
+        let max_stored = chunk_bytes + chunk_bytes / 16 + 4096;
         let mut chunk_at = HashMap::new();
         if let Layout::Chunked { entries, .. } = &meta.layout {
             for (i, c) in entries.iter().enumerate() {
@@ -411,6 +426,12 @@ impl ArrayFormat for Hdf5Array {
                 1 => format!("DEFLATE({})", f.client_data.first().copied().unwrap_or(0)),
                 2 => "SHUFFLE".to_string(),
                 3 => "FLETCHER32".to_string(),
+                filters::LZF => "LZF".to_string(),
+                filters::BLOSC => "BLOSC".to_string(),
+                filters::LZ4 => "LZ4".to_string(),
+                filters::BITSHUFFLE => "BITSHUFFLE".to_string(),
+                filters::ZSTD => "ZSTD".to_string(),
+                filters::BLOSC2 => "BLOSC2".to_string(),
                 id => format!("FILTER({id})"),
             })
             .collect();
@@ -500,7 +521,18 @@ impl ArrayFormat for Hdf5Array {
                     ),
                     3 => hdf5_reader::filters::fletcher32::verify_and_strip(&data)
                         .map_err(|e| self.chunk_err(chunk, format!("fletcher32: {e}")))?,
-                    id => return Err(self.chunk_err(chunk, format!("filter {id} not decoded"))),
+                    id => match filters::decode(
+                        id,
+                        &f.client_data,
+                        self.meta.dtype.itemsize,
+                        &data,
+                        want,
+                    ) {
+                        Some(r) => r.map_err(|e| self.chunk_err(chunk, e.to_string()))?,
+                        None => {
+                            return Err(self.chunk_err(chunk, format!("filter {id} not decoded")))
+                        }
+                    },
                 };
             }
         }
