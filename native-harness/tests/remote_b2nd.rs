@@ -11,7 +11,7 @@ use native_harness::source::open_array;
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::reference;
+use common::{reference, SELECTIONS};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
@@ -25,19 +25,6 @@ fn norm_dtype(s: &str) -> String {
         s.to_string()
     }
 }
-
-const SELECTIONS: &[&str] = &[
-    "0",
-    "-1",
-    "..., 0",
-    "::2",
-    "::-1",
-    "1:-1:3",
-    "..., ::-2",
-    "2:3, ...",
-    "1, 2:7",
-    "..., 1:4, ::3",
-];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_fixture_reads_over_http() {

@@ -14,7 +14,7 @@ use native_harness::source::open_array;
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::reference;
+use common::{reference, SELECTIONS};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
@@ -25,19 +25,8 @@ fn manifest() -> serde_json::Value {
         .expect("manifest json")
 }
 
-const SELECTIONS: &[&str] = &[
-    "0",
-    "-1",
-    "..., 0",
-    "::2",
-    "::-1",
-    "1:-1:3",
-    "..., ::-2",
-    "2:3, ...",
-    "1, 2:7",
-    "..., 1:4, ::3",
-    "5:33, 9:21",
-];
+/// The shared selections plus one that crosses several edge chunks of the 2-D fixtures.
+const EXTRA_SELECTIONS: &[&str] = &["5:33, 9:21"];
 
 fn with_path(path: &str) -> OpenOptions {
     OpenOptions {
@@ -106,7 +95,7 @@ async fn every_dataset_reads_over_http() {
             "{what}: whole dataset differs from the written one"
         );
         let itemsize = arr.dtype().itemsize;
-        for s in SELECTIONS {
+        for s in SELECTIONS.iter().chain(EXTRA_SELECTIONS) {
             let sel = Selection::parse(s).unwrap();
             let Ok(dims) = sel.resolve(&npy.shape) else {
                 continue;

@@ -21,3 +21,18 @@ pub fn reference(data: &[u8], shape: &[u64], itemsize: usize, dims: &[DimSelecti
     }
     out
 }
+
+/// Selections every format's read tests run (numpy syntax), chosen to cover integers,
+/// negative and stepped slices, ellipsis, and edge chunks.
+pub const SELECTIONS: &[&str] = &[
+    "0",
+    "-1",
+    "..., 0",
+    "::2",
+    "::-1",
+    "1:-1:3",
+    "..., ::-2",
+    "2:3, ...",
+    "1, 2:7",
+    "..., 1:4, ::3",
+];

@@ -3,6 +3,37 @@
 
 use super::*;
 
+/// Seeded garbage and damaged copies of `valid` (a stream of a block codec) fed to
+/// `decompress` with destinations of random sizes: it must return `None` or a length within
+/// the destination, never panic. Shared by the BloscLZ and LZ4 stream decoders' tests.
+pub(crate) fn check_stream_decoder(
+    valid: &[u8],
+    decompress: impl Fn(&[u8], &mut [u8]) -> Option<usize>,
+) {
+    let mut st = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        st ^= st << 13;
+        st ^= st >> 7;
+        st ^= st << 17;
+        st
+    };
+    for round in 0..3000 {
+        let input: Vec<u8> = if round % 2 == 0 {
+            (0..next() % 300).map(|_| next() as u8).collect()
+        } else {
+            let mut v = valid[..(next() as usize) % valid.len()].to_vec();
+            if let Some(b) = v.get_mut((next() as usize) % valid.len().max(1)) {
+                *b ^= next() as u8;
+            }
+            v
+        };
+        let mut out = vec![0u8; (next() % 25_000) as usize];
+        if let Some(n) = decompress(&input, &mut out) {
+            assert!(n <= out.len());
+        }
+    }
+}
+
 fn smooth(len: usize, typesize: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(len);
     let mut i = 0u64;
