@@ -82,6 +82,32 @@ pub struct ArrayInfo {
     pub source_bytes: u64,
 }
 
+/// Kind of a node in a container's hierarchy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeKind {
+    /// A group (HDF5 group, Zarr group): holds other nodes.
+    Group,
+    /// An array (HDF5 dataset, Zarr array).
+    Array,
+}
+
+/// One node of a container's hierarchy (an HDF5 file, a Zarr store), as a listing shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Node {
+    /// Absolute path inside the container, `/` for the root group, `/group/data` below it.
+    pub path: String,
+    /// Group or array.
+    pub kind: NodeKind,
+    /// Array shape in elements (arrays whose metadata was read; `None` for groups).
+    pub shape: Option<Vec<u64>>,
+    /// numpy typestr of an array's elements (`None` for groups or when not read).
+    pub dtype: Option<String>,
+    /// Why the node cannot be read (an unsupported feature such as a virtual dataset or an
+    /// external link), without failing the listing of its group.
+    pub error: Option<String>,
+}
+
 /// A discovered array of one format: geometry, chunk locations, chunk decoding.
 pub trait ArrayFormat: MaybeSend + MaybeSync {
     /// Shape, chunks and blocks.
