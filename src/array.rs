@@ -10,8 +10,18 @@
 //! each touched chunk up in the [`PayloadCache`], coalesces the misses into as few range
 //! requests as the gaps allow ([`crate::io::coalesce`]), fetches them concurrently (bounded),
 //! keeps the compressed bytes in the cache (MEMORY policy), decodes and assembles.
+//!
+//! Caching is owned by a [`CacheCoordinator`] ([`RemoteArray::open_with_cache`]; a
+//! standalone [`RemoteArray::open_source`] gets its own). Opening first asks it for the
+//! discovery record of the source and scope: a warm reopen rebuilds the reader without a
+//! request. Chunks of formats that are not Blosc2 are kept converted to Blosc2
+//! ([`crate::cache::convert`]).
 
-use crate::cache::{CacheKey, CachePolicy, Item, PayloadCache, DEFAULT_MAX_CACHE_BYTES};
+use crate::cache::discovery::{DiscoveryRecord, DISCOVERY_VERSION};
+use crate::cache::{
+    convert, CacheCoordinator, CacheKey, CachePolicy, Item, PayloadCache, Seed, SourceKey,
+    DEFAULT_MAX_CACHE_BYTES,
+};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::formats::{b2nd::B2ndArray, ArrayFormat, ArrayInfo, ChunkPlace, FormatError};
@@ -21,7 +31,7 @@ use crate::io::{
 };
 use crate::selection::{Plan, Selection};
 use bytes::Bytes;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -128,10 +138,14 @@ pub struct ArrayData {
 pub struct RemoteArray {
     source: Arc<dyn RangeSource>,
     format: Box<dyn ArrayFormat>,
-    cache: PayloadCache,
+    coordinator: CacheCoordinator,
     options: OpenOptions,
     traffic: Traffic,
+    /// Payload identity: source key, scope, size and validators.
     identity: Arc<str>,
+    /// Payload identity of converted chunks ([`convert::stamp`]); `None` for Blosc2
+    /// formats and when no payload is retained.
+    converted: Option<Arc<str>>,
     info: SourceInfo,
 }
 
@@ -163,6 +177,129 @@ impl RemoteArray {
         traffic: Traffic,
         options: OpenOptions,
     ) -> Result<RemoteArray> {
+        let coordinator = CacheCoordinator::new(options.cache, options.max_cache_bytes)?;
+        let key = SourceKey::new(transport.location(), &[]);
+        Self::open_with_cache(transport, traffic, options, coordinator, key).await
+    }
+
+    /// Opens an array whose caches are owned by `coordinator` (shared with other arrays and
+    /// stores), under the cache identity `key` (URL and credential fingerprint of the
+    /// request headers `transport` sends). `options.cache` and `options.max_cache_bytes`
+    /// are the coordinator's business and ignored here.
+    ///
+    /// Warm (a discovery record for `key` and `options.path` is held): no request; the
+    /// recorded size and validators are trusted (sources are assumed immutable). Cold: as
+    /// [`RemoteArray::open_source`] describes, except that a complete copy of a small
+    /// source already held by the coordinator replaces the fetch; the discovery record and
+    /// a small source's copy are then stored.
+    ///
+    /// # Errors
+    /// As [`RemoteArray::open_source`].
+    pub async fn open_with_cache(
+        transport: Arc<dyn RangeSource>,
+        traffic: Traffic,
+        options: OpenOptions,
+        coordinator: CacheCoordinator,
+        key: SourceKey,
+    ) -> Result<RemoteArray> {
+        let scope = options.path.clone().unwrap_or_default();
+        let record_key = key.scoped(&scope);
+        let source_id = key.source_id();
+        let copy = coordinator.source_copy(&source_id);
+        if let Some(rec) = coordinator.discovery(&record_key) {
+            let info = SourceInfo::from(&rec.source);
+            let source: Arc<dyn RangeSource> = match &copy {
+                Some((ident, bytes)) if *ident == rec.source => {
+                    Arc::new(MemorySource::with_info(info.clone(), bytes.clone()))
+                }
+                _ => transport.clone(),
+            };
+            // A record that no longer builds a reader is a miss: discover afresh.
+            if let Ok(format) = rec.seed.rebuild(&info.location, info.len) {
+                return Ok(Self::assemble(
+                    source,
+                    format,
+                    coordinator,
+                    &key,
+                    &scope,
+                    options,
+                    traffic,
+                    info,
+                ));
+            }
+        }
+        let (source, head_bytes, info): (Arc<dyn RangeSource>, Bytes, SourceInfo) = match copy {
+            Some((ident, bytes)) => {
+                let info = SourceInfo::from(&ident);
+                (
+                    Arc::new(MemorySource::with_info(info.clone(), bytes.clone())),
+                    bytes,
+                    info,
+                )
+            }
+            None => {
+                let (source, head_bytes, info) = Self::fetch_head(transport, &options).await?;
+                if info.len <= options.small_source_bytes {
+                    coordinator.put_source_copy(&source_id, &(&info).into(), head_bytes.clone());
+                }
+                (source, head_bytes, info)
+            }
+        };
+        let len = info.len;
+        let format: Box<dyn ArrayFormat> = if crate::formats::b2nd::is_frame(&head_bytes) {
+            Box::new(B2ndArray::open(&*source, head_bytes, len).await?)
+        } else if crate::formats::hdf5::is_hdf5(&head_bytes) {
+            Box::new(
+                crate::formats::hdf5::Hdf5Array::open(
+                    &*source,
+                    head_bytes,
+                    len,
+                    options.path.as_deref(),
+                )
+                .await?,
+            )
+        } else {
+            let magic: String = head_bytes
+                .iter()
+                .take(8)
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            return Err(FormatError::Unrecognised {
+                location: info.location.clone(),
+                magic,
+            }
+            .into());
+        };
+        if let Some(seed) = format.seed() {
+            coordinator.put_discovery(
+                &record_key,
+                &DiscoveryRecord {
+                    version: DISCOVERY_VERSION,
+                    source: (&info).into(),
+                    seed,
+                },
+            );
+        }
+        Ok(Self::assemble(
+            source,
+            format,
+            coordinator,
+            &key,
+            &scope,
+            options,
+            traffic,
+            info,
+        ))
+    }
+
+    /// The first read of a cold open: [`OpenOptions::head_bytes`] from the start, and for a
+    /// small source the rest of it. Returns the source to read from (a complete copy in
+    /// memory for a small source), the first bytes (all of them for a small source) and
+    /// the source's identity.
+    async fn fetch_head(
+        transport: Arc<dyn RangeSource>,
+        options: &OpenOptions,
+    ) -> Result<(Arc<dyn RangeSource>, Bytes, SourceInfo)> {
         let head = match transport
             .read(ByteRange::bounded(0..options.head_bytes.max(16)))
             .await
@@ -208,50 +345,39 @@ impl RemoteArray {
         } else {
             (transport, head.bytes.clone())
         };
-        let format: Box<dyn ArrayFormat> = if crate::formats::b2nd::is_frame(&head_bytes) {
-            Box::new(B2ndArray::open(&*source, head_bytes, len).await?)
-        } else if crate::formats::hdf5::is_hdf5(&head_bytes) {
-            Box::new(
-                crate::formats::hdf5::Hdf5Array::open(
-                    &*source,
-                    head_bytes,
-                    len,
-                    options.path.as_deref(),
-                )
-                .await?,
-            )
-        } else {
-            let magic: String = head_bytes
-                .iter()
-                .take(8)
-                .map(|b| format!("{b:02x}"))
-                .collect();
-            return Err(FormatError::Unrecognised {
-                location: info.location.clone(),
-                magic,
-            }
-            .into());
-        };
+        Ok((source, head_bytes, info))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        source: Arc<dyn RangeSource>,
+        format: Box<dyn ArrayFormat>,
+        coordinator: CacheCoordinator,
+        key: &SourceKey,
+        scope: &str,
+        options: OpenOptions,
+        traffic: Traffic,
+        info: SourceInfo,
+    ) -> RemoteArray {
         let identity: Arc<str> = Arc::from(format!(
-            "{}#len={};etag={};lm={}",
-            info.location,
+            "{}\nlen={};etag={};lm={}",
+            key.scoped(scope),
             info.len,
             info.etag.as_deref().unwrap_or(""),
             info.last_modified.as_deref().unwrap_or("")
         ));
-        let cache = PayloadCache::new(match options.cache {
-            CachePolicy::Memory => options.max_cache_bytes,
-            CachePolicy::None => 0,
-        });
-        Ok(RemoteArray {
+        let converted = (!format.payload_is_blosc2() && coordinator.retains_payload())
+            .then(|| convert::stamp(&identity, format.grid(), format.dtype()));
+        RemoteArray {
             source,
             format,
-            cache,
+            coordinator,
             options,
             traffic,
             identity,
+            converted,
             info,
-        })
+        }
     }
 
     /// Array shape (elements).
@@ -278,9 +404,17 @@ impl RemoteArray {
     pub fn traffic(&self) -> TrafficSnapshot {
         self.traffic.snapshot()
     }
-    /// The payload cache.
+    /// The in-memory payload LRU of the coordinator (empty under DISK and NONE).
     pub fn cache(&self) -> &PayloadCache {
-        &self.cache
+        self.coordinator.memory_cache()
+    }
+    /// The cache coordinator this array uses.
+    pub fn coordinator(&self) -> &CacheCoordinator {
+        &self.coordinator
+    }
+    /// The discovery seed (what rebuilds this reader without I/O), if the format has one.
+    pub fn seed(&self) -> Option<Seed> {
+        self.format.seed()
     }
     /// Size and validators of the source.
     pub fn source_info(&self) -> &SourceInfo {
@@ -305,9 +439,12 @@ impl RemoteArray {
         let mut payload: HashMap<u64, Bytes> = HashMap::new();
         let mut wanted: Vec<(u64, Range<u64>)> = Vec::new();
         let mut fills: HashMap<u64, Vec<u8>> = HashMap::new();
+        let mut decoded: HashMap<u64, Vec<u8>> = HashMap::new();
+        let chunk_bytes = grid.decoded_chunk_items()? as usize * dtype.itemsize;
         for c in &chunks {
             let lin = grid.chunk_linear(&c.coords);
-            if payload.contains_key(&lin) || fills.contains_key(&lin) {
+            if payload.contains_key(&lin) || fills.contains_key(&lin) || decoded.contains_key(&lin)
+            {
                 continue;
             }
             match self.format.locate(lin)? {
@@ -317,12 +454,33 @@ impl RemoteArray {
                 ChunkPlace::Inline(b) => {
                     payload.insert(lin, b);
                 }
-                ChunkPlace::Stored(r) => match self.cache.get(&self.key(lin)) {
-                    Some(b) => {
-                        payload.insert(lin, b);
+                ChunkPlace::Stored(r) => {
+                    if let Some(stamp) = &self.converted {
+                        let key = CacheKey {
+                            source: stamp.clone(),
+                            item: Item::Chunk(lin),
+                        };
+                        // A converted payload that does not decode is a miss.
+                        match self
+                            .coordinator
+                            .get_payload(&key)
+                            .and_then(|b| convert::decode(&b, chunk_bytes))
+                        {
+                            Some(d) => {
+                                self.coordinator.count_converted_hit();
+                                decoded.insert(lin, d);
+                            }
+                            None => wanted.push((lin, r)),
+                        }
+                    } else {
+                        match self.coordinator.get_payload(&self.key(lin)) {
+                            Some(b) => {
+                                payload.insert(lin, b);
+                            }
+                            None => wanted.push((lin, r)),
+                        }
                     }
-                    None => wanted.push((lin, r)),
-                },
+                }
             }
         }
         // Large chunks of which the selection touches few blocks are read block by block.
@@ -351,18 +509,22 @@ impl RemoteArray {
             }
             wanted = keep;
         }
-        let mut decoded: HashMap<u64, Vec<u8>> = HashMap::new();
         if !by_block.is_empty() {
             let fallback = self.read_blocks(&by_block, &mut decoded).await?;
             wanted.extend(fallback);
             check_cancel(&opts.cancel)?;
         }
+        let mut fetched_now: HashSet<u64> = HashSet::new();
         if !wanted.is_empty() {
             let ranges: Vec<Range<u64>> = wanted.iter().map(|(_, r)| r.clone()).collect();
             let fetched = read_coalesced(&*self.source, &ranges, &self.coalesce_options()).await?;
             check_cancel(&opts.cancel)?;
             for ((lin, _), bytes) in wanted.iter().zip(fetched) {
-                self.cache.insert(self.key(*lin), bytes.clone());
+                // Converted formats keep the decoded chunk re-encoded, not the stored bytes.
+                if self.converted.is_none() {
+                    self.coordinator.put_payload(self.key(*lin), bytes.clone());
+                }
+                fetched_now.insert(*lin);
                 payload.insert(*lin, bytes);
             }
         }
@@ -380,6 +542,18 @@ impl RemoteArray {
                 plan.copy_chunk(c, d, &mut out)?;
             } else if let Some(stored) = payload.get(&lin) {
                 let d = self.format.decode(lin, stored)?;
+                self.coordinator.count_format_decode();
+                if let Some(stamp) = &self.converted {
+                    if fetched_now.remove(&lin) {
+                        if let Some(blosc2) = convert::encode(&d, dtype.itemsize) {
+                            let key = CacheKey {
+                                source: stamp.clone(),
+                                item: Item::Chunk(lin),
+                            };
+                            self.coordinator.put_payload(key, blosc2);
+                        }
+                    }
+                }
                 plan.copy_chunk(c, &d, &mut out)?;
             }
             if let Some(p) = opts.progress {
@@ -439,7 +613,7 @@ impl RemoteArray {
         let mut prefixes: HashMap<u64, Bytes> = HashMap::new();
         let mut missing: Vec<(u64, Range<u64>)> = Vec::new();
         for (lin, r, _) in chunks {
-            match self.cache.get(&prefix_key(*lin)) {
+            match self.coordinator.get_payload(&prefix_key(*lin)) {
                 Some(b) => {
                     prefixes.insert(*lin, b);
                 }
@@ -450,7 +624,7 @@ impl RemoteArray {
             let ranges: Vec<Range<u64>> = missing.iter().map(|(_, r)| r.clone()).collect();
             let got = read_coalesced(&*self.source, &ranges, &self.coalesce_options()).await?;
             for ((lin, _), b) in missing.iter().zip(got) {
-                self.cache.insert(prefix_key(*lin), b.clone());
+                self.coordinator.put_payload(prefix_key(*lin), b.clone());
                 prefixes.insert(*lin, b);
             }
         }
@@ -490,7 +664,7 @@ impl RemoteArray {
                     }
                     .into());
                 }
-                match self.cache.get(&block_key(*lin, b)) {
+                match self.coordinator.get_payload(&block_key(*lin, b)) {
                     Some(s) => {
                         streams.insert((*lin, b), s);
                     }
@@ -503,7 +677,7 @@ impl RemoteArray {
             let ranges: Vec<Range<u64>> = wanted.iter().map(|(_, _, r)| r.clone()).collect();
             let got = read_coalesced(&*self.source, &ranges, &self.coalesce_options()).await?;
             for ((lin, b, _), s) in wanted.iter().zip(got) {
-                self.cache.insert(block_key(*lin, *b), s.clone());
+                self.coordinator.put_payload(block_key(*lin, *b), s.clone());
                 streams.insert((*lin, *b), s);
             }
         }

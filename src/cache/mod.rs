@@ -1,11 +1,26 @@
 //! Caches kept apart by lifetime (spec: remote cache design, "Shared model"):
-//! - discovery metadata lives with each format's reader (serialisable, small);
-//! - compressed payload lives in the [`PayloadCache`], an LRU bounded by `max_cache_bytes`
-//!   (256 MiB by default) shared by every chunk of every format an owner reads;
-//! - complete copies of small sources are held by the reader that fetched them.
+//! - discovery metadata: versioned records ([`discovery`]) that rebuild a reader without a
+//!   request;
+//! - compressed payload: native Blosc2 chunks and blocks, or chunks of other formats
+//!   converted to Blosc2 ([`convert`]), in an LRU bounded by `max_cache_bytes` (256 MiB by
+//!   default);
+//! - complete copies of small sources (up to 8 MiB), shared by every scope of one file.
+//!
+//! A [`CacheCoordinator`] owns all three for the arrays and stores opened with it, under a
+//! [`CachePolicy`]; [`SourceKey`] names a source (normalised URL plus credential
+//! fingerprint).
 
+pub mod convert;
+mod coordinator;
+pub mod discovery;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod disk;
+pub mod identity;
 mod payload;
 mod policy;
 
+pub use coordinator::{CacheCoordinator, CoordinatorStats};
+pub use discovery::{DiscoveryRecord, Seed};
+pub use identity::SourceKey;
 pub use payload::{CacheKey, CacheStats, Item, PayloadCache};
 pub use policy::{CachePolicy, DEFAULT_MAX_CACHE_BYTES};

@@ -10,6 +10,10 @@ pub enum CachePolicy {
     /// Retained in memory (wasm linear memory in JS hosts) for the owner's lifetime.
     #[default]
     Memory,
+    /// Retained on disk across processes (natively: a cache directory of blobs, each with a
+    /// JSON marker holding schema version, byte size and SHA-256; see
+    /// [`crate::cache::CacheCoordinator::disk`]). Not available in wasm builds.
+    Disk,
     /// Not retained between operations. Discovery state and, for small sources, the complete
     /// copy fetched at open are still kept for the session (spec: "NONE does not mean that
     /// readers discard all discovery state").
@@ -18,13 +22,14 @@ pub enum CachePolicy {
 
 impl std::str::FromStr for CachePolicy {
     type Err = String;
-    /// Parses `memory` or `none` (case-insensitive).
+    /// Parses `memory`, `disk` or `none` (case-insensitive).
     fn from_str(s: &str) -> Result<Self, String> {
         match s.to_ascii_lowercase().as_str() {
             "memory" => Ok(CachePolicy::Memory),
+            "disk" => Ok(CachePolicy::Disk),
             "none" => Ok(CachePolicy::None),
             other => Err(format!(
-                "unknown cache policy {other:?} (expected memory or none)"
+                "unknown cache policy {other:?} (expected memory, disk or none)"
             )),
         }
     }

@@ -33,6 +33,10 @@ pub fn is_frame(prefix: &[u8]) -> bool {
 pub struct B2ndArray {
     location: String,
     header: FrameHeader,
+    /// The frame header's bytes, kept for the discovery seed.
+    header_bytes: Bytes,
+    /// The offsets chunk and trailer, kept for the discovery seed.
+    index_bytes: Bytes,
     meta: B2ndMeta,
     grid: Grid,
     dtype: DType,
@@ -96,6 +100,45 @@ impl B2ndArray {
                 ),
             ));
         }
+        let index_range = header.index_range();
+        if index_range.start > index_range.end || index_range.end > len {
+            return Err(invalid(&location, "offsets chunk outside the frame"));
+        }
+        let tail = if index_range.end <= head.len() as u64 {
+            head.slice(index_range.start as usize..index_range.end as usize)
+        } else {
+            source
+                .read(ByteRange::bounded(index_range.clone()))
+                .await?
+                .bytes
+        };
+        let header_bytes = head.slice(..header.header_len.min(head.len()));
+        Self::from_parts(location, header_bytes, tail, len)
+    }
+
+    /// Builds the array from the bytes discovery read, without I/O: `header` the frame header
+    /// (its first [`FrameHeader::header_len`] bytes), `index` the bytes of
+    /// [`FrameHeader::index_range`] (offsets chunk and trailer), `len` the source size. This
+    /// is how a cached discovery seed ([`crate::cache::Seed::B2nd`]) reopens a frame.
+    ///
+    /// # Errors
+    /// [`FormatError::Invalid`] or [`FormatError::Unsupported`] as [`B2ndArray::open`].
+    pub fn from_parts(
+        location: String,
+        header_bytes: Bytes,
+        index: Bytes,
+        len: u64,
+    ) -> Result<B2ndArray, FormatError> {
+        let header = FrameHeader::parse(&header_bytes).map_err(|e| invalid(&location, e))?;
+        if header.frame_len != len {
+            return Err(invalid(
+                &location,
+                format!(
+                    "frame length {} but the source has {len} bytes",
+                    header.frame_len
+                ),
+            ));
+        }
         let meta_bytes = header
             .metalayer("b2nd")
             .ok_or_else(|| FormatError::Unsupported {
@@ -143,25 +186,34 @@ impl B2ndArray {
             ));
         }
         let index_range = header.index_range();
-        let tail = if index_range.end <= head.len() as u64 {
-            head.slice(index_range.start as usize..index_range.end as usize)
-        } else {
-            source
-                .read(ByteRange::bounded(index_range.clone()))
-                .await?
-                .bytes
-        };
-        let index = frame::parse_index(&header, &tail).map_err(|e| invalid(&location, e))?;
-        let places = chunk_places(&location, &index, nchunks)?;
+        if index.len() as u64 != index_range.end.saturating_sub(index_range.start) {
+            return Err(invalid(
+                &location,
+                format!(
+                    "index holds {} bytes, the frame says {index_range:?}",
+                    index.len()
+                ),
+            ));
+        }
+        let parsed = frame::parse_index(&header, &index).map_err(|e| invalid(&location, e))?;
+        let places = chunk_places(&location, &parsed, nchunks)?;
         Ok(B2ndArray {
             location,
             header,
+            header_bytes,
+            index_bytes: index,
             meta,
             grid,
             dtype,
             places,
             source_len: len,
         })
+    }
+
+    /// The bytes needed to rebuild this array with [`B2ndArray::from_parts`]: frame header
+    /// and index (offsets chunk plus trailer).
+    pub fn parts(&self) -> (Bytes, Bytes) {
+        (self.header_bytes.clone(), self.index_bytes.clone())
     }
 
     /// The `b2nd` metalayer.
@@ -292,5 +344,16 @@ impl ArrayFormat for B2ndArray {
         // b2nd chunks hold blocks of `blockshape` in C order (C-Blosc2 b2nd.c), exactly the
         // planner's layout, and blocksize == prod(blockshape) * itemsize.
         self.header.blocksize as u64 == self.grid.block_items() * self.dtype.itemsize as u64
+    }
+
+    fn payload_is_blosc2(&self) -> bool {
+        true
+    }
+
+    fn seed(&self) -> Option<crate::cache::Seed> {
+        Some(crate::cache::Seed::B2nd {
+            header: self.header_bytes.clone(),
+            index: self.index_bytes.clone(),
+        })
     }
 }

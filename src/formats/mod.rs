@@ -131,4 +131,14 @@ pub trait ArrayFormat: MaybeSend + MaybeSync {
     fn blosc2_blocks(&self) -> bool {
         false
     }
+    /// Whether stored chunks already are Blosc2 chunks. When not, decoded chunks are
+    /// converted to Blosc2 for the payload cache ([`crate::cache::convert`]).
+    fn payload_is_blosc2(&self) -> bool {
+        false
+    }
+    /// What rebuilds this reader without I/O (the discovery cache's seed), if the format
+    /// has one.
+    fn seed(&self) -> Option<crate::cache::Seed> {
+        None
+    }
 }

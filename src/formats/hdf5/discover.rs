@@ -9,7 +9,7 @@ use hdf5_reader::messages::HdfMessage;
 use hdf5_reader::{Datatype, Hdf5File};
 
 /// One filter of a dataset's pipeline, in the order the writer applied them.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Filter {
     /// Filter id (deflate 1, shuffle 2, fletcher32 3, ...; `docs/facts.md` "HDF5").
     pub id: u16,
@@ -20,7 +20,7 @@ pub struct Filter {
 }
 
 /// One allocated chunk of a chunked dataset.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ChunkInfo {
     /// Element coordinates of the chunk's first element.
     pub offset: Vec<u64>,
@@ -33,7 +33,8 @@ pub struct ChunkInfo {
 }
 
 /// Where a dataset's elements are stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
+// Serialisable for the discovery cache (`crate::cache::Seed::Hdf5`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Layout {
     /// Inline in the object header: these bytes, C order.
     Compact(Vec<u8>),
@@ -65,7 +66,8 @@ impl DatasetMeta {
 }
 
 /// What discovery found about one dataset.
-#[derive(Debug, Clone, PartialEq, Eq)]
+// Serialisable for the discovery cache (`crate::cache::Seed::Hdf5`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DatasetMeta {
     /// Absolute path of the dataset in the file.
     pub path: String,

@@ -414,6 +414,11 @@ impl ArrayFormat for Hdf5Array {
     fn grid(&self) -> &Grid {
         &self.grid
     }
+    fn seed(&self) -> Option<crate::cache::Seed> {
+        Some(crate::cache::Seed::Hdf5 {
+            dataset: self.meta.clone(),
+        })
+    }
     fn dtype(&self) -> DType {
         self.meta.dtype
     }

@@ -1,0 +1,390 @@
+//! The cache coordinator: one owner of the three cache layers, shared by every array and
+//! store opened with it (spec: remote cache design, "Identity and ownership", "Policies").
+//!
+//! | layer | MEMORY | DISK (native) | NONE |
+//! |---|---|---|---|
+//! | discovery records | memory | `discovery/` + memory | memory |
+//! | compressed payload (LRU, `max_cache_bytes`) | memory | `payload/` | not retained |
+//! | complete copies of small sources | memory | `sources/` + memory | memory |
+//!
+//! Discovery records and source copies do not count against `max_cache_bytes` (spec:
+//! "Source copies do not count against max_cache_bytes"). Under NONE discovery state and
+//! small-source copies are still kept for the coordinator's lifetime (spec: "NONE does not
+//! mean that readers discard all discovery state"). On disk every blob has a SHA-256 marker
+//! ([`super::disk`]); a bad entry is a miss.
+
+use super::discovery::{self, DiscoveryRecord, NodesRecord, SourceIdentity, SourceRecord};
+use super::{CacheKey, CachePolicy, CacheStats, PayloadCache, DEFAULT_MAX_CACHE_BYTES};
+use bytes::Bytes;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Counters of a [`CacheCoordinator`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CoordinatorStats {
+    /// The payload layer (for DISK: entries and bytes on disk, hits and misses).
+    pub payload: CacheStats,
+    /// Discovery records found.
+    pub discovery_hits: u64,
+    /// Discovery records looked up and not found.
+    pub discovery_misses: u64,
+    /// Complete source copies found.
+    pub source_hits: u64,
+    /// Chunks decoded by their format's own pipeline (HDF5 filters and the like); a chunk
+    /// served from a converted Blosc2 payload does not count.
+    pub format_decodes: u64,
+    /// Chunks served from a converted Blosc2 payload.
+    pub converted_hits: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    discovery_hits: AtomicU64,
+    discovery_misses: AtomicU64,
+    source_hits: AtomicU64,
+    format_decodes: AtomicU64,
+    converted_hits: AtomicU64,
+    disk_hits: AtomicU64,
+    disk_misses: AtomicU64,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+struct Disk {
+    payload: super::disk::DiskStore,
+    discovery: super::disk::DiskStore,
+    sources: super::disk::DiskStore,
+}
+
+struct Inner {
+    policy: CachePolicy,
+    max_cache_bytes: Option<u64>,
+    memory: PayloadCache,
+    #[cfg(not(target_arch = "wasm32"))]
+    disk: Option<Disk>,
+    discovery: Mutex<HashMap<String, Bytes>>,
+    sources: Mutex<HashMap<String, Bytes>>,
+    counters: Counters,
+}
+
+/// Owner of discovery records, compressed payload and small-source copies, shared by the
+/// arrays and stores opened with it. Cloning shares it.
+#[derive(Clone)]
+pub struct CacheCoordinator {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for CacheCoordinator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CacheCoordinator")
+            .field("policy", &self.inner.policy)
+            .field("max_cache_bytes", &self.inner.max_cache_bytes)
+            .finish()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Entries are whole values: a panic elsewhere cannot leave one half-written.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl CacheCoordinator {
+    fn build(policy: CachePolicy, max_cache_bytes: Option<u64>) -> CacheCoordinator {
+        let bound = match policy {
+            CachePolicy::Memory => max_cache_bytes.unwrap_or(u64::MAX),
+            CachePolicy::Disk | CachePolicy::None => 0,
+        };
+        CacheCoordinator {
+            inner: Arc::new(Inner {
+                policy,
+                max_cache_bytes,
+                memory: PayloadCache::new(bound),
+                #[cfg(not(target_arch = "wasm32"))]
+                disk: None,
+                discovery: Mutex::new(HashMap::new()),
+                sources: Mutex::new(HashMap::new()),
+                counters: Counters::default(),
+            }),
+        }
+    }
+
+    /// A MEMORY coordinator retaining at most `max_cache_bytes` of compressed payload.
+    pub fn memory(max_cache_bytes: u64) -> CacheCoordinator {
+        Self::build(CachePolicy::Memory, Some(max_cache_bytes))
+    }
+
+    /// A NONE coordinator: no payload retained between operations.
+    pub fn none() -> CacheCoordinator {
+        Self::build(CachePolicy::None, Some(0))
+    }
+
+    /// A coordinator of `policy` without a cache directory: MEMORY or NONE.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidArgument`] for DISK, which needs a directory
+    /// ([`CacheCoordinator::disk`]; not available in wasm builds).
+    pub fn new(policy: CachePolicy, max_cache_bytes: u64) -> crate::Result<CacheCoordinator> {
+        match policy {
+            CachePolicy::Memory => Ok(Self::memory(max_cache_bytes)),
+            CachePolicy::None => Ok(Self::none()),
+            CachePolicy::Disk => Err(crate::Error::InvalidArgument(
+                if cfg!(target_arch = "wasm32") {
+                    "cache \"disk\" is not available in this build (browsers and workers: use \"memory\")".into()
+                } else {
+                    "cache \"disk\" needs a cache directory".into()
+                },
+            )),
+        }
+    }
+
+    /// A DISK coordinator on `dir` (created if needed): payload under `dir/payload/`
+    /// (least recently used entries removed beyond `max_cache_bytes`; `None` is unbounded),
+    /// discovery records under `dir/discovery/`, small-source copies under `dir/sources/`
+    /// (not bounded). One process should own a directory at a time.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidArgument`] when the directories cannot be created or listed.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn disk(
+        dir: impl AsRef<std::path::Path>,
+        max_cache_bytes: Option<u64>,
+    ) -> crate::Result<CacheCoordinator> {
+        use super::disk::DiskStore;
+        let dir = dir.as_ref();
+        let open = |name: &str, max: Option<u64>| {
+            DiskStore::open(dir.join(name), max).map_err(|e| {
+                crate::Error::InvalidArgument(format!("cache directory {}: {e}", dir.display()))
+            })
+        };
+        let disk = Disk {
+            payload: open("payload", max_cache_bytes)?,
+            discovery: open("discovery", None)?,
+            sources: open("sources", None)?,
+        };
+        let mut c = Self::build(CachePolicy::Disk, max_cache_bytes);
+        Arc::get_mut(&mut c.inner).expect("not shared yet").disk = Some(disk);
+        Ok(c)
+    }
+
+    /// The process-wide (page-wide in wasm) MEMORY coordinator with the default bound
+    /// (256 MiB), created on first use.
+    pub fn shared() -> CacheCoordinator {
+        static SHARED: OnceLock<CacheCoordinator> = OnceLock::new();
+        SHARED
+            .get_or_init(|| Self::memory(DEFAULT_MAX_CACHE_BYTES))
+            .clone()
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> CachePolicy {
+        self.inner.policy
+    }
+
+    /// The payload bound in bytes (`None`: unbounded DISK).
+    pub fn max_cache_bytes(&self) -> Option<u64> {
+        self.inner.max_cache_bytes
+    }
+
+    /// Whether payload is retained at all (not NONE, not a zero bound).
+    pub fn retains_payload(&self) -> bool {
+        self.inner.policy != CachePolicy::None && self.inner.max_cache_bytes != Some(0)
+    }
+
+    /// The in-memory payload LRU (empty under DISK and NONE).
+    pub fn memory_cache(&self) -> &PayloadCache {
+        &self.inner.memory
+    }
+
+    fn payload_key(key: &CacheKey) -> String {
+        use super::Item;
+        match key.item {
+            Item::Chunk(c) => format!("{}\nchunk {c}", key.source),
+            Item::Block(c, b) => format!("{}\nblock {c} {b}", key.source),
+        }
+    }
+
+    /// The payload under `key`.
+    pub fn get_payload(&self, key: &CacheKey) -> Option<Bytes> {
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(d) = &self.inner.disk {
+            let found = d.payload.get(&Self::payload_key(key));
+            let c = if found.is_some() {
+                &self.inner.counters.disk_hits
+            } else {
+                &self.inner.counters.disk_misses
+            };
+            c.fetch_add(1, Ordering::Relaxed);
+            return found;
+        }
+        self.inner.memory.get(key)
+    }
+
+    /// Retains `payload` under `key` (nothing under NONE).
+    pub fn put_payload(&self, key: CacheKey, payload: Bytes) {
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(d) = &self.inner.disk {
+            d.payload.put(&Self::payload_key(&key), &payload);
+            return;
+        }
+        self.inner.memory.insert(key, payload);
+    }
+
+    fn get_record(&self, key: &str) -> Option<Bytes> {
+        if let Some(b) = lock(&self.inner.discovery).get(key) {
+            return Some(b.clone());
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(d) = &self.inner.disk {
+            let b = d.discovery.get(key)?;
+            lock(&self.inner.discovery).insert(key.to_string(), b.clone());
+            return Some(b);
+        }
+        None
+    }
+
+    fn put_record(&self, key: &str, json: Vec<u8>) {
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(d) = &self.inner.disk {
+            d.discovery.put(key, &json);
+        }
+        lock(&self.inner.discovery).insert(key.to_string(), Bytes::from(json));
+    }
+
+    fn drop_record(&self, key: &str) {
+        lock(&self.inner.discovery).remove(key);
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(d) = &self.inner.disk {
+            d.discovery.remove(key);
+        }
+    }
+
+    /// The discovery record under `key` ([`super::SourceKey::scoped`]); a malformed record or
+    /// one of another version is dropped and reported as a miss.
+    pub fn discovery(&self, key: &str) -> Option<DiscoveryRecord> {
+        let found = self
+            .get_record(key)
+            .and_then(|b| discovery::from_json::<DiscoveryRecord>(&b));
+        self.count_discovery(key, found.is_some());
+        found
+    }
+
+    fn count_discovery(&self, key: &str, hit: bool) {
+        let c = &self.inner.counters;
+        if hit {
+            c.discovery_hits.fetch_add(1, Ordering::Relaxed);
+        } else {
+            c.discovery_misses.fetch_add(1, Ordering::Relaxed);
+            self.drop_record(key);
+        }
+    }
+
+    /// Stores a discovery record.
+    pub fn put_discovery(&self, key: &str, record: &DiscoveryRecord) {
+        self.put_record(key, discovery::to_json(record));
+    }
+
+    /// The listing record under `key`.
+    pub fn nodes(&self, key: &str) -> Option<NodesRecord> {
+        let found = self
+            .get_record(key)
+            .and_then(|b| discovery::from_json::<NodesRecord>(&b));
+        self.count_discovery(key, found.is_some());
+        found
+    }
+
+    /// Stores a listing record.
+    pub fn put_nodes(&self, key: &str, record: &NodesRecord) {
+        self.put_record(key, discovery::to_json(record));
+    }
+
+    /// The complete copy of the source `source_id` ([`super::SourceKey::source_id`]) and its
+    /// identity, if held and consistent (its length equals the recorded size).
+    pub fn source_copy(&self, source_id: &str) -> Option<(SourceIdentity, Bytes)> {
+        let id_key = format!("{source_id}\n#source");
+        let ident = self
+            .get_record(&id_key)
+            .and_then(|b| discovery::from_json::<SourceRecord>(&b))?
+            .source;
+        let mem = lock(&self.inner.sources).get(source_id).cloned();
+        #[cfg(not(target_arch = "wasm32"))]
+        let mem = mem.or_else(|| {
+            let d = self.inner.disk.as_ref()?;
+            let b = d.sources.get(source_id)?;
+            lock(&self.inner.sources).insert(source_id.to_string(), b.clone());
+            Some(b)
+        });
+        match mem {
+            Some(b) if b.len() as u64 == ident.len => {
+                self.inner
+                    .counters
+                    .source_hits
+                    .fetch_add(1, Ordering::Relaxed);
+                Some((ident, b))
+            }
+            _ => None,
+        }
+    }
+
+    /// Keeps a complete copy of a small source (not counted against `max_cache_bytes`).
+    pub fn put_source_copy(&self, source_id: &str, ident: &SourceIdentity, bytes: Bytes) {
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(d) = &self.inner.disk {
+            d.sources.put(source_id, &bytes);
+        }
+        lock(&self.inner.sources).insert(source_id.to_string(), bytes);
+        let rec = SourceRecord {
+            version: discovery::DISCOVERY_VERSION,
+            source: ident.clone(),
+        };
+        self.put_record(&format!("{source_id}\n#source"), discovery::to_json(&rec));
+    }
+
+    /// Counts one chunk decoded by its format's own pipeline.
+    pub fn count_format_decode(&self) {
+        self.inner
+            .counters
+            .format_decodes
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts one chunk served from a converted payload.
+    pub fn count_converted_hit(&self) {
+        self.inner
+            .counters
+            .converted_hits
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Current counters.
+    pub fn stats(&self) -> CoordinatorStats {
+        let c = &self.inner.counters;
+        #[allow(unused_mut)]
+        let mut payload = self.inner.memory.stats();
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(d) = &self.inner.disk {
+            let (entries, bytes, evictions) = d.payload.usage();
+            payload = CacheStats {
+                entries,
+                bytes,
+                hits: c.disk_hits.load(Ordering::Relaxed),
+                misses: c.disk_misses.load(Ordering::Relaxed),
+                evictions,
+            };
+        }
+        CoordinatorStats {
+            payload,
+            discovery_hits: c.discovery_hits.load(Ordering::Relaxed),
+            discovery_misses: c.discovery_misses.load(Ordering::Relaxed),
+            source_hits: c.source_hits.load(Ordering::Relaxed),
+            format_decodes: c.format_decodes.load(Ordering::Relaxed),
+            converted_hits: c.converted_hits.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Drops what is held in memory (payload, records, source copies); disk entries stay.
+    pub fn clear_memory(&self) {
+        self.inner.memory.clear();
+        lock(&self.inner.discovery).clear();
+        lock(&self.inner.sources).clear();
+    }
+}

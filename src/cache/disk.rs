@@ -1,0 +1,350 @@
+//! A directory of cached blobs, each published with a JSON marker (DISK policy, native only).
+//!
+//! Layout of one namespace directory (`payload/`, `discovery/`, `sources/` under the cache
+//! directory): for an entry whose key is `K`, `H = sha256_hex(K)`, the blob `H.blob` and its
+//! marker `H.json`:
+//!
+//! ```json
+//! {"schema": 1, "key": "K", "bytes": 1234, "sha256": "<hex of the blob>"}
+//! ```
+//!
+//! Publication is atomic per file: the blob is written to a temporary file and renamed into
+//! place, then the marker likewise, so a marker never names a blob still being written. A
+//! reader trusts nothing else: a missing or unparsable marker, another schema version,
+//! another key, a blob of another size, or a digest mismatch is a miss, and both files are
+//! removed. These names and fields are private to chunkwise and may change with
+//! [`SCHEMA_VERSION`].
+
+use super::identity::sha256_hex;
+use bytes::Bytes;
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// Version of the marker format; a marker of another version is a miss.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Largest marker read (bytes): markers hold a key and a digest, far less than this.
+const MAX_MARKER_BYTES: u64 = 1 << 20;
+
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Marker {
+    schema: u32,
+    key: String,
+    bytes: u64,
+    sha256: String,
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// One namespace directory of blobs with markers, optionally bounded (least recently used
+/// entries are removed once the blobs' total exceeds `max_bytes`).
+#[derive(Debug)]
+pub struct DiskStore {
+    dir: PathBuf,
+    max_bytes: Option<u64>,
+    index: Mutex<Index>,
+}
+
+#[derive(Debug, Default)]
+struct Index {
+    tick: u64,
+    /// hash -> (blob bytes, last use)
+    entries: HashMap<String, (u64, u64)>,
+    order: BTreeMap<u64, String>,
+    total: u64,
+    evictions: u64,
+}
+
+impl Index {
+    fn touch(&mut self, hash: &str, bytes: u64) {
+        self.tick += 1;
+        let tick = self.tick;
+        if let Some((b, t)) = self.entries.insert(hash.to_string(), (bytes, tick)) {
+            self.order.remove(&t);
+            self.total -= b;
+        }
+        self.order.insert(tick, hash.to_string());
+        self.total += bytes;
+    }
+    fn forget(&mut self, hash: &str) {
+        if let Some((b, t)) = self.entries.remove(hash) {
+            self.order.remove(&t);
+            self.total -= b;
+        }
+    }
+}
+
+impl DiskStore {
+    /// Opens (creating it if needed) the namespace directory `dir`. With a bound, existing
+    /// markers are scanned once to learn the entries' sizes, oldest (by marker modification
+    /// time) first in the eviction order.
+    ///
+    /// # Errors
+    /// The directory cannot be created or listed.
+    pub fn open(dir: PathBuf, max_bytes: Option<u64>) -> std::io::Result<DiskStore> {
+        std::fs::create_dir_all(&dir)?;
+        let store = DiskStore {
+            dir,
+            max_bytes,
+            index: Mutex::new(Index::default()),
+        };
+        if max_bytes.is_some() {
+            let mut found = Vec::new();
+            for entry in std::fs::read_dir(&store.dir)? {
+                let entry = entry?;
+                let name = entry.file_name().to_string_lossy().to_string();
+                let Some(hash) = name.strip_suffix(".json") else {
+                    continue;
+                };
+                let Some(m) = read_marker(&entry.path()) else {
+                    store.drop_files(hash);
+                    continue;
+                };
+                let mtime = entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .unwrap_or(std::time::UNIX_EPOCH);
+                found.push((mtime, hash.to_string(), m.bytes));
+            }
+            found.sort();
+            let mut g = store.lock();
+            for (_, hash, bytes) in found {
+                g.touch(&hash, bytes);
+            }
+            drop(g);
+            store.evict();
+        }
+        Ok(store)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Index> {
+        self.index.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn paths(&self, hash: &str) -> (PathBuf, PathBuf) {
+        (
+            self.dir.join(format!("{hash}.blob")),
+            self.dir.join(format!("{hash}.json")),
+        )
+    }
+
+    fn drop_files(&self, hash: &str) {
+        let (blob, marker) = self.paths(hash);
+        // Marker first: without it the blob is never trusted.
+        let _ = std::fs::remove_file(marker);
+        let _ = std::fs::remove_file(blob);
+    }
+
+    /// The blob stored under `key`, verified against its marker; `None` (and the entry
+    /// removed) when anything does not match.
+    pub fn get(&self, key: &str) -> Option<Bytes> {
+        let hash = sha256_hex(key.as_bytes());
+        let (blob, marker) = self.paths(&hash);
+        let found = (|| {
+            let m = read_marker(&marker)?;
+            if m.key != key {
+                return None;
+            }
+            let len = std::fs::metadata(&blob).ok()?.len();
+            if len != m.bytes {
+                return None;
+            }
+            let mut data = Vec::new();
+            data.try_reserve_exact(len as usize).ok()?;
+            std::fs::File::open(&blob)
+                .ok()?
+                .take(len)
+                .read_to_end(&mut data)
+                .ok()?;
+            if data.len() as u64 != len || sha256_hex(&data) != m.sha256 {
+                return None;
+            }
+            Some(Bytes::from(data))
+        })();
+        match &found {
+            Some(b) => {
+                if self.max_bytes.is_some() {
+                    self.lock().touch(&hash, b.len() as u64);
+                }
+            }
+            None => {
+                if blob.exists() || marker.exists() {
+                    self.drop_files(&hash);
+                }
+                self.lock().forget(&hash);
+            }
+        }
+        found
+    }
+
+    /// Publishes `bytes` under `key` (blob, then marker; each through a temporary file and a
+    /// rename), then evicts least recently used entries beyond the bound. An entry larger
+    /// than the bound is not stored. Failures to write leave no trusted entry and are not
+    /// errors: the cache is an optimisation.
+    pub fn put(&self, key: &str, bytes: &[u8]) {
+        if self.max_bytes.is_some_and(|m| bytes.len() as u64 > m) {
+            return;
+        }
+        let hash = sha256_hex(key.as_bytes());
+        let (blob, marker) = self.paths(&hash);
+        // An old marker must not outlive the blob it described.
+        let _ = std::fs::remove_file(&marker);
+        let m = Marker {
+            schema: SCHEMA_VERSION,
+            key: key.to_string(),
+            bytes: bytes.len() as u64,
+            sha256: sha256_hex(bytes),
+        };
+        let json = serde_json::to_vec(&m).expect("marker serialises");
+        let ok = write_atomic(&self.dir, &blob, bytes).is_ok()
+            && write_atomic(&self.dir, &marker, &json).is_ok();
+        if !ok {
+            self.drop_files(&hash);
+            return;
+        }
+        if self.max_bytes.is_some() {
+            self.lock().touch(&hash, bytes.len() as u64);
+            self.evict();
+        }
+    }
+
+    /// Removes the entry under `key`.
+    pub fn remove(&self, key: &str) {
+        let hash = sha256_hex(key.as_bytes());
+        self.drop_files(&hash);
+        self.lock().forget(&hash);
+    }
+
+    fn evict(&self) {
+        let Some(max) = self.max_bytes else { return };
+        loop {
+            let victim = {
+                let mut g = self.lock();
+                if g.total <= max {
+                    return;
+                }
+                let Some((_, h)) = g.order.pop_first() else {
+                    return;
+                };
+                if let Some((b, _)) = g.entries.remove(&h) {
+                    g.total -= b;
+                    g.evictions += 1;
+                }
+                h
+            };
+            self.drop_files(&victim);
+        }
+    }
+
+    /// (entries, blob bytes, evictions) of a bounded store since it was opened (a store
+    /// without a bound does not track them and reports zeros).
+    pub fn usage(&self) -> (u64, u64, u64) {
+        let g = self.lock();
+        (g.entries.len() as u64, g.total, g.evictions)
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+fn read_marker(path: &Path) -> Option<Marker> {
+    let f = std::fs::File::open(path).ok()?;
+    let mut text = Vec::new();
+    f.take(MAX_MARKER_BYTES).read_to_end(&mut text).ok()?;
+    let m: Marker = serde_json::from_slice(&text).ok()?;
+    (m.schema == SCHEMA_VERSION && m.sha256.len() == 64).then_some(m)
+}
+
+fn write_atomic(dir: &Path, target: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let tmp = dir.join(format!(".tmp-{}-{n}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, target)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(dir: &Path, key: &str) -> (PathBuf, PathBuf) {
+        let h = sha256_hex(key.as_bytes());
+        (dir.join(format!("{h}.blob")), dir.join(format!("{h}.json")))
+    }
+
+    #[test]
+    fn round_trip_and_each_damage_is_a_miss() {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = DiskStore::open(tmp.path().to_path_buf(), None).unwrap();
+        let (blob, marker) = files(tmp.path(), "k");
+        let fresh = |s: &DiskStore| s.put("k", b"hello world");
+
+        fresh(&s);
+        assert_eq!(&s.get("k").unwrap()[..], b"hello world");
+        assert!(s.get("other").is_none());
+
+        // corrupted blob (same size)
+        std::fs::write(&blob, b"hello WORLD").unwrap();
+        assert!(s.get("k").is_none());
+        assert!(!blob.exists() && !marker.exists(), "a bad entry is dropped");
+
+        // truncated blob
+        fresh(&s);
+        std::fs::write(&blob, b"hello").unwrap();
+        assert!(s.get("k").is_none());
+
+        // missing marker
+        fresh(&s);
+        std::fs::remove_file(&marker).unwrap();
+        assert!(s.get("k").is_none());
+        assert!(!blob.exists());
+
+        // corrupted marker
+        fresh(&s);
+        std::fs::write(&marker, b"{not json").unwrap();
+        assert!(s.get("k").is_none());
+
+        // marker of another schema version
+        fresh(&s);
+        let text = std::fs::read_to_string(&marker).unwrap();
+        std::fs::write(&marker, text.replace("\"schema\":1", "\"schema\":2")).unwrap();
+        assert!(s.get("k").is_none());
+
+        fresh(&s);
+        assert_eq!(&s.get("k").unwrap()[..], b"hello world");
+        s.remove("k");
+        assert!(s.get("k").is_none());
+    }
+
+    #[test]
+    fn bounded_store_evicts_least_recently_used_and_survives_reopen() {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = DiskStore::open(tmp.path().to_path_buf(), Some(100)).unwrap();
+        s.put("a", &[1; 40]);
+        s.put("b", &[2; 40]);
+        assert!(s.get("a").is_some()); // a most recent
+        s.put("c", &[3; 40]); // 120 > 100: b goes
+        assert!(s.get("b").is_none());
+        assert!(s.get("a").is_some() && s.get("c").is_some());
+        assert_eq!(s.usage(), (2, 80, 1));
+        s.put("big", &[0; 101]);
+        assert!(s.get("big").is_none());
+        drop(s);
+        let s = DiskStore::open(tmp.path().to_path_buf(), Some(100)).unwrap();
+        assert_eq!(s.usage().1, 80);
+        assert_eq!(&s.get("c").unwrap()[..], &[3; 40]);
+    }
+}
