@@ -296,7 +296,7 @@ impl RemoteArray {
     /// small source the rest of it. Returns the source to read from (a complete copy in
     /// memory for a small source), the first bytes (all of them for a small source) and
     /// the source's identity.
-    async fn fetch_head(
+    pub(crate) async fn fetch_head(
         transport: Arc<dyn RangeSource>,
         options: &OpenOptions,
     ) -> Result<(Arc<dyn RangeSource>, Bytes, SourceInfo)> {

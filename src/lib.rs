@@ -9,10 +9,12 @@
 //! - [`io`]: the [`io::RangeSource`] trait, byte ranges, coalescing, traffic counting, retries,
 //!   and the transports (fetch in wasm, HTTP natively, local files, memory).
 //! - [`codec::blosc2`]: Blosc2 chunk and frame decoding/encoding in pure Rust.
-//! - [`cache`]: the compressed-payload LRU and cache policies.
+//! - [`cache`]: the cache coordinator: discovery records, the compressed-payload LRU, complete
+//!   copies of small sources, policies MEMORY / DISK / NONE.
 //! - [`selection`]: numpy-like selections and the one planner that maps them to chunks.
 //! - [`formats`]: discovery and chunk location per format.
 //! - [`array`]: [`array::RemoteArray`], the format-agnostic handle users read from.
+//! - [`store`]: [`store::RemoteStore`], a container opened once whose arrays share its caches.
 //! - [`partition`] and [`chunk_trace`]: pure logic for tape tiering and the HDF5 chunk cache.
 
 pub mod array;
@@ -26,6 +28,7 @@ pub mod io;
 pub mod npy;
 pub mod partition;
 pub mod selection;
+pub mod store;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

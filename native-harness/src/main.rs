@@ -4,7 +4,6 @@
 //! `{"error":{"code":"..","message":".."}}` on stderr and exit with status 1.
 
 use chunkwise::array::{OpenOptions, Progress, ReadOptions};
-use chunkwise::cache::CachePolicy;
 use chunkwise::npy;
 use chunkwise::selection::Selection;
 use clap::{Parser, Subcommand};
@@ -59,14 +58,19 @@ enum Command {
         /// Write the selection as .npy.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Payload cache policy.
+        /// Cache policy: memory, disk (persists across runs in --cache-dir) or none.
         #[arg(long, default_value = "memory")]
         cache: String,
+        /// Cache directory for --cache disk (discovery records, payload, small-source copies).
+        #[arg(long)]
+        cache_dir: Option<PathBuf>,
         /// Extra request header "Name: value" (repeatable).
         #[arg(long = "header")]
         headers: Vec<String>,
     },
-    /// Show what discovery finds: shape, dtype, chunks, codecs.
+    /// Show what discovery finds: shape, dtype, chunks, codecs. On an HDF5 file without
+    /// --path whose root does not hold exactly one dataset, prints the hierarchy instead: one
+    /// JSON list of {"path","kind","shape","dtype","error"} (kind "group" or "array").
     Info {
         /// http(s) URL or local path.
         source: String,
@@ -76,6 +80,12 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Cache policy: memory, disk (persists across runs in --cache-dir) or none.
+        #[arg(long, default_value = "memory")]
+        cache: String,
+        /// Cache directory for --cache disk (discovery records, payload, small-source copies).
+        #[arg(long)]
+        cache_dir: Option<PathBuf>,
         /// Extra request header "Name: value" (repeatable).
         #[arg(long = "header")]
         headers: Vec<String>,
@@ -91,6 +101,12 @@ enum Command {
         /// Print a JSON list of {"offset","address","size","filter_mask"}.
         #[arg(long)]
         json: bool,
+        /// Cache policy: memory, disk (persists across runs in --cache-dir) or none.
+        #[arg(long, default_value = "memory")]
+        cache: String,
+        /// Cache directory for --cache disk (discovery records, payload, small-source copies).
+        #[arg(long)]
+        cache_dir: Option<PathBuf>,
         /// Extra request header "Name: value" (repeatable).
         #[arg(long = "header")]
         headers: Vec<String>,
@@ -256,17 +272,19 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
             select,
             out,
             cache,
+            cache_dir,
             headers,
         } => {
+            let coordinator = source::coordinator(&cache, cache_dir.as_deref())?;
             let options = OpenOptions {
-                cache: cache
-                    .parse::<CachePolicy>()
-                    .map_err(chunkwise::Error::InvalidArgument)?,
+                cache: coordinator.policy(),
                 path: path.clone(),
                 ..Default::default()
             };
             let sel = Selection::parse(&select).map_err(chunkwise::Error::Selection)?;
-            let arr = source::open_array(&source, parse_headers(&headers)?, options).await?;
+            let arr =
+                source::open_array_cached(&source, parse_headers(&headers)?, options, coordinator)
+                    .await?;
             if arr.info().format != "hdf5" {
                 no_path(&path)?;
             }
@@ -325,13 +343,37 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
             source,
             path,
             json,
+            cache,
+            cache_dir,
             headers,
         } => {
+            let coordinator = source::coordinator(&cache, cache_dir.as_deref())?;
             let options = OpenOptions {
+                cache: coordinator.policy(),
                 path: path.clone(),
                 ..Default::default()
             };
-            let arr = source::open_array(&source, parse_headers(&headers)?, options).await?;
+            let headers = parse_headers(&headers)?;
+            let opened =
+                source::open_array_cached(&source, headers.clone(), options, coordinator.clone())
+                    .await;
+            let arr = match opened {
+                Ok(arr) => arr,
+                // No --path and not one root dataset: list the hierarchy if it is a container.
+                Err(e) if path.is_none() => {
+                    match source::open_store_cached(&source, headers, coordinator).await {
+                        Ok(store) => {
+                            println!(
+                                "{}",
+                                serde_json::to_string(store.nodes()).expect("nodes serialise")
+                            );
+                            return Ok(());
+                        }
+                        Err(_) => return Err(e),
+                    }
+                }
+                Err(e) => return Err(e),
+            };
             if arr.info().format != "hdf5" {
                 no_path(&path)?;
             }
@@ -362,11 +404,19 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
             source,
             path,
             json,
+            cache,
+            cache_dir,
             headers,
         } => {
-            let out =
-                source::chunks_command(&source, path.as_deref(), parse_headers(&headers)?, json)
-                    .await?;
+            let coordinator = source::coordinator(&cache, cache_dir.as_deref())?;
+            let out = source::chunks_command_cached(
+                &source,
+                path.as_deref(),
+                parse_headers(&headers)?,
+                json,
+                coordinator,
+            )
+            .await?;
             if json {
                 println!("{out}");
             } else {

@@ -2,10 +2,12 @@
 //! retries, anything else as a local file; both counted into one [`Traffic`].
 
 use chunkwise::array::{OpenOptions, RemoteArray};
+use chunkwise::cache::{CacheCoordinator, CachePolicy};
 use chunkwise::io::file::FileSource;
 use chunkwise::io::http::{HttpOptions, HttpSource};
 use chunkwise::io::retry::{RetryConfig, Retrying};
 use chunkwise::io::{Counted, RangeSource, Traffic};
+use chunkwise::store::RemoteStore;
 use std::sync::Arc;
 
 /// Builds the transport for `source` (URL or path) counting into `traffic`. Retries wrap the
@@ -40,6 +42,138 @@ pub async fn open_array(
     let traffic = Traffic::new();
     let t = transport(source, headers, &traffic)?;
     RemoteArray::open_source(t, traffic, options).await
+}
+
+/// The cache identity of a SOURCE argument: the URL as given, or a local file's canonical
+/// path; with the fingerprint of `headers`.
+pub fn source_key(source: &str, headers: &[(String, String)]) -> chunkwise::cache::SourceKey {
+    let location = if source.starts_with("http://") || source.starts_with("https://") {
+        source.to_string()
+    } else {
+        std::fs::canonicalize(source)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| source.to_string())
+    };
+    chunkwise::cache::SourceKey::new(&location, headers)
+}
+
+/// The cache coordinator of the CLI flags `--cache memory|disk|none` and `--cache-dir DIR`
+/// (DISK needs a directory; payload bounded by the default 256 MiB).
+///
+/// # Errors
+/// [`chunkwise::Error::InvalidArgument`] for an unknown policy, DISK without a directory, a
+/// directory with another policy, or a directory that cannot be created.
+pub fn coordinator(
+    cache: &str,
+    cache_dir: Option<&std::path::Path>,
+) -> Result<CacheCoordinator, chunkwise::Error> {
+    let policy = cache
+        .parse::<CachePolicy>()
+        .map_err(chunkwise::Error::InvalidArgument)?;
+    match (policy, cache_dir) {
+        (CachePolicy::Disk, Some(dir)) => {
+            CacheCoordinator::disk(dir, Some(chunkwise::cache::DEFAULT_MAX_CACHE_BYTES))
+        }
+        (CachePolicy::Disk, None) => Err(chunkwise::Error::InvalidArgument(
+            "--cache disk needs --cache-dir DIR".into(),
+        )),
+        (_, Some(_)) => Err(chunkwise::Error::InvalidArgument(
+            "--cache-dir is used with --cache disk only".into(),
+        )),
+        (p, None) => CacheCoordinator::new(p, chunkwise::cache::DEFAULT_MAX_CACHE_BYTES),
+    }
+}
+
+/// Opens an array at `source` whose caches `coordinator` owns.
+pub async fn open_array_cached(
+    source: &str,
+    headers: Vec<(String, String)>,
+    options: OpenOptions,
+    coordinator: CacheCoordinator,
+) -> Result<RemoteArray, chunkwise::Error> {
+    let traffic = Traffic::new();
+    let key = source_key(source, &headers);
+    let t = transport(source, headers, &traffic)?;
+    RemoteArray::open_with_cache(t, traffic, options, coordinator, key).await
+}
+
+/// Opens the container at `source` (an HDF5 file) as a store whose caches `coordinator`
+/// owns.
+pub async fn open_store_cached(
+    source: &str,
+    headers: Vec<(String, String)>,
+    coordinator: CacheCoordinator,
+) -> Result<RemoteStore, chunkwise::Error> {
+    let traffic = Traffic::new();
+    let key = source_key(source, &headers);
+    let t = transport(source, headers, &traffic)?;
+    RemoteStore::open(t, traffic, OpenOptions::default(), coordinator, key).await
+}
+
+/// `chunkwise chunks` with a cache coordinator: as [`chunks_command`], from the dataset's
+/// discovery record when `coordinator` holds it (no request).
+///
+/// # Errors
+/// As [`chunks_command`].
+pub async fn chunks_command_cached(
+    source: &str,
+    path: Option<&str>,
+    headers: Vec<(String, String)>,
+    json: bool,
+    coordinator: CacheCoordinator,
+) -> Result<String, chunkwise::Error> {
+    let options = OpenOptions {
+        path: path.map(str::to_string),
+        ..Default::default()
+    };
+    let arr = open_array_cached(source, headers, options, coordinator).await?;
+    let Some(chunkwise::cache::Seed::Hdf5 { dataset }) = arr.seed() else {
+        return Err(chunkwise::formats::FormatError::Unsupported {
+            location: source.to_string(),
+            format: "hdf5",
+            detail: format!(
+                "chunk maps are listed for HDF5 datasets; this is {}",
+                arr.info().format
+            ),
+        }
+        .into());
+    };
+    let map: &[chunkwise::formats::hdf5::discover::ChunkInfo] = match &dataset.layout {
+        chunkwise::formats::hdf5::discover::Layout::Chunked { entries, .. } => entries,
+        _ => &[],
+    };
+    Ok(format_chunk_map(source, &dataset.path, map, json))
+}
+
+fn format_chunk_map(
+    source: &str,
+    path: &str,
+    map: &[chunkwise::formats::hdf5::discover::ChunkInfo],
+    json: bool,
+) -> String {
+    if json {
+        return serde_json::to_string(map).expect("chunk map serialises");
+    }
+    let mut out = format!(
+        "{} {} ({} allocated chunks)\n{:<24} {:>14} {:>10} {:>11}\n",
+        source,
+        path,
+        map.len(),
+        "offset",
+        "address",
+        "size",
+        "filter_mask"
+    );
+    for c in map {
+        out.push_str(&format!(
+            "{:<24} {:>14} {:>10} {:>11}\n",
+            format!("{:?}", c.offset),
+            c.address,
+            c.size,
+            c.filter_mask
+        ));
+    }
+    out
 }
 
 /// `chunkwise chunks`: the chunk map of the HDF5 dataset at `path` of `source`, as a JSON
