@@ -45,7 +45,9 @@ struct Counters {
     source_hits: AtomicU64,
     format_decodes: AtomicU64,
     converted_hits: AtomicU64,
+    #[cfg(not(target_arch = "wasm32"))]
     disk_hits: AtomicU64,
+    #[cfg(not(target_arch = "wasm32"))]
     disk_misses: AtomicU64,
 }
 
@@ -195,6 +197,8 @@ impl CacheCoordinator {
         &self.inner.memory
     }
 
+    /// The DISK key of a payload entry.
+    #[cfg(not(target_arch = "wasm32"))]
     fn payload_key(key: &CacheKey) -> String {
         use super::Item;
         match key.item {

@@ -16,8 +16,13 @@ use wasm_bindgen::JsCast;
 const TS_TYPES: &'static str = r#"
 /** Options of RemoteArray.open. */
 export interface OpenOptions {
-  /** "memory" (default) keeps compressed chunks in an LRU; "none" keeps none between reads. */
-  cache?: "memory" | "none";
+  /** "memory" (default) keeps compressed chunks in an LRU; "none" keeps none between reads.
+   *  "disk" is refused with code INVALID_ARGUMENT (no persistent browser storage yet). */
+  cache?: "memory" | "none" | "disk";
+  /** Use the page-wide MEMORY cache (256 MiB) shared by every open with this flag: a reopen
+   *  of the same URL (same headers, same path) then makes no request. Default false: the
+   *  array owns its cache. maxCacheBytes is ignored when shared. */
+  shareCache?: boolean;
   /** Bound of retained compressed payload in bytes (default 256 MiB). */
   maxCacheBytes?: number;
   /** Extra request headers, e.g. { Authorization: "Bearer ..." }. */
@@ -57,13 +62,106 @@ pub struct RemoteArray {
     inner: Option<Rc<crate::array::RemoteArray>>,
 }
 
-fn get_opt(obj: &JsValue, name: &str) -> Option<JsValue> {
+impl RemoteArray {
+    /// Wraps an opened array (for `RemoteStore.get`).
+    pub(crate) fn from_inner(inner: crate::array::RemoteArray) -> RemoteArray {
+        RemoteArray {
+            inner: Some(Rc::new(inner)),
+        }
+    }
+}
+
+pub(crate) fn get_opt(obj: &JsValue, name: &str) -> Option<JsValue> {
     if obj.is_undefined() || obj.is_null() {
         return None;
     }
     js_sys::Reflect::get(obj, &name.into())
         .ok()
         .filter(|v| !v.is_undefined() && !v.is_null())
+}
+
+/// The options common to `RemoteArray.open` and `RemoteStore.open`: `cache`,
+/// `maxCacheBytes`, `path` and `headers`.
+pub(crate) fn parse_open_options(
+    options: &JsValue,
+) -> Result<(OpenOptions, Vec<(String, String)>), JsValue> {
+    let options = options.clone();
+    let mut opts = OpenOptions::default();
+    if let Some(c) = get_opt(&options, "cache") {
+        let s = c
+            .as_string()
+            .ok_or_else(|| arg_error("cache must be a string"))?;
+        opts.cache = s.parse::<CachePolicy>().map_err(arg_error)?;
+    }
+    if let Some(m) = get_opt(&options, "maxCacheBytes") {
+        let n = m
+            .as_f64()
+            .filter(|n| *n >= 0.0)
+            .ok_or_else(|| arg_error("maxCacheBytes must be a non-negative number"))?;
+        opts.max_cache_bytes = n as u64;
+    }
+    if let Some(p) = get_opt(&options, "path") {
+        opts.path = Some(
+            p.as_string()
+                .ok_or_else(|| arg_error("path must be a string"))?,
+        );
+    }
+    let mut headers: Vec<(String, String)> = Vec::new();
+    if let Some(h) = get_opt(&options, "headers") {
+        let obj: js_sys::Object = h
+            .dyn_into()
+            .map_err(|_| arg_error("headers must be an object"))?;
+        for entry in js_sys::Object::entries(&obj).iter() {
+            let pair: js_sys::Array = entry.unchecked_into();
+            let k = pair.get(0).as_string().unwrap_or_default();
+            let v = pair
+                .get(1)
+                .as_string()
+                .ok_or_else(|| arg_error(format!("header {k} must be a string")))?;
+            headers.push((k, v));
+        }
+    }
+    Ok((opts, headers))
+}
+
+/// The cache coordinator of the open options: the page-wide MEMORY one with `shareCache:
+/// true`, otherwise a private one of `opts.cache` (`"disk"` is a typed error here: no
+/// persistent browser storage is built yet).
+pub(crate) fn coordinator_for(
+    options: &JsValue,
+    opts: &OpenOptions,
+) -> Result<crate::cache::CacheCoordinator, JsValue> {
+    let shared = get_opt(options, "shareCache")
+        .map(|v| {
+            v.as_bool()
+                .ok_or_else(|| arg_error("shareCache must be a boolean"))
+        })
+        .transpose()?
+        .unwrap_or(false);
+    if shared && opts.cache == CachePolicy::Memory {
+        return Ok(crate::cache::CacheCoordinator::shared());
+    }
+    crate::cache::CacheCoordinator::new(opts.cache, opts.max_cache_bytes).map_err(|e| js_error(&e))
+}
+
+/// The transport of `url` with `headers`: fetch with retries, counted into `traffic`
+/// (retries wrap the counter, so each attempt counts as a request).
+pub(crate) fn fetch_transport(
+    url: String,
+    headers: Vec<(String, String)>,
+    traffic: &Traffic,
+) -> Arc<dyn crate::io::RangeSource> {
+    let fetch = FetchSource::with_options(
+        url,
+        FetchOptions {
+            headers,
+            ..Default::default()
+        },
+    );
+    Arc::new(Retrying::new(
+        Counted::new(fetch, traffic.clone()),
+        RetryConfig::default(),
+    ))
 }
 
 fn selection_from_js(sel: &JsValue) -> Result<Selection, JsValue> {
@@ -136,57 +234,15 @@ impl RemoteArray {
         url: String,
         #[wasm_bindgen(unchecked_param_type = "OpenOptions")] options: JsValue,
     ) -> Result<RemoteArray, JsValue> {
-        let mut opts = OpenOptions::default();
-        if let Some(c) = get_opt(&options, "cache") {
-            let s = c
-                .as_string()
-                .ok_or_else(|| arg_error("cache must be a string"))?;
-            opts.cache = s.parse::<CachePolicy>().map_err(arg_error)?;
-        }
-        if let Some(m) = get_opt(&options, "maxCacheBytes") {
-            let n = m
-                .as_f64()
-                .filter(|n| *n >= 0.0)
-                .ok_or_else(|| arg_error("maxCacheBytes must be a non-negative number"))?;
-            opts.max_cache_bytes = n as u64;
-        }
-        if let Some(p) = get_opt(&options, "path") {
-            opts.path = Some(
-                p.as_string()
-                    .ok_or_else(|| arg_error("path must be a string"))?,
-            );
-        }
-        let mut headers: Vec<(String, String)> = Vec::new();
-        if let Some(h) = get_opt(&options, "headers") {
-            let obj: js_sys::Object = h
-                .dyn_into()
-                .map_err(|_| arg_error("headers must be an object"))?;
-            for entry in js_sys::Object::entries(&obj).iter() {
-                let pair: js_sys::Array = entry.unchecked_into();
-                let k = pair.get(0).as_string().unwrap_or_default();
-                let v = pair
-                    .get(1)
-                    .as_string()
-                    .ok_or_else(|| arg_error(format!("header {k} must be a string")))?;
-                headers.push((k, v));
-            }
-        }
+        let (opts, headers) = parse_open_options(&options)?;
+        let coordinator = coordinator_for(&options, &opts)?;
         let traffic = Traffic::new();
-        let fetch = FetchSource::with_options(
-            url,
-            FetchOptions {
-                headers,
-                ..Default::default()
-            },
-        );
-        // Retries wrap the counter, so each attempt counts as a request.
-        let transport = Arc::new(Retrying::new(
-            Counted::new(fetch, traffic.clone()),
-            RetryConfig::default(),
-        ));
+        let key = crate::cache::SourceKey::new(&url, &headers);
+        let transport = fetch_transport(url, headers, &traffic);
         let signal: Option<web_sys::AbortSignal> =
             get_opt(&options, "signal").map(|s| s.unchecked_into());
-        let open = crate::array::RemoteArray::open_source(transport, traffic, opts);
+        let open =
+            crate::array::RemoteArray::open_with_cache(transport, traffic, opts, coordinator, key);
         let result = cancellable(open, signal.as_ref(), CancelFlag::new()).await;
         let inner = result.map_err(|e| js_error(&e))?;
         Ok(RemoteArray {
@@ -285,17 +341,16 @@ impl RemoteArray {
         }))
     }
 
-    /// Releases the cache and the source. Later calls throw.
+    /// Releases this handle (and its cache unless it is shared with a store or the page).
+    /// Later calls throw.
     pub fn close(&mut self) {
-        if let Some(a) = self.inner.take() {
-            a.cache().clear();
-        }
+        self.inner.take();
     }
 }
 
 /// Runs `fut` unless `signal` aborts first (then [`crate::io::IoError::Cancelled`]); `cancel`
 /// is set on abort so steps in progress stop at their next check.
-async fn cancellable<T>(
+pub(crate) async fn cancellable<T>(
     fut: impl std::future::Future<Output = crate::Result<T>>,
     signal: Option<&web_sys::AbortSignal>,
     cancel: CancelFlag,

@@ -7,11 +7,17 @@
 //! const { data, shape, dtype } = await arr.read("0, 100:200, :", { signal, onProgress });
 //! arr.traffic; // { requests, bytes }
 //! arr.close();
+//!
+//! const store = await RemoteStore.open(url, { headers: {} });   // an HDF5 file
+//! store.nodes;            // [{ path, kind, shape, dtype, error }, ...]
+//! const ds = await store.get("/group/data");                     // a RemoteArray
+//! store.traffic; store.close();
 //! ```
 
 mod array;
 mod chunk_trace;
 pub mod partition;
+mod store;
 
 pub use array::RemoteArray;
 pub use chunk_trace::{
@@ -19,6 +25,7 @@ pub use chunk_trace::{
     simulate_chunk_cache,
 };
 pub use partition::{diff_js, partition_js, resolve_js, KeyResolver};
+pub use store::RemoteStore;
 
 use wasm_bindgen::prelude::*;
 

@@ -1,0 +1,106 @@
+//! `RemoteStore` for JavaScript: an HDF5 file opened once, listed, and read dataset by
+//! dataset with shared caches.
+
+use super::array::{
+    cancellable, coordinator_for, fetch_transport, get_opt, parse_open_options, RemoteArray,
+};
+use super::{arg_error, js_error};
+use crate::array::CancelFlag;
+use crate::cache::SourceKey;
+use crate::io::Traffic;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_STORE_TYPES: &'static str = r#"
+/** One node of a container's hierarchy. */
+export interface StoreNode {
+  /** Absolute path, "/" for the root group. */
+  path: string;
+  kind: "group" | "array";
+  /** Array shape (elements); null for groups. */
+  shape: number[] | null;
+  /** numpy dtype of an array; null for groups. */
+  dtype: string | null;
+  /** Why the node cannot be read (unsupported type or filter), else null. */
+  error: string | null;
+}
+/** Options of RemoteStore.open: those of RemoteArray.open except path. */
+export type StoreOptions = Omit<OpenOptions, "path">;
+"#;
+
+/// A container (an HDF5 file) opened once over HTTP range requests. Its arrays share its
+/// transport, traffic counter and caches.
+#[wasm_bindgen]
+pub struct RemoteStore {
+    inner: Option<Rc<crate::store::RemoteStore>>,
+}
+
+#[wasm_bindgen]
+impl RemoteStore {
+    /// Opens and lists a container: a file up to 8 MiB is fetched whole once; a listed
+    /// dataset then opens without a request. Rejects with a `ChunkwiseError` (`code`
+    /// `UNSUPPORTED` for a source that is not a container, `INVALID_ARGUMENT` for
+    /// `cache: "disk"`, and the codes of `RemoteArray.open`).
+    #[wasm_bindgen(unchecked_return_type = "RemoteStore")]
+    pub async fn open(
+        url: String,
+        #[wasm_bindgen(unchecked_param_type = "StoreOptions")] options: JsValue,
+    ) -> Result<RemoteStore, JsValue> {
+        let (opts, headers) = parse_open_options(&options)?;
+        let coordinator = coordinator_for(&options, &opts)?;
+        let traffic = Traffic::new();
+        let key = SourceKey::new(&url, &headers);
+        let transport = fetch_transport(url, headers, &traffic);
+        let signal: Option<web_sys::AbortSignal> =
+            get_opt(&options, "signal").map(|s| s.unchecked_into());
+        let open = crate::store::RemoteStore::open(transport, traffic, opts, coordinator, key);
+        let store = cancellable(open, signal.as_ref(), CancelFlag::new())
+            .await
+            .map_err(|e| js_error(&e))?;
+        Ok(RemoteStore {
+            inner: Some(Rc::new(store)),
+        })
+    }
+
+    fn inner(&self) -> Result<Rc<crate::store::RemoteStore>, JsValue> {
+        self.inner
+            .clone()
+            .ok_or_else(|| arg_error("the store is closed"))
+    }
+
+    /// Groups and arrays, sorted by path: `{ path, kind, shape, dtype, error }` each.
+    #[wasm_bindgen(getter, unchecked_return_type = "StoreNode[]")]
+    pub fn nodes(&self) -> Result<JsValue, JsValue> {
+        let json =
+            serde_json::to_string(self.inner()?.nodes()).map_err(|e| arg_error(e.to_string()))?;
+        super::parse_json(&json).map_err(arg_error)
+    }
+
+    /// Opens the array at `path` (e.g. "/group/data"), sharing this store's caches.
+    #[wasm_bindgen(unchecked_return_type = "Promise<RemoteArray>")]
+    pub fn get(&self, path: String) -> Result<js_sys::Promise, JsValue> {
+        let inner = self.inner()?;
+        Ok(wasm_bindgen_futures::future_to_promise(async move {
+            let arr = inner.get(&path).await.map_err(|e| js_error(&e))?;
+            Ok(RemoteArray::from_inner(arr).into())
+        }))
+    }
+
+    /// Requests and bytes of the store and its arrays: `{ requests, bytes, roundTrips }`.
+    #[wasm_bindgen(getter, unchecked_return_type = "Traffic")]
+    pub fn traffic(&self) -> Result<JsValue, JsValue> {
+        let t = self.inner()?.traffic();
+        let o = js_sys::Object::new();
+        js_sys::Reflect::set(&o, &"requests".into(), &(t.requests as f64).into())?;
+        js_sys::Reflect::set(&o, &"bytes".into(), &(t.bytes as f64).into())?;
+        js_sys::Reflect::set(&o, &"roundTrips".into(), &(t.round_trips as f64).into())?;
+        Ok(o.into())
+    }
+
+    /// Releases this handle; arrays already returned by `get` stay usable. Later calls throw.
+    pub fn close(&mut self) {
+        self.inner.take();
+    }
+}
