@@ -235,6 +235,16 @@ fn fail(e: &chunkwise::Error) -> ! {
     std::process::exit(1)
 }
 
+/// Whether the root group holds exactly one member, a dataset (then an open without a path
+/// picks it, and its failure is the error to report).
+fn one_root_dataset(nodes: &[chunkwise::formats::Node]) -> bool {
+    let root: Vec<&chunkwise::formats::Node> = nodes
+        .iter()
+        .filter(|n| n.path != "/" && n.path.matches('/').count() == 1)
+        .collect();
+    root.len() == 1 && root[0].kind == chunkwise::formats::NodeKind::Array
+}
+
 fn no_path(path: &Option<String>) -> Result<(), chunkwise::Error> {
     match path {
         Some(p) if !p.is_empty() && p != "/" => Err(chunkwise::Error::InvalidArgument(format!(
@@ -359,17 +369,18 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                     .await;
             let arr = match opened {
                 Ok(arr) => arr,
-                // No --path and not one root dataset: list the hierarchy if it is a container.
+                // No --path and the root does not hold exactly one dataset (the reason the
+                // open needed a path): list the hierarchy instead.
                 Err(e) if path.is_none() => {
                     match source::open_store_cached(&source, headers, coordinator).await {
-                        Ok(store) => {
+                        Ok(store) if !one_root_dataset(store.nodes()) => {
                             println!(
                                 "{}",
                                 serde_json::to_string(store.nodes()).expect("nodes serialise")
                             );
                             return Ok(());
                         }
-                        Err(_) => return Err(e),
+                        _ => return Err(e),
                     }
                 }
                 Err(e) => return Err(e),
