@@ -1,8 +1,21 @@
-//! HDF5 plugin filters (the registered filter ids of hdf5plugin), decoded in pure Rust.
+//! HDF5 filters beyond deflate, shuffle and fletcher32, decoded in pure Rust: HDF5's own szip,
+//! nbit and scale-offset filters and the plugin filters (the registered filter ids of
+//! hdf5plugin).
 //!
 //! Every decoder takes one stored chunk and `limit`, the decoded size of the dataset's chunk,
 //! and refuses any size above it before allocating, so a damaged chunk never allocates more
 //! than the chunk it claims to be nor panics.
+//!
+//! - 4 szip (`H5Zszip.c`): the decoded size (u32 LE), then a CCSDS 121.0-B Adaptive Entropy
+//!   Coding stream as libaec's `SZ_BufftoBuffDecompress` (`sz_compat.c`) reads it.
+//! - 5 nbit (`H5Znbit.c`): the significant bits of every element packed most significant first.
+//! - 6 scale-offset (`H5Zscaleoffset.c`): a 21-byte header (minimum bits, minimum value), then
+//!   every element minus the minimum in that many bits; integer and D-scaled float variants.
+//!
+//! The three HDF5 filters run the decoders of `hdf5-reader` (`hdf5_reader::filters`, pure
+//! Rust, already the discovery dependency) rather than a second copy of them here; this module
+//! gives them the chunk limit and the error type of the other filters, and [`BitField`] does
+//! the datatype conversion nbit leaves to the library.
 //!
 //! - 32000 LZF: a raw LZF stream (`lzf_filter.c`, `lzf_d.c` of h5py).
 //! - 32001 Blosc: one Blosc1 chunk (`blosc_filter.c` of hdf5plugin).
@@ -14,6 +27,12 @@
 
 use crate::codec::blosc2::{self, filters as bfilters, frame};
 
+/// Filter id of szip (HDF5's own; `H5Zpublic.h` `H5Z_FILTER_SZIP`).
+pub const SZIP: u16 = 4;
+/// Filter id of nbit (`H5Z_FILTER_NBIT`).
+pub const NBIT: u16 = 5;
+/// Filter id of scale-offset (`H5Z_FILTER_SCALEOFFSET`).
+pub const SCALEOFFSET: u16 = 6;
 /// Filter id of LZF.
 pub const LZF: u16 = 32000;
 /// Filter id of Blosc.
@@ -87,6 +106,9 @@ pub fn decode(
     limit: usize,
 ) -> Option<Result<Vec<u8>, FilterError>> {
     Some(match id {
+        SZIP => szip(cd, data, limit),
+        NBIT => nbit(cd, data, limit),
+        SCALEOFFSET => scaleoffset(cd, data, limit),
         LZF => lzf(data, limit),
         BLOSC => blosc(data, limit),
         LZ4 => lz4(data, limit),
@@ -108,7 +130,155 @@ pub fn decode(
 
 /// Whether filter `id` is decoded by [`decode`].
 pub fn is_decoded(id: u16) -> bool {
-    matches!(id, LZF | BLOSC | LZ4 | BITSHUFFLE | ZSTD | BLOSC2)
+    matches!(
+        id,
+        SZIP | NBIT | SCALEOFFSET | LZF | BLOSC | LZ4 | BITSHUFFLE | ZSTD | BLOSC2
+    )
+}
+
+fn reader_err(filter: &'static str, e: hdf5_reader::error::Error) -> FilterError {
+    bad(filter, e.to_string())
+}
+
+/// Checks that a decoder gave exactly the chunk's `limit` bytes (`H5Z_pipeline` fails a
+/// filter whose output is not the size the next step expects).
+fn exact(filter: &'static str, out: Vec<u8>, limit: usize) -> Result<Vec<u8>, FilterError> {
+    if out.len() != limit {
+        return Err(bad(
+            filter,
+            format!("decodes to {} bytes, the chunk holds {limit}", out.len()),
+        ));
+    }
+    Ok(out)
+}
+
+/// szip (`H5Zszip.c` `H5Z__filter_szip`): `cd` = options mask (EC 4 / NN 32, LSB 8 / MSB 16,
+/// RAW 128, chip 2, allow-K13 1), pixels per block, bits per pixel, pixels per scanline. The
+/// chunk is the decoded size (u32 LE) then the AEC stream; 32- and 64-bit pixels are coded as
+/// 8-bit samples one byte plane at a time, and each scanline is one reference sample
+/// interval padded to whole blocks (libaec `sz_compat.c`).
+pub fn szip(cd: &[u32], data: &[u8], limit: usize) -> Result<Vec<u8>, FilterError> {
+    const F: &str = "szip";
+    let declared = data
+        .get(..4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .ok_or_else(|| bad(F, "size header cut short"))?;
+    checked_size(F, declared as u64, limit)?;
+    let out = hdf5_reader::filters::szip::decompress_with_limit(data, cd, limit)
+        .map_err(|e| reader_err(F, e))?;
+    exact(F, out, limit)
+}
+
+/// nbit (`H5Znbit.c` `H5Z__filter_nbit`): `cd` = parameter count, a "nothing to do" flag,
+/// elements per chunk, then the datatype's description: class (1 atomic, 2 array, 3
+/// compound, 4 no-op) and size, and for an atomic type its byte order (0 LE, 1 BE),
+/// precision and offset in bits. The decoded chunk holds the file datatype's bits, padding
+/// bits zero; [`BitField`] turns reduced-precision integers into values.
+pub fn nbit(cd: &[u32], data: &[u8], limit: usize) -> Result<Vec<u8>, FilterError> {
+    const F: &str = "nbit";
+    if cd.get(1).is_some_and(|&skip| skip != 0) {
+        // Full-precision types: the filter stored the chunk as it was (`H5Z__set_local_nbit`).
+        return exact(F, data.to_vec(), limit);
+    }
+    let out = hdf5_reader::filters::nbit::decompress_with_limit(data, cd, limit)
+        .map_err(|e| reader_err(F, e))?;
+    exact(F, out, limit)
+}
+
+/// scale-offset (`H5Zscaleoffset.c` `H5Z__filter_scaleoffset`): `cd` = scale type (0 float
+/// D-scale, 1 float E-scale (never written by HDF5), 2 integer), scale factor (decimal digits
+/// kept, or minimum bits for integers, 0 = automatic), elements per chunk, class (0 integer,
+/// 1 float), size, sign, byte order, whether a fill value is defined, then the fill value.
+/// The chunk is a 21-byte header (minimum bits u32 LE, size of the minimum, minimum value)
+/// and each element minus the minimum in minimum-bits bits, most significant first; with a
+/// fill value defined the largest code stands for it. Output is in the datatype's byte order.
+pub fn scaleoffset(cd: &[u32], data: &[u8], limit: usize) -> Result<Vec<u8>, FilterError> {
+    const F: &str = "scaleoffset";
+    let n = cd.get(2).copied().unwrap_or(0) as u64;
+    let size = cd.get(4).copied().unwrap_or(0) as u64;
+    checked_size(F, n.saturating_mul(size), limit)?;
+    let out = hdf5_reader::filters::scaleoffset::decompress_with_limit(data, cd, limit)
+        .map_err(|e| reader_err(F, e))?;
+    exact(F, out, limit)
+}
+
+/// Bits of an integer file datatype that does not use all its bits (HDF5 File Format
+/// Specification, "Datatype Message", fixed-point bit offset and bit precision): the value is
+/// `precision` bits starting `offset` bits above the least significant bit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BitField {
+    /// Significant bits.
+    pub precision: u32,
+    /// Bits below the value.
+    pub offset: u32,
+}
+
+impl BitField {
+    /// The bit field of an nbit filter's atomic datatype (`cd[3] == 1`: size `cd[4]`, order,
+    /// precision `cd[6]`, offset `cd[7]`); `None` when the type uses all its bits or is not
+    /// atomic.
+    pub fn of_nbit(cd: &[u32]) -> Option<BitField> {
+        if cd.get(3) != Some(&1) {
+            return None;
+        }
+        let (size, precision, offset) = (*cd.get(4)?, *cd.get(6)?, *cd.get(7)?);
+        let f = BitField { precision, offset };
+        (precision != size.saturating_mul(8) || offset != 0).then_some(f)
+    }
+
+    /// Converts `data` (elements of `itemsize` bytes, little-endian when `little`) in place
+    /// from the file type's bits to values: shifted down by `offset`, `precision` bits kept,
+    /// sign-extended when `signed` (`H5T__conv_i_i`).
+    ///
+    /// # Errors
+    /// A field past the element or an element wider than 8 bytes.
+    pub fn to_values(
+        &self,
+        data: &mut [u8],
+        itemsize: usize,
+        little: bool,
+        signed: bool,
+    ) -> Result<(), FilterError> {
+        let bits = itemsize as u32 * 8;
+        if itemsize == 0
+            || itemsize > 8
+            || self.precision == 0
+            || self.precision.saturating_add(self.offset) > bits
+        {
+            return Err(bad(
+                "nbit",
+                format!(
+                    "{} bits at offset {} in a {itemsize}-byte integer",
+                    self.precision, self.offset
+                ),
+            ));
+        }
+        let mask = if self.precision == 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.precision) - 1
+        };
+        for e in data.chunks_exact_mut(itemsize) {
+            let mut b = [0u8; 8];
+            let mut v = if little {
+                b[..itemsize].copy_from_slice(e);
+                u64::from_le_bytes(b)
+            } else {
+                b[8 - itemsize..].copy_from_slice(e);
+                u64::from_be_bytes(b)
+            };
+            v = (v >> self.offset) & mask;
+            if signed && self.precision < 64 && v >> (self.precision - 1) & 1 == 1 {
+                v |= !mask;
+            }
+            if little {
+                e.copy_from_slice(&v.to_le_bytes()[..itemsize]);
+            } else {
+                e.copy_from_slice(&v.to_be_bytes()[8 - itemsize..]);
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A Blosc1 (or Blosc2) chunk (`blosc_filter.c`: the chunk is `blosc_compress` output).
@@ -486,6 +656,71 @@ mod tests {
         assert!(lzf(&s, 5).is_err());
         assert!(lzf(&[0x20, 0], 100).is_err());
         assert!(lzf(&[5, 1], 100).is_err());
+    }
+
+    #[test]
+    fn bit_fields_become_values() {
+        // 12 bits at offset 3 of a little-endian i32: -5 stored as its 12-bit pattern << 3.
+        let f = BitField {
+            precision: 12,
+            offset: 3,
+        };
+        let mut d = (((-5i32 as u32) & 0xfff) << 3).to_le_bytes().to_vec();
+        d.extend_from_slice(&(2047u32 << 3).to_le_bytes());
+        f.to_values(&mut d, 4, true, true).unwrap();
+        assert_eq!(d[..4], (-5i32).to_le_bytes());
+        assert_eq!(d[4..], 2047i32.to_le_bytes());
+        // Unsigned, big-endian: no sign extension.
+        let mut d = ((0xfffu16) << 2).to_be_bytes().to_vec();
+        let f = BitField {
+            precision: 12,
+            offset: 2,
+        };
+        f.to_values(&mut d, 2, false, false).unwrap();
+        assert_eq!(d, 0xfffu16.to_be_bytes());
+        assert!(f.to_values(&mut [0u8; 1], 1, true, false).is_err());
+        assert_eq!(
+            BitField::of_nbit(&[8, 0, 50, 1, 4, 0, 12, 3]),
+            Some(BitField {
+                precision: 12,
+                offset: 3
+            })
+        );
+        assert_eq!(BitField::of_nbit(&[8, 1, 50, 1, 4, 0, 32, 0]), None);
+    }
+
+    #[test]
+    fn nbit_compound_members() {
+        // A compound of 3 bytes: u8 of 4 bits at offset 2 (byte 0), then a little-endian u16
+        // of 10 bits (bytes 1..3); one element packs 4 + 10 bits most significant first.
+        let cd = [
+            18, 0, 1, 3, 3, 2, //
+            0, 1, 1, 0, 4, 2, //
+            1, 1, 2, 0, 10, 0,
+        ];
+        let cd = {
+            let mut v = cd.to_vec();
+            v[0] = v.len() as u32;
+            v
+        };
+        // Member a = 0b1011 (stored 0b1011 << 2), member b = 0b11_0000_0001.
+        let bits: u32 = (0b1011 << 10) | 0b11_0000_0001;
+        let packed = [(bits >> 6) as u8, ((bits & 0x3f) << 2) as u8];
+        let out = nbit(&cd, &packed, 3).unwrap();
+        assert_eq!(out, vec![0b1011 << 2, 0x01, 0x03]);
+        assert!(nbit(&cd, &packed[..1], 3).is_err());
+    }
+
+    #[test]
+    fn szip_size_header_is_bounded() {
+        let cd = [4 | 128, 8, 8, 16];
+        let mut s = 1000u32.to_le_bytes().to_vec();
+        s.extend_from_slice(&[0u8; 16]);
+        assert!(matches!(
+            szip(&cd, &s, 64),
+            Err(FilterError::TooLarge { .. })
+        ));
+        assert!(szip(&cd, &s[..2], 64).is_err());
     }
 
     #[test]

@@ -6,9 +6,10 @@
 //! request. The dataset then reads as an [`ArrayFormat`]:
 //!
 //! - chunked: HDF5's chunk grid; each allocated chunk is one stored range, unallocated chunks
-//!   read as the fill value; filters deflate, shuffle and fletcher32 are decoded here, and the
-//!   plugin filters of [`filters`] (LZF, Blosc, LZ4, bitshuffle, Zstandard, Blosc2); any other
-//!   filter is refused at open ([`Hdf5Error::Unsupported`]);
+//!   read as the fill value; filters deflate, shuffle and fletcher32 are decoded here, and
+//!   those of [`filters`] (szip, nbit, scale-offset, and the plugins LZF, Blosc, LZ4,
+//!   bitshuffle, Zstandard, Blosc2); any other filter is refused at open
+//!   ([`Hdf5Error::Unsupported`]);
 //! - contiguous: row blocks of about [`CONTIGUOUS_BLOCK_BYTES`] over the one stored block, so
 //!   a selection fetches only the rows it touches;
 //! - compact: one chunk, the bytes held in the object header.
@@ -36,12 +37,15 @@ pub const CONTIGUOUS_BLOCK_BYTES: u64 = 1 << 20;
 /// 1024, 2048, ... (after a user block).
 pub const SIGNATURE: [u8; 8] = *b"\x89HDF\r\n\x1a\n";
 
-/// Filter ids decoded here: deflate, shuffle, fletcher32, then the plugin filters of
-/// [`filters`] (LZF, Blosc, LZ4, bitshuffle, Zstandard, Blosc2).
-pub const SUPPORTED_FILTERS: [u16; 9] = [
+/// Filter ids decoded here: deflate, shuffle, fletcher32, then those of [`filters`] (szip,
+/// nbit, scale-offset, LZF, Blosc, LZ4, bitshuffle, Zstandard, Blosc2).
+pub const SUPPORTED_FILTERS: [u16; 12] = [
     1,
     2,
     3,
+    filters::SZIP,
+    filters::NBIT,
+    filters::SCALEOFFSET,
     filters::LZF,
     filters::BLOSC,
     filters::LZ4,
@@ -188,6 +192,9 @@ pub struct Hdf5Array {
     /// Chunk linear index -> index into the chunk map (chunked layout).
     chunk_at: HashMap<u64, usize>,
     source_len: u64,
+    /// Reduced-precision integers (known from an nbit filter's datatype description): stored
+    /// chunks hold the file type's bits, converted to values after decoding.
+    bits: Option<filters::BitField>,
 }
 
 impl Hdf5Array {
@@ -275,10 +282,35 @@ impl Hdf5Array {
             .find(|f| !SUPPORTED_FILTERS.contains(&f.id))
         {
             return Err(Hdf5Error::Unsupported(format!(
-                "filter {} ({}) (decoded here: deflate, shuffle, fletcher32, lzf, blosc, lz4, bitshuffle, zstd, blosc2)",
+                "filter {} ({}) (decoded here: deflate, shuffle, fletcher32, szip, nbit, scaleoffset, lzf, blosc, lz4, bitshuffle, zstd, blosc2)",
                 f.id,
                 f.name.as_deref().unwrap_or("unnamed")
             )));
+        }
+        let mut meta = meta;
+        let bits = meta
+            .filters
+            .iter()
+            .find(|f| f.id == filters::NBIT)
+            .and_then(|f| filters::BitField::of_nbit(&f.client_data));
+        if let Some(b) = bits {
+            // Reduced-precision floats need HDF5's conversion of custom floating-point layouts
+            // (H5T__conv_f_f with the type's exponent and mantissa fields): not done here.
+            if meta.dtype.kind == crate::dtype::Kind::Float {
+                return Err(Hdf5Error::Unsupported(format!(
+                    "nbit on a {}-bit floating-point type at bit offset {} (only integers of reduced precision are converted)",
+                    b.precision, b.offset
+                )));
+            }
+            let mut fill = meta.fill.clone();
+            b.to_values(
+                &mut fill,
+                meta.dtype.itemsize,
+                meta.dtype.order != crate::dtype::ByteOrder::Big,
+                meta.dtype.kind == crate::dtype::Kind::Int,
+            )
+            .map_err(|e| Hdf5Error::Invalid(e.to_string()))?;
+            meta.fill = fill;
         }
         let itemsize = meta.dtype.itemsize as u64;
         // A scalar reads as a one-element 1-d array.
@@ -364,6 +396,7 @@ impl Hdf5Array {
             grid,
             chunk_at,
             source_len,
+            bits,
         })
     }
 
@@ -431,6 +464,9 @@ impl ArrayFormat for Hdf5Array {
                 1 => format!("DEFLATE({})", f.client_data.first().copied().unwrap_or(0)),
                 2 => "SHUFFLE".to_string(),
                 3 => "FLETCHER32".to_string(),
+                filters::SZIP => "SZIP".to_string(),
+                filters::NBIT => "NBIT".to_string(),
+                filters::SCALEOFFSET => "SCALEOFFSET".to_string(),
                 filters::LZF => "LZF".to_string(),
                 filters::BLOSC => "BLOSC".to_string(),
                 filters::LZ4 => "LZ4".to_string(),
@@ -551,6 +587,16 @@ impl ArrayFormat for Hdf5Array {
                 chunk,
                 format!("decodes to {} bytes, the chunk holds {want}", data.len()),
             ));
+        }
+        if let Some(b) = self.bits {
+            let d = self.meta.dtype;
+            b.to_values(
+                &mut data,
+                d.itemsize,
+                d.order != crate::dtype::ByteOrder::Big,
+                d.kind == crate::dtype::Kind::Int,
+            )
+            .map_err(|e| self.chunk_err(chunk, e))?;
         }
         Ok(data)
     }
