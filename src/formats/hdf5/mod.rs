@@ -15,6 +15,7 @@
 
 pub mod discover;
 pub mod filters;
+pub mod index;
 pub mod store;
 
 use super::{ArrayFormat, ArrayInfo, ChunkPlace, FormatError};
@@ -154,12 +155,13 @@ impl<'a> Hdf5Source<'a> {
     /// [`Hdf5Error`]: missing path, unsupported datatype, malformed file, I/O.
     pub async fn dataset(&mut self, path: &str) -> Result<DatasetMeta, Hdf5Error> {
         let p = path.to_string();
-        let index = self
+        // The chunk index level by level (index.rs), so the walk below finds it held.
+        let root = self
             .discovery
-            .run(move |f| discover::btree_v1_step(f, &p))
+            .run(move |f| index::index_step(f, &p))
             .await?;
-        if let Some(index) = index {
-            self.discovery.prefetch_btree_v1(&index).await?;
+        if let Some(root) = root {
+            index::prefetch(&mut self.discovery, &root).await?;
         }
         let p = path.to_string();
         self.discovery

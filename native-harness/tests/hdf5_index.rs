@@ -1,0 +1,105 @@
+//! Chunk indexes of 10,000 chunks (B-tree v1, B-tree v2, extensible array, fixed array) in
+//! > 8 MiB files written by h5py at test time, discovered over the real range server on
+//! loopback: the chunk map equals the HDF5 library's `chunk_iter` dump, the values read equal
+//! the array written, and open takes at most 4 sequential round trips while moving about the
+//! index's size, not the file's.
+
+use chunkwise::array::ReadOptions;
+use chunkwise::formats::hdf5::Hdf5Array;
+use chunkwise::io::http::HttpSource;
+use chunkwise::io::{Counted, Traffic};
+use chunkwise::npy::read_npy;
+use chunkwise::selection::Selection;
+use native_harness::serve::{spawn, ServeOptions};
+use native_harness::source::open_array;
+use std::path::{Path, PathBuf};
+
+mod common;
+use common::reference;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
+}
+
+fn generate(mode: &str, dir: &Path) {
+    let venv = std::env::var("CHUNKWISE_VENV")
+        .unwrap_or_else(|_| format!("{}/.cache/chunkwise/venv", std::env::var("HOME").unwrap()));
+    let status = std::process::Command::new(format!("{venv}/bin/python"))
+        .arg(fixtures().join("gen_hdf5_index.py"))
+        .arg(mode)
+        .arg(dir)
+        .status()
+        .expect("the Python venv (scripts/setup.sh python) runs the fixture generator");
+    assert!(status.success(), "gen_hdf5_index.py {mode} failed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_chunk_indexes_in_few_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    generate("--index", dir.path());
+    let npy = read_npy(&std::fs::read(dir.path().join("data.npy")).unwrap()).unwrap();
+    let server = spawn(ServeOptions {
+        root: dir.path().to_path_buf(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    for name in ["btree_v1", "btree_v2", "earray", "farray"] {
+        let file = format!("idx_{name}.h5");
+        let len = std::fs::metadata(dir.path().join(&file)).unwrap().len();
+        assert!(len > 8 << 20, "{file} is {len} bytes");
+        let traffic = Traffic::new();
+        let src = Counted::new(HttpSource::new(server.url(&file)).unwrap(), traffic.clone());
+        let arr = Hdf5Array::open_source(&src, Some("/data"), 64 * 1024)
+            .await
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        let t = traffic.snapshot();
+        println!(
+            "{name}: {} chunks, open: {} requests, {} bytes, {} round trips",
+            arr.chunk_map().len(),
+            t.requests,
+            t.bytes,
+            t.round_trips
+        );
+        // The library's chunk map, chunk for chunk.
+        let want: Vec<serde_json::Value> = serde_json::from_slice(
+            &std::fs::read(dir.path().join(format!("chunks_{name}.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(want.len(), 10_000, "{name}");
+        let mut got: Vec<serde_json::Value> = arr
+            .chunk_map()
+            .iter()
+            .map(|c| serde_json::to_value(c).unwrap())
+            .collect();
+        let mut want = want;
+        let key = |v: &serde_json::Value| {
+            let o = v["offset"].as_array().unwrap();
+            (o[0].as_u64().unwrap(), o[1].as_u64().unwrap())
+        };
+        got.sort_by_key(key);
+        want.sort_by_key(key);
+        assert!(got == want, "{name}: chunk map differs from the library's");
+        assert!(t.round_trips <= 4, "{name}: open took {t:?}");
+        // About the index, not the file: the largest index here (B-tree v1, 157 leaves of
+        // 2,616 bytes) is about 420 KB, plus the 64 KiB head.
+        assert!(t.bytes < 1 << 20, "{name}: open moved {t:?} of {len}");
+
+        // Values: a corner, an interior window, and the whole array.
+        let arr = open_array(&server.url(&file), vec![], Default::default())
+            .await
+            .unwrap();
+        for s in ["0:10, 0:14", "495:517, 700:731", "990:1000, 1390:1400", ":"] {
+            let sel = Selection::parse(s).unwrap();
+            let got = arr.read(&sel, &ReadOptions::default()).await.unwrap();
+            let dims = sel.resolve(&npy.shape).unwrap();
+            assert!(
+                got.data == reference(&npy.data, &npy.shape, 8, &dims),
+                "{name} [{s}] differs from the array written"
+            );
+        }
+    }
+    server.shutdown().await;
+}
