@@ -16,6 +16,7 @@
 pub mod discover;
 pub mod filters;
 pub mod index;
+pub mod list;
 pub mod store;
 
 use super::{ArrayFormat, ArrayInfo, ChunkPlace, FormatError};
@@ -154,6 +155,16 @@ impl<'a> Hdf5Source<'a> {
     /// # Errors
     /// [`Hdf5Error`]: missing path, unsupported datatype, malformed file, I/O.
     pub async fn dataset(&mut self, path: &str) -> Result<DatasetMeta, Hdf5Error> {
+        // Nodes that exist but are not read here (list.rs) are refused by name, before the
+        // crate reads a virtual dataset's header or an external dataset's missing block.
+        let p = path.to_string();
+        if let Some(reason) = self
+            .discovery
+            .run(move |f| list::unsupported_step(f, &p))
+            .await?
+        {
+            return Err(Hdf5Error::Unsupported(format!("{path}: {reason}")));
+        }
         let p = path.to_string();
         // The chunk index level by level (index.rs), so the walk below finds it held.
         let root = self
@@ -169,6 +180,15 @@ impl<'a> Hdf5Source<'a> {
             .await?
     }
 
+    /// Every group and dataset of the file, with shapes and dtypes, without reading any
+    /// chunk index ([`list::list`]).
+    ///
+    /// # Errors
+    /// [`Hdf5Error`]: malformed root group or link storage, I/O.
+    pub async fn list(&mut self) -> Result<Vec<crate::formats::Node>, Hdf5Error> {
+        list::list(&mut self.discovery).await
+    }
+
     /// The children of the group at `path` (`/` for the root).
     ///
     /// # Errors
@@ -179,6 +199,25 @@ impl<'a> Hdf5Source<'a> {
             .run(move |f| discover::members_step(f, &p))
             .await
     }
+}
+
+/// Lists every group and dataset of the HDF5 file `source` of `len` bytes whose first bytes
+/// are `head` (the whole file when small: then no request is made), with shapes and dtypes
+/// and no chunk index read. Nodes not read here carry the reason in
+/// [`crate::formats::Node::error`]; the root group comes first, then paths in order.
+///
+/// # Errors
+/// [`FormatError::Invalid`] for a malformed file, [`FormatError::Io`].
+pub async fn list(
+    source: &dyn RangeSource,
+    head: Bytes,
+    len: u64,
+) -> Result<Vec<crate::formats::Node>, FormatError> {
+    let location = source.location().to_string();
+    Hdf5Source::new(source, head, len)
+        .list()
+        .await
+        .map_err(|e| e.into_format(&location))
 }
 
 /// A discovered HDF5 dataset, readable through [`ArrayFormat`].
