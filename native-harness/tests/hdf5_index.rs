@@ -103,3 +103,61 @@ async fn ten_thousand_chunk_indexes_in_few_round_trips() {
     }
     server.shutdown().await;
 }
+
+/// The committed 200-chunk files of each index type, discovered from a 512-byte head with
+/// 512-byte readahead (so every index level is fetched in rounds): chunk maps equal the
+/// library's, values equal the array written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_indexes_from_a_tiny_head() {
+    use chunkwise::formats::hdf5::discover::Layout;
+    use chunkwise::formats::hdf5::Hdf5Source;
+    use chunkwise::io::{ByteRange, RangeSource};
+    let dir = fixtures().join("hdf5_index");
+    let maps: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("indexes.json")).unwrap()).unwrap();
+    let npy = read_npy(&std::fs::read(dir.join("indexes_data.npy")).unwrap()).unwrap();
+    let server = spawn(ServeOptions {
+        root: dir.clone(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    for name in ["btree_v1", "btree_v2", "earray", "farray"] {
+        let url = server.url(&format!("indexes_{name}.h5"));
+        let traffic = Traffic::new();
+        let src = Counted::new(HttpSource::new(url.clone()).unwrap(), traffic.clone());
+        let head = src.read(ByteRange::bounded(0..512)).await.unwrap();
+        let mut h = Hdf5Source::new(&src, head.bytes, head.info.len).with_readahead(512);
+        let meta = h.dataset("/data").await.unwrap();
+        let Layout::Chunked { entries, .. } = &meta.layout else {
+            panic!("{name}: not chunked");
+        };
+        println!(
+            "indexes_{name}.h5: {} rounds, {:?}",
+            h.rounds(),
+            traffic.snapshot()
+        );
+        let mut got: Vec<serde_json::Value> = entries
+            .iter()
+            .map(|c| serde_json::to_value(c).unwrap())
+            .collect();
+        let mut want = maps[name].as_array().unwrap().clone();
+        assert_eq!(want.len(), 200, "{name}");
+        let key = |v: &serde_json::Value| v["offset"].to_string();
+        got.sort_by_key(key);
+        want.sort_by_key(key);
+        assert!(got == want, "{name}: chunk map differs from the library's");
+        let arr = open_array(&url, vec![], Default::default()).await.unwrap();
+        let all = arr
+            .read(&Selection::all(), &ReadOptions::default())
+            .await
+            .unwrap();
+        assert!(
+            all.data == npy.data,
+            "{name}: values differ from the array written"
+        );
+    }
+    server.shutdown().await;
+}
