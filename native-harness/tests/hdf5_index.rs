@@ -161,3 +161,80 @@ async fn small_indexes_from_a_tiny_head() {
     }
     server.shutdown().await;
 }
+
+/// Version 2 B-tree child pointers that point back at the root (a cycle) or past the end of
+/// the file, and a root record count that lies: discovery from a tiny head ends with a typed
+/// error after a bounded number of rounds, never a hang or a panic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn damaged_btree_v2_pointers_are_typed_errors() {
+    use chunkwise::formats::hdf5::{Hdf5Error, Hdf5Source};
+    use chunkwise::io::{ByteRange, RangeSource};
+    let good = std::fs::read(fixtures().join("hdf5_index/indexes_btree_v2.h5")).unwrap();
+    let find = |sig: &[u8]| good.windows(4).position(|w| w == sig).unwrap();
+    let (bthd, btin) = (find(b"BTHD"), find(b"BTIN"));
+    // BTHD: signature 4, version 1, type 1, node size 4, record size 2, depth 2, split 1,
+    // merge 1, root address 8, records in root 2 (File Format Specification III.A.2).
+    let rec = u16::from_le_bytes([good[bthd + 10], good[bthd + 11]]) as usize;
+    let depth = u16::from_le_bytes([good[bthd + 12], good[bthd + 13]]);
+    let nrec = u16::from_le_bytes([good[bthd + 24], good[bthd + 25]]) as usize;
+    assert_eq!(depth, 1, "the fixture's tree has one internal level");
+    // The first child address of the root internal node follows its records.
+    let child = btin + 6 + nrec * rec;
+    // After the records: per child an address (8) and a record count (1 byte at depth 1),
+    // then the node's lookup3 checksum, which is recomputed so the walk meets the damage.
+    let sum_at = child + (nrec + 1) * 9;
+    let resign = |d: &mut Vec<u8>| {
+        let sum = hdf5_reader::checksum::jenkins_lookup3(&d[btin..sum_at]);
+        d[sum_at..sum_at + 4].copy_from_slice(&sum.to_le_bytes());
+    };
+    let mut cases: Vec<(&str, Vec<u8>)> = Vec::new();
+    let mut good_resigned = good.clone();
+    resign(&mut good_resigned);
+    assert!(
+        good_resigned == good,
+        "the checksum is where the layout says"
+    );
+    let mut cyc = good.clone();
+    cyc[child..child + 8].copy_from_slice(&(btin as u64).to_le_bytes());
+    resign(&mut cyc);
+    cases.push(("cycle", cyc));
+    let mut far = good.clone();
+    far[child..child + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    resign(&mut far);
+    cases.push(("past the end", far));
+    let mut lying = good.clone();
+    lying[bthd + 24..bthd + 26].copy_from_slice(&u16::MAX.to_le_bytes());
+    // The header's checksum follows the total record count (8 bytes) at offset 34.
+    let sum = hdf5_reader::checksum::jenkins_lookup3(&lying[bthd..bthd + 34]);
+    lying[bthd + 34..bthd + 38].copy_from_slice(&sum.to_le_bytes());
+    cases.push(("records in root", lying));
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bytes) in &cases {
+        std::fs::write(
+            dir.path().join(format!("{}.h5", name.replace(' ', "_"))),
+            bytes,
+        )
+        .unwrap();
+    }
+    let server = spawn(ServeOptions {
+        root: dir.path().to_path_buf(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    for (name, _) in &cases {
+        let src = HttpSource::new(server.url(&format!("{}.h5", name.replace(' ', "_")))).unwrap();
+        let head = src.read(ByteRange::bounded(0..512)).await.unwrap();
+        let mut h = Hdf5Source::new(&src, head.bytes, head.info.len).with_readahead(512);
+        let err = h.dataset("/data").await.unwrap_err();
+        assert!(
+            matches!(err, Hdf5Error::Reader(_) | Hdf5Error::Invalid(_)),
+            "{name}: {err:?}"
+        );
+        println!("{name}: {err} ({} rounds)", h.rounds());
+        assert!(h.rounds() <= 12, "{name}: {} rounds", h.rounds());
+    }
+    server.shutdown().await;
+}
