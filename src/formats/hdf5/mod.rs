@@ -157,13 +157,17 @@ impl<'a> Hdf5Source<'a> {
     pub async fn dataset(&mut self, path: &str) -> Result<DatasetMeta, Hdf5Error> {
         // Nodes that exist but are not read here (list.rs) are refused by name, before the
         // crate reads a virtual dataset's header or an external dataset's missing block.
+        // A link storage this check cannot read is left to the crate's own path resolution
+        // below, which reports it (I/O errors still end discovery).
         let p = path.to_string();
-        if let Some(reason) = self
+        match self
             .discovery
             .run(move |f| list::unsupported_step(f, &p))
-            .await?
+            .await
         {
-            return Err(Hdf5Error::Unsupported(format!("{path}: {reason}")));
+            Ok(Some(reason)) => return Err(Hdf5Error::Unsupported(format!("{path}: {reason}"))),
+            Err(e @ Hdf5Error::Io(_)) => return Err(e),
+            Ok(None) | Err(_) => {}
         }
         let p = path.to_string();
         // The chunk index level by level (index.rs), so the walk below finds it held.
