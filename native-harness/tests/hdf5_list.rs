@@ -183,3 +183,56 @@ async fn selecting_a_dataset_skips_its_siblings() {
     assert!(one.bytes < 40 * 1024, "{one:?}");
     server.shutdown().await;
 }
+
+/// `members` of one group: the 100 children of the dense group /many from a 2 KiB head in
+/// about ten rounds (their headers fetched as one batch, not one round each); the root's soft link
+/// counts as its target's kind, the dangling soft link and the external link are left out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_members_in_a_few_rounds() {
+    use chunkwise::formats::hdf5::discover::MemberKind;
+    let server = spawn(ServeOptions {
+        root: dir(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let src = HttpSource::new(server.url("links.h5")).unwrap();
+    let head = src.read(ByteRange::bounded(0..2048)).await.unwrap();
+    let mut h = Hdf5Source::new(&src, head.bytes, head.info.len).with_readahead(2048);
+    let many = h.members("/many").await.unwrap();
+    let names: Vec<String> = many.iter().map(|m| m.name.clone()).collect();
+    let want: Vec<String> = (0..100).map(|i| format!("d{i:03}")).collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(sorted, want);
+    assert!(many.iter().all(|m| m.kind == MemberKind::Dataset));
+    println!("members of /many from a 2 KiB head: {} rounds", h.rounds());
+    // Resolving /many and reading its dense link storage (fractal heap, B-tree) take most
+    // of these; the 100 headers come in one or two.
+    assert!(h.rounds() <= 12, "{} rounds for 100 children", h.rounds());
+    let mut root: Vec<(String, MemberKind)> = h
+        .members("/")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| (m.name, m.kind))
+        .collect();
+    root.sort_by(|a, b| a.0.cmp(&b.0));
+    let d = MemberKind::Dataset;
+    let g = MemberKind::Group;
+    assert_eq!(
+        root,
+        [
+            ("data", d),
+            ("ext", d),
+            ("grp", g),
+            ("many", g),
+            ("soft", d),
+            ("vds", d)
+        ]
+        .map(|(n, k)| (n.to_string(), k))
+    );
+    server.shutdown().await;
+}

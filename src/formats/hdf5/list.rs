@@ -357,6 +357,70 @@ pub async fn list(d: &mut Discovery<'_>) -> Result<Vec<Node>, Hdf5Error> {
     Ok(nodes.into_values().collect())
 }
 
+/// The children of the group at `path` (`/` for the root) that are groups or datasets:
+/// hard links, and soft links whose target exists; groups first, then datasets, each in
+/// storage order. The group's links are read in one step and the object headers of all
+/// children in one more, so their misses are fetched as one batch per round.
+///
+/// # Errors
+/// [`Hdf5Error`]: a missing group or malformed link storage, I/O.
+pub async fn members(
+    d: &mut Discovery<'_>,
+    path: &str,
+) -> Result<Vec<super::discover::Member>, Hdf5Error> {
+    use super::discover::{Member, MemberKind};
+    let p = absolute("/", path);
+    let q = p.clone();
+    let at = d
+        .run(move |f| {
+            Ok(if q == "/" {
+                f.root_group()?.address()
+            } else {
+                f.group(&q)?.address()
+            })
+        })
+        .await?;
+    let links = d.run(move |f| group_links(f, at)).await?;
+    let base = p.clone();
+    let kinds = d
+        .run(move |f| {
+            Ok(links
+                .iter()
+                .map(|(name, t)| {
+                    let kind = match t {
+                        Target::Hard(a) => match object(f, *a, &join(&base, name)) {
+                            Ok(Object::Group) => Some(MemberKind::Group),
+                            Ok(Object::Dataset { .. }) => Some(MemberKind::Dataset),
+                            _ => None,
+                        },
+                        Target::Soft(to) => {
+                            let to = absolute(&base, to);
+                            if f.group(&to).is_ok() {
+                                Some(MemberKind::Group)
+                            } else if f.dataset(&to).is_ok() {
+                                Some(MemberKind::Dataset)
+                            } else {
+                                None
+                            }
+                        }
+                        Target::External { .. } => None,
+                    };
+                    kind.map(|kind| Member {
+                        name: name.clone(),
+                        kind,
+                    })
+                })
+                .collect::<Vec<_>>())
+        })
+        .await?;
+    let (mut groups, datasets): (Vec<Member>, Vec<Member>) = kinds
+        .into_iter()
+        .flatten()
+        .partition(|m| m.kind == MemberKind::Group);
+    groups.extend(datasets);
+    Ok(groups)
+}
+
 /// Discovery step: why the node at `path` cannot be opened as a dataset, if a reason is
 /// known (a virtual dataset, external storage, an external link, a dangling soft link).
 /// Only the link storage of the groups on the path and the node's own object header are

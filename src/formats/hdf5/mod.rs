@@ -198,10 +198,8 @@ impl<'a> Hdf5Source<'a> {
     /// # Errors
     /// [`Hdf5Error`]: missing group, malformed file, I/O.
     pub async fn members(&mut self, path: &str) -> Result<Vec<Member>, Hdf5Error> {
-        let p = path.to_string();
-        self.discovery
-            .run(move |f| discover::members_step(f, &p))
-            .await
+        // The children's headers in one batch (list.rs), not one restart per child.
+        list::members(&mut self.discovery, path).await
     }
 }
 
