@@ -198,7 +198,8 @@ enum BenchCommand {
     Partition,
     /// Simulator throughput on a 10-million-access trace.
     ChunkTrace,
-    /// Cold open + one-chunk preview of a small and a large .b2nd over `serve --latency-ms`.
+    /// Cold open + one-chunk preview of a small and a large .b2nd and HDF5 file over
+    /// `serve --latency-ms`, and h5wasm/jsfive on the same HDF5 files.
     Remote {
         /// Milliseconds added per request.
         #[arg(long, default_value_t = 40)]
@@ -552,6 +553,28 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                             "{}",
                             native_harness::bench_remote::format_table(latency_ms, &rows)
                         );
+                    }
+                    // HDF5 rows, then the JavaScript readers on the same files.
+                    let h5dir =
+                        native_harness::bench_remote::make_hdf5_fixtures(&repo).map_err(arg)?;
+                    let h5rows = native_harness::bench_remote::run_hdf5(latency_ms, &h5dir)
+                        .await
+                        .map_err(arg)?;
+                    if json {
+                        for r in &h5rows {
+                            println!("{}", serde_json::to_string(r).expect("row serialises"));
+                        }
+                    } else {
+                        print!(
+                            "\n{}",
+                            native_harness::bench_remote::format_hdf5_table(latency_ms, &h5rows)
+                        );
+                        match native_harness::bench_remote::run_hdf5_js(&repo, latency_ms, &h5dir)
+                            .await
+                        {
+                            Ok(table) => print!("\n{table}"),
+                            Err(why) => println!("\nno JavaScript rows: {why}"),
+                        }
                     }
                 }
             }

@@ -16,6 +16,8 @@
 
 pub mod discover;
 pub mod filters;
+pub mod index;
+pub mod list;
 pub mod store;
 
 use super::{ArrayFormat, ArrayInfo, ChunkPlace, FormatError};
@@ -157,13 +159,28 @@ impl<'a> Hdf5Source<'a> {
     /// # Errors
     /// [`Hdf5Error`]: missing path, unsupported datatype, malformed file, I/O.
     pub async fn dataset(&mut self, path: &str) -> Result<DatasetMeta, Hdf5Error> {
+        // Nodes that exist but are not read here (list.rs) are refused by name, before the
+        // crate reads a virtual dataset's header or an external dataset's missing block.
+        // A link storage this check cannot read is left to the crate's own path resolution
+        // below, which reports it (I/O errors still end discovery).
         let p = path.to_string();
-        let index = self
+        match self
             .discovery
-            .run(move |f| discover::btree_v1_step(f, &p))
+            .run(move |f| list::unsupported_step(f, &p))
+            .await
+        {
+            Ok(Some(reason)) => return Err(Hdf5Error::Unsupported(format!("{path}: {reason}"))),
+            Err(e @ Hdf5Error::Io(_)) => return Err(e),
+            Ok(None) | Err(_) => {}
+        }
+        let p = path.to_string();
+        // The chunk index level by level (index.rs), so the walk below finds it held.
+        let root = self
+            .discovery
+            .run(move |f| index::index_step(f, &p))
             .await?;
-        if let Some(index) = index {
-            self.discovery.prefetch_btree_v1(&index).await?;
+        if let Some(root) = root {
+            index::prefetch(&mut self.discovery, &root).await?;
         }
         let p = path.to_string();
         self.discovery
@@ -171,16 +188,42 @@ impl<'a> Hdf5Source<'a> {
             .await?
     }
 
+    /// Every group and dataset of the file, with shapes and dtypes, without reading any
+    /// chunk index ([`list::list`]).
+    ///
+    /// # Errors
+    /// [`Hdf5Error`]: malformed root group or link storage, I/O.
+    pub async fn list(&mut self) -> Result<Vec<crate::formats::Node>, Hdf5Error> {
+        list::list(&mut self.discovery).await
+    }
+
     /// The children of the group at `path` (`/` for the root).
     ///
     /// # Errors
     /// [`Hdf5Error`]: missing group, malformed file, I/O.
     pub async fn members(&mut self, path: &str) -> Result<Vec<Member>, Hdf5Error> {
-        let p = path.to_string();
-        self.discovery
-            .run(move |f| discover::members_step(f, &p))
-            .await
+        // The children's headers in one batch (list.rs), not one restart per child.
+        list::members(&mut self.discovery, path).await
     }
+}
+
+/// Lists every group and dataset of the HDF5 file `source` of `len` bytes whose first bytes
+/// are `head` (the whole file when small: then no request is made), with shapes and dtypes
+/// and no chunk index read. Nodes not read here carry the reason in
+/// [`crate::formats::Node::error`]; the root group comes first, then paths in order.
+///
+/// # Errors
+/// [`FormatError::Invalid`] for a malformed file, [`FormatError::Io`].
+pub async fn list(
+    source: &dyn RangeSource,
+    head: Bytes,
+    len: u64,
+) -> Result<Vec<crate::formats::Node>, FormatError> {
+    let location = source.location().to_string();
+    Hdf5Source::new(source, head, len)
+        .list()
+        .await
+        .map_err(|e| e.into_format(&location))
 }
 
 /// A discovered HDF5 dataset, readable through [`ArrayFormat`].

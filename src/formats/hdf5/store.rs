@@ -23,6 +23,38 @@ use std::sync::{Arc, Mutex};
 /// malformed length, not a fetch.
 pub const MAX_MISS_BYTES: u64 = 64 << 20;
 
+/// Requests one index round aims for (four waves of six concurrent requests): the merge gap
+/// of [`Discovery::fetch_round`] grows until the round needs no more.
+pub const INDEX_ROUND_REQUESTS: usize = 24;
+
+/// Requests of one index round in flight at once (256).
+pub const INDEX_ROUND_CONCURRENCY: usize = 256;
+
+/// Largest gap (bytes) an index round bridges: 32 KiB (zarrita's choice; `docs/facts.md`
+/// "Range coalescing").
+pub const INDEX_GAP_CAP: u64 = 32 * 1024;
+
+/// The smallest merge gap that joins `sorted` ranges into at most `max_requests` fetches,
+/// capped at `cap` bytes. Keeping the `max_requests - 1` widest gaps as splits moves the
+/// fewest bytes for that many requests.
+pub fn round_gap(sorted: &[Range<u64>], max_requests: usize, cap: u64) -> u64 {
+    let mut gaps: Vec<u64> = Vec::new();
+    let mut end = None::<u64>;
+    for r in sorted {
+        if let Some(e) = end {
+            if r.start > e {
+                gaps.push(r.start - e);
+            }
+        }
+        end = Some(end.map_or(r.end, |e| e.max(r.end)));
+    }
+    if gaps.len() < max_requests.max(1) {
+        return 0;
+    }
+    gaps.sort_unstable_by(|a, b| b.cmp(a));
+    gaps[max_requests.max(1) - 1].min(cap)
+}
+
 /// The bytes of a source fetched so far, as disjoint spans keyed by start offset.
 #[derive(Debug)]
 pub struct SparseStore {
@@ -280,15 +312,37 @@ impl<'a> Discovery<'a> {
         Ok(())
     }
 
-    /// Fetches the ranges of `want` not held yet as one round (none if all are held).
-    async fn fetch_round(&mut self, want: &[Range<u64>]) -> Result<(), Hdf5Error> {
-        let want: Vec<Range<u64>> = want
+    /// Fetches the ranges of `want` not held yet as one round (none if all are held), each
+    /// exactly as asked: no readahead, since the caller knows the sizes (index nodes whose
+    /// size the parent or the index header gives). Ranges are clamped to the source.
+    ///
+    /// Scattered index nodes sit between chunk data, so the merge gap is chosen per round:
+    /// the smallest gap that leaves at most [`INDEX_ROUND_REQUESTS`] requests, but never more
+    /// than [`INDEX_GAP_CAP`]. The cap keeps the bytes near the index's size: a B-tree's
+    /// leaves written between every few dozen chunks would otherwise merge into the whole
+    /// file. The price is more requests in the round: they are all started at once (up to
+    /// [`INDEX_ROUND_CONCURRENCY`]), one round trip where the transport runs them
+    /// concurrently (native HTTP, HTTP/2); a browser on HTTP/1.1 queues them six at a time.
+    ///
+    /// # Errors
+    /// I/O errors; [`Hdf5Error::Invalid`] for a range over [`MAX_MISS_BYTES`] or past
+    /// [`Discovery::max_rounds`].
+    pub async fn fetch_round(&mut self, want: &[Range<u64>]) -> Result<(), Hdf5Error> {
+        let len = self.store.source_len();
+        let mut want: Vec<Range<u64>> = want
             .iter()
+            .map(|r| r.start.min(len)..r.end.min(len))
             .filter(|r| r.end > r.start && !self.store.holds(r))
-            .cloned()
             .collect();
         if want.is_empty() {
             return Ok(());
+        }
+        if let Some(r) = want.iter().find(|r| r.end - r.start > MAX_MISS_BYTES) {
+            return Err(Hdf5Error::Invalid(format!(
+                "an index node of {} bytes at {} (larger than {MAX_MISS_BYTES})",
+                r.end - r.start,
+                r.start
+            )));
         }
         self.rounds += 1;
         if self.rounds > self.max_rounds {
@@ -297,7 +351,18 @@ impl<'a> Discovery<'a> {
                 self.max_rounds
             )));
         }
-        self.fetch(&want).await
+        want.sort_by_key(|r| (r.start, r.end));
+        let gap = round_gap(&want, INDEX_ROUND_REQUESTS, INDEX_GAP_CAP);
+        let opts = CoalesceOptions {
+            max_gap: gap,
+            max_len: None,
+            concurrency: self.concurrency.max(INDEX_ROUND_CONCURRENCY),
+        };
+        let got = read_coalesced(self.source, &want, &opts).await?;
+        for (r, b) in want.iter().zip(got) {
+            self.store.insert(r.start, b);
+        }
+        Ok(())
     }
 
     async fn fetch(&self, misses: &[Range<u64>]) -> Result<(), Hdf5Error> {
@@ -312,8 +377,16 @@ impl<'a> Discovery<'a> {
                     m.start
                 )));
             }
-            let start = m.start / ra * ra;
-            let end = m.end.div_ceil(ra).saturating_mul(ra).min(len);
+            // A miss of a readahead or more (a fixed-array data block, a large heap) is
+            // fetched as asked: widening it would only add unrelated bytes.
+            let (start, end) = if m.end - m.start >= ra {
+                (m.start, m.end.min(len))
+            } else {
+                (
+                    m.start / ra * ra,
+                    m.end.div_ceil(ra).saturating_mul(ra).min(len),
+                )
+            };
             if !self.store.holds(&(start..end)) {
                 ranges.push(start..end);
             }
@@ -347,6 +420,18 @@ impl<'a> Discovery<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn round_gap_keeps_the_widest_gaps_as_splits() {
+        let r = vec![0..10, 20..30, 1000..1010, 1015..1020, 5000..5010];
+        // Gaps 10, 970, 5, 3980: two requests split only at the widest gap.
+        assert_eq!(round_gap(&r, 2, u64::MAX), 970);
+        assert_eq!(round_gap(&r, 3, u64::MAX), 10);
+        assert_eq!(round_gap(&r, 5, u64::MAX), 0);
+        assert_eq!(round_gap(&r, 2, 100), 100);
+        let plan = crate::io::coalesce_ranges(&r, round_gap(&r, 2, u64::MAX), None).unwrap();
+        assert_eq!(plan.fetches, vec![0..1020, 5000..5010]);
+    }
 
     #[test]
     fn store_merges_and_records_misses() {

@@ -1,0 +1,238 @@
+//! Listing HDF5 hierarchies over the real range server on loopback: every node of a file
+//! written by h5py with a virtual dataset, external storage, an external link, soft links
+//! (one dangling) and a dense group of 100 datasets is listed as the generator recorded it;
+//! each depth of the hierarchy costs a bounded number of rounds, not one per child; nodes
+//! that cannot be read give `Unsupported` naming the node and the feature when opened;
+//! opening one dataset reads none of its siblings' headers.
+
+use chunkwise::array::{OpenOptions, ReadOptions};
+use chunkwise::formats::hdf5::{list, Hdf5Source};
+use chunkwise::formats::{FormatError, Node, NodeKind};
+use chunkwise::io::http::HttpSource;
+use chunkwise::io::{ByteRange, Counted, RangeSource, Traffic};
+use chunkwise::npy::read_npy;
+use chunkwise::selection::Selection;
+use native_harness::serve::{spawn, ServeOptions};
+use native_harness::source::open_array;
+use std::path::{Path, PathBuf};
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/hdf5_index")
+}
+
+fn manifest() -> Vec<serde_json::Value> {
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir().join("manifest.json")).unwrap()).unwrap();
+    m["nodes"].as_array().unwrap().clone()
+}
+
+fn check(nodes: &[Node]) {
+    let want = manifest();
+    assert_eq!(nodes.len(), want.len(), "{nodes:#?}");
+    for (n, w) in nodes.iter().zip(&want) {
+        assert_eq!(n.path, w["path"].as_str().unwrap());
+        let kind = if w["kind"] == "group" {
+            NodeKind::Group
+        } else {
+            NodeKind::Array
+        };
+        assert_eq!(n.kind, kind, "{}", n.path);
+        let shape: Option<Vec<u64>> = w["shape"]
+            .as_array()
+            .map(|s| s.iter().map(|x| x.as_u64().unwrap()).collect());
+        if w["error"].is_null() || shape.is_some() {
+            assert_eq!(n.shape, shape, "{}", n.path);
+            assert_eq!(n.dtype.as_deref(), w["dtype"].as_str(), "{}", n.path);
+        }
+        match w["error"].as_str() {
+            Some(e) => assert!(
+                n.error.as_deref().is_some_and(|m| m.contains(e)),
+                "{}: {:?} should mention {e}",
+                n.path,
+                n.error
+            ),
+            None => assert_eq!(n.error, None, "{}", n.path),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hierarchy_lists_with_unsupported_nodes() {
+    let server = spawn(ServeOptions {
+        root: dir(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let url = server.url("links.h5");
+    let len = std::fs::metadata(dir().join("links.h5")).unwrap().len();
+
+    // Whole file in hand: no request at all.
+    let whole = std::fs::read(dir().join("links.h5")).unwrap();
+    let traffic = Traffic::new();
+    let src = Counted::new(HttpSource::new(url.clone()).unwrap(), traffic.clone());
+    let nodes = list(&src, whole.into(), len).await.unwrap();
+    check(&nodes);
+    assert_eq!(traffic.snapshot().requests, 0);
+
+    // From a 4 KiB head with 4 KiB readahead: rounds per depth, not per child (the dense
+    // group /many has 100 children whose headers are 1 KiB of data apart).
+    let traffic = Traffic::new();
+    let src = Counted::new(HttpSource::new(url.clone()).unwrap(), traffic.clone());
+    let head = src.read(ByteRange::bounded(0..4096)).await.unwrap();
+    let mut h = Hdf5Source::new(&src, head.bytes, len).with_readahead(4096);
+    let nodes = h.list().await.unwrap();
+    check(&nodes);
+    let t = traffic.snapshot();
+    println!(
+        "list links.h5 from a 4 KiB head: {} rounds, {t:?}",
+        h.rounds()
+    );
+    assert!(h.rounds() <= 10, "{} rounds", h.rounds());
+    assert_eq!(t.round_trips, 1 + h.rounds() as u64, "{t:?}");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unsupported_nodes_are_named_and_datasets_read() {
+    let server = spawn(ServeOptions {
+        root: dir(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let url = server.url("links.h5");
+    let with = |p: &str| OpenOptions {
+        path: Some(p.to_string()),
+        ..Default::default()
+    };
+    for (path, feature) in [
+        ("/vds", "virtual dataset"),
+        ("/ext", "external storage"),
+        ("/extlink", "external link"),
+        ("/dangling", "dangling soft link"),
+    ] {
+        let err = open_array(&url, vec![], with(path)).await.unwrap_err();
+        match &err {
+            chunkwise::Error::Format(FormatError::Unsupported { detail, .. }) => {
+                assert!(detail.contains(path), "{path}: {detail}");
+                assert!(detail.contains(feature), "{path}: {detail}");
+            }
+            other => panic!("{path}: expected Unsupported, got {other:?}"),
+        }
+    }
+    for (path, npy) in [
+        ("/data", "links_data.npy"),
+        ("/soft", "links_data.npy"),
+        ("/grp/inner", "links_grp_inner.npy"),
+    ] {
+        let want = read_npy(&std::fs::read(dir().join(npy)).unwrap()).unwrap();
+        let arr = open_array(&url, vec![], with(path)).await.unwrap();
+        let got = arr
+            .read(&Selection::all(), &ReadOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(got.shape, want.shape, "{path}");
+        assert!(
+            got.data == want.data,
+            "{path} differs from the array written"
+        );
+    }
+    server.shutdown().await;
+}
+
+/// Opening /many/d050 from a small head reads the links of / and /many and that dataset's
+/// header, never the other 99 headers: far fewer bytes than listing /many does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn selecting_a_dataset_skips_its_siblings() {
+    let server = spawn(ServeOptions {
+        root: dir(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let url = server.url("links.h5");
+    let len = std::fs::metadata(dir().join("links.h5")).unwrap().len();
+    let run = |list_all: bool| {
+        let url = url.clone();
+        async move {
+            let traffic = Traffic::new();
+            let src = Counted::new(HttpSource::new(url).unwrap(), traffic.clone());
+            let head = src.read(ByteRange::bounded(0..2048)).await.unwrap();
+            let mut h = Hdf5Source::new(&src, head.bytes, len).with_readahead(2048);
+            if list_all {
+                h.list().await.unwrap();
+            } else {
+                let m = h.dataset("/many/d050").await.unwrap();
+                assert_eq!(m.shape, vec![256]);
+            }
+            traffic.snapshot()
+        }
+    };
+    let one = run(false).await;
+    let all = run(true).await;
+    println!("open /many/d050: {one:?}; list everything: {all:?}");
+    // The listing reads the 99 sibling headers too (about 61 KB more here).
+    assert!(one.bytes * 3 < all.bytes, "{one:?} vs {all:?}");
+    assert!(one.bytes < 40 * 1024, "{one:?}");
+    server.shutdown().await;
+}
+
+/// `members` of one group: the 100 children of the dense group /many from a 2 KiB head in
+/// about ten rounds (their headers fetched as one batch, not one round each); the root's soft link
+/// counts as its target's kind, the dangling soft link and the external link are left out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_members_in_a_few_rounds() {
+    use chunkwise::formats::hdf5::discover::MemberKind;
+    let server = spawn(ServeOptions {
+        root: dir(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let src = HttpSource::new(server.url("links.h5")).unwrap();
+    let head = src.read(ByteRange::bounded(0..2048)).await.unwrap();
+    let mut h = Hdf5Source::new(&src, head.bytes, head.info.len).with_readahead(2048);
+    let many = h.members("/many").await.unwrap();
+    let names: Vec<String> = many.iter().map(|m| m.name.clone()).collect();
+    let want: Vec<String> = (0..100).map(|i| format!("d{i:03}")).collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(sorted, want);
+    assert!(many.iter().all(|m| m.kind == MemberKind::Dataset));
+    println!("members of /many from a 2 KiB head: {} rounds", h.rounds());
+    // Resolving /many and reading its dense link storage (fractal heap, B-tree) take most
+    // of these; the 100 headers come in one or two.
+    assert!(h.rounds() <= 12, "{} rounds for 100 children", h.rounds());
+    let mut root: Vec<(String, MemberKind)> = h
+        .members("/")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| (m.name, m.kind))
+        .collect();
+    root.sort_by(|a, b| a.0.cmp(&b.0));
+    let d = MemberKind::Dataset;
+    let g = MemberKind::Group;
+    assert_eq!(
+        root,
+        [
+            ("data", d),
+            ("ext", d),
+            ("grp", g),
+            ("many", g),
+            ("soft", d),
+            ("vds", d)
+        ]
+        .map(|(n, k)| (n.to_string(), k))
+    );
+    server.shutdown().await;
+}
