@@ -1,0 +1,363 @@
+//! Variable-length strings: resolving global heap references after a chunk is decoded.
+//!
+//! A stored variable-length string is a reference of `4 + offset_size + 4` bytes: the string's
+//! length in bytes (u32), the address of a global heap collection, and the object's index in it
+//! (u32), all little-endian (HDF5 File Format Specification, "Global Heap" and "Disk Format:
+//! Level 2A2 Datatype Message", variable-length class). [`resolve_strings`] fetches the
+//! collections a selection references in one coalesced batch (a second one only for
+//! collections larger than [`COLLECTION_PREFIX`]), parses them with `hdf5-reader`'s
+//! [`GlobalHeapCollection`] and writes the strings as fixed-width `|S{n}` bytes, `n` being the
+//! longest string, so no value is truncated. Like h5py (which builds each value with
+//! `PyBytes_FromString`), a string ends at its first NUL.
+//!
+//! Allocation is bounded: a collection is at most the file's size and is fetched only when its
+//! header says so; a reference whose length exceeds its heap object is an error, not a read
+//! past it; the result is limited by the caller's `max_result_bytes`.
+
+use super::Hdf5Error;
+use crate::dtype::{ByteOrder, DType, Kind};
+use crate::element::Element;
+use crate::io::{read_coalesced, CoalesceOptions, RangeSource};
+use bytes::Bytes;
+use hdf5_reader::global_heap::GlobalHeapCollection;
+use std::collections::{BTreeSet, HashMap};
+use std::ops::Range;
+
+/// Bytes fetched first at each collection: the smallest collection HDF5 writes (4 KiB,
+/// `H5HG_MINSIZE` in H5HGprivate.h), so most collections arrive in the first batch.
+pub const COLLECTION_PREFIX: u64 = 4096;
+
+/// One decoded variable-length reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeapRef {
+    /// String length in bytes.
+    pub len: u32,
+    /// Absolute address of the collection (base address added).
+    pub collection: u64,
+    /// Object index inside the collection.
+    pub index: u32,
+}
+
+/// The references in `data` (whole stored elements of `element`, which must be
+/// [`Element::VlenString`]).
+///
+/// # Errors
+/// [`Hdf5Error::Invalid`] when `element` is not a variable-length string or an address
+/// overflows.
+pub fn references(element: &Element, data: &[u8]) -> Result<Vec<HeapRef>, Hdf5Error> {
+    let Element::VlenString {
+        offset_size,
+        base_address,
+        ..
+    } = element
+    else {
+        return Err(Hdf5Error::Invalid("not a variable-length string".into()));
+    };
+    let os = *offset_size as usize;
+    let n = 8 + os;
+    data.chunks_exact(n)
+        .map(|e| {
+            let mut a = [0u8; 8];
+            a[..os].copy_from_slice(&e[4..4 + os]);
+            let addr = u64::from_le_bytes(a);
+            Ok(HeapRef {
+                len: u32::from_le_bytes(e[0..4].try_into().expect("4 bytes")),
+                collection: addr.checked_add(*base_address).ok_or_else(|| {
+                    Hdf5Error::Invalid(format!("global heap address {addr} overflows"))
+                })?,
+                index: u32::from_le_bytes(e[4 + os..8 + os].try_into().expect("4 bytes")),
+            })
+        })
+        .collect()
+}
+
+/// The size in bytes of the collection whose first bytes are `head` (signature `GCOL`,
+/// version 1, three reserved bytes, then the size in `length_size` bytes).
+///
+/// # Errors
+/// [`Hdf5Error::Invalid`] for a bad signature, version or size.
+pub fn collection_size(head: &[u8], length_size: u8) -> Result<u64, Hdf5Error> {
+    let ls = length_size as usize;
+    if head.len() < 8 + ls || &head[..4] != b"GCOL" || head[4] != 1 || ls > 8 {
+        return Err(Hdf5Error::Invalid(
+            "a variable-length reference does not point at a global heap collection".into(),
+        ));
+    }
+    let mut a = [0u8; 8];
+    a[..ls].copy_from_slice(&head[8..8 + ls]);
+    let size = u64::from_le_bytes(a);
+    if size < (8 + ls) as u64 {
+        return Err(Hdf5Error::Invalid(format!(
+            "global heap collection of {size} bytes"
+        )));
+    }
+    Ok(size)
+}
+
+/// Writes the strings of `refs` as `|S{n}` (n = the longest, at least 1) from the parsed
+/// `collections` (address -> whole collection bytes). Returns the result dtype and bytes.
+///
+/// # Errors
+/// [`Hdf5Error::Invalid`] for a missing object, a length past its object, or a result over
+/// `max_result_bytes`.
+pub fn strings(
+    refs: &[HeapRef],
+    collections: &HashMap<u64, Bytes>,
+    offset_size: u8,
+    length_size: u8,
+    max_result_bytes: u64,
+) -> Result<(DType, Vec<u8>), Hdf5Error> {
+    let mut objects: HashMap<u64, HashMap<u32, Vec<u8>>> = HashMap::new();
+    for (&addr, bytes) in collections {
+        let mut cursor = hdf5_reader::io::Cursor::new(bytes);
+        let c = GlobalHeapCollection::parse(&mut cursor, offset_size, length_size)
+            .map_err(|e| Hdf5Error::Invalid(format!("global heap collection at {addr}: {e}")))?;
+        objects.insert(
+            addr,
+            c.objects
+                .into_iter()
+                .map(|o| (o.index as u32, o.data))
+                .collect(),
+        );
+    }
+    let mut values: Vec<&[u8]> = Vec::with_capacity(refs.len());
+    for r in refs {
+        if r.len == 0 {
+            values.push(&[]);
+            continue;
+        }
+        let obj = objects
+            .get(&r.collection)
+            .and_then(|c| c.get(&r.index))
+            .ok_or_else(|| {
+                Hdf5Error::Invalid(format!(
+                    "global heap object {} not found in the collection at {}",
+                    r.index, r.collection
+                ))
+            })?;
+        let v = obj.get(..r.len as usize).ok_or_else(|| {
+            Hdf5Error::Invalid(format!(
+                "a {}-byte variable-length string in a {}-byte heap object",
+                r.len,
+                obj.len()
+            ))
+        })?;
+        let end = v.iter().position(|&b| b == 0).unwrap_or(v.len());
+        values.push(&v[..end]);
+    }
+    let width = values.iter().map(|v| v.len()).max().unwrap_or(0).max(1);
+    let total = (width as u64)
+        .checked_mul(refs.len() as u64)
+        .filter(|&t| t <= max_result_bytes)
+        .ok_or_else(|| {
+            Hdf5Error::Invalid(format!(
+                "{} strings of up to {width} bytes exceed the result limit of {max_result_bytes} bytes",
+                refs.len()
+            ))
+        })?;
+    let mut out = vec![0u8; total as usize];
+    for (slot, v) in out.chunks_exact_mut(width).zip(&values) {
+        slot[..v.len()].copy_from_slice(v);
+    }
+    Ok((
+        DType {
+            kind: Kind::Bytes,
+            itemsize: width,
+            order: ByteOrder::NotApplicable,
+        },
+        out,
+    ))
+}
+
+/// Resolves the variable-length strings in `data` (stored elements of `element`, an
+/// [`Element::VlenString`]) by fetching the global heap collections they reference from
+/// `source` (`source_len` bytes): one coalesced batch of [`COLLECTION_PREFIX`] bytes per
+/// collection, a second for the rest of larger collections.
+///
+/// # Errors
+/// [`Hdf5Error::Invalid`] for references outside the file, malformed collections, lying
+/// lengths, or a result over `max_result_bytes`; [`Hdf5Error::Io`].
+pub async fn resolve_strings(
+    source: &dyn RangeSource,
+    source_len: u64,
+    element: &Element,
+    data: &[u8],
+    options: &CoalesceOptions,
+    max_result_bytes: u64,
+) -> Result<(DType, Vec<u8>), Hdf5Error> {
+    let Element::VlenString {
+        offset_size,
+        length_size,
+        ..
+    } = element
+    else {
+        return Err(Hdf5Error::Invalid("not a variable-length string".into()));
+    };
+    let refs = references(element, data)?;
+    let addrs: BTreeSet<u64> = refs
+        .iter()
+        .filter(|r| r.len > 0)
+        .map(|r| r.collection)
+        .collect();
+    let header = 8 + *length_size as u64;
+    if let Some(bad) = addrs
+        .iter()
+        .find(|&&a| a.saturating_add(header) > source_len)
+    {
+        return Err(Hdf5Error::Invalid(format!(
+            "global heap collection at {bad} is outside the file ({source_len} bytes)"
+        )));
+    }
+    let addrs: Vec<u64> = addrs.into_iter().collect();
+    let first: Vec<Range<u64>> = addrs
+        .iter()
+        .map(|&a| a..(a + COLLECTION_PREFIX).min(source_len))
+        .collect();
+    let heads = read_coalesced(source, &first, options).await?;
+    let mut collections: HashMap<u64, Bytes> = HashMap::new();
+    let mut more: Vec<(u64, u64)> = Vec::new();
+    for (&a, head) in addrs.iter().zip(heads) {
+        let size = collection_size(&head, *length_size)?;
+        if a.checked_add(size).is_none_or(|e| e > source_len) {
+            return Err(Hdf5Error::Invalid(format!(
+                "global heap collection at {a} of {size} bytes passes the end of the file ({source_len} bytes)"
+            )));
+        }
+        if size as usize <= head.len() {
+            collections.insert(a, head.slice(..size as usize));
+        } else {
+            more.push((a, size));
+            collections.insert(a, head);
+        }
+    }
+    if !more.is_empty() {
+        let ranges: Vec<Range<u64>> = more
+            .iter()
+            .map(|&(a, size)| a + COLLECTION_PREFIX..a + size)
+            .collect();
+        let rest = read_coalesced(source, &ranges, options).await?;
+        for ((a, size), tail) in more.into_iter().zip(rest) {
+            let mut whole = Vec::with_capacity(size as usize);
+            whole.extend_from_slice(&collections[&a]);
+            whole.extend_from_slice(&tail);
+            collections.insert(a, Bytes::from(whole));
+        }
+    }
+    strings(
+        &refs,
+        &collections,
+        *offset_size,
+        *length_size,
+        max_result_bytes,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A collection holding `objs` (index, data), 8-byte lengths, padded to `size`.
+    fn collection(objs: &[(u16, &[u8])], size: usize) -> Vec<u8> {
+        let mut v = b"GCOL\x01\0\0\0".to_vec();
+        v.extend_from_slice(&(size as u64).to_le_bytes());
+        for (i, d) in objs {
+            v.extend_from_slice(&i.to_le_bytes());
+            v.extend_from_slice(&1u16.to_le_bytes());
+            v.extend_from_slice(&[0; 4]);
+            v.extend_from_slice(&(d.len() as u64).to_le_bytes());
+            v.extend_from_slice(d);
+            v.resize(v.len().next_multiple_of(8), 0);
+        }
+        v.resize(size, 0);
+        v
+    }
+
+    fn refs(list: &[(u32, u64, u32)]) -> Vec<u8> {
+        let mut v = Vec::new();
+        for (len, addr, idx) in list {
+            v.extend_from_slice(&len.to_le_bytes());
+            v.extend_from_slice(&addr.to_le_bytes());
+            v.extend_from_slice(&idx.to_le_bytes());
+        }
+        v
+    }
+
+    const VLEN: Element = Element::VlenString {
+        offset_size: 8,
+        length_size: 8,
+        base_address: 0,
+        utf8: true,
+    };
+
+    #[test]
+    fn strings_resolve_to_the_longest_width() {
+        let c = collection(&[(1, b"alpha"), (2, "d\u{e9}j\u{e0}".as_bytes())], 4096);
+        let data = refs(&[(5, 100, 1), (0, 0, 0), (6, 100, 2)]);
+        let r = references(&VLEN, &data).unwrap();
+        let mut cols = HashMap::new();
+        cols.insert(100u64, Bytes::from(c));
+        let (dt, out) = strings(&r, &cols, 8, 8, 1 << 20).unwrap();
+        assert_eq!(dt.to_string(), "|S6");
+        assert_eq!(&out[..6], b"alpha\0");
+        assert_eq!(&out[6..12], &[0; 6]);
+        assert_eq!(&out[12..18], "d\u{e9}j\u{e0}".as_bytes());
+    }
+
+    #[test]
+    fn lying_lengths_and_missing_objects_are_errors() {
+        let c = collection(&[(1, b"abc")], 4096);
+        let mut cols = HashMap::new();
+        cols.insert(0u64, Bytes::from(c));
+        // A length past the object (the object is padded to 8 bytes in the collection).
+        let r = references(&VLEN, &refs(&[(1_000_000, 0, 1)])).unwrap();
+        assert!(matches!(
+            strings(&r, &cols, 8, 8, 1 << 20),
+            Err(Hdf5Error::Invalid(_))
+        ));
+        let r = references(&VLEN, &refs(&[(3, 0, 7)])).unwrap();
+        assert!(strings(&r, &cols, 8, 8, 1 << 20).is_err());
+        // Result over the limit.
+        let r = references(&VLEN, &refs(&[(3, 0, 1), (3, 0, 1)])).unwrap();
+        assert!(strings(&r, &cols, 8, 8, 5).is_err());
+        // A collection whose size lies about its objects.
+        let mut bad = collection(&[(1, b"abc")], 4096);
+        bad[16 + 8..16 + 16].copy_from_slice(&u64::MAX.to_le_bytes());
+        let mut cols = HashMap::new();
+        cols.insert(0u64, Bytes::from(bad));
+        let r = references(&VLEN, &refs(&[(3, 0, 1)])).unwrap();
+        assert!(strings(&r, &cols, 8, 8, 1 << 20).is_err());
+        assert!(collection_size(b"GCOL\x02\0\0\0\0\x10\0\0\0\0\0\0", 8).is_err());
+        assert!(collection_size(b"XXXX\x01\0\0\0\0\x10\0\0\0\0\0\0", 8).is_err());
+        assert_eq!(
+            collection_size(b"GCOL\x01\0\0\0\0\x10\0\0\0\0\0\0", 8).unwrap(),
+            4096
+        );
+    }
+
+    #[tokio::test]
+    async fn fetches_large_collections_in_a_second_batch() {
+        use crate::io::memory::MemorySource;
+        let mut file = vec![0u8; 64];
+        let big = vec![b'x'; 5000];
+        file.extend(collection(&[(1, b"hi"), (2, &big)], 5064));
+        let len = file.len() as u64;
+        let src = MemorySource::new("mem://t", Bytes::from(file));
+        let data = refs(&[(2, 64, 1), (5000, 64, 2)]);
+        let opts = CoalesceOptions {
+            max_gap: 0,
+            max_len: None,
+            concurrency: 2,
+        };
+        let (dt, out) = resolve_strings(&src, len, &VLEN, &data, &opts, 1 << 20)
+            .await
+            .unwrap();
+        assert_eq!(dt.itemsize, 5000);
+        assert_eq!(&out[..3], b"hi\0");
+        assert!(out[5000..].iter().all(|&b| b == b'x'));
+        // An address outside the file.
+        let data = refs(&[(2, len + 10, 1)]);
+        assert!(resolve_strings(&src, len, &VLEN, &data, &opts, 1 << 20)
+            .await
+            .is_err());
+    }
+}
