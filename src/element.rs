@@ -93,10 +93,14 @@ pub enum Element {
 pub enum Value {
     /// A boolean.
     Bool(bool),
-    /// A signed integer (up to 64 bits).
+    /// A signed integer of up to 32 bits.
     Int(i64),
-    /// An unsigned integer (up to 64 bits).
+    /// An unsigned integer of up to 32 bits.
     UInt(u64),
+    /// A 64-bit signed integer (JS presents it as a BigInt).
+    Int64(i64),
+    /// A 64-bit unsigned integer (JS presents it as a BigInt).
+    UInt64(u64),
     /// A float (half, single and double all widen to `f64`).
     Float(f64),
     /// A complex number (real, imaginary).
@@ -298,6 +302,8 @@ fn number(d: &DType, e: &[u8]) -> Value {
     };
     match (d.kind, d.itemsize) {
         (Kind::Bool, _) => Value::Bool(b[0] != 0),
+        (Kind::Int, 8) => Value::Int64(i64::from_le_bytes(le(8))),
+        (Kind::UInt, 8) => Value::UInt64(u64::from_le_bytes(le(8))),
         (Kind::Int, n) => {
             let v = u64::from_le_bytes(le(n));
             let shift = 64 - 8 * n as u32;
@@ -459,7 +465,7 @@ mod tests {
         assert_eq!(
             r.value(&e),
             Value::Record(vec![
-                ("id".into(), Value::Int(-5)),
+                ("id".into(), Value::Int64(-5)),
                 (
                     "v".into(),
                     Value::List(vec![

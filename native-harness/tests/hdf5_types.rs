@@ -190,7 +190,7 @@ async fn record_values() {
                 Value::Record(vec![("lat".into(), f(4.5)), ("lon".into(), f(-6.75))])
             ),
             ("flag".into(), Value::Bool(true)),
-            ("big".into(), Value::UInt(3 << 61)),
+            ("big".into(), Value::UInt64(3 << 61)),
         ])]
     );
 }
