@@ -124,7 +124,9 @@ fn typed_array(kind: Kind, itemsize: usize, bytes: &[u8]) -> JsValue {
     }
     match (kind, itemsize) {
         (Kind::Int, 1) => ta!(i8, js_sys::Int8Array),
-        (Kind::UInt, 1) | (Kind::Bool, 1) => js_sys::Uint8Array::from(bytes).into(),
+        (Kind::UInt, 1) | (Kind::Bool, 1) | (Kind::Void, _) => {
+            js_sys::Uint8Array::from(bytes).into()
+        }
         (Kind::Int, 2) => ta!(i16, js_sys::Int16Array),
         (Kind::UInt, 2) | (Kind::Float, 2) => ta!(u16, js_sys::Uint16Array),
         (Kind::Int, 4) => ta!(i32, js_sys::Int32Array),
@@ -307,7 +309,16 @@ impl RemoteArray {
             let read = inner.read(&sel, &ropts);
             let result = cancellable(read, signal.as_ref(), cancel).await;
             let mut data = result.map_err(|e| js_error(&e))?;
-            if let Some(e) = &data.element {
+            // Byte strings of formats that describe no element (a b2nd "|S8") read as
+            // null-padded strings.
+            let element = data.element.clone().or_else(|| {
+                (data.dtype.kind == Kind::Bytes).then_some(crate::element::Element::String {
+                    size: data.dtype.itemsize,
+                    padding: crate::element::Padding::NullPad,
+                    utf8: false,
+                })
+            });
+            if let Some(e) = &element {
                 // Strings and records: plain JS values rather than a typed array.
                 let values: js_sys::Array = e.values(&data.data).iter().map(value_js).collect();
                 let o = js_sys::Object::new();
