@@ -418,6 +418,7 @@ impl RemoteArray {
                 &out,
                 &self.coalesce_options(),
                 self.options.max_result_bytes,
+                &HeapCache(self),
             )
             .await
             .map_err(|err| err.into_format(&self.info.location))?;
@@ -595,6 +596,27 @@ impl RemoteArray {
             decoded.insert(lin, buf);
         }
         Ok(whole)
+    }
+}
+
+/// Global heap collections kept in the array's payload cache.
+struct HeapCache<'a>(&'a RemoteArray);
+
+impl crate::formats::hdf5::heap::CollectionCache for HeapCache<'_> {
+    fn get(&self, address: u64) -> Option<Bytes> {
+        self.0.cache.get(&self.key_of(address))
+    }
+    fn put(&self, address: u64, bytes: Bytes) {
+        self.0.cache.insert(self.key_of(address), bytes);
+    }
+}
+
+impl HeapCache<'_> {
+    fn key_of(&self, address: u64) -> CacheKey {
+        CacheKey {
+            source: self.0.identity.clone(),
+            item: Item::HeapCollection(address),
+        }
     }
 }
 

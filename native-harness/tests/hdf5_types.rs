@@ -153,7 +153,7 @@ async fn every_type_reads_as_h5py_gives_it() {
         }
         checked += 1;
     }
-    assert_eq!(checked, 17);
+    assert_eq!(checked, 19);
     server.shutdown().await;
 }
 
@@ -197,7 +197,8 @@ async fn record_values() {
 
 /// Variable-length strings of a file read by range requests (not held whole): one request for
 /// the chunks, one for the first 4 KiB of every referenced global heap collection (coalesced),
-/// one more for the rest of a collection over 4 KiB (`/vs_long` holds a 6,000-byte string).
+/// one more for the rest of a collection over 4 KiB (`/vs_long` holds a 6,000-byte string);
+/// none when read again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn vlen_strings_over_range_requests() {
     let server = spawn(ServeOptions {
@@ -233,6 +234,17 @@ async fn vlen_strings_over_range_requests() {
         assert_eq!(split_strings(&all.data, all.dtype.itemsize), want, "{path}");
         let used = arr.traffic().requests - opened;
         assert_eq!(used, requests, "{path}: requests of the read");
+        // Again: chunks and heap collections come from the payload cache.
+        let again = arr
+            .read(&Selection::all(), &ReadOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(again, all, "{path}");
+        assert_eq!(
+            arr.traffic().requests - opened,
+            requests,
+            "{path}: a repeated read made requests"
+        );
     }
     server.shutdown().await;
 }
@@ -314,7 +326,7 @@ async fn cli_npy_loads_equal_to_h5py() {
         );
         checked += 1;
     }
-    assert_eq!(checked, 17);
+    assert_eq!(checked, 19);
     server.shutdown().await;
 }
 

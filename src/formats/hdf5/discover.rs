@@ -179,7 +179,11 @@ pub fn element_of(
     length_size: u8,
     base_address: u64,
 ) -> Result<Element, Hdf5Error> {
-    element_at(dt, offset_size, length_size, base_address, true)
+    let e = element_at(dt, offset_size, length_size, base_address, true)?;
+    if e.stored_size() == 0 {
+        return Err(Hdf5Error::Invalid("a datatype of 0 bytes".into()));
+    }
+    Ok(e)
 }
 
 fn element_at(

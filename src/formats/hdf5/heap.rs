@@ -169,10 +169,31 @@ pub fn strings(
     ))
 }
 
+/// Where whole global heap collections are kept between reads (the payload cache).
+pub trait CollectionCache {
+    /// The collection at absolute address `address`, if held.
+    fn get(&self, address: u64) -> Option<Bytes>;
+    /// Keeps the whole collection at `address`.
+    fn put(&self, address: u64, bytes: Bytes);
+}
+
+/// No cache: every read fetches its collections.
+pub struct NoCollectionCache;
+
+impl CollectionCache for NoCollectionCache {
+    fn get(&self, _: u64) -> Option<Bytes> {
+        None
+    }
+    fn put(&self, _: u64, _: Bytes) {}
+}
+
 /// Resolves the variable-length strings in `data` (stored elements of `element`, an
 /// [`Element::VlenString`]) by fetching the global heap collections they reference from
 /// `source` (`source_len` bytes): one coalesced batch of [`COLLECTION_PREFIX`] bytes per
-/// collection, a second for the rest of larger collections.
+/// collection not in `cache`, a second for the rest of larger collections. Fetched
+/// collections are put in `cache`; a cached one that is not a whole collection counts as a
+/// miss. Valid collections never overlap, so collections adding up to more than the file are
+/// refused before they are parsed (bounded work for references a corrupt file multiplies).
 ///
 /// # Errors
 /// [`Hdf5Error::Invalid`] for references outside the file, malformed collections, lying
@@ -184,6 +205,7 @@ pub async fn resolve_strings(
     data: &[u8],
     options: &CoalesceOptions,
     max_result_bytes: u64,
+    cache: &dyn CollectionCache,
 ) -> Result<(DType, Vec<u8>), Hdf5Error> {
     let Element::VlenString {
         offset_size,
@@ -208,19 +230,39 @@ pub async fn resolve_strings(
             "global heap collection at {bad} is outside the file ({source_len} bytes)"
         )));
     }
-    let addrs: Vec<u64> = addrs.into_iter().collect();
+    let mut collections: HashMap<u64, Bytes> = HashMap::new();
+    let mut addrs_missing = Vec::new();
+    for a in addrs {
+        match cache.get(a) {
+            Some(b) if collection_size(&b, *length_size).is_ok_and(|s| s == b.len() as u64) => {
+                collections.insert(a, b);
+            }
+            _ => addrs_missing.push(a),
+        }
+    }
+    let addrs = addrs_missing;
     let first: Vec<Range<u64>> = addrs
         .iter()
         .map(|&a| a..(a + COLLECTION_PREFIX).min(source_len))
         .collect();
-    let heads = read_coalesced(source, &first, options).await?;
-    let mut collections: HashMap<u64, Bytes> = HashMap::new();
+    let heads = if first.is_empty() {
+        Vec::new()
+    } else {
+        read_coalesced(source, &first, options).await?
+    };
     let mut more: Vec<(u64, u64)> = Vec::new();
+    let mut total = 0u64;
     for (&a, head) in addrs.iter().zip(heads) {
         let size = collection_size(&head, *length_size)?;
         if a.checked_add(size).is_none_or(|e| e > source_len) {
             return Err(Hdf5Error::Invalid(format!(
                 "global heap collection at {a} of {size} bytes passes the end of the file ({source_len} bytes)"
+            )));
+        }
+        total += size;
+        if total > source_len {
+            return Err(Hdf5Error::Invalid(format!(
+                "global heap collections overlap: {total} bytes in a {source_len}-byte file"
             )));
         }
         if size as usize <= head.len() {
@@ -242,6 +284,9 @@ pub async fn resolve_strings(
             whole.extend_from_slice(&tail);
             collections.insert(a, Bytes::from(whole));
         }
+    }
+    for a in &addrs {
+        cache.put(*a, collections[a].clone());
     }
     strings(
         &refs,
@@ -348,16 +393,19 @@ mod tests {
             max_len: None,
             concurrency: 2,
         };
-        let (dt, out) = resolve_strings(&src, len, &VLEN, &data, &opts, 1 << 20)
-            .await
-            .unwrap();
+        let (dt, out) =
+            resolve_strings(&src, len, &VLEN, &data, &opts, 1 << 20, &NoCollectionCache)
+                .await
+                .unwrap();
         assert_eq!(dt.itemsize, 5000);
         assert_eq!(&out[..3], b"hi\0");
         assert!(out[5000..].iter().all(|&b| b == b'x'));
         // An address outside the file.
         let data = refs(&[(2, len + 10, 1)]);
-        assert!(resolve_strings(&src, len, &VLEN, &data, &opts, 1 << 20)
-            .await
-            .is_err());
+        assert!(
+            resolve_strings(&src, len, &VLEN, &data, &opts, 1 << 20, &NoCollectionCache)
+                .await
+                .is_err()
+        );
     }
 }
