@@ -155,13 +155,8 @@ impl Element {
         }
     }
 
-    /// numpy's `dtype.str` for a simple type, `dtype.descr` (Python literal) for a record,
-    /// the same as [`Element::descr`]. Variable-length strings give `|O` (numpy's object).
-    pub fn typestr(&self) -> String {
-        self.descr()
-    }
-
-    /// numpy's `.npy` header `descr`: a typestr such as `|S5` for a simple type, the list of
+    /// numpy's `.npy` header `descr` (and `dtype.str` for a simple type): a typestr such as
+    /// `|S5` (`|O`, numpy's object, for variable-length strings), for a record the list of
     /// `(name, format[, shape])` tuples (with `('', '|Vn')` entries for gaps, as numpy's
     /// `dtype.descr` writes them) for a record. Source: numpy `lib/format.py`
     /// `dtype_to_descr` and `_array_descr` in `numpy/core/_internal.py`.
