@@ -409,9 +409,9 @@ impl RemoteArray {
         }
         let element = self.format.element();
         if let Some(e) = element.as_ref().filter(|e| e.has_vlen()) {
-            // Variable-length strings: the assembled references point into global heap
-            // collections, fetched now as one coalesced batch.
-            let (dtype, data) = crate::formats::hdf5::heap::resolve_strings(
+            // Variable-length strings (alone or in records): the assembled references point
+            // into global heap collections, fetched now as one coalesced batch.
+            let (resolved, data) = crate::formats::hdf5::heap::resolve_strings(
                 &*self.source,
                 self.info.len,
                 e,
@@ -422,16 +422,11 @@ impl RemoteArray {
             )
             .await
             .map_err(|err| err.into_format(&self.info.location))?;
-            let utf8 = matches!(e, Element::VlenString { utf8: true, .. });
             return Ok(ArrayData {
                 shape: plan.result_shape.clone(),
-                dtype,
+                dtype: resolved.storage_dtype(),
                 data,
-                element: Some(Element::String {
-                    size: dtype.itemsize,
-                    padding: crate::element::Padding::NullPad,
-                    utf8,
-                }),
+                element: Some(resolved),
             });
         }
         Ok(ArrayData {

@@ -18,7 +18,8 @@
 //!   member byte orders and total size; nested compounds and array members nest likewise;
 //! - h5py's boolean (an enum of a one-byte integer with members `FALSE` = 0 and `TRUE` = 1) reads
 //!   as `|b1`, other enums as their base integer;
-//! - variable-length strings read as Python objects in h5py; here as `S{n}` bytes.
+//! - variable-length strings read as Python objects in h5py; here as `S{n}` bytes (inside a
+//!   record too: the member becomes `S{n}` and the record is laid out again).
 
 use crate::dtype::{ByteOrder, DType, Kind};
 

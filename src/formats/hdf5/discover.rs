@@ -171,7 +171,7 @@ pub fn numeric_dtype(dt: &Datatype) -> Result<DType, Hdf5Error> {
 ///
 /// # Errors
 /// [`Hdf5Error::Unsupported`] for variable-length sequences, references, opaque, bitfield and
-/// time types, and for variable-length strings inside compounds or arrays;
+/// time types;
 /// [`Hdf5Error::Invalid`] for a compound member outside its record.
 pub fn element_of(
     dt: &Datatype,
@@ -179,7 +179,7 @@ pub fn element_of(
     length_size: u8,
     base_address: u64,
 ) -> Result<Element, Hdf5Error> {
-    let e = element_at(dt, offset_size, length_size, base_address, true)?;
+    let e = element_at(dt, offset_size, length_size, base_address)?;
     if e.stored_size() == 0 {
         return Err(Hdf5Error::Invalid("a datatype of 0 bytes".into()));
     }
@@ -191,7 +191,6 @@ fn element_at(
     offset_size: u8,
     length_size: u8,
     base_address: u64,
-    top: bool,
 ) -> Result<Element, Hdf5Error> {
     use hdf5_reader::messages::datatype::{StringEncoding, StringPadding, StringSize, VarLenKind};
     let utf8 = |e: &StringEncoding| matches!(e, StringEncoding::Utf8);
@@ -221,11 +220,6 @@ fn element_at(
             encoding,
             ..
         } if base.is_vlen_string_base() => {
-            if !top {
-                return Err(Hdf5Error::Unsupported(
-                    "variable-length strings inside compound or array datatypes".into(),
-                ));
-            }
             if !matches!(offset_size, 2 | 4 | 8) {
                 return Err(Hdf5Error::Invalid(format!("{offset_size}-byte addresses")));
             }
@@ -239,7 +233,7 @@ fn element_at(
         Datatype::Compound { size, fields } => {
             let mut out = Vec::with_capacity(fields.len());
             for f in fields {
-                let element = element_at(&f.datatype, offset_size, length_size, base_address, false)?;
+                let element = element_at(&f.datatype, offset_size, length_size, base_address)?;
                 let offset = f.byte_offset as usize;
                 if offset + element.stored_size() > *size as usize {
                     return Err(Hdf5Error::Invalid(format!(
@@ -260,7 +254,7 @@ fn element_at(
             }
         }
         Datatype::Array { base, dims } => {
-            let base = element_at(base, offset_size, length_size, base_address, false)?;
+            let base = element_at(base, offset_size, length_size, base_address)?;
             dims.iter()
                 .try_fold(base.stored_size() as u64, |a, &d| a.checked_mul(d))
                 .filter(|&n| n <= u32::MAX as u64)
