@@ -23,6 +23,7 @@ use crate::cache::{
     DEFAULT_MAX_CACHE_BYTES,
 };
 use crate::dtype::DType;
+use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::formats::{b2nd::B2ndArray, ArrayFormat, ArrayInfo, ChunkPlace, FormatError};
 use crate::io::memory::MemorySource;
@@ -128,10 +129,15 @@ pub struct ReadOptions<'a> {
 pub struct ArrayData {
     /// Result shape (dimensions selected by an integer are dropped).
     pub shape: Vec<u64>,
-    /// Element type (as stored, so big-endian arrays give big-endian bytes).
+    /// Element type (as stored, so big-endian arrays give big-endian bytes); `|S{n}` or
+    /// `|V{n}` when [`ArrayData::element`] describes more.
     pub dtype: DType,
     /// `product(shape) * dtype.itemsize` bytes.
     pub data: Vec<u8>,
+    /// The element type of `data` when it is not a plain number: fixed-length strings
+    /// (`|S{n}`; variable-length strings arrive resolved as these, `n` the longest string
+    /// of the selection) or records. `None` for numbers.
+    pub element: Option<Element>,
 }
 
 /// A remote (or local) array opened for reading.
@@ -396,6 +402,18 @@ impl RemoteArray {
     pub fn dtype(&self) -> DType {
         self.format.dtype()
     }
+    /// The full element type when it is not a plain number (see [`ArrayFormat::element`]).
+    pub fn element(&self) -> Option<Element> {
+        self.format.element()
+    }
+    /// numpy's `dtype.str` of the elements, or its `dtype.descr` for records (`|O` for
+    /// variable-length strings, which reads resolve to `|S{n}`).
+    pub fn dtype_descr(&self) -> String {
+        match self.format.element() {
+            Some(e) => e.descr(),
+            None => self.format.dtype().to_string(),
+        }
+    }
     /// What discovery found.
     pub fn info(&self) -> ArrayInfo {
         self.format.info()
@@ -563,10 +581,33 @@ impl RemoteArray {
                 });
             }
         }
+        let element = self.format.element();
+        if let Some(e) = element.as_ref().filter(|e| e.has_vlen()) {
+            // Variable-length strings (alone or in records): the assembled references point
+            // into global heap collections, fetched now as one coalesced batch.
+            let (resolved, data) = crate::formats::hdf5::heap::resolve_strings(
+                &*self.source,
+                self.info.len,
+                e,
+                &out,
+                &self.coalesce_options(),
+                self.options.max_result_bytes,
+                &HeapCache(self),
+            )
+            .await
+            .map_err(|err| err.into_format(&self.info.location))?;
+            return Ok(ArrayData {
+                shape: plan.result_shape.clone(),
+                dtype: resolved.storage_dtype(),
+                data,
+                element: Some(resolved),
+            });
+        }
         Ok(ArrayData {
             shape: plan.result_shape.clone(),
             dtype,
             data: out,
+            element,
         })
     }
 
@@ -724,6 +765,27 @@ impl RemoteArray {
             decoded.insert(lin, buf);
         }
         Ok(whole)
+    }
+}
+
+/// Global heap collections kept in the array's payload cache.
+struct HeapCache<'a>(&'a RemoteArray);
+
+impl crate::formats::hdf5::heap::CollectionCache for HeapCache<'_> {
+    fn get(&self, address: u64) -> Option<Bytes> {
+        self.0.coordinator.get_payload(&self.key_of(address))
+    }
+    fn put(&self, address: u64, bytes: Bytes) {
+        self.0.coordinator.put_payload(self.key_of(address), bytes);
+    }
+}
+
+impl HeapCache<'_> {
+    fn key_of(&self, address: u64) -> CacheKey {
+        CacheKey {
+            source: self.0.identity.clone(),
+            item: Item::HeapCollection(address),
+        }
     }
 }
 

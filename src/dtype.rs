@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-/// Kind of the elements (numpy kind characters `b`, `i`, `u`, `f`, `c`).
+/// Kind of the elements (numpy kind characters `b`, `i`, `u`, `f`, `c`, `S`, `V`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
     /// Booleans, one byte each (`b`).
@@ -18,6 +18,11 @@ pub enum Kind {
     Float,
     /// Complex numbers, two floats (`c`).
     Complex,
+    /// Fixed-length byte strings (`S`), any item size: numpy's `bytes_`.
+    Bytes,
+    /// Raw fixed-size records (`V`), any item size: the flat form of a structured dtype,
+    /// described further by [`crate::element::Element`].
+    Void,
 }
 
 /// Byte order of multi-byte elements.
@@ -31,12 +36,13 @@ pub enum ByteOrder {
     NotApplicable,
 }
 
-/// A fixed-size numeric data type.
+/// A fixed-size data type: a number, a bool, a fixed-length byte string (`|S{n}`) or a raw
+/// record (`|V{n}`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct DType {
     /// Element kind.
     pub kind: Kind,
-    /// Bytes per element (1, 2, 4, 8 or 16).
+    /// Bytes per element (1, 2, 4, 8 or 16 for numbers; any positive size for `S` and `V`).
     pub itemsize: usize,
     /// Byte order of stored elements.
     pub order: ByteOrder,
@@ -44,7 +50,7 @@ pub struct DType {
 
 /// A dtype string that is not a supported numeric type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unsupported dtype {0:?} (supported: numeric and bool numpy typestr such as \"<f8\", \">i4\", \"|b1\")")]
+#[error("unsupported dtype {0:?} (supported: numeric, bool and byte-string numpy typestr such as \"<f8\", \">i4\", \"|b1\", \"|S8\")")]
 pub struct DTypeError(pub String);
 
 impl DType {
@@ -52,7 +58,8 @@ impl DType {
     /// or `=` byte order means native (little-endian on every target chunkwise runs on).
     ///
     /// # Errors
-    /// [`DTypeError`] for structured, string, datetime or odd-sized types.
+    /// [`DTypeError`] for unicode, datetime or odd-sized types (structured types have no
+    /// typestr: see [`crate::element::Element`]).
     pub fn parse(s: &str) -> Result<DType, DTypeError> {
         let err = || DTypeError(s.to_string());
         let mut chars = s.chars();
@@ -71,6 +78,8 @@ impl DType {
             'u' => Kind::UInt,
             'f' => Kind::Float,
             'c' => Kind::Complex,
+            'S' => Kind::Bytes,
+            'V' => Kind::Void,
             _ => return Err(err()),
         };
         let itemsize: usize = rc.as_str().parse().map_err(|_| err())?;
@@ -79,11 +88,12 @@ impl DType {
             Kind::Int | Kind::UInt => matches!(itemsize, 1 | 2 | 4 | 8),
             Kind::Float => matches!(itemsize, 2 | 4 | 8),
             Kind::Complex => matches!(itemsize, 8 | 16),
+            Kind::Bytes | Kind::Void => itemsize >= 1 && order != ByteOrder::Big,
         };
         if !ok {
             return Err(err());
         }
-        let order = if itemsize == 1 {
+        let order = if itemsize == 1 || matches!(kind, Kind::Bytes | Kind::Void) {
             ByteOrder::NotApplicable
         } else {
             order
@@ -95,6 +105,11 @@ impl DType {
         })
     }
 
+    /// Whether the elements are numbers (or bools), not bytes or records.
+    pub fn is_numeric(&self) -> bool {
+        !matches!(self.kind, Kind::Bytes | Kind::Void)
+    }
+
     /// Whether the stored byte order differs from the host's (little-endian).
     pub fn is_big_endian(&self) -> bool {
         self.order == ByteOrder::Big
@@ -103,7 +118,7 @@ impl DType {
     /// The same type in little-endian order (what JS typed arrays and the host use).
     pub fn to_little_endian(&self) -> DType {
         DType {
-            order: if self.itemsize == 1 {
+            order: if self.itemsize == 1 || self.order == ByteOrder::NotApplicable {
                 ByteOrder::NotApplicable
             } else {
                 ByteOrder::Little
@@ -149,6 +164,8 @@ impl fmt::Display for DType {
             Kind::UInt => 'u',
             Kind::Float => 'f',
             Kind::Complex => 'c',
+            Kind::Bytes => 'S',
+            Kind::Void => 'V',
         };
         write!(f, "{o}{k}{}", self.itemsize)
     }
@@ -165,7 +182,11 @@ mod tests {
         }
         assert_eq!(DType::parse("<i1").unwrap().to_string(), "|i1");
         assert_eq!(DType::parse("f4").unwrap().to_string(), "<f4");
-        for bad in ["", "<", "<x4", "<i3", "<U8", "|V16", "<f16x", "<b2"] {
+        for s in ["|S5", "|V16", "|S1"] {
+            assert_eq!(DType::parse(s).unwrap().to_string(), s);
+        }
+        assert_eq!(DType::parse("<S7").unwrap().to_string(), "|S7");
+        for bad in ["", "<", "<x4", "<i3", "<U8", "|V0", ">S2", "<f16x", "<b2"] {
             assert!(DType::parse(bad).is_err(), "{bad}");
         }
     }

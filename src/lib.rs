@@ -22,6 +22,7 @@ pub mod cache;
 pub mod chunk_trace;
 pub mod codec;
 pub mod dtype;
+pub mod element;
 pub mod error;
 pub mod formats;
 pub mod io;

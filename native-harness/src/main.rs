@@ -325,26 +325,26 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                     },
                 )
                 .await?;
+            // numpy's dtype.str, or its descr list for records.
+            let descr = match &data.element {
+                Some(e) => e.descr(),
+                None => data.dtype.to_string(),
+            };
             if let Some(out) = out {
                 let f = std::fs::File::create(&out).map_err(|e| {
                     chunkwise::Error::InvalidArgument(format!("{}: {e}", out.display()))
                 })?;
-                npy::write_npy(
-                    std::io::BufWriter::new(f),
-                    &data.dtype.to_string(),
-                    &data.shape,
-                    &data.data,
-                )
-                .map_err(|e| {
-                    chunkwise::Error::InvalidArgument(format!("{}: {e}", out.display()))
-                })?;
+                npy::write_npy(std::io::BufWriter::new(f), &descr, &data.shape, &data.data)
+                    .map_err(|e| {
+                        chunkwise::Error::InvalidArgument(format!("{}: {e}", out.display()))
+                    })?;
             }
             let t = arr.traffic();
             // Keys in the documented order: {"shape","dtype","requests","bytes"}.
             println!(
-                "{{\"shape\":{},\"dtype\":\"{}\",\"requests\":{},\"bytes\":{}}}",
+                "{{\"shape\":{},\"dtype\":{},\"requests\":{},\"bytes\":{}}}",
                 serde_json::to_string(&data.shape).expect("shape serialises"),
-                data.dtype,
+                serde_json::Value::from(descr),
                 t.requests,
                 t.bytes
             );

@@ -204,6 +204,7 @@ impl CacheCoordinator {
         match key.item {
             Item::Chunk(c) => format!("{}\nchunk {c}", key.source),
             Item::Block(c, b) => format!("{}\nblock {c} {b}", key.source),
+            Item::HeapCollection(a) => format!("{}\nheap {a}", key.source),
         }
     }
 

@@ -11,6 +11,8 @@ pub enum Item {
     Chunk(u64),
     /// One block of a chunk: (chunk linear index, block linear index in the chunk).
     Block(u64, u64),
+    /// An HDF5 global heap collection (variable-length data), by its absolute address.
+    HeapCollection(u64),
 }
 
 /// Key of one cached payload: the source's identity (location plus validators or geometry

@@ -64,7 +64,8 @@ pub struct ArrayInfo {
     pub format: &'static str,
     /// Array shape (elements).
     pub shape: Vec<u64>,
-    /// numpy typestr.
+    /// numpy typestr (`dtype.str`), or numpy's `dtype.descr` list for a record, `|O` for
+    /// variable-length strings.
     pub dtype: String,
     /// Chunk shape (elements).
     pub chunks: Vec<u64>,
@@ -114,6 +115,11 @@ pub trait ArrayFormat: MaybeSend + MaybeSync {
     fn grid(&self) -> &Grid;
     /// Element type as stored.
     fn dtype(&self) -> DType;
+    /// The full element type when [`ArrayFormat::dtype`] is only its flat form (`|S{n}`,
+    /// `|V{n}`): strings, records, variable-length strings. `None` for numbers.
+    fn element(&self) -> Option<crate::element::Element> {
+        None
+    }
     /// Description of what discovery found.
     fn info(&self) -> ArrayInfo;
     /// Where chunk `chunk` (linear C-order index in the chunk grid) is.

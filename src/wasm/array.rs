@@ -4,6 +4,7 @@ use super::{arg_error, js_error};
 use crate::array::{CancelFlag, OpenOptions, Progress, ReadOptions};
 use crate::cache::CachePolicy;
 use crate::dtype::Kind;
+use crate::element::Value;
 use crate::io::fetch::{FetchOptions, FetchSource};
 use crate::io::{Counted, RetryConfig, Retrying, Traffic};
 use crate::selection::Selection;
@@ -45,13 +46,22 @@ export interface ReadOptions {
 export type Selection = string | Array<number | string | null>;
 /** The result of a read: C-ordered values (little-endian), their shape and numpy dtype.
  *  64-bit integers come as BigInt64Array/BigUint64Array, bool as Uint8Array, float16 as
- *  Uint16Array (raw bits), complex as interleaved Float32Array/Float64Array. */
+ *  Uint16Array (raw bits), complex as interleaved Float32Array/Float64Array.
+ *  Strings (HDF5 fixed-length, dtype "|S{n}", and variable-length, resolved to "|S{n}" with n
+ *  the longest string read) come as an Array of strings, UTF-8 decoded (invalid bytes become
+ *  U+FFFD), trailing NULs removed. Records (HDF5 compounds; dtype is numpy's descr list, e.g.
+ *  "[('id', '<i4'), ('pos', [('x', '<f4')])]") come as an Array of plain objects
+ *  { field: value }: numbers, BigInt for 64-bit integers, booleans, strings, nested objects
+ *  for nested records, Arrays (flattened, C order) for array members, [re, im] for complex. */
 export interface ReadResult {
   data: Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array |
-        BigInt64Array | BigUint64Array | Float32Array | Float64Array;
+        BigInt64Array | BigUint64Array | Float32Array | Float64Array | RecordValue[];
   shape: number[];
   dtype: string;
 }
+/** One value of a record member, string or nested record (see ReadResult). */
+export type RecordValue = number | bigint | boolean | string | RecordValue[] |
+  { [field: string]: RecordValue };
 /** Requests and body bytes that reached the network since open (cache hits never count). */
 export interface Traffic { requests: number; bytes: number; roundTrips: number; }
 "#;
@@ -212,7 +222,9 @@ fn typed_array(kind: Kind, itemsize: usize, bytes: &[u8]) -> JsValue {
     }
     match (kind, itemsize) {
         (Kind::Int, 1) => ta!(i8, js_sys::Int8Array),
-        (Kind::UInt, 1) | (Kind::Bool, 1) => js_sys::Uint8Array::from(bytes).into(),
+        (Kind::UInt, 1) | (Kind::Bool, 1) | (Kind::Void, _) => {
+            js_sys::Uint8Array::from(bytes).into()
+        }
         (Kind::Int, 2) => ta!(i16, js_sys::Int16Array),
         (Kind::UInt, 2) | (Kind::Float, 2) => ta!(u16, js_sys::Uint16Array),
         (Kind::Int, 4) => ta!(i32, js_sys::Int32Array),
@@ -221,6 +233,31 @@ fn typed_array(kind: Kind, itemsize: usize, bytes: &[u8]) -> JsValue {
         (Kind::UInt, 8) => ta!(u64, js_sys::BigUint64Array),
         (Kind::Float, 4) | (Kind::Complex, 8) => ta!(f32, js_sys::Float32Array),
         _ => ta!(f64, js_sys::Float64Array),
+    }
+}
+
+/// One element value as a plain JS value (see `ReadResult` in the TypeScript section).
+pub fn value_js(v: &Value) -> JsValue {
+    match v {
+        Value::Bool(b) => JsValue::from_bool(*b),
+        Value::Int(i) => JsValue::from_f64(*i as f64),
+        Value::UInt(u) => JsValue::from_f64(*u as f64),
+        Value::Int64(i) => js_sys::BigInt::from(*i).into(),
+        Value::UInt64(u) => js_sys::BigInt::from(*u).into(),
+        Value::Float(f) => JsValue::from_f64(*f),
+        Value::Complex(re, im) => [JsValue::from_f64(*re), JsValue::from_f64(*im)]
+            .iter()
+            .collect::<js_sys::Array>()
+            .into(),
+        Value::Bytes(b) => JsValue::from_str(&String::from_utf8_lossy(b)),
+        Value::List(items) => items.iter().map(value_js).collect::<js_sys::Array>().into(),
+        Value::Record(fields) => {
+            let o = js_sys::Object::new();
+            for (name, v) in fields {
+                let _ = js_sys::Reflect::set(&o, &JsValue::from_str(name), &value_js(v));
+            }
+            o.into()
+        }
     }
 }
 
@@ -262,10 +299,11 @@ impl RemoteArray {
         Ok(shape_js(self.inner()?.shape()))
     }
 
-    /// numpy dtype string as stored, e.g. "<f8" or ">i4".
+    /// numpy dtype string as stored, e.g. "<f8", ">i4", "|S8"; numpy's descr list for a
+    /// record; "|O" for variable-length strings (reads resolve them to "|S{n}").
     #[wasm_bindgen(getter)]
     pub fn dtype(&self) -> Result<String, JsValue> {
-        Ok(self.inner()?.dtype().to_string())
+        Ok(self.inner()?.dtype_descr())
     }
 
     /// Chunk shape (elements).
@@ -327,6 +365,24 @@ impl RemoteArray {
             let read = inner.read(&sel, &ropts);
             let result = cancellable(read, signal.as_ref(), cancel).await;
             let mut data = result.map_err(|e| js_error(&e))?;
+            // Byte strings of formats that describe no element (a b2nd "|S8") read as
+            // null-padded strings.
+            let element = data.element.clone().or_else(|| {
+                (data.dtype.kind == Kind::Bytes).then_some(crate::element::Element::String {
+                    size: data.dtype.itemsize,
+                    padding: crate::element::Padding::NullPad,
+                    utf8: false,
+                })
+            });
+            if let Some(e) = &element {
+                // Strings and records: plain JS values rather than a typed array.
+                let values: js_sys::Array = e.values(&data.data).iter().map(value_js).collect();
+                let o = js_sys::Object::new();
+                js_sys::Reflect::set(&o, &"data".into(), &values)?;
+                js_sys::Reflect::set(&o, &"shape".into(), &shape_js(&data.shape))?;
+                js_sys::Reflect::set(&o, &"dtype".into(), &e.descr().into())?;
+                return Ok(o.into());
+            }
             data.dtype.make_little_endian(&mut data.data);
             let dt = data.dtype.to_little_endian();
             let o = js_sys::Object::new();

@@ -1,4 +1,6 @@
 //! Helpers shared by the harness's integration tests.
+// Each test binary uses part of these helpers.
+#![allow(dead_code)]
 
 use chunkwise::selection::DimSelection;
 

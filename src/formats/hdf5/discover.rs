@@ -3,6 +3,7 @@
 
 use super::Hdf5Error;
 use crate::dtype::{ByteOrder, DType, Kind};
+use crate::element::{Element, Field, Padding};
 use hdf5_reader::chunk_index::{self, ChunkEntry};
 use hdf5_reader::messages::layout::{ChunkIndexing, DataLayout};
 use hdf5_reader::messages::HdfMessage;
@@ -73,8 +74,13 @@ pub struct DatasetMeta {
     pub path: String,
     /// Shape (elements; empty for a scalar).
     pub shape: Vec<u64>,
-    /// Element type as stored (enums and bools as their base integer).
+    /// Element type as stored: the number (enums as their base integer, h5py's boolean enum
+    /// as `|b1`), or for other types the flat form of [`DatasetMeta::element`] (`|S{n}`,
+    /// `|V{n}`), whose item size is the stored element size.
     pub dtype: DType,
+    /// The full element type when it is not a plain number: fixed or variable-length string,
+    /// compound (record) or array datatype (`None` for numbers).
+    pub element: Option<Element>,
     /// Bytes of one element to use where nothing is stored (zeros if the file defines none).
     pub fill: Vec<u8>,
     /// Filter pipeline (empty when unfiltered).
@@ -158,6 +164,168 @@ pub fn numeric_dtype(dt: &Datatype) -> Result<DType, Hdf5Error> {
     })
 }
 
+/// Maps an HDF5 datatype to an [`Element`] as h5py reads it (rules in [`crate::element`]):
+/// numbers and enums via [`numeric_dtype`] (h5py's `FALSE`/`TRUE` enum as `|b1`), fixed-length
+/// strings, variable-length strings, compounds (nested, with array members) and array
+/// datatypes. `offset_size`/`length_size` are the superblock's sizes of addresses and lengths
+/// (a variable-length reference holds one address), `base_address` the superblock's base
+/// address that file addresses are relative to.
+///
+/// # Errors
+/// [`Hdf5Error::Unsupported`] for variable-length sequences, references, opaque, bitfield and
+/// time types;
+/// [`Hdf5Error::Invalid`] for a compound member outside its record.
+pub fn element_of(
+    dt: &Datatype,
+    offset_size: u8,
+    length_size: u8,
+    base_address: u64,
+) -> Result<Element, Hdf5Error> {
+    let e = element_at(dt, offset_size, length_size, base_address)?;
+    if e.stored_size() == 0 {
+        return Err(Hdf5Error::Invalid("a datatype of 0 bytes".into()));
+    }
+    Ok(e)
+}
+
+fn element_at(
+    dt: &Datatype,
+    offset_size: u8,
+    length_size: u8,
+    base_address: u64,
+) -> Result<Element, Hdf5Error> {
+    use hdf5_reader::messages::datatype::{StringEncoding, StringPadding, StringSize, VarLenKind};
+    let utf8 = |e: &StringEncoding| matches!(e, StringEncoding::Utf8);
+    Ok(match dt {
+        Datatype::Enum { base, members } if is_h5py_bool(base, members) => {
+            Element::Number(DType::parse("|b1").expect("valid typestr"))
+        }
+        Datatype::FixedPoint { .. } | Datatype::FloatingPoint { .. } | Datatype::Enum { .. } => {
+            Element::Number(numeric_dtype(dt)?)
+        }
+        Datatype::String {
+            size: StringSize::Fixed(n),
+            encoding,
+            padding,
+        } => Element::String {
+            size: *n as usize,
+            padding: match padding {
+                StringPadding::NullTerminate => Padding::NullTerm,
+                StringPadding::NullPad => Padding::NullPad,
+                StringPadding::SpacePad => Padding::SpacePad,
+            },
+            utf8: utf8(encoding),
+        },
+        Datatype::VarLen {
+            base,
+            kind: VarLenKind::String,
+            encoding,
+            ..
+        } if base.is_vlen_string_base() => {
+            if !matches!(offset_size, 2 | 4 | 8) {
+                return Err(Hdf5Error::Invalid(format!("{offset_size}-byte addresses")));
+            }
+            Element::VlenString {
+                offset_size,
+                length_size,
+                base_address,
+                utf8: utf8(encoding),
+            }
+        }
+        Datatype::Compound { size, fields } => {
+            let mut out = Vec::with_capacity(fields.len());
+            for f in fields {
+                let element = element_at(&f.datatype, offset_size, length_size, base_address)?;
+                let offset = f.byte_offset as usize;
+                if offset + element.stored_size() > *size as usize {
+                    return Err(Hdf5Error::Invalid(format!(
+                        "compound member {:?} at byte {offset} ({} bytes) passes the {size}-byte record",
+                        f.name,
+                        element.stored_size()
+                    )));
+                }
+                out.push(Field {
+                    name: f.name.clone(),
+                    offset,
+                    element,
+                });
+            }
+            Element::Record {
+                size: *size as usize,
+                fields: out,
+            }
+        }
+        Datatype::Array { base, dims } => {
+            let base = element_at(base, offset_size, length_size, base_address)?;
+            dims.iter()
+                .try_fold(base.stored_size() as u64, |a, &d| a.checked_mul(d))
+                .filter(|&n| n <= u32::MAX as u64)
+                .ok_or_else(|| {
+                    Hdf5Error::Invalid(format!("array datatype of dims {dims:?} is too large"))
+                })?;
+            Element::SubArray {
+                base: Box::new(base),
+                shape: dims.clone(),
+            }
+        }
+        other => {
+            return Err(Hdf5Error::Unsupported(format!(
+                "datatype {} (supported: integers, floats, enums, bools, fixed and variable-length strings, compounds, arrays)",
+                datatype_class_name(other)
+            )))
+        }
+    })
+}
+
+fn datatype_class_name(dt: &Datatype) -> &'static str {
+    match dt {
+        Datatype::FixedPoint { .. } => "integer",
+        Datatype::FloatingPoint { .. } => "float",
+        Datatype::String { .. } => "variable-length string class",
+        Datatype::Compound { .. } => "compound",
+        Datatype::Array { .. } => "array",
+        Datatype::Enum { .. } => "enum",
+        Datatype::VarLen { .. } => "variable-length sequence",
+        Datatype::Opaque { .. } => "opaque",
+        Datatype::Reference { .. } => "reference",
+        Datatype::Bitfield { .. } => "bitfield",
+    }
+}
+
+/// h5py's boolean: an enum of exactly the members `FALSE` = 0 and `TRUE` = 1 (h5py
+/// `h5t.pyx`, `TypeEnumID.py_dtype`).
+fn is_h5py_bool(base: &Datatype, members: &[hdf5_reader::messages::datatype::EnumMember]) -> bool {
+    let big = matches!(
+        base,
+        Datatype::FixedPoint {
+            byte_order: hdf5_reader::ByteOrder::BigEndian,
+            ..
+        }
+    );
+    let value = |v: &[u8]| -> Option<u64> {
+        if v.len() > 8 {
+            return None;
+        }
+        let mut b = [0u8; 8];
+        if big {
+            b[8 - v.len()..].copy_from_slice(v);
+            Some(u64::from_be_bytes(b))
+        } else {
+            b[..v.len()].copy_from_slice(v);
+            Some(u64::from_le_bytes(b))
+        }
+    };
+    matches!(base, Datatype::FixedPoint { .. })
+        && members.len() == 2
+        && members.iter().all(|m| {
+            matches!(
+                (m.name.as_str(), value(&m.value)),
+                ("FALSE", Some(0)) | ("TRUE", Some(1))
+            )
+        })
+        && members[0].name != members[1].name
+}
+
 /// Discovery step: the dataset at `path`. Works on any `Hdf5File` (a fresh one per attempt).
 ///
 /// # Errors
@@ -168,10 +336,13 @@ pub fn dataset_step(
     path: &str,
 ) -> hdf5_reader::error::Result<Result<DatasetMeta, Hdf5Error>> {
     let ds = file.dataset(path)?;
-    let dtype = match numeric_dtype(ds.dtype()) {
-        Ok(d) => d,
-        Err(e) => return Ok(Err(e)),
-    };
+    let sb = file.superblock();
+    let (dtype, element) =
+        match element_of(ds.dtype(), sb.offset_size, sb.length_size, sb.base_address) {
+            Ok(Element::Number(d)) => (d, None),
+            Ok(e) => (e.storage_dtype(), Some(e)),
+            Err(e) => return Ok(Err(e)),
+        };
     let shape = ds.shape().to_vec();
     let header = file.get_or_parse_header(ds.address())?;
     let mut layout_msg = None;
@@ -283,6 +454,7 @@ pub fn dataset_step(
         path: path.to_string(),
         shape,
         dtype,
+        element,
         fill,
         filters,
         layout,

@@ -16,12 +16,14 @@
 
 pub mod discover;
 pub mod filters;
+pub mod heap;
 pub mod index;
 pub mod list;
 pub mod store;
 
 use super::{ArrayFormat, ArrayInfo, ChunkPlace, FormatError};
 use crate::dtype::DType;
+use crate::element::Element;
 use crate::io::{IoError, RangeSource};
 use crate::selection::Grid;
 use bytes::Bytes;
@@ -231,6 +233,13 @@ pub async fn list(
 pub struct Hdf5Array {
     location: String,
     meta: DatasetMeta,
+    /// Grid item type: the dataset's, or an array datatype's base (h5py expands an array
+    /// datatype into trailing dimensions of the grid).
+    dtype: DType,
+    /// The item type when it is not a plain number.
+    element: Option<Element>,
+    /// One grid item's fill bytes, strings normalised.
+    fill: Vec<u8>,
     grid: Grid,
     /// Chunk linear index -> index into the chunk map (chunked layout).
     chunk_at: HashMap<u64, usize>,
@@ -355,15 +364,44 @@ impl Hdf5Array {
             .map_err(|e| Hdf5Error::Invalid(e.to_string()))?;
             meta.fill = fill;
         }
-        let itemsize = meta.dtype.itemsize as u64;
-        // A scalar reads as a one-element 1-d array.
-        let shape = if meta.shape.is_empty() {
+        // An array datatype reads as trailing dimensions of its base type (h5py does so).
+        let (dtype, element, extra, mut fill) = match &meta.element {
+            Some(Element::SubArray { base, shape }) => {
+                let n = shape.iter().product::<u64>().max(1) as usize;
+                let size = base.stored_size();
+                let first = meta.fill.get(..size).unwrap_or(&[]).to_vec();
+                if meta.fill.len() != size * n
+                    || meta.fill.chunks_exact(size.max(1)).any(|c| c != first)
+                {
+                    return Err(Hdf5Error::Unsupported(
+                        "an array datatype whose fill value differs between its items".into(),
+                    ));
+                }
+                let element = match base.as_ref() {
+                    Element::Number(_) => None,
+                    other => Some(other.clone()),
+                };
+                (base.storage_dtype(), element, shape.clone(), first)
+            }
+            other => (meta.dtype, other.clone(), Vec::new(), meta.fill.clone()),
+        };
+        if let Some(e) = &element {
+            e.normalize(&mut fill);
+        }
+        let itemsize = dtype.itemsize as u64;
+        // A scalar reads as a one-element 1-d array (an array datatype as its dimensions).
+        let mut shape = if meta.shape.is_empty() && extra.is_empty() {
             vec![1]
         } else {
             meta.shape.clone()
         };
+        shape.extend(&extra);
         let chunks = match &meta.layout {
-            Layout::Chunked { chunk, .. } if !meta.shape.is_empty() => chunk.clone(),
+            Layout::Chunked { chunk, .. } if !meta.shape.is_empty() => {
+                let mut c = chunk.clone();
+                c.extend(&extra);
+                c
+            }
             Layout::Chunked { .. } | Layout::Compact(_) => {
                 shape.iter().map(|&s| s.max(1)).collect()
             }
@@ -400,7 +438,7 @@ impl Hdf5Array {
                         c.offset, c.size
                     )));
                 }
-                let coords: Vec<u64> = if meta.shape.is_empty() {
+                let mut coords: Vec<u64> = if meta.shape.is_empty() {
                     vec![0]
                 } else {
                     c.offset
@@ -409,6 +447,8 @@ impl Hdf5Array {
                         .map(|(o, n)| o / n)
                         .collect()
                 };
+                // An array datatype's trailing dimensions are one chunk wide.
+                coords.resize(grid.chunks.len(), 0);
                 if c.address.checked_add(c.size).is_none_or(|e| e > source_len) {
                     return Err(Hdf5Error::Invalid(format!(
                         "chunk at {:?} spans {}+{} past the end of the file ({source_len} bytes)",
@@ -436,6 +476,9 @@ impl Hdf5Array {
         Ok(Hdf5Array {
             location,
             meta,
+            dtype,
+            element,
+            fill,
             grid,
             chunk_at,
             source_len,
@@ -457,7 +500,12 @@ impl Hdf5Array {
     }
 
     fn chunk_bytes(&self) -> usize {
-        self.grid.decoded_chunk_items().unwrap_or(0) as usize * self.meta.dtype.itemsize
+        self.grid.decoded_chunk_items().unwrap_or(0) as usize * self.dtype.itemsize
+    }
+
+    /// The item type when it is not a plain number (strings, records, sub-arrays of those).
+    pub fn element(&self) -> Option<&Element> {
+        self.element.as_ref()
     }
 
     fn chunk_err(&self, chunk: u64, detail: impl std::fmt::Display) -> FormatError {
@@ -496,7 +544,10 @@ impl ArrayFormat for Hdf5Array {
         })
     }
     fn dtype(&self) -> DType {
-        self.meta.dtype
+        self.dtype
+    }
+    fn element(&self) -> Option<Element> {
+        self.element.clone()
     }
     fn info(&self) -> ArrayInfo {
         let codecs: Vec<String> = self
@@ -531,11 +582,14 @@ impl ArrayFormat for Hdf5Array {
             .shape
             .iter()
             .product::<u64>()
-            .saturating_mul(self.meta.dtype.itemsize as u64);
+            .saturating_mul(self.dtype.itemsize as u64);
         ArrayInfo {
             format: FORMAT,
             shape: self.grid.shape.clone(),
-            dtype: self.meta.dtype.to_string(),
+            dtype: match &self.element {
+                Some(e) => e.descr(),
+                None => self.dtype.to_string(),
+            },
             chunks: self.grid.chunks.clone(),
             blocks: self.grid.blocks.clone(),
             codecs: if codecs.is_empty() {
@@ -557,14 +611,12 @@ impl ArrayFormat for Hdf5Array {
         }
         match &self.meta.layout {
             Layout::Compact(d) => Ok(ChunkPlace::Inline(Bytes::from(d.clone()))),
-            Layout::Contiguous { address: None, .. } => {
-                Ok(ChunkPlace::Fill(self.meta.fill.clone()))
-            }
+            Layout::Contiguous { address: None, .. } => Ok(ChunkPlace::Fill(self.fill.clone())),
             Layout::Contiguous {
                 address: Some(a), ..
             } => {
                 let row: u64 =
-                    self.grid.shape[1..].iter().product::<u64>() * self.meta.dtype.itemsize as u64;
+                    self.grid.shape[1..].iter().product::<u64>() * self.dtype.itemsize as u64;
                 let rows = self.grid.chunks[0];
                 let first = chunk * rows;
                 let last = (first + rows).min(self.grid.shape[0]);
@@ -575,7 +627,7 @@ impl ArrayFormat for Hdf5Array {
                     let c = &entries[i];
                     Ok(ChunkPlace::Stored(c.address..c.address + c.size))
                 }
-                None => Ok(ChunkPlace::Fill(self.meta.fill.clone())),
+                None => Ok(ChunkPlace::Fill(self.fill.clone())),
             },
         }
     }
@@ -640,6 +692,9 @@ impl ArrayFormat for Hdf5Array {
                 d.kind == crate::dtype::Kind::Int,
             )
             .map_err(|e| self.chunk_err(chunk, e))?;
+        }
+        if let Some(e) = &self.element {
+            e.normalize(&mut data);
         }
         Ok(data)
     }
