@@ -85,8 +85,8 @@ fn walk_vlen(e: &Element, at: usize, node: &mut usize, f: &mut dyn FnMut(usize, 
     }
 }
 
-/// The references in `data` (whole stored elements of `element`), element by element in
-/// the order of [`walk_vlen`], with the node of each.
+/// The references in `data` (whole stored elements of `element`), element by element; inside
+/// an element, record members in declaration order and sub-array items in C order.
 ///
 /// # Errors
 /// [`Hdf5Error::Invalid`] when an address overflows.

@@ -13,6 +13,11 @@
 //! - contiguous: row blocks of about [`CONTIGUOUS_BLOCK_BYTES`] over the one stored block, so
 //!   a selection fetches only the rows it touches;
 //! - compact: one chunk, the bytes held in the object header.
+//!
+//! Datatypes ([`discover::element_of`], rules in [`crate::element`]): numbers, enums, h5py's
+//! bools, fixed-length strings, compounds and array datatypes (read as trailing dimensions)
+//! decode in place; variable-length strings are resolved after assembly from the global heap
+//! ([`heap`]).
 
 pub mod discover;
 pub mod filters;
@@ -501,11 +506,6 @@ impl Hdf5Array {
 
     fn chunk_bytes(&self) -> usize {
         self.grid.decoded_chunk_items().unwrap_or(0) as usize * self.dtype.itemsize
-    }
-
-    /// The item type when it is not a plain number (strings, records, sub-arrays of those).
-    pub fn element(&self) -> Option<&Element> {
-        self.element.as_ref()
     }
 
     fn chunk_err(&self, chunk: u64, detail: impl std::fmt::Display) -> FormatError {
