@@ -269,6 +269,8 @@ pub fn run(quick: bool) -> Vec<BenchRow> {
     let total = if quick { 16 << 20 } else { 128 << 20 };
     let f32d = bench_data("float32");
     let i64d = bench_data("int64");
+    // (codec, codec id, level, filter name, filters, filter meta)
+    #[allow(clippy::type_complexity)]
     let cases: [(&str, u8, u8, &str, [u8; 6], [u8; 6]); 9] = [
         ("lz4", 1, 5, "shuffle", [0, 0, 0, 0, 0, 1], [0; 6]),
         ("lz4", 1, 5, "bitshuffle", [0, 0, 0, 0, 0, 2], [0; 6]),

@@ -482,6 +482,7 @@ async fn corrupt_vlen_references_are_errors() {
     // Element 1 is "café" (5 bytes) at `at + 16`: length, address, index.
     let gcol = u64::from_le_bytes(bytes[at + 20..at + 28].try_into().unwrap()) as usize;
     assert_eq!(&bytes[gcol..gcol + 4], b"GCOL");
+    #[allow(clippy::type_complexity)]
     let cases: Vec<(&str, Box<dyn Fn(&mut Vec<u8>)>)> = vec![
         (
             "lying length",

@@ -38,11 +38,9 @@ fn smooth(len: usize, typesize: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(len);
     let mut i = 0u64;
     while out.len() < len {
-        let v = (i * 3 + (i / 7) % 5) as u64;
+        let v = i * 3 + (i / 7) % 5;
         out.extend_from_slice(&v.to_le_bytes()[..typesize.min(8)]);
-        for _ in 8..typesize {
-            out.push(0);
-        }
+        out.resize(out.len() + typesize.saturating_sub(8), 0);
         i += 1;
     }
     out.truncate(len);
