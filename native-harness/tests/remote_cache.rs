@@ -286,6 +286,35 @@ async fn disk_persists_and_damage_is_a_miss() {
     server.shutdown().await;
 }
 
+/// A small file's complete copy on disk serves a dataset scope never opened before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disk_source_copy_is_shared_between_scopes() {
+    let server = serve(&fixtures()).await;
+    let url = server.url("hdf5/groups.h5");
+    let tmp = tempfile::tempdir().unwrap();
+    let disk = || CacheCoordinator::disk(tmp.path(), Some(256 << 20)).unwrap();
+    let first = open(&url, Some("/time"), &disk(), &[]).await;
+    assert!(first.traffic().requests > 0);
+    check(&first, &npy(&fixtures().join("hdf5/groups_time.npy")), "").await;
+    let c = disk();
+    let other = open(&url, Some("/model/weights"), &c, &[]).await;
+    assert_eq!(other.traffic().requests, 0, "served by the source copy");
+    check(
+        &other,
+        &npy(&fixtures().join("hdf5/groups_model_weights.npy")),
+        "",
+    )
+    .await;
+    assert_eq!(other.traffic().requests, 0);
+    assert_eq!(
+        c.stats().discovery_hits,
+        0,
+        "a new scope: discovered, from the copy"
+    );
+    assert!(c.stats().source_hits >= 1);
+    server.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn payload_bound_is_respected() {
     let server = serve(big_dir()).await;

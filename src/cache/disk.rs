@@ -149,7 +149,9 @@ impl DiskStore {
                 return None;
             }
             let len = std::fs::metadata(&blob).ok()?.len();
-            if len != m.bytes {
+            // A bounded store never holds an entry above its bound: such a marker is damage,
+            // and reading it would allocate without bound.
+            if len != m.bytes || self.max_bytes.is_some_and(|max| len > max) {
                 return None;
             }
             let mut data = Vec::new();
