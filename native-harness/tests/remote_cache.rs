@@ -312,6 +312,33 @@ async fn disk_source_copy_is_shared_between_scopes() {
         "a new scope: discovered, from the copy"
     );
     assert!(c.stats().source_hits >= 1);
+
+    // A damaged copy is a miss: fetched again, right values, republished.
+    let copies = files_under(tmp.path(), "blob")
+        .into_iter()
+        .filter(|p| p.parent().unwrap().ends_with("sources"))
+        .collect::<Vec<_>>();
+    assert_eq!(copies.len(), 1);
+    let mut b = std::fs::read(&copies[0]).unwrap();
+    b[100] ^= 1;
+    std::fs::write(&copies[0], b).unwrap();
+    let values = "/model/run1/values";
+    let arr = open(&url, Some(values), &disk(), &[]).await;
+    assert!(arr.traffic().requests > 0, "damaged copy: fetched again");
+    check(
+        &arr,
+        &npy(&fixtures().join("hdf5/groups_model_run1_values.npy")),
+        "",
+    )
+    .await;
+    let arr = open(&url, Some("/model/weights"), &disk(), &[]).await;
+    check(
+        &arr,
+        &npy(&fixtures().join("hdf5/groups_model_weights.npy")),
+        "",
+    )
+    .await;
+    assert_eq!(arr.traffic().requests, 0, "republished copy");
     server.shutdown().await;
 }
 
