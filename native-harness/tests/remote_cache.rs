@@ -192,6 +192,20 @@ async fn converted_chunks_skip_transfer_and_filters() {
     );
     assert_eq!(s1.format_decodes, 2, "warm read: no HDF5 filter decode");
     assert_eq!(s1.converted_hits, 2);
+
+    // NONE: nothing converted or retained; every read fetches and decodes again.
+    let n = CacheCoordinator::none();
+    let arr = open(&url, Some("/data"), &n, &[]).await;
+    let opened = arr.traffic().requests;
+    check(&arr, &want, sel).await;
+    let once = arr.traffic().requests - opened;
+    check(&arr, &want, sel).await;
+    assert_eq!(arr.traffic().requests - opened, 2 * once);
+    let s = n.stats();
+    assert_eq!(
+        (s.format_decodes, s.converted_hits, s.payload.entries),
+        (4, 0, 0)
+    );
     server.shutdown().await;
 }
 
