@@ -579,6 +579,30 @@ async fn cli_disk_cache_second_run_makes_no_request() {
     .unwrap();
     assert_eq!(j["requests"].as_u64().unwrap(), 0, "{j}");
     assert_eq!(j["shape"], serde_json::json!([2000, 1600]));
+    // The server agrees, and `chunks` answers from the cached record too.
+    assert_eq!(server.stats().requests, j1["requests"].as_u64().unwrap());
+    let cache = tmp.path().join("cache").to_str().unwrap().to_string();
+    let u = url.clone();
+    let (map, _) = tokio::task::spawn_blocking(move || {
+        cli([
+            "chunks",
+            &u,
+            "--path",
+            "/data",
+            "--json",
+            "--cache",
+            "disk",
+            "--cache-dir",
+            &cache,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect())
+    })
+    .await
+    .unwrap();
+    assert_eq!(map.as_array().unwrap().len(), 80, "10 x 8 allocated chunks");
+    assert_eq!(server.stats().requests, j1["requests"].as_u64().unwrap());
     server.shutdown().await;
 }
 
