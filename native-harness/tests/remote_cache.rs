@@ -32,7 +32,18 @@ fn npy(path: &Path) -> Npy {
 fn big_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("chunkwise-cache-big-{}", std::process::id()));
+        // A static is never dropped, so the directory outlives the run: remove those of
+        // earlier runs whose process is gone.
+        const PREFIX: &str = "chunkwise-cache-big-";
+        for e in std::fs::read_dir(std::env::temp_dir()).unwrap().flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if let Some(pid) = name.strip_prefix(PREFIX) {
+                if !Path::new("/proc").join(pid).exists() {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        let dir = std::env::temp_dir().join(format!("{PREFIX}{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let venv = std::env::var("CHUNKWISE_VENV").unwrap_or_else(|_| {
             format!("{}/.cache/chunkwise/venv", std::env::var("HOME").unwrap())
@@ -192,6 +203,20 @@ async fn converted_chunks_skip_transfer_and_filters() {
     );
     assert_eq!(s1.format_decodes, 2, "warm read: no HDF5 filter decode");
     assert_eq!(s1.converted_hits, 2);
+
+    // NONE: nothing converted or retained; every read fetches and decodes again.
+    let n = CacheCoordinator::none();
+    let arr = open(&url, Some("/data"), &n, &[]).await;
+    let opened = arr.traffic().requests;
+    check(&arr, &want, sel).await;
+    let once = arr.traffic().requests - opened;
+    check(&arr, &want, sel).await;
+    assert_eq!(arr.traffic().requests - opened, 2 * once);
+    let s = n.stats();
+    assert_eq!(
+        (s.format_decodes, s.converted_hits, s.payload.entries),
+        (4, 0, 0)
+    );
     server.shutdown().await;
 }
 
@@ -283,6 +308,62 @@ async fn disk_persists_and_damage_is_a_miss() {
         check(&again, &want, sel).await;
         assert_eq!(again.traffic().requests, 0, "{what}: republished");
     }
+    server.shutdown().await;
+}
+
+/// A small file's complete copy on disk serves a dataset scope never opened before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disk_source_copy_is_shared_between_scopes() {
+    let server = serve(&fixtures()).await;
+    let url = server.url("hdf5/groups.h5");
+    let tmp = tempfile::tempdir().unwrap();
+    let disk = || CacheCoordinator::disk(tmp.path(), Some(256 << 20)).unwrap();
+    let first = open(&url, Some("/time"), &disk(), &[]).await;
+    assert!(first.traffic().requests > 0);
+    check(&first, &npy(&fixtures().join("hdf5/groups_time.npy")), "").await;
+    let c = disk();
+    let other = open(&url, Some("/model/weights"), &c, &[]).await;
+    assert_eq!(other.traffic().requests, 0, "served by the source copy");
+    check(
+        &other,
+        &npy(&fixtures().join("hdf5/groups_model_weights.npy")),
+        "",
+    )
+    .await;
+    assert_eq!(other.traffic().requests, 0);
+    assert_eq!(
+        c.stats().discovery_hits,
+        0,
+        "a new scope: discovered, from the copy"
+    );
+    assert!(c.stats().source_hits >= 1);
+
+    // A damaged copy is a miss: fetched again, right values, republished.
+    let copies = files_under(tmp.path(), "blob")
+        .into_iter()
+        .filter(|p| p.parent().unwrap().ends_with("sources"))
+        .collect::<Vec<_>>();
+    assert_eq!(copies.len(), 1);
+    let mut b = std::fs::read(&copies[0]).unwrap();
+    b[100] ^= 1;
+    std::fs::write(&copies[0], b).unwrap();
+    let values = "/model/run1/values";
+    let arr = open(&url, Some(values), &disk(), &[]).await;
+    assert!(arr.traffic().requests > 0, "damaged copy: fetched again");
+    check(
+        &arr,
+        &npy(&fixtures().join("hdf5/groups_model_run1_values.npy")),
+        "",
+    )
+    .await;
+    let arr = open(&url, Some("/model/weights"), &disk(), &[]).await;
+    check(
+        &arr,
+        &npy(&fixtures().join("hdf5/groups_model_weights.npy")),
+        "",
+    )
+    .await;
+    assert_eq!(arr.traffic().requests, 0, "republished copy");
     server.shutdown().await;
 }
 
@@ -509,6 +590,30 @@ async fn cli_disk_cache_second_run_makes_no_request() {
     .unwrap();
     assert_eq!(j["requests"].as_u64().unwrap(), 0, "{j}");
     assert_eq!(j["shape"], serde_json::json!([2000, 1600]));
+    // The server agrees, and `chunks` answers from the cached record too.
+    assert_eq!(server.stats().requests, j1["requests"].as_u64().unwrap());
+    let cache = tmp.path().join("cache").to_str().unwrap().to_string();
+    let u = url.clone();
+    let (map, _) = tokio::task::spawn_blocking(move || {
+        cli([
+            "chunks",
+            &u,
+            "--path",
+            "/data",
+            "--json",
+            "--cache",
+            "disk",
+            "--cache-dir",
+            &cache,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect())
+    })
+    .await
+    .unwrap();
+    assert_eq!(map.as_array().unwrap().len(), 80, "10 x 8 allocated chunks");
+    assert_eq!(server.stats().requests, j1["requests"].as_u64().unwrap());
     server.shutdown().await;
 }
 

@@ -393,3 +393,81 @@ impl CacheCoordinator {
         lock(&self.inner.sources).clear();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::discovery::{Seed, DISCOVERY_VERSION};
+
+    fn record() -> DiscoveryRecord {
+        DiscoveryRecord {
+            version: DISCOVERY_VERSION,
+            source: SourceIdentity {
+                location: "http://h/a.b2nd".into(),
+                len: 10,
+                etag: Some("\"e\"".into()),
+                last_modified: None,
+            },
+            seed: Seed::B2nd {
+                header: Bytes::from_static(b"\x01\x02"),
+                index: Bytes::from_static(b"\xff"),
+            },
+        }
+    }
+
+    #[test]
+    fn records_round_trip_and_other_versions_are_misses() {
+        let c = CacheCoordinator::memory(1 << 20);
+        c.put_discovery("k", &record());
+        assert_eq!(c.discovery("k"), Some(record()));
+        let text = String::from_utf8(discovery::to_json(&record())).unwrap();
+        assert!(text.contains("\"format\":\"b2nd\"") && text.contains("\"header\":\"0102\""));
+        c.put_record(
+            "k",
+            text.replace("\"version\":1", "\"version\":2").into_bytes(),
+        );
+        assert_eq!(c.discovery("k"), None);
+        assert_eq!(c.discovery("k"), None, "dropped");
+        c.put_record("k", b"{\"version\":1,".to_vec());
+        assert_eq!(c.discovery("k"), None);
+        let s = c.stats();
+        assert_eq!((s.discovery_hits, s.discovery_misses), (1, 3));
+    }
+
+    #[test]
+    fn none_retains_no_payload_but_keeps_discovery() {
+        let c = CacheCoordinator::none();
+        assert!(!c.retains_payload());
+        let key = CacheKey {
+            source: Arc::from("s"),
+            item: crate::cache::Item::Chunk(0),
+        };
+        c.put_payload(key.clone(), Bytes::from_static(b"abc"));
+        assert_eq!(c.get_payload(&key), None);
+        c.put_discovery("k", &record());
+        assert!(c.discovery("k").is_some());
+        assert!(CacheCoordinator::new(CachePolicy::Disk, 1).is_err());
+    }
+
+    #[test]
+    fn disk_records_survive_a_new_coordinator() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        c.put_discovery("k", &record());
+        let ident = record().source;
+        c.put_source_copy("src", &ident, Bytes::from(vec![7u8; 10]));
+        let key = CacheKey {
+            source: Arc::from("s"),
+            item: crate::cache::Item::Block(3, 4),
+        };
+        c.put_payload(key.clone(), Bytes::from_static(b"payload"));
+        let d = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        assert_eq!(d.discovery("k"), Some(record()));
+        assert_eq!(d.source_copy("src").unwrap().1, Bytes::from(vec![7u8; 10]));
+        assert_eq!(&d.get_payload(&key).unwrap()[..], b"payload");
+        assert_eq!(d.stats().payload.hits, 1);
+        // A copy whose length differs from the recorded size is not used.
+        d.put_source_copy("src", &ident, Bytes::from(vec![7u8; 9]));
+        assert!(d.source_copy("src").is_none());
+    }
+}
