@@ -133,6 +133,8 @@ pub struct RemoteArray {
     traffic: Traffic,
     identity: Arc<str>,
     info: SourceInfo,
+    /// Set for a Zarr array, whose chunks are objects of their own (see [`RemoteArray::open_zarr`]).
+    zarr: Option<Arc<crate::formats::zarr::ZarrArray>>,
 }
 
 impl std::fmt::Debug for RemoteArray {
@@ -251,6 +253,7 @@ impl RemoteArray {
             traffic,
             identity,
             info,
+            zarr: None,
         })
     }
 
@@ -292,6 +295,9 @@ impl RemoteArray {
     /// # Errors
     /// Selection errors (syntax, bounds, too large), I/O errors, decode errors, cancellation.
     pub async fn read(&self, selection: &Selection, opts: &ReadOptions<'_>) -> Result<ArrayData> {
+        if let Some(z) = &self.zarr {
+            return self.read_zarr(z, selection, opts).await;
+        }
         let grid = self.format.grid();
         let dtype = self.format.dtype();
         let dims = selection.resolve(&grid.shape)?;
@@ -550,6 +556,136 @@ impl RemoteArray {
             decoded.insert(lin, buf);
         }
         Ok(whole)
+    }
+}
+
+/// Zarr arrays: their chunks are objects of their own (or inner chunks of shards), loaded by
+/// [`crate::formats::zarr::ZarrArray::load_chunks`] on a payload-cache miss and kept in the
+/// cache re-encoded as Blosc2 ([`crate::cache::convert`]); planning, the cache and assembly
+/// are the shared ones.
+impl RemoteArray {
+    /// Opens the Zarr array at `path` of `store` (`""` when the store root is the array).
+    /// `traffic` must be what the store's [`crate::formats::zarr::KeyOpener`] counts into;
+    /// `credential` is [`crate::cache::convert::credential_fingerprint`] of the request
+    /// headers, part of the payload-cache stamp with the array's location, geometry, dtype,
+    /// codecs and the conversion layout.
+    ///
+    /// # Errors
+    /// As [`crate::formats::zarr::ZarrArray::open`].
+    pub async fn open_zarr(
+        store: Arc<crate::formats::zarr::ZarrStore>,
+        path: &str,
+        traffic: Traffic,
+        credential: &str,
+        options: OpenOptions,
+    ) -> Result<RemoteArray> {
+        let z = Arc::new(crate::formats::zarr::ZarrArray::open(store, path).await?);
+        let identity: Arc<str> = Arc::from(format!(
+            "{};layout={};cred={credential}",
+            z.stamp(),
+            crate::cache::convert::CONVERSION_LAYOUT
+        ));
+        let location = z.store().url(z.path());
+        let info = SourceInfo {
+            location: location.clone(),
+            ..Default::default()
+        };
+        let cache = PayloadCache::new(match options.cache {
+            CachePolicy::Memory => options.max_cache_bytes,
+            CachePolicy::None => 0,
+        });
+        Ok(RemoteArray {
+            // Never read: a Zarr array's chunks are objects reached through its store.
+            source: Arc::new(MemorySource::new(location, Bytes::new())),
+            format: Box::new(z.clone()),
+            cache,
+            options,
+            traffic,
+            identity,
+            info,
+            zarr: Some(z),
+        })
+    }
+
+    /// The Zarr metadata remembered so far (for a cache to restore the store with
+    /// [`crate::formats::zarr::ZarrStore::with_discovery`]); `None` for other formats.
+    pub fn zarr_discovery(&self) -> Option<crate::formats::zarr::ZarrDiscovery> {
+        self.zarr.as_ref().map(|z| z.store().discovery())
+    }
+
+    async fn read_zarr(
+        &self,
+        z: &crate::formats::zarr::ZarrArray,
+        selection: &Selection,
+        opts: &ReadOptions<'_>,
+    ) -> Result<ArrayData> {
+        use crate::cache::convert::{decode_converted, encode_converted};
+        let grid = z.grid();
+        let dtype = z.meta().dtype;
+        let dims = selection.resolve(&grid.shape)?;
+        let plan = Plan::new(grid, &dims, dtype.itemsize, self.options.max_result_bytes)?;
+        let chunks = plan.chunks();
+        let total = chunks.len() as u64;
+        let chunk_len = grid.decoded_chunk_items()? as usize * dtype.itemsize;
+        let mut out = vec![0u8; plan.result_bytes()];
+        let mut done = 0u64;
+        let progress = |done: &mut u64| {
+            *done += 1;
+            if let Some(p) = opts.progress {
+                p(Progress { done: *done, total });
+            }
+        };
+        check_cancel(&opts.cancel)?;
+        // Warm chunks first; a corrupt entry is a miss.
+        let mut missing: HashMap<u64, Vec<usize>> = HashMap::new();
+        for (i, c) in chunks.iter().enumerate() {
+            let lin = grid.chunk_linear(&c.coords);
+            match self
+                .cache
+                .get(&self.key(lin))
+                .and_then(|b| decode_converted(&b, chunk_len))
+            {
+                Some(d) => {
+                    plan.copy_chunk(c, &d, &mut out)?;
+                    progress(&mut done);
+                }
+                None => missing.entry(lin).or_default().push(i),
+            }
+        }
+        if missing.is_empty() {
+            return Ok(ArrayData {
+                shape: plan.result_shape.clone(),
+                dtype,
+                data: out,
+            });
+        }
+        let mut lins: Vec<u64> = missing.keys().copied().collect();
+        lins.sort_unstable();
+        let mut on_chunk = |lin: u64, decoded: Option<Vec<u8>>| -> Result<()> {
+            check_cancel(&opts.cancel)?;
+            let d = match decoded {
+                Some(d) => d,
+                None => z.meta().fill.repeat(chunk_len / dtype.itemsize),
+            };
+            // Missing chunks are cached too, so a warm read never asks for them again.
+            if self.options.cache != CachePolicy::None {
+                if let Some(enc) = encode_converted(&d, dtype.itemsize) {
+                    self.cache.insert(self.key(lin), enc);
+                }
+            }
+            for &i in missing.get(&lin).into_iter().flatten() {
+                plan.copy_chunk(&chunks[i], &d, &mut out)?;
+                progress(&mut done);
+            }
+            Ok(())
+        };
+        z.load_chunks(&lins, &self.coalesce_options(), &mut on_chunk)
+            .await?;
+        Ok(ArrayData {
+            shape: plan.result_shape.clone(),
+            dtype,
+            data: out,
+        })
     }
 }
 

@@ -4,6 +4,7 @@
 //!   (256 MiB by default) shared by every chunk of every format an owner reads;
 //! - complete copies of small sources are held by the reader that fetched them.
 
+pub mod convert;
 mod payload;
 mod policy;
 

@@ -7,6 +7,7 @@
 
 pub mod b2nd;
 pub mod hdf5;
+pub mod zarr;
 
 use crate::dtype::DType;
 use crate::io::{IoError, MaybeSend, MaybeSync};
