@@ -267,7 +267,7 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
             };
             let sel = Selection::parse(&select).map_err(chunkwise::Error::Selection)?;
             let arr = source::open_array(&source, parse_headers(&headers)?, options).await?;
-            if arr.info().format != "hdf5" {
+            if !matches!(arr.info().format, "hdf5" | "zarr2" | "zarr3") {
                 no_path(&path)?;
             }
             let tty = std::io::stderr().is_terminal();
@@ -332,7 +332,7 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                 ..Default::default()
             };
             let arr = source::open_array(&source, parse_headers(&headers)?, options).await?;
-            if arr.info().format != "hdf5" {
+            if !matches!(arr.info().format, "hdf5" | "zarr2" | "zarr3") {
                 no_path(&path)?;
             }
             let info = arr.info();

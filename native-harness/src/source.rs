@@ -2,6 +2,7 @@
 //! retries, anything else as a local file; both counted into one [`Traffic`].
 
 use chunkwise::array::{OpenOptions, RemoteArray};
+use chunkwise::formats::zarr::{KeyOpener, ZarrStore};
 use chunkwise::io::file::FileSource;
 use chunkwise::io::http::{HttpOptions, HttpSource};
 use chunkwise::io::retry::{RetryConfig, Retrying};
@@ -31,15 +32,89 @@ pub fn transport(
     }
 }
 
-/// Opens an array at `source`.
+/// Opens an array at `source`. A Zarr store (a URL or path ending in `.zarr`, a local
+/// directory, or a URL whose object is missing) is opened as Zarr with `options.path`.
 pub async fn open_array(
     source: &str,
     headers: Vec<(String, String)>,
     options: OpenOptions,
 ) -> Result<RemoteArray, chunkwise::Error> {
+    if chunkwise::formats::zarr::looks_like_store(source) || std::path::Path::new(source).is_dir() {
+        return open_zarr(source, headers, options).await;
+    }
     let traffic = Traffic::new();
-    let t = transport(source, headers, &traffic)?;
-    RemoteArray::open_source(t, traffic, options).await
+    let t = transport(source, headers.clone(), &traffic)?;
+    match RemoteArray::open_source(t, traffic, options.clone()).await {
+        // No single object: it may be a Zarr store (or array) root.
+        Err(chunkwise::Error::Io(chunkwise::io::IoError::NotFound { .. })) => {
+            open_zarr(source, headers, options).await
+        }
+        other => other,
+    }
+}
+
+/// A Zarr store at `base` (URL or local directory): one counted, retried source per object
+/// key, sharing one HTTP client.
+pub fn zarr_store(
+    base: &str,
+    headers: Vec<(String, String)>,
+    traffic: &Traffic,
+) -> Result<Arc<ZarrStore>, chunkwise::Error> {
+    Ok(Arc::new(ZarrStore::new(
+        base,
+        zarr_opener(base, headers, traffic)?,
+    )))
+}
+
+/// The object opener of a Zarr store at `base`: an [`HttpSource`] per key (sharing one
+/// client, counted into `traffic`, retried) for a URL, a [`FileSource`] per key otherwise.
+pub fn zarr_opener(
+    base: &str,
+    headers: Vec<(String, String)>,
+    traffic: &Traffic,
+) -> Result<Arc<dyn KeyOpener>, chunkwise::Error> {
+    let traffic = traffic.clone();
+    Ok(
+        if base.starts_with("http://") || base.starts_with("https://") {
+            let options = HttpOptions {
+                headers,
+                ..Default::default()
+            };
+            let client = HttpSource::client_for(&options).map_err(|message| {
+                chunkwise::io::IoError::Network {
+                    location: base.to_string(),
+                    message,
+                }
+            })?;
+            Arc::new(
+                move |url: &str| -> Result<Arc<dyn RangeSource>, chunkwise::io::IoError> {
+                    let http = HttpSource::with_client(url, client.clone(), options.clone())?;
+                    let counted = Counted::new(http, traffic.clone());
+                    Ok(Arc::new(Retrying::new(counted, RetryConfig::default())))
+                },
+            )
+        } else {
+            Arc::new(
+                move |path: &str| -> Result<Arc<dyn RangeSource>, chunkwise::io::IoError> {
+                    let file = FileSource::open(path)?;
+                    Ok(Arc::new(Counted::new(file, traffic.clone())))
+                },
+            )
+        },
+    )
+}
+
+/// Opens the Zarr array at `options.path` (or the store root) of the store at `base`.
+pub async fn open_zarr(
+    base: &str,
+    headers: Vec<(String, String)>,
+    options: OpenOptions,
+) -> Result<RemoteArray, chunkwise::Error> {
+    let traffic = Traffic::new();
+    let credential = chunkwise::cache::convert::credential_fingerprint(&headers);
+    let store = zarr_store(base, headers, &traffic)?;
+    let path = options.path.clone().unwrap_or_default();
+    RemoteArray::open_zarr(store, &path, traffic, &credential, options).await
 }
 
 /// `chunkwise chunks`: the chunk map of the HDF5 dataset at `path` of `source`, as a JSON

@@ -200,7 +200,7 @@ impl ZarrStore {
         if let Some(v) = self.lock().get(key) {
             return Ok(v.clone());
         }
-        if let Some(v) = self.from_consolidated(key) {
+        if let Some(v) = self.consolidated_entry(key) {
             return Ok(v);
         }
         let got = self
@@ -230,7 +230,7 @@ impl ZarrStore {
     /// The document of `key` held by remembered consolidated metadata (a v3 root
     /// `zarr.json` with `consolidated_metadata`, or a v2 `.zmetadata`), if that covers it.
     /// `Some(None)`: the consolidated metadata covers the hierarchy and has no such key.
-    fn from_consolidated(&self, key: &str) -> Option<Option<String>> {
+    fn consolidated_entry(&self, key: &str) -> Option<Option<String>> {
         let (root_v3, zmeta) = {
             let g = self.lock();
             (
