@@ -23,7 +23,8 @@ export interface OpenOptions {
   /** Extra request headers, e.g. { Authorization: "Bearer ..." }. */
   headers?: Record<string, string>;
   /** Dataset path inside an HDF5 file, e.g. "/group/data" (default: the root group's only
-   *  dataset). Ignored for single-array formats. */
+   *  dataset), or array path inside a Zarr store, e.g. "/temperature" (default: the store
+   *  root). Ignored for single-array formats. */
   path?: string;
   /** Cancels the open; the promise rejects with code "CANCELLED". */
   signal?: AbortSignal;
@@ -172,6 +173,7 @@ impl RemoteArray {
             }
         }
         let traffic = Traffic::new();
+        let (zarr_url, zarr_headers, zarr_opts) = (url.clone(), headers.clone(), opts.clone());
         let fetch = FetchSource::with_options(
             url,
             FetchOptions {
@@ -186,7 +188,19 @@ impl RemoteArray {
         ));
         let signal: Option<web_sys::AbortSignal> =
             get_opt(&options, "signal").map(|s| s.unchecked_into());
-        let open = crate::array::RemoteArray::open_source(transport, traffic, opts);
+        // A Zarr store (or array) root has no object of its own: open it as Zarr when the URL
+        // says so (`.zarr`) or when the object is missing.
+        let open = async move {
+            if crate::formats::zarr::looks_like_store(&zarr_url) {
+                return super::zarr::open_zarr(&zarr_url, zarr_headers, zarr_opts).await;
+            }
+            match crate::array::RemoteArray::open_source(transport, traffic, opts).await {
+                Err(crate::Error::Io(crate::io::IoError::NotFound { .. })) => {
+                    super::zarr::open_zarr(&zarr_url, zarr_headers, zarr_opts).await
+                }
+                other => other,
+            }
+        };
         let result = cancellable(open, signal.as_ref(), CancelFlag::new()).await;
         let inner = result.map_err(|e| js_error(&e))?;
         Ok(RemoteArray {

@@ -12,6 +12,7 @@
 mod array;
 mod chunk_trace;
 pub mod partition;
+pub mod zarr;
 
 pub use array::RemoteArray;
 pub use chunk_trace::{
