@@ -382,3 +382,20 @@ async fn malformed_stores_give_typed_errors_naming_the_key() {
     let e = open_local(&root2, "nothing").await.unwrap_err();
     assert_eq!(e.code(), "NOT_FOUND", "{e}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identical_reads_in_flight_are_made_once() {
+    let server = server().await;
+    let url = server.url("zarr/v3.zarr");
+    for path in ["temperature", "sharded_end"] {
+        let arr = open_array(&url, vec![], with_path(path)).await.unwrap();
+        let opened = arr.traffic().requests;
+        let all = Selection::all();
+        let (o1, o2) = (ReadOptions::default(), ReadOptions::default());
+        let (a, b) = futures::join!(arr.read(&all, &o1), arr.read(&all, &o2));
+        assert_eq!(a.unwrap(), b.unwrap());
+        // One read alone: 9 chunk objects, or 4 shards x (index + data).
+        let one = if path == "temperature" { 9 } else { 8 };
+        assert_eq!(arr.traffic().requests - opened, one, "{path}");
+    }
+}

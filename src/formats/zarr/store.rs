@@ -56,11 +56,58 @@ impl ZarrDiscovery {
     pub const VERSION: u32 = 1;
 }
 
+#[cfg(not(target_arch = "wasm32"))]
+type Boxed<T> = futures::future::BoxFuture<'static, T>;
+#[cfg(target_arch = "wasm32")]
+type Boxed<T> = futures::future::LocalBoxFuture<'static, T>;
+type SharedRead<T> = futures::future::Shared<Boxed<Result<T, ZarrError>>>;
+
+/// Reads in flight, by request identity: a second identical request awaits the first one's
+/// result instead of going to the network.
+struct InFlight<T: Clone> {
+    map: Mutex<std::collections::HashMap<String, SharedRead<T>>>,
+}
+
+impl<T: Clone + 'static> InFlight<T> {
+    fn new() -> Self {
+        InFlight {
+            map: Mutex::new(Default::default()),
+        }
+    }
+
+    async fn run(
+        &self,
+        id: String,
+        make: impl FnOnce() -> Boxed<Result<T, ZarrError>>,
+    ) -> Result<T, ZarrError> {
+        use futures::FutureExt;
+        let fut = {
+            let mut g = self.map.lock().unwrap_or_else(|e| e.into_inner());
+            match g.get(&id) {
+                Some(f) => f.clone(),
+                None => {
+                    let f = make().shared();
+                    g.insert(id.clone(), f.clone());
+                    f
+                }
+            }
+        };
+        let out = fut.clone().await;
+        let mut g = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        if g.get(&id).is_some_and(|f| f.ptr_eq(&fut)) {
+            g.remove(&id);
+        }
+        out
+    }
+}
+
 /// A Zarr store reached through a [`KeyOpener`], with its remembered metadata.
 pub struct ZarrStore {
     base: String,
     opener: Arc<dyn KeyOpener>,
     remembered: Mutex<BTreeMap<String, Option<String>>>,
+    reads: InFlight<Option<Fetched>>,
+    range_reads: InFlight<Option<Vec<Bytes>>>,
 }
 
 impl std::fmt::Debug for ZarrStore {
@@ -88,6 +135,8 @@ impl ZarrStore {
             base: base.trim_end_matches('/').to_string(),
             opener,
             remembered: Mutex::new(BTreeMap::new()),
+            reads: InFlight::new(),
+            range_reads: InFlight::new(),
         }
     }
 
@@ -152,28 +201,37 @@ impl ZarrStore {
     }
 
     /// Reads `range` of object `key`; `None` when the object does not exist. An empty
-    /// object gives an empty read.
+    /// object gives an empty read. Identical reads in flight are made once.
     pub async fn read(&self, key: &str, range: ByteRange) -> Result<Option<Fetched>, ZarrError> {
         let Some(src) = self.source(key)? else {
             return Ok(None);
         };
-        match src.read(range).await {
-            Ok(f) => Ok(Some(f)),
-            Err(IoError::NotFound { .. }) => Ok(None),
-            Err(IoError::RangeNotSatisfiable { len: 0, .. }) => Ok(Some(Fetched {
-                range: 0..0,
-                bytes: Bytes::new(),
-                info: crate::io::SourceInfo {
-                    location: self.url(key),
-                    ..Default::default()
-                },
-            })),
-            Err(e) => Err(ZarrError::Io(e)),
-        }
+        let location = self.url(key);
+        let id = format!("{key}#{}", range.to_header());
+        self.reads
+            .run(id, move || {
+                Box::pin(async move {
+                    match src.read(range).await {
+                        Ok(f) => Ok(Some(f)),
+                        Err(IoError::NotFound { .. }) => Ok(None),
+                        Err(IoError::RangeNotSatisfiable { len: 0, .. }) => Ok(Some(Fetched {
+                            range: 0..0,
+                            bytes: Bytes::new(),
+                            info: crate::io::SourceInfo {
+                                location,
+                                ..Default::default()
+                            },
+                        })),
+                        Err(e) => Err(ZarrError::Io(e)),
+                    }
+                })
+            })
+            .await
     }
 
     /// Reads the bounded `ranges` of object `key` with the one coalescer
-    /// ([`crate::io::read_coalesced`]); `None` when the object does not exist.
+    /// ([`crate::io::read_coalesced`]); `None` when the object does not exist. Identical
+    /// batches in flight are read once.
     pub async fn read_ranges(
         &self,
         key: &str,
@@ -183,11 +241,20 @@ impl ZarrStore {
         let Some(src) = self.source(key)? else {
             return Ok(None);
         };
-        match crate::io::read_coalesced(&*src, ranges, options).await {
-            Ok(v) => Ok(Some(v)),
-            Err(IoError::NotFound { .. }) => Ok(None),
-            Err(e) => Err(ZarrError::Io(e)),
-        }
+        let id = format!("{key}#{ranges:?}");
+        let ranges = ranges.to_vec();
+        let options = options.clone();
+        self.range_reads
+            .run(id, move || {
+                Box::pin(async move {
+                    match crate::io::read_coalesced(&*src, &ranges, &options).await {
+                        Ok(v) => Ok(Some(v)),
+                        Err(IoError::NotFound { .. }) => Ok(None),
+                        Err(e) => Err(ZarrError::Io(e)),
+                    }
+                })
+            })
+            .await
     }
 
     /// A metadata object: remembered, else found in remembered consolidated metadata, else
