@@ -385,7 +385,16 @@ async fn malformed_stores_give_typed_errors_naming_the_key() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn identical_reads_in_flight_are_made_once() {
-    let server = server().await;
+    // Latency keeps each request in flight long enough for the second read to find it.
+    let server = spawn(ServeOptions {
+        root: fixtures(),
+        port: 0,
+        quiet: true,
+        latency_ms: 30,
+        ..Default::default()
+    })
+    .await
+    .expect("server starts");
     let url = server.url("zarr/v3.zarr");
     for path in ["temperature", "sharded_end"] {
         let arr = open_array(&url, vec![], with_path(path)).await.unwrap();
@@ -398,4 +407,40 @@ async fn identical_reads_in_flight_are_made_once() {
         let one = if path == "temperature" { 9 } else { 8 };
         assert_eq!(arr.traffic().requests - opened, one, "{path}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_geometry_is_refused_before_allocating() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("big.zarr");
+    std::fs::create_dir_all(&root).unwrap();
+    let doc = |chunks: &str, codecs: &str| {
+        format!(
+            r#"{{"zarr_format":3,"node_type":"array","shape":[1000000000000,1000000000000],
+            "data_type":"float64","chunk_grid":{{"name":"regular","configuration":
+            {{"chunk_shape":{chunks}}}}},"codecs":{codecs},"fill_value":0}}"#
+        )
+    };
+    std::fs::write(
+        root.join("zarr.json"),
+        doc("[100000000,100000000]", r#"[{"name":"bytes"}]"#),
+    )
+    .unwrap();
+    let e = open_array(root.to_str().unwrap(), vec![], OpenOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "UNSUPPORTED", "{e}");
+    std::fs::write(
+        root.join("zarr.json"),
+        doc(
+            "[1000000000,1000000000]",
+            r#"[{"name":"sharding_indexed","configuration":{"chunk_shape":[1,1],"codecs":[{"name":"bytes"}]}}]"#,
+        ),
+    )
+    .unwrap();
+    let e = open_array(root.to_str().unwrap(), vec![], OpenOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "UNSUPPORTED", "{e}");
+    assert!(e.to_string().contains("shard index"), "{e}");
 }

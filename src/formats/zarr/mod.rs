@@ -100,6 +100,13 @@ pub fn looks_like_store(location: &str) -> bool {
     location.trim_end_matches('/').ends_with(".zarr")
 }
 
+/// Largest decoded chunk (or inner chunk) read, in bytes: each chunk is decoded whole in
+/// memory, so larger ones are refused rather than allocated.
+pub const MAX_CHUNK_BYTES: u64 = 1 << 30;
+
+/// Largest shard index read, in bytes (16 bytes per inner chunk).
+pub const MAX_SHARD_INDEX_BYTES: u64 = 64 << 20;
+
 /// The index of one shard: `(offset, nbytes)` of each inner chunk in C order, `None` for an
 /// inner chunk not stored.
 type ShardIndex = Arc<Vec<Option<(u64, u64)>>>;
@@ -162,6 +169,30 @@ impl ZarrArray {
             ArrayBytes::Sharding(s) => s.chunk_shape.clone(),
             ArrayBytes::Bytes => meta.chunk_shape.clone(),
         };
+        let chunk_bytes = read_chunks
+            .iter()
+            .try_fold(meta.dtype.itemsize as u64, |a, &n| a.checked_mul(n));
+        if chunk_bytes.is_none_or(|b| b > MAX_CHUNK_BYTES) {
+            return Err(ZarrError::Unsupported {
+                key: store.url(&path),
+                detail: format!(
+                    "chunks of {read_chunks:?} elements exceed {MAX_CHUNK_BYTES} bytes"
+                ),
+            });
+        }
+        if let ArrayBytes::Sharding(s) = &meta.chain.to_bytes {
+            let n = meta
+                .chunk_shape
+                .iter()
+                .zip(&s.chunk_shape)
+                .try_fold(16u64, |a, (o, i)| a.checked_mul(o / i));
+            if n.is_none_or(|n| n > MAX_SHARD_INDEX_BYTES) {
+                return Err(ZarrError::Unsupported {
+                    key: store.url(&path),
+                    detail: format!("shard index over {MAX_SHARD_INDEX_BYTES} bytes"),
+                });
+            }
+        }
         let grid =
             Grid::new(meta.shape.clone(), read_chunks.clone(), read_chunks).map_err(|e| {
                 ZarrError::Invalid {
