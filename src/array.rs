@@ -607,6 +607,14 @@ impl RemoteArray {
         })
     }
 
+    /// Uses `cache` (a clone shares entries) instead of this array's own payload cache, so
+    /// several handles, or a reopened one, reuse each other's payload. Entries are keyed by
+    /// each source's identity stamp, so arrays never read each other's entries.
+    pub fn with_cache(mut self, cache: PayloadCache) -> RemoteArray {
+        self.cache = cache;
+        self
+    }
+
     /// The Zarr metadata remembered so far (for a cache to restore the store with
     /// [`crate::formats::zarr::ZarrStore::with_discovery`]); `None` for other formats.
     pub fn zarr_discovery(&self) -> Option<crate::formats::zarr::ZarrDiscovery> {

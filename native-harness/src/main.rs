@@ -182,7 +182,8 @@ enum BenchCommand {
     Partition,
     /// Simulator throughput on a 10-million-access trace.
     ChunkTrace,
-    /// Cold open + one-chunk preview of a small and a large .b2nd over `serve --latency-ms`.
+    /// Cold open + one-chunk preview of a small and a large .b2nd over `serve --latency-ms`,
+    /// then Zarr stores read by chunkwise and by zarrita.js.
     Remote {
         /// Milliseconds added per request.
         #[arg(long, default_value_t = 40)]
@@ -490,6 +491,21 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                         print!(
                             "{}",
                             native_harness::bench_remote::format_table(latency_ms, &rows)
+                        );
+                    }
+                    // Zarr rows (and zarrita.js on the same stores).
+                    let stores = native_harness::bench_zarr::make_stores(&repo).map_err(arg)?;
+                    let zrows = native_harness::bench_zarr::run(latency_ms, &repo, &stores)
+                        .await
+                        .map_err(arg)?;
+                    if json {
+                        for r in &zrows {
+                            println!("{}", serde_json::to_string(r).expect("row serialises"));
+                        }
+                    } else {
+                        print!(
+                            "\n{}",
+                            native_harness::bench_zarr::format_table(latency_ms, &zrows)
                         );
                     }
                 }

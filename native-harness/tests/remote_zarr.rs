@@ -168,6 +168,19 @@ async fn requests_cold_warm_and_reopened() {
     .unwrap();
     assert_eq!(traffic2.snapshot().requests, 0, "warm reopen made requests");
     assert_eq!(again.shape(), &[13, 11]);
+    // Sharing the first handle's payload cache, the reopened array reads without a request.
+    let again = again.with_cache(p.cache().clone());
+    let values = again
+        .read(&Selection::all(), &ReadOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        traffic2.snapshot().requests,
+        0,
+        "warm read after reopen made requests"
+    );
+    let npy = read_npy(&std::fs::read(fixtures().join("zarr/v3_partial.npy")).unwrap()).unwrap();
+    assert_eq!(values.data, npy.data);
 
     // A sharded read: per shard one index read (suffix) and one coalesced data read.
     let traffic = Traffic::new();
