@@ -49,6 +49,14 @@ pub async fn open_array(
         Err(chunkwise::Error::Io(chunkwise::io::IoError::NotFound { .. })) => {
             open_zarr(source, headers, options).await
         }
+        // A directory listing (HTML) or other unknown bytes: a Zarr root if it has Zarr
+        // metadata, else the original error.
+        Err(e @ chunkwise::Error::Format(chunkwise::formats::FormatError::Unrecognised { .. })) => {
+            match open_zarr(source, headers, options).await {
+                Err(chunkwise::Error::Io(chunkwise::io::IoError::NotFound { .. })) => Err(e),
+                other => other,
+            }
+        }
         other => other,
     }
 }

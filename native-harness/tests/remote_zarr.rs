@@ -457,3 +457,42 @@ async fn oversized_geometry_is_refused_before_allocating() {
     assert_eq!(e.code(), "UNSUPPORTED", "{e}");
     assert!(e.to_string().contains("shard index"), "{e}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn array_urls_groups_and_missing_paths() {
+    let server = server().await;
+    // The URL of an array directory (served as an HTML listing) opens the array.
+    for url in [
+        "zarr/v2.zarr/zlib",
+        "zarr/v3.zarr/sharded_end/",
+        "zarr/v3.zarr/group/nested",
+    ] {
+        let arr = open_array(&server.url(url), vec![], OpenOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{url}: {e}"));
+        assert!(arr.info().format.starts_with("zarr"), "{url}");
+    }
+    // A group is not an array: an argument error naming it.
+    let e = open_array(&server.url("zarr/v3.zarr"), vec![], with_path("/group"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "INVALID_ARGUMENT", "{e}");
+    assert!(
+        e.to_string().contains("v3.zarr/group") && e.to_string().contains("group"),
+        "{e}"
+    );
+    // Nothing there at all.
+    let e = open_array(&server.url("zarr/nothing"), vec![], OpenOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "NOT_FOUND", "{e}");
+    // A file of another kind keeps its own error.
+    let e = open_array(
+        &server.url("zarr/manifest.json"),
+        vec![],
+        OpenOptions::default(),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code(), "UNRECOGNISED_FORMAT", "{e}");
+}

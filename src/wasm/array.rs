@@ -198,6 +198,14 @@ impl RemoteArray {
                 Err(crate::Error::Io(crate::io::IoError::NotFound { .. })) => {
                     super::zarr::open_zarr(&zarr_url, zarr_headers, zarr_opts).await
                 }
+                // A directory listing (HTML) or other unknown bytes: a Zarr root if it has
+                // Zarr metadata, else the original error.
+                Err(e @ crate::Error::Format(crate::formats::FormatError::Unrecognised { .. })) => {
+                    match super::zarr::open_zarr(&zarr_url, zarr_headers, zarr_opts).await {
+                        Err(crate::Error::Io(crate::io::IoError::NotFound { .. })) => Err(e),
+                        other => other,
+                    }
+                }
                 other => other,
             }
         };

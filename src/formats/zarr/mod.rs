@@ -47,6 +47,9 @@ pub enum ZarrError {
     /// No array metadata at the path.
     #[error("{location}: no Zarr array here ({detail})")]
     NotFound { location: String, detail: String },
+    /// The path names a group, not an array.
+    #[error("{location}: a Zarr group, not an array: pick one of its arrays with a path")]
+    NotAnArray { location: String },
     /// Transport failure.
     #[error(transparent)]
     Io(IoError),
@@ -71,6 +74,11 @@ impl From<ZarrError> for FormatError {
                 detail,
             },
             ZarrError::NotFound { location, .. } => FormatError::Io(IoError::NotFound { location }),
+            e @ ZarrError::NotAnArray { .. } => FormatError::Invalid {
+                location: String::new(),
+                format: "zarr",
+                detail: e.to_string(),
+            },
             ZarrError::Io(e) => FormatError::Io(e),
         }
     }
@@ -78,7 +86,10 @@ impl From<ZarrError> for FormatError {
 
 impl From<ZarrError> for crate::Error {
     fn from(e: ZarrError) -> crate::Error {
-        FormatError::from(e).into()
+        match e {
+            e @ ZarrError::NotAnArray { .. } => crate::Error::InvalidArgument(e.to_string()),
+            e => FormatError::from(e).into(),
+        }
     }
 }
 
@@ -147,9 +158,8 @@ impl ZarrArray {
                 detail: format!("not JSON: {e}"),
             })?;
             if doc.get("node_type").and_then(Value::as_str) == Some("group") {
-                return Err(ZarrError::NotFound {
+                return Err(ZarrError::NotAnArray {
                     location: store.url(&path),
-                    detail: "a group, not an array: pick an array with a path".into(),
                 });
             }
             meta::parse_v3_value(&store.url(&v3), &doc)?
