@@ -326,3 +326,85 @@ impl ZarrStore {
         None
     }
 }
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use crate::io::memory::MemorySource;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn store(calls: Arc<AtomicUsize>) -> ZarrStore {
+        let opener = move |url: &str| -> Result<Arc<dyn RangeSource>, IoError> {
+            calls.fetch_add(1, Ordering::SeqCst);
+            match url {
+                "mem://s/a/zarr.json" => Ok(Arc::new(MemorySource::new(url, &b"{}"[..]))),
+                _ => Err(IoError::NotFound {
+                    location: url.into(),
+                }),
+            }
+        };
+        ZarrStore::new("mem://s/", Arc::new(opener))
+    }
+
+    #[test]
+    fn metadata_and_missing_keys_are_remembered_and_restored() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let s = store(calls.clone());
+        futures::executor::block_on(async {
+            assert_eq!(
+                s.metadata("a/zarr.json").await.unwrap().as_deref(),
+                Some("{}")
+            );
+            assert_eq!(s.metadata("b/.zarray").await.unwrap(), None);
+            assert_eq!(
+                s.metadata("a/zarr.json").await.unwrap().as_deref(),
+                Some("{}")
+            );
+            assert_eq!(s.metadata("b/.zarray").await.unwrap(), None);
+        });
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        let saved = serde_json::to_string(&s.discovery()).unwrap();
+        assert_eq!(
+            saved,
+            r#"{"version":1,"base":"mem://s","objects":{"a/zarr.json":"{}","b/.zarray":null}}"#
+        );
+        let calls2 = Arc::new(AtomicUsize::new(0));
+        let c2 = calls2.clone();
+        let opener = move |url: &str| -> Result<Arc<dyn RangeSource>, IoError> {
+            c2.fetch_add(1, Ordering::SeqCst);
+            Err(IoError::NotFound {
+                location: url.into(),
+            })
+        };
+        let restored = ZarrStore::with_discovery(
+            "mem://s",
+            Arc::new(opener),
+            serde_json::from_str(&saved).unwrap(),
+        )
+        .unwrap();
+        futures::executor::block_on(async {
+            assert_eq!(
+                restored.metadata("a/zarr.json").await.unwrap().as_deref(),
+                Some("{}")
+            );
+            assert_eq!(restored.metadata("b/.zarray").await.unwrap(), None);
+        });
+        assert_eq!(calls2.load(Ordering::SeqCst), 0);
+        // Another version or another store is refused.
+        let mut other: ZarrDiscovery = serde_json::from_str(&saved).unwrap();
+        other.version = 2;
+        assert!(
+            ZarrStore::with_discovery("mem://s", store(calls.clone()).opener.clone(), other)
+                .is_err()
+        );
+        let same: ZarrDiscovery = serde_json::from_str(&saved).unwrap();
+        assert!(ZarrStore::with_discovery("mem://t", s.opener.clone(), same).is_err());
+    }
+
+    #[test]
+    fn metadata_keys() {
+        assert!(is_metadata_key("a/b/.zarray"));
+        assert!(is_metadata_key("zarr.json"));
+        assert!(!is_metadata_key("a/c/0/0"));
+    }
+}
