@@ -153,6 +153,8 @@ pub struct RemoteArray {
     /// formats and when no payload is retained.
     converted: Option<Arc<str>>,
     info: SourceInfo,
+    /// Set for a Zarr array, whose chunks are objects of their own (see [`RemoteArray::open_zarr`]).
+    zarr: Option<Arc<crate::formats::zarr::ZarrArray>>,
 }
 
 impl std::fmt::Debug for RemoteArray {
@@ -383,6 +385,7 @@ impl RemoteArray {
             identity,
             converted,
             info,
+            zarr: None,
         }
     }
 
@@ -444,6 +447,9 @@ impl RemoteArray {
     /// # Errors
     /// Selection errors (syntax, bounds, too large), I/O errors, decode errors, cancellation.
     pub async fn read(&self, selection: &Selection, opts: &ReadOptions<'_>) -> Result<ArrayData> {
+        if let Some(z) = &self.zarr {
+            return self.read_zarr(z, selection, opts).await;
+        }
         let grid = self.format.grid();
         let dtype = self.format.dtype();
         let dims = selection.resolve(&grid.shape)?;
@@ -786,6 +792,175 @@ impl HeapCache<'_> {
             source: self.0.identity.clone(),
             item: Item::HeapCollection(address),
         }
+    }
+}
+
+/// Zarr arrays: their chunks are objects of their own (or inner chunks of shards), loaded by
+/// [`crate::formats::zarr::ZarrArray::load_chunks`] on a payload-cache miss and kept in the
+/// cache re-encoded as Blosc2 ([`crate::cache::convert`]); planning, the cache and assembly
+/// are the shared ones.
+impl RemoteArray {
+    /// Opens the Zarr array at `path` of `store` (`""` when the store root is the array)
+    /// with a cache coordinator of its own made from `options.cache` and
+    /// `options.max_cache_bytes`. `traffic` must be what the store's
+    /// [`crate::formats::zarr::KeyOpener`] counts into; `key` names the store (normalised
+    /// URL and credential fingerprint of the request headers).
+    ///
+    /// # Errors
+    /// As [`crate::formats::zarr::ZarrArray::open`].
+    pub async fn open_zarr(
+        store: Arc<crate::formats::zarr::ZarrStore>,
+        path: &str,
+        traffic: Traffic,
+        key: SourceKey,
+        options: OpenOptions,
+    ) -> Result<RemoteArray> {
+        let coordinator = CacheCoordinator::new(options.cache, options.max_cache_bytes)?;
+        Self::open_zarr_with_cache(store, path, traffic, key, options, coordinator).await
+    }
+
+    /// Opens the Zarr array at `path` of `store` with caches owned by `coordinator`. The
+    /// store's remembered metadata ([`crate::formats::zarr::ZarrDiscovery`]) is kept as the
+    /// coordinator's discovery record of the store, so a reopen in the same coordinator
+    /// (or, under DISK, in the same cache directory) makes no metadata request. Converted
+    /// chunks are stamped with the store key, the array path, its metadata
+    /// ([`crate::formats::zarr::ZarrArray::stamp`]: geometry, dtype, codecs), and the
+    /// conversion layout ([`convert::stamp`]).
+    ///
+    /// # Errors
+    /// As [`crate::formats::zarr::ZarrArray::open`].
+    pub async fn open_zarr_with_cache(
+        store: Arc<crate::formats::zarr::ZarrStore>,
+        path: &str,
+        traffic: Traffic,
+        key: SourceKey,
+        options: OpenOptions,
+        coordinator: CacheCoordinator,
+    ) -> Result<RemoteArray> {
+        let record_key = format!("{}\n#zarr-metadata", key.source_id());
+        if let Some(d) = coordinator
+            .record(&record_key)
+            .and_then(|b| serde_json::from_slice(&b).ok())
+        {
+            store.remember(d);
+        }
+        let z = Arc::new(crate::formats::zarr::ZarrArray::open(store, path).await?);
+        if let Ok(json) = serde_json::to_vec(&z.store().discovery()) {
+            coordinator.put_record(&record_key, json);
+        }
+        let scope = crate::formats::zarr::normalise_path(path);
+        let identity: Arc<str> = Arc::from(format!("{}\n{}", key.scoped(&scope), z.stamp()));
+        let converted = coordinator
+            .retains_payload()
+            .then(|| convert::stamp(&identity, z.grid(), z.meta().dtype));
+        let location = z.store().url(z.path());
+        let info = SourceInfo {
+            location: location.clone(),
+            ..Default::default()
+        };
+        Ok(RemoteArray {
+            // Never read: a Zarr array's chunks are objects reached through its store.
+            source: Arc::new(MemorySource::new(location, Bytes::new())),
+            format: Box::new(z.clone()),
+            coordinator,
+            options,
+            traffic,
+            identity,
+            converted,
+            info,
+            zarr: Some(z),
+        })
+    }
+
+    /// The Zarr metadata remembered so far (for a cache to restore the store with
+    /// [`crate::formats::zarr::ZarrStore::with_discovery`]); `None` for other formats.
+    pub fn zarr_discovery(&self) -> Option<crate::formats::zarr::ZarrDiscovery> {
+        self.zarr.as_ref().map(|z| z.store().discovery())
+    }
+
+    async fn read_zarr(
+        &self,
+        z: &crate::formats::zarr::ZarrArray,
+        selection: &Selection,
+        opts: &ReadOptions<'_>,
+    ) -> Result<ArrayData> {
+        let grid = z.grid();
+        let dtype = z.meta().dtype;
+        let dims = selection.resolve(&grid.shape)?;
+        let plan = Plan::new(grid, &dims, dtype.itemsize, self.options.max_result_bytes)?;
+        let chunks = plan.chunks();
+        let total = chunks.len() as u64;
+        let chunk_len = grid.decoded_chunk_items()? as usize * dtype.itemsize;
+        let mut out = vec![0u8; plan.result_bytes()];
+        let mut done = 0u64;
+        let progress = |done: &mut u64| {
+            *done += 1;
+            if let Some(p) = opts.progress {
+                p(Progress { done: *done, total });
+            }
+        };
+        check_cancel(&opts.cancel)?;
+        // Warm chunks first; a corrupt entry is a miss.
+        let mut missing: HashMap<u64, Vec<usize>> = HashMap::new();
+        for (i, c) in chunks.iter().enumerate() {
+            let lin = grid.chunk_linear(&c.coords);
+            let warm = self.converted.as_ref().and_then(|stamp| {
+                self.coordinator
+                    .get_payload(&converted_key(stamp, lin))
+                    .and_then(|b| convert::decode(&b, chunk_len))
+            });
+            match warm {
+                Some(d) => {
+                    self.coordinator.count_converted_hit();
+                    plan.copy_chunk(c, &d, &mut out)?;
+                    progress(&mut done);
+                }
+                None => missing.entry(lin).or_default().push(i),
+            }
+        }
+        if missing.is_empty() {
+            return Ok(ArrayData {
+                shape: plan.result_shape.clone(),
+                dtype,
+                data: out,
+                element: None,
+            });
+        }
+        let mut lins: Vec<u64> = missing.keys().copied().collect();
+        lins.sort_unstable();
+        let mut on_chunk = |lin: u64, decoded: Option<Vec<u8>>| -> Result<()> {
+            check_cancel(&opts.cancel)?;
+            let d = match decoded {
+                Some(d) => d,
+                None => z.meta().fill.repeat(chunk_len / dtype.itemsize),
+            };
+            // Missing chunks are cached too, so a warm read never asks for them again.
+            if let Some(stamp) = &self.converted {
+                if let Some(enc) = convert::encode(&d, dtype.itemsize) {
+                    self.coordinator.put_payload(converted_key(stamp, lin), enc);
+                }
+            }
+            for &i in missing.get(&lin).into_iter().flatten() {
+                plan.copy_chunk(&chunks[i], &d, &mut out)?;
+                progress(&mut done);
+            }
+            Ok(())
+        };
+        z.load_chunks(&lins, &self.coalesce_options(), &mut on_chunk)
+            .await?;
+        Ok(ArrayData {
+            shape: plan.result_shape.clone(),
+            dtype,
+            data: out,
+            element: None,
+        })
+    }
+}
+
+fn converted_key(stamp: &Arc<str>, chunk: u64) -> CacheKey {
+    CacheKey {
+        source: stamp.clone(),
+        item: Item::Chunk(chunk),
     }
 }
 

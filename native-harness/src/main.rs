@@ -199,7 +199,8 @@ enum BenchCommand {
     /// Simulator throughput on a 10-million-access trace.
     ChunkTrace,
     /// Cold open + one-chunk preview of a small and a large .b2nd and HDF5 file over
-    /// `serve --latency-ms`, and h5wasm/jsfive on the same HDF5 files.
+    /// `serve --latency-ms`, h5wasm/jsfive on the same HDF5 files, then Zarr stores read by
+    /// chunkwise and by zarrita.js.
     Remote {
         /// Milliseconds added per request.
         #[arg(long, default_value_t = 40)]
@@ -296,7 +297,7 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
             let arr =
                 source::open_array_cached(&source, parse_headers(&headers)?, options, coordinator)
                     .await?;
-            if arr.info().format != "hdf5" {
+            if !matches!(arr.info().format, "hdf5" | "zarr2" | "zarr3") {
                 no_path(&path)?;
             }
             let tty = std::io::stderr().is_terminal();
@@ -386,7 +387,7 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                 }
                 Err(e) => return Err(e),
             };
-            if arr.info().format != "hdf5" {
+            if !matches!(arr.info().format, "hdf5" | "zarr2" | "zarr3") {
                 no_path(&path)?;
             }
             let info = arr.info();
@@ -575,6 +576,21 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                             Ok(table) => print!("\n{table}"),
                             Err(why) => println!("\nno JavaScript rows: {why}"),
                         }
+                    }
+                    // Zarr rows (and zarrita.js on the same stores).
+                    let stores = native_harness::bench_zarr::make_stores(&repo).map_err(arg)?;
+                    let zrows = native_harness::bench_zarr::run(latency_ms, &repo, &stores)
+                        .await
+                        .map_err(arg)?;
+                    if json {
+                        for r in &zrows {
+                            println!("{}", serde_json::to_string(r).expect("row serialises"));
+                        }
+                    } else {
+                        print!(
+                            "\n{}",
+                            native_harness::bench_zarr::format_table(latency_ms, &zrows)
+                        );
                     }
                 }
             }

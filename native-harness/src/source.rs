@@ -3,6 +3,7 @@
 
 use chunkwise::array::{OpenOptions, RemoteArray};
 use chunkwise::cache::{CacheCoordinator, CachePolicy};
+use chunkwise::formats::zarr::{KeyOpener, ZarrStore};
 use chunkwise::io::file::FileSource;
 use chunkwise::io::http::{HttpOptions, HttpSource};
 use chunkwise::io::retry::{RetryConfig, Retrying};
@@ -33,15 +34,15 @@ pub fn transport(
     }
 }
 
-/// Opens an array at `source`.
+/// Opens an array at `source` (a file, an object URL, or a Zarr store or array root) with a
+/// cache coordinator of its own made from `options.cache` and `options.max_cache_bytes`.
 pub async fn open_array(
     source: &str,
     headers: Vec<(String, String)>,
     options: OpenOptions,
 ) -> Result<RemoteArray, chunkwise::Error> {
-    let traffic = Traffic::new();
-    let t = transport(source, headers, &traffic)?;
-    RemoteArray::open_source(t, traffic, options).await
+    let coordinator = CacheCoordinator::new(options.cache, options.max_cache_bytes)?;
+    open_array_cached(source, headers, options, coordinator).await
 }
 
 /// The cache identity of a SOURCE argument: the URL as given, or a local file's canonical
@@ -84,17 +85,103 @@ pub fn coordinator(
     }
 }
 
-/// Opens an array at `source` whose caches `coordinator` owns.
+/// Opens an array at `source` whose caches `coordinator` owns. A URL ending in `.zarr`, a
+/// local directory, or a URL with no object of its own (404) or with bytes of no known format
+/// opens as a Zarr store (or array) root.
 pub async fn open_array_cached(
     source: &str,
     headers: Vec<(String, String)>,
     options: OpenOptions,
     coordinator: CacheCoordinator,
 ) -> Result<RemoteArray, chunkwise::Error> {
+    if chunkwise::formats::zarr::looks_like_store(source) || std::path::Path::new(source).is_dir() {
+        return open_zarr(source, headers, options, coordinator).await;
+    }
     let traffic = Traffic::new();
     let key = source_key(source, &headers);
-    let t = transport(source, headers, &traffic)?;
-    RemoteArray::open_with_cache(t, traffic, options, coordinator, key).await
+    let t = transport(source, headers.clone(), &traffic)?;
+    match RemoteArray::open_with_cache(t, traffic, options.clone(), coordinator.clone(), key).await
+    {
+        // No single object: it may be a Zarr store (or array) root.
+        Err(chunkwise::Error::Io(chunkwise::io::IoError::NotFound { .. })) => {
+            open_zarr(source, headers, options, coordinator).await
+        }
+        // A directory listing (HTML) or other unknown bytes: a Zarr root if it has Zarr
+        // metadata, else the original error.
+        Err(e @ chunkwise::Error::Format(chunkwise::formats::FormatError::Unrecognised { .. })) => {
+            match open_zarr(source, headers, options, coordinator).await {
+                Err(chunkwise::Error::Io(chunkwise::io::IoError::NotFound { .. })) => Err(e),
+                other => other,
+            }
+        }
+        other => other,
+    }
+}
+
+/// A Zarr store at `base` (URL or local directory): one counted, retried source per object
+/// key, sharing one HTTP client.
+pub fn zarr_store(
+    base: &str,
+    headers: Vec<(String, String)>,
+    traffic: &Traffic,
+) -> Result<Arc<ZarrStore>, chunkwise::Error> {
+    Ok(Arc::new(ZarrStore::new(
+        base,
+        zarr_opener(base, headers, traffic)?,
+    )))
+}
+
+/// The object opener of a Zarr store at `base`: an [`HttpSource`] per key (sharing one
+/// client, counted into `traffic`, retried) for a URL, a [`FileSource`] per key otherwise.
+pub fn zarr_opener(
+    base: &str,
+    headers: Vec<(String, String)>,
+    traffic: &Traffic,
+) -> Result<Arc<dyn KeyOpener>, chunkwise::Error> {
+    let traffic = traffic.clone();
+    Ok(
+        if base.starts_with("http://") || base.starts_with("https://") {
+            let options = HttpOptions {
+                headers,
+                ..Default::default()
+            };
+            let client = HttpSource::client_for(&options).map_err(|message| {
+                chunkwise::io::IoError::Network {
+                    location: base.to_string(),
+                    message,
+                }
+            })?;
+            Arc::new(
+                move |url: &str| -> Result<Arc<dyn RangeSource>, chunkwise::io::IoError> {
+                    let http = HttpSource::with_client(url, client.clone(), options.clone())?;
+                    let counted = Counted::new(http, traffic.clone());
+                    Ok(Arc::new(Retrying::new(counted, RetryConfig::default())))
+                },
+            )
+        } else {
+            Arc::new(
+                move |path: &str| -> Result<Arc<dyn RangeSource>, chunkwise::io::IoError> {
+                    let file = FileSource::open(path)?;
+                    Ok(Arc::new(Counted::new(file, traffic.clone())))
+                },
+            )
+        },
+    )
+}
+
+/// Opens the Zarr array at `options.path` (or the store root) of the store at `base`, whose
+/// caches (remembered metadata, converted chunks) `coordinator` owns.
+pub async fn open_zarr(
+    base: &str,
+    headers: Vec<(String, String)>,
+    options: OpenOptions,
+    coordinator: CacheCoordinator,
+) -> Result<RemoteArray, chunkwise::Error> {
+    let traffic = Traffic::new();
+    let key = source_key(base, &headers);
+    let store = zarr_store(base, headers, &traffic)?;
+    let path = options.path.clone().unwrap_or_default();
+    RemoteArray::open_zarr_with_cache(store, &path, traffic, key, options, coordinator).await
 }
 
 /// Opens the container at `source` (an HDF5 file) as a store whose caches `coordinator`

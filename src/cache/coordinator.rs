@@ -234,6 +234,15 @@ impl CacheCoordinator {
         self.inner.memory.insert(key, payload);
     }
 
+    /// A format's own discovery record under `key` (JSON bytes it wrote with
+    /// [`CacheCoordinator::put_record`]; a Zarr store's remembered metadata), if held.
+    /// The caller validates what it reads (a record it cannot parse is a miss).
+    pub fn record(&self, key: &str) -> Option<Bytes> {
+        let found = self.get_record(key);
+        self.count_discovery(key, found.is_some());
+        found
+    }
+
     fn get_record(&self, key: &str) -> Option<Bytes> {
         if let Some(b) = lock(&self.inner.discovery).get(key) {
             return Some(b.clone());
@@ -247,7 +256,8 @@ impl CacheCoordinator {
         None
     }
 
-    fn put_record(&self, key: &str, json: Vec<u8>) {
+    /// Stores a format's own discovery record (JSON bytes) under `key`.
+    pub fn put_record(&self, key: &str, json: Vec<u8>) {
         #[cfg(not(target_arch = "wasm32"))]
         if let Some(d) = &self.inner.disk {
             d.discovery.put(key, &json);

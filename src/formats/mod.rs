@@ -7,6 +7,7 @@
 
 pub mod b2nd;
 pub mod hdf5;
+pub mod zarr;
 
 use crate::dtype::DType;
 use crate::io::{IoError, MaybeSend, MaybeSync};
@@ -60,7 +61,7 @@ pub enum ChunkPlace {
 /// What discovery found, for display (`chunkwise info`, JS `info`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ArrayInfo {
-    /// Format name (`b2nd`, `hdf5`).
+    /// Format name (`b2nd`, `hdf5`, `zarr2`, `zarr3`).
     pub format: &'static str,
     /// Array shape (elements).
     pub shape: Vec<u64>,

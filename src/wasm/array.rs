@@ -29,7 +29,8 @@ export interface OpenOptions {
   /** Extra request headers, e.g. { Authorization: "Bearer ..." }. */
   headers?: Record<string, string>;
   /** Dataset path inside an HDF5 file, e.g. "/group/data" (default: the root group's only
-   *  dataset). Ignored for single-array formats. */
+   *  dataset), or array path inside a Zarr store, e.g. "/temperature" (default: the store
+   *  root). Ignored for single-array formats. */
   path?: string;
   /** Cancels the open; the promise rejects with code "CANCELLED". */
   signal?: AbortSignal;
@@ -275,11 +276,43 @@ impl RemoteArray {
         let coordinator = coordinator_for(&options, &opts)?;
         let traffic = Traffic::new();
         let key = crate::cache::SourceKey::new(&url, &headers);
+        let (zarr_url, zarr_headers, zarr_opts) = (url.clone(), headers.clone(), opts.clone());
+        let zarr_coordinator = coordinator.clone();
         let transport = fetch_transport(url, headers, &traffic);
         let signal: Option<web_sys::AbortSignal> =
             get_opt(&options, "signal").map(|s| s.unchecked_into());
-        let open =
-            crate::array::RemoteArray::open_with_cache(transport, traffic, opts, coordinator, key);
+        // A Zarr store (or array) root has no object of its own: open it as Zarr when the URL
+        // says so (`.zarr`) or when the object is missing.
+        let open = async move {
+            let zarr = |coordinator| {
+                super::zarr::open_zarr(&zarr_url, zarr_headers, zarr_opts, coordinator)
+            };
+            if crate::formats::zarr::looks_like_store(&zarr_url) {
+                return zarr(zarr_coordinator).await;
+            }
+            match crate::array::RemoteArray::open_with_cache(
+                transport,
+                traffic,
+                opts,
+                coordinator,
+                key,
+            )
+            .await
+            {
+                Err(crate::Error::Io(crate::io::IoError::NotFound { .. })) => {
+                    zarr(zarr_coordinator).await
+                }
+                // A directory listing (HTML) or other unknown bytes: a Zarr root if it has
+                // Zarr metadata, else the original error.
+                Err(e @ crate::Error::Format(crate::formats::FormatError::Unrecognised { .. })) => {
+                    match zarr(zarr_coordinator).await {
+                        Err(crate::Error::Io(crate::io::IoError::NotFound { .. })) => Err(e),
+                        other => other,
+                    }
+                }
+                other => other,
+            }
+        };
         let result = cancellable(open, signal.as_ref(), CancelFlag::new()).await;
         let inner = result.map_err(|e| js_error(&e))?;
         Ok(RemoteArray {

@@ -18,6 +18,7 @@ mod array;
 mod chunk_trace;
 pub mod partition;
 mod store;
+pub mod zarr;
 
 pub use array::RemoteArray;
 pub use chunk_trace::{

@@ -150,6 +150,26 @@ describe("workerd: www/worker", () => {
     });
   }
 
+  // Zarr arrays opened by the URL of their directory (no path option): a v3 shard with its
+  // index first, a v2 F-order array, big-endian v3 data (returned little-endian).
+  const zarrArrays = JSON.parse(fs.readFileSync(path.join(fixtures, "zarr/manifest.json"), "utf8")).arrays;
+  const zarrCases = [
+    ["v3.zarr", "/sharded_start", "2:14, 1:11", [[2, 14], [1, 11]]],
+    ["v2.zarr", "/f_order", "1:10, :, 1:4", [[1, 10], [0, 7], [1, 4]]],
+    ["v3.zarr", "/big_endian", "3:9, 0:11", [[3, 9], [0, 11]]],
+  ];
+  for (const [store, arrayPath, select, ranges] of zarrCases) {
+    test(`zarr ${store}${arrayPath}[${select}]: values equal the .npy`, async () => {
+      const a = zarrArrays.find((x) => x.store === store && x.path === arrayPath);
+      const npy = readNpy(path.join(fixtures, "zarr", a.npy));
+      const { status, body } = await ask(`/zarr/${store}${arrayPath}`, select);
+      assert.equal(status, 200, JSON.stringify(body));
+      assert.deepEqual(body.shape, ranges.map(([lo, hi]) => hi - lo));
+      assert.equal(body.dtype, a.dtype.replace(">", "<"));
+      assert.deepEqual(body.values, expectedJson(npy, ranges));
+    });
+  }
+
   test("a repeated request makes no new range requests (the isolate keeps the array)", async () => {
     const f = blosc2.exact_fit_f8;
     const npy = readNpy(path.join(fixtures, "blosc2", f.npy));

@@ -1,0 +1,501 @@
+//! Zarr v2 and v3 arrays written by zarr-python and numcodecs (tests/fixtures/gen_zarr.py)
+//! read through `RemoteArray` (the `chunkwise read` code path) over the real range server on
+//! loopback, compared with the arrays that were written (their `.npy`); request counts of
+//! cold and warm opens and reads; malformed stores give typed errors naming the key.
+
+use chunkwise::array::{OpenOptions, ReadOptions, RemoteArray};
+use chunkwise::formats::zarr::{list_nodes, ZarrStore};
+use chunkwise::io::Traffic;
+use chunkwise::npy::read_npy;
+use chunkwise::selection::Selection;
+use native_harness::serve::{spawn, ServeOptions};
+use native_harness::source::{open_array, zarr_opener, zarr_store};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+mod common;
+use common::{reference, SELECTIONS};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
+}
+
+fn manifest() -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(fixtures().join("zarr/manifest.json")).expect("manifest"))
+        .expect("manifest json")
+}
+
+fn with_path(path: &str) -> OpenOptions {
+    OpenOptions {
+        path: Some(path.to_string()),
+        ..Default::default()
+    }
+}
+
+async fn server() -> native_harness::serve::ServerHandle {
+    spawn(ServeOptions {
+        root: fixtures(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .expect("server starts")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_array_reads_over_http() {
+    let server = server().await;
+    let mut checked = 0;
+    for a in manifest()["arrays"].as_array().expect("arrays") {
+        let store = a["store"].as_str().unwrap();
+        let path = a["path"].as_str().unwrap();
+        let what = format!("{store}:{path}");
+        let url = server.url(&format!("zarr/{store}"));
+        if let Some(code) = a.get("unreadable") {
+            let e = open_array(&url, vec![], with_path(path)).await.unwrap_err();
+            assert_eq!(e.code(), code.as_str().unwrap(), "{what}: {e}");
+            assert!(e.to_string().contains("zarr.json"), "{what}: {e}");
+            continue;
+        }
+        let arr = open_array(&url, vec![], with_path(path))
+            .await
+            .unwrap_or_else(|e| panic!("{what}: open: {e}"));
+        let npy = read_npy(
+            &std::fs::read(fixtures().join("zarr").join(a["npy"].as_str().unwrap())).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(arr.shape(), &npy.shape[..], "{what}");
+        assert_eq!(arr.dtype().to_string(), npy.descr, "{what}");
+        assert!(arr.info().format.starts_with("zarr"), "{what}");
+        let whole = arr
+            .read(&Selection::all(), &ReadOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{what}: read: {e}"));
+        assert_eq!(whole.data, npy.data, "{what}: whole array");
+        if !npy.shape.is_empty() {
+            for sel in SELECTIONS {
+                let s = Selection::parse(sel).unwrap();
+                let Ok(dims) = s.resolve(&npy.shape) else {
+                    continue; // more indices than dimensions
+                };
+                let got = arr.read(&s, &ReadOptions::default()).await.unwrap();
+                let want = reference(&npy.data, &npy.shape, arr.dtype().itemsize, &dims);
+                assert_eq!(got.data, want, "{what}: {sel}");
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 30, "only {checked} arrays checked");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_cold_warm_and_reopened() {
+    let server = server().await;
+    let url = server.url("zarr/v3.zarr");
+    // v3: one metadata request (the array's own zarr.json; no parent listing).
+    let arr = open_array(&url, vec![], with_path("/temperature"))
+        .await
+        .unwrap();
+    assert_eq!(arr.traffic().requests, 1);
+    // 13x11 in 5x4 chunks: 9 chunk objects, one request each.
+    arr.read(&Selection::all(), &ReadOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(arr.traffic().requests, 1 + 9);
+    // Warm: every chunk comes from the payload cache (converted to Blosc2).
+    let warm = arr
+        .read(
+            &Selection::parse("1:12, 2:9").unwrap(),
+            &ReadOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(arr.traffic().requests, 10, "warm read made requests");
+    assert_eq!(warm.shape, vec![11, 7]);
+    assert_eq!(arr.cache().stats().entries, 9);
+
+    // v2: zarr.json is missing (404, remembered), then .zarray.
+    let v2 = open_array(&server.url("zarr/v2.zarr"), vec![], with_path("zlib"))
+        .await
+        .unwrap();
+    assert_eq!(v2.traffic().requests, 2);
+
+    // Reopen from remembered metadata: no metadata request; cached reads none at all.
+    let key = chunkwise::cache::SourceKey::new(&url, &[]);
+    let coordinator = chunkwise::cache::CacheCoordinator::memory(1 << 28);
+    let traffic = Traffic::new();
+    let store = zarr_store(&url, vec![], &traffic).unwrap();
+    let p = RemoteArray::open_zarr_with_cache(
+        store.clone(),
+        "partial",
+        traffic.clone(),
+        key.clone(),
+        OpenOptions::default(),
+        coordinator.clone(),
+    )
+    .await
+    .unwrap();
+    p.read(&Selection::all(), &ReadOptions::default())
+        .await
+        .unwrap();
+    // 1 metadata + 9 chunk objects, of which 7 are missing (404) and read as fill values.
+    assert_eq!(traffic.snapshot().requests, 10);
+    p.read(&Selection::all(), &ReadOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        traffic.snapshot().requests,
+        10,
+        "missing chunks are cached too"
+    );
+    let saved = serde_json::to_string(&store.discovery()).unwrap();
+    assert!(saved.contains("\"version\":1"), "{saved}");
+    let traffic2 = Traffic::new();
+    let restored = Arc::new(
+        ZarrStore::with_discovery(
+            &url,
+            zarr_opener(&url, vec![], &traffic2).unwrap(),
+            serde_json::from_str(&saved).unwrap(),
+        )
+        .unwrap(),
+    );
+    let again = RemoteArray::open_zarr_with_cache(
+        restored,
+        "/partial",
+        traffic2.clone(),
+        key.clone(),
+        OpenOptions::default(),
+        coordinator.clone(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(traffic2.snapshot().requests, 0, "warm reopen made requests");
+    assert_eq!(again.shape(), &[13, 11]);
+    // Sharing the first handle's cache coordinator, the reopened array reads without a request.
+    let values = again
+        .read(&Selection::all(), &ReadOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        traffic2.snapshot().requests,
+        0,
+        "warm read after reopen made requests"
+    );
+    let npy = read_npy(&std::fs::read(fixtures().join("zarr/v3_partial.npy")).unwrap()).unwrap();
+    assert_eq!(values.data, npy.data);
+
+    // A sharded read: per shard one index read (suffix) and one coalesced data read.
+    let traffic = Traffic::new();
+    let store = zarr_store(&url, vec![], &traffic).unwrap();
+    let s = RemoteArray::open_zarr(
+        store,
+        "sharded_end",
+        traffic.clone(),
+        key.clone(),
+        OpenOptions::default(),
+    )
+    .await
+    .unwrap();
+    s.read(&Selection::all(), &ReadOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(traffic.snapshot().requests, 1 + 2 * 4);
+    // Inner chunks of one shard only: the shard index is remembered, one data read.
+    let before = traffic.snapshot().requests;
+    let s2 = s;
+    s2.cache().clear();
+    s2.read(
+        &Selection::parse("0:4, 0:3").unwrap(),
+        &ReadOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(traffic.snapshot().requests - before, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listing_uses_consolidated_metadata() {
+    let server = server().await;
+    let traffic = Traffic::new();
+    let store = zarr_store(&server.url("zarr/v3.zarr"), vec![], &traffic).unwrap();
+    let nodes = list_nodes(&store).await.unwrap();
+    assert_eq!(traffic.snapshot().requests, 1);
+    let find = |p: &str| {
+        nodes
+            .iter()
+            .find(|n| n.path == p)
+            .unwrap_or_else(|| panic!("{p} in {nodes:?}"))
+    };
+    assert_eq!(find("/").kind, chunkwise::formats::NodeKind::Group);
+    assert_eq!(find("/group").kind, chunkwise::formats::NodeKind::Group);
+    assert_eq!(find("/group/nested").shape, Some(vec![6, 5]));
+    assert!(find("/strings")
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("string"));
+    let arrays = manifest()["arrays"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["store"] == "v3.zarr")
+        .count();
+    assert_eq!(
+        nodes
+            .iter()
+            .filter(|n| n.kind == chunkwise::formats::NodeKind::Array)
+            .count(),
+        arrays
+    );
+    // Arrays then open from the consolidated metadata without a request.
+    RemoteArray::open_zarr(
+        store.clone(),
+        "/group/nested",
+        traffic.clone(),
+        chunkwise::cache::SourceKey::new(store.base(), &[]),
+        OpenOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(traffic.snapshot().requests, 1);
+
+    let traffic = Traffic::new();
+    let store = zarr_store(&server.url("zarr/v2.zarr"), vec![], &traffic).unwrap();
+    let nodes = list_nodes(&store).await.unwrap();
+    assert_eq!(
+        traffic.snapshot().requests,
+        2,
+        "zarr.json (404) then .zmetadata"
+    );
+    assert!(nodes
+        .iter()
+        .any(|n| n.path == "/f_order" && n.shape == Some(vec![11, 7, 5])));
+}
+
+/// Copies a fixture store to a temporary directory for damaging.
+fn copy_store(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            let t = to.join(e.file_name());
+            if e.file_type().unwrap().is_dir() {
+                copy(&e.path(), &t);
+            } else {
+                std::fs::copy(e.path(), t).unwrap();
+            }
+        }
+    }
+    copy(&fixtures().join("zarr").join(name), &dir.path().join(name));
+    dir
+}
+
+async fn open_local(root: &Path, path: &str) -> Result<RemoteArray, chunkwise::Error> {
+    open_array(root.to_str().unwrap(), vec![], with_path(path)).await
+}
+
+async fn read_all(root: &Path, path: &str) -> Result<(), chunkwise::Error> {
+    let a = open_local(root, path).await?;
+    a.read(&Selection::all(), &ReadOptions::default())
+        .await
+        .map(|_| ())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_stores_give_typed_errors_naming_the_key() {
+    let dir = copy_store("v3.zarr");
+    let root = dir.path().join("v3.zarr");
+    // Malformed JSON metadata.
+    std::fs::write(root.join("gzip/zarr.json"), b"{\"zarr_format\": 3, ").unwrap();
+    let e = open_local(&root, "gzip").await.unwrap_err();
+    assert_eq!(e.code(), "INVALID_DATA", "{e}");
+    assert!(e.to_string().contains("gzip/zarr.json"), "{e}");
+    // An unknown codec.
+    let meta = std::fs::read_to_string(root.join("temperature/zarr.json")).unwrap();
+    std::fs::write(
+        root.join("temperature/zarr.json"),
+        meta.replace("\"zstd\"", "\"snappy\""),
+    )
+    .unwrap();
+    let e = open_local(&root, "temperature").await.unwrap_err();
+    assert_eq!(e.code(), "UNSUPPORTED", "{e}");
+    assert!(
+        e.to_string().contains("snappy") && e.to_string().contains("temperature/zarr.json"),
+        "{e}"
+    );
+    // A shard index pointing outside its shard (CRC recomputed so only the offset is wrong).
+    let shard = root.join("sharded_end/c/0/0");
+    let mut b = std::fs::read(&shard).unwrap();
+    let n = b.len();
+    let index_start = n - (16 * 4 + 4);
+    b[index_start..index_start + 8].copy_from_slice(&(n as u64 * 2).to_le_bytes());
+    let crc = chunkwise::formats::zarr::codecs::crc32c(&b[index_start..n - 4]);
+    b[n - 4..].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(&shard, &b).unwrap();
+    let e = read_all(&root, "sharded_end").await.unwrap_err();
+    assert_eq!(e.code(), "INVALID_DATA", "{e}");
+    assert!(
+        e.to_string().contains("sharded_end/c/0/0") && e.to_string().contains("outside"),
+        "{e}"
+    );
+    // A shard index whose CRC fails.
+    let shard = root.join("sharded_edge/c/0/0");
+    let mut b = std::fs::read(&shard).unwrap();
+    let n = b.len();
+    b[n - 10] ^= 0xff;
+    std::fs::write(&shard, &b).unwrap();
+    let e = read_all(&root, "sharded_edge").await.unwrap_err();
+    assert!(e.to_string().contains("crc32c"), "{e}");
+    // A shard shorter than its index.
+    std::fs::write(root.join("sharded_start/c/0/0"), b"short").unwrap();
+    let e = read_all(&root, "sharded_start").await.unwrap_err();
+    assert_eq!(e.code(), "INVALID_DATA", "{e}");
+    assert!(e.to_string().contains("sharded_start/c/0/0"), "{e}");
+    // Chunks shorter than their codec says, for each codec.
+    for (array, key) in [
+        ("temperature", "c/0/0"),
+        ("gzip", "c/0/0"),
+        ("blosc", "c/0/0"),
+        ("crc32c", "c/0/0"),
+        ("raw", "c/0/0"),
+    ] {
+        if array == "gzip" || array == "temperature" {
+            continue; // metadata damaged above
+        }
+        let p = root.join(array).join(key);
+        let b = std::fs::read(&p).unwrap();
+        std::fs::write(&p, &b[..b.len() / 2]).unwrap();
+        let e = read_all(&root, array).await.unwrap_err();
+        assert_eq!(e.code(), "DECODE", "{array}: {e}");
+        assert!(
+            e.to_string().contains(&format!("{array}/{key}")),
+            "{array}: {e}"
+        );
+    }
+    let dir2 = copy_store("v2.zarr");
+    let root2 = dir2.path().join("v2.zarr");
+    for (array, key) in [
+        ("blosc", "0.0"),
+        ("zlib", "0.0"),
+        ("gzip", "0.0"),
+        ("zstd", "0.0"),
+        ("lz4", "0.0"),
+    ] {
+        let p = root2.join(array).join(key);
+        let b = std::fs::read(&p).unwrap();
+        std::fs::write(&p, &b[..b.len() / 2]).unwrap();
+        // The consolidated metadata is not read when the array is opened directly.
+        let e = read_all(&root2, array).await.unwrap_err();
+        assert_eq!(e.code(), "DECODE", "{array}: {e}");
+        assert!(
+            e.to_string().contains(&format!("{array}/{key}")),
+            "{array}: {e}"
+        );
+    }
+    // A path with no array.
+    let e = open_local(&root2, "nothing").await.unwrap_err();
+    assert_eq!(e.code(), "NOT_FOUND", "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identical_reads_in_flight_are_made_once() {
+    // Latency keeps each request in flight long enough for the second read to find it.
+    let server = spawn(ServeOptions {
+        root: fixtures(),
+        port: 0,
+        quiet: true,
+        latency_ms: 30,
+        ..Default::default()
+    })
+    .await
+    .expect("server starts");
+    let url = server.url("zarr/v3.zarr");
+    for path in ["temperature", "sharded_end"] {
+        let arr = open_array(&url, vec![], with_path(path)).await.unwrap();
+        let opened = arr.traffic().requests;
+        let all = Selection::all();
+        let (o1, o2) = (ReadOptions::default(), ReadOptions::default());
+        let (a, b) = futures::join!(arr.read(&all, &o1), arr.read(&all, &o2));
+        assert_eq!(a.unwrap(), b.unwrap());
+        // One read alone: 9 chunk objects, or 4 shards x (index + data).
+        let one = if path == "temperature" { 9 } else { 8 };
+        assert_eq!(arr.traffic().requests - opened, one, "{path}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_geometry_is_refused_before_allocating() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("big.zarr");
+    std::fs::create_dir_all(&root).unwrap();
+    let doc = |chunks: &str, codecs: &str| {
+        format!(
+            r#"{{"zarr_format":3,"node_type":"array","shape":[1000000000000,1000000000000],
+            "data_type":"float64","chunk_grid":{{"name":"regular","configuration":
+            {{"chunk_shape":{chunks}}}}},"codecs":{codecs},"fill_value":0}}"#
+        )
+    };
+    std::fs::write(
+        root.join("zarr.json"),
+        doc("[100000000,100000000]", r#"[{"name":"bytes"}]"#),
+    )
+    .unwrap();
+    let e = open_array(root.to_str().unwrap(), vec![], OpenOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "UNSUPPORTED", "{e}");
+    std::fs::write(
+        root.join("zarr.json"),
+        doc(
+            "[1000000000,1000000000]",
+            r#"[{"name":"sharding_indexed","configuration":{"chunk_shape":[1,1],"codecs":[{"name":"bytes"}]}}]"#,
+        ),
+    )
+    .unwrap();
+    let e = open_array(root.to_str().unwrap(), vec![], OpenOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "UNSUPPORTED", "{e}");
+    assert!(e.to_string().contains("shard index"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn array_urls_groups_and_missing_paths() {
+    let server = server().await;
+    // The URL of an array directory (served as an HTML listing) opens the array.
+    for url in [
+        "zarr/v2.zarr/zlib",
+        "zarr/v3.zarr/sharded_end/",
+        "zarr/v3.zarr/group/nested",
+    ] {
+        let arr = open_array(&server.url(url), vec![], OpenOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{url}: {e}"));
+        assert!(arr.info().format.starts_with("zarr"), "{url}");
+    }
+    // A group is not an array: an argument error naming it.
+    let e = open_array(&server.url("zarr/v3.zarr"), vec![], with_path("/group"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "INVALID_ARGUMENT", "{e}");
+    assert!(
+        e.to_string().contains("v3.zarr/group") && e.to_string().contains("group"),
+        "{e}"
+    );
+    // Nothing there at all.
+    let e = open_array(&server.url("zarr/nothing"), vec![], OpenOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "NOT_FOUND", "{e}");
+    // A file of another kind keeps its own error.
+    let e = open_array(
+        &server.url("zarr/manifest.json"),
+        vec![],
+        OpenOptions::default(),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code(), "UNRECOGNISED_FORMAT", "{e}");
+}

@@ -1,0 +1,423 @@
+//! The store side of a Zarr reader: one [`RangeSource`] per object key (plain HTTP cannot
+//! list, so every key is addressed directly), and a metadata layer that remembers every
+//! metadata object it read (`zarr.json`, `.zarray`, `.zgroup`, `.zattrs`, `.zmetadata`),
+//! including keys known to be missing, so a reopen from remembered [`ZarrDiscovery`] makes
+//! no metadata request (spec: remote cache design, "Zarr stores").
+
+use super::ZarrError;
+use crate::io::{ByteRange, Fetched, IoError, MaybeSend, MaybeSync, RangeSource};
+use bytes::Bytes;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+/// Largest metadata object accepted (bytes); consolidated metadata of a large store can be
+/// tens of MB, beyond this it is more likely not metadata.
+pub const MAX_METADATA_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Makes the [`RangeSource`] of one object from its URL or path (an `HttpSource` natively, a
+/// `FetchSource` in wasm, a `FileSource` for a local directory store), counting its traffic
+/// as the caller wishes. A missing local file may be reported here as
+/// [`IoError::NotFound`] or by the first read.
+pub trait KeyOpener: MaybeSend + MaybeSync {
+    /// The source of the object at `location`.
+    ///
+    /// # Errors
+    /// [`IoError`] when the source cannot be made (a missing file: [`IoError::NotFound`]).
+    fn open(&self, location: &str) -> Result<Arc<dyn RangeSource>, IoError>;
+}
+
+impl<F> KeyOpener for F
+where
+    F: Fn(&str) -> Result<Arc<dyn RangeSource>, IoError> + MaybeSend + MaybeSync,
+{
+    fn open(&self, location: &str) -> Result<Arc<dyn RangeSource>, IoError> {
+        self(location)
+    }
+}
+
+/// The metadata a [`ZarrStore`] remembered, serialisable so a cache can restore it.
+///
+/// JSON form (version 1): `{"version": 1, "base": "<store URL>", "objects": {"<key>":
+/// "<metadata JSON text>" | null}}`, where `null` records a key known to be missing. Keys are
+/// relative to `base` without a leading `/` (`zarr.json`, `temperature/.zarray`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct ZarrDiscovery {
+    /// Layout version of this record ([`ZarrDiscovery::VERSION`]).
+    pub version: u32,
+    /// The store root it describes.
+    pub base: String,
+    /// Metadata objects by key; `None` for keys known to be missing.
+    pub objects: BTreeMap<String, Option<String>>,
+}
+
+impl ZarrDiscovery {
+    /// The current layout version.
+    pub const VERSION: u32 = 1;
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+type Boxed<T> = futures::future::BoxFuture<'static, T>;
+#[cfg(target_arch = "wasm32")]
+type Boxed<T> = futures::future::LocalBoxFuture<'static, T>;
+type SharedRead<T> = futures::future::Shared<Boxed<Result<T, ZarrError>>>;
+
+/// Reads in flight, by request identity: a second identical request awaits the first one's
+/// result instead of going to the network.
+struct InFlight<T: Clone> {
+    map: Mutex<std::collections::HashMap<String, SharedRead<T>>>,
+}
+
+impl<T: Clone + 'static> InFlight<T> {
+    fn new() -> Self {
+        InFlight {
+            map: Mutex::new(Default::default()),
+        }
+    }
+
+    async fn run(
+        &self,
+        id: String,
+        make: impl FnOnce() -> Boxed<Result<T, ZarrError>>,
+    ) -> Result<T, ZarrError> {
+        use futures::FutureExt;
+        let fut = {
+            let mut g = self.map.lock().unwrap_or_else(|e| e.into_inner());
+            match g.get(&id) {
+                Some(f) => f.clone(),
+                None => {
+                    let f = make().shared();
+                    g.insert(id.clone(), f.clone());
+                    f
+                }
+            }
+        };
+        let out = fut.clone().await;
+        let mut g = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        if g.get(&id).is_some_and(|f| f.ptr_eq(&fut)) {
+            g.remove(&id);
+        }
+        out
+    }
+}
+
+/// A Zarr store reached through a [`KeyOpener`], with its remembered metadata.
+pub struct ZarrStore {
+    base: String,
+    opener: Arc<dyn KeyOpener>,
+    remembered: Mutex<BTreeMap<String, Option<String>>>,
+    reads: InFlight<Option<Fetched>>,
+    range_reads: InFlight<Option<Vec<Bytes>>>,
+}
+
+impl std::fmt::Debug for ZarrStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ZarrStore")
+            .field("base", &self.base)
+            .finish()
+    }
+}
+
+/// Whether `key` names a metadata object (remembered) rather than chunk data (not).
+pub fn is_metadata_key(key: &str) -> bool {
+    let name = key.rsplit('/').next().unwrap_or(key);
+    matches!(
+        name,
+        "zarr.json" | ".zarray" | ".zgroup" | ".zattrs" | ".zmetadata"
+    )
+}
+
+impl ZarrStore {
+    /// A store rooted at `base` (URL or directory path; a trailing `/` is ignored) with
+    /// nothing remembered.
+    pub fn new(base: &str, opener: Arc<dyn KeyOpener>) -> ZarrStore {
+        ZarrStore {
+            base: base.trim_end_matches('/').to_string(),
+            opener,
+            remembered: Mutex::new(BTreeMap::new()),
+            reads: InFlight::new(),
+            range_reads: InFlight::new(),
+        }
+    }
+
+    /// A store that starts from remembered metadata.
+    ///
+    /// # Errors
+    /// [`ZarrError::Invalid`] when `discovery` has another version or another base.
+    pub fn with_discovery(
+        base: &str,
+        opener: Arc<dyn KeyOpener>,
+        discovery: ZarrDiscovery,
+    ) -> Result<ZarrStore, ZarrError> {
+        let store = ZarrStore::new(base, opener);
+        if discovery.version != ZarrDiscovery::VERSION
+            || discovery.base.trim_end_matches('/') != store.base
+        {
+            return Err(ZarrError::Invalid {
+                key: store.base.clone(),
+                detail: format!(
+                    "remembered metadata is version {} of {:?}; expected version {} of {:?}",
+                    discovery.version,
+                    discovery.base,
+                    ZarrDiscovery::VERSION,
+                    store.base
+                ),
+            });
+        }
+        *store.lock() = discovery.objects;
+        Ok(store)
+    }
+
+    /// Adds remembered metadata (from a cache) to what this store knows; a record of another
+    /// version or another store base is ignored (a miss, never wrong metadata). Returns
+    /// whether it was taken.
+    pub fn remember(&self, discovery: ZarrDiscovery) -> bool {
+        if discovery.version != ZarrDiscovery::VERSION
+            || discovery.base.trim_end_matches('/') != self.base
+        {
+            return false;
+        }
+        self.lock().extend(discovery.objects);
+        true
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Option<String>>> {
+        // Entries are whole strings: a poisoned lock still holds consistent data.
+        self.remembered.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The store root (no trailing `/`).
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// The URL or path of `key`.
+    pub fn url(&self, key: &str) -> String {
+        format!("{}/{}", self.base, key.trim_start_matches('/'))
+    }
+
+    /// What has been remembered so far.
+    pub fn discovery(&self) -> ZarrDiscovery {
+        ZarrDiscovery {
+            version: ZarrDiscovery::VERSION,
+            base: self.base.clone(),
+            objects: self.lock().clone(),
+        }
+    }
+
+    fn source(&self, key: &str) -> Result<Option<Arc<dyn RangeSource>>, ZarrError> {
+        match self.opener.open(&self.url(key)) {
+            Ok(s) => Ok(Some(s)),
+            Err(IoError::NotFound { .. }) => Ok(None),
+            Err(e) => Err(ZarrError::Io(e)),
+        }
+    }
+
+    /// Reads `range` of object `key`; `None` when the object does not exist. An empty
+    /// object gives an empty read. Identical reads in flight are made once.
+    pub async fn read(&self, key: &str, range: ByteRange) -> Result<Option<Fetched>, ZarrError> {
+        let Some(src) = self.source(key)? else {
+            return Ok(None);
+        };
+        let location = self.url(key);
+        let id = format!("{key}#{}", range.to_header());
+        self.reads
+            .run(id, move || {
+                Box::pin(async move {
+                    match src.read(range).await {
+                        Ok(f) => Ok(Some(f)),
+                        Err(IoError::NotFound { .. }) => Ok(None),
+                        Err(IoError::RangeNotSatisfiable { len: 0, .. }) => Ok(Some(Fetched {
+                            range: 0..0,
+                            bytes: Bytes::new(),
+                            info: crate::io::SourceInfo {
+                                location,
+                                ..Default::default()
+                            },
+                        })),
+                        Err(e) => Err(ZarrError::Io(e)),
+                    }
+                })
+            })
+            .await
+    }
+
+    /// Reads the bounded `ranges` of object `key` with the one coalescer
+    /// ([`crate::io::read_coalesced`]); `None` when the object does not exist. Identical
+    /// batches in flight are read once.
+    pub async fn read_ranges(
+        &self,
+        key: &str,
+        ranges: &[std::ops::Range<u64>],
+        options: &crate::io::CoalesceOptions,
+    ) -> Result<Option<Vec<Bytes>>, ZarrError> {
+        let Some(src) = self.source(key)? else {
+            return Ok(None);
+        };
+        let id = format!("{key}#{ranges:?}");
+        let ranges = ranges.to_vec();
+        let options = options.clone();
+        self.range_reads
+            .run(id, move || {
+                Box::pin(async move {
+                    match crate::io::read_coalesced(&*src, &ranges, &options).await {
+                        Ok(v) => Ok(Some(v)),
+                        Err(IoError::NotFound { .. }) => Ok(None),
+                        Err(e) => Err(ZarrError::Io(e)),
+                    }
+                })
+            })
+            .await
+    }
+
+    /// A metadata object: remembered, else found in remembered consolidated metadata, else
+    /// read (whole) and remembered, a missing key included.
+    ///
+    /// # Errors
+    /// I/O errors other than not-found; [`ZarrError::Invalid`] for an object over
+    /// [`MAX_METADATA_BYTES`] or not UTF-8.
+    pub async fn metadata(&self, key: &str) -> Result<Option<String>, ZarrError> {
+        if let Some(v) = self.lock().get(key) {
+            return Ok(v.clone());
+        }
+        if let Some(v) = self.consolidated_entry(key) {
+            return Ok(v);
+        }
+        let got = self
+            .read(key, ByteRange::bounded(0..MAX_METADATA_BYTES + 1))
+            .await?;
+        let text = match got {
+            None => None,
+            Some(f) => {
+                if f.bytes.len() as u64 > MAX_METADATA_BYTES {
+                    return Err(ZarrError::Invalid {
+                        key: self.url(key),
+                        detail: format!("more than {MAX_METADATA_BYTES} bytes of metadata"),
+                    });
+                }
+                Some(
+                    String::from_utf8(f.bytes.to_vec()).map_err(|_| ZarrError::Invalid {
+                        key: self.url(key),
+                        detail: "metadata is not UTF-8 text".into(),
+                    })?,
+                )
+            }
+        };
+        self.lock().insert(key.to_string(), text.clone());
+        Ok(text)
+    }
+
+    /// The document of `key` held by remembered consolidated metadata (a v3 root
+    /// `zarr.json` with `consolidated_metadata`, or a v2 `.zmetadata`), if that covers it.
+    /// `Some(None)`: the consolidated metadata covers the hierarchy and has no such key.
+    fn consolidated_entry(&self, key: &str) -> Option<Option<String>> {
+        let (root_v3, zmeta) = {
+            let g = self.lock();
+            (
+                g.get("zarr.json").cloned().flatten(),
+                g.get(".zmetadata").cloned().flatten(),
+            )
+        };
+        if let Some(doc) = root_v3.and_then(|r| serde_json::from_str::<Value>(&r).ok()) {
+            if let Some(nodes) = doc
+                .pointer("/consolidated_metadata/metadata")
+                .and_then(Value::as_object)
+            {
+                if let Some(node) = key.strip_suffix("/zarr.json") {
+                    return Some(nodes.get(node).map(|d| d.to_string()));
+                }
+            }
+        }
+        if let Some(doc) = zmeta.and_then(|r| serde_json::from_str::<Value>(&r).ok()) {
+            if let Some(m) = doc.get("metadata").and_then(Value::as_object) {
+                if key.ends_with(".zarray") || key.ends_with(".zgroup") || key.ends_with(".zattrs")
+                {
+                    return Some(m.get(key).map(|d| d.to_string()));
+                }
+            }
+        }
+        None
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use crate::io::memory::MemorySource;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn store(calls: Arc<AtomicUsize>) -> ZarrStore {
+        let opener = move |url: &str| -> Result<Arc<dyn RangeSource>, IoError> {
+            calls.fetch_add(1, Ordering::SeqCst);
+            match url {
+                "mem://s/a/zarr.json" => Ok(Arc::new(MemorySource::new(url, &b"{}"[..]))),
+                _ => Err(IoError::NotFound {
+                    location: url.into(),
+                }),
+            }
+        };
+        ZarrStore::new("mem://s/", Arc::new(opener))
+    }
+
+    #[test]
+    fn metadata_and_missing_keys_are_remembered_and_restored() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let s = store(calls.clone());
+        futures::executor::block_on(async {
+            assert_eq!(
+                s.metadata("a/zarr.json").await.unwrap().as_deref(),
+                Some("{}")
+            );
+            assert_eq!(s.metadata("b/.zarray").await.unwrap(), None);
+            assert_eq!(
+                s.metadata("a/zarr.json").await.unwrap().as_deref(),
+                Some("{}")
+            );
+            assert_eq!(s.metadata("b/.zarray").await.unwrap(), None);
+        });
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        let saved = serde_json::to_string(&s.discovery()).unwrap();
+        assert_eq!(
+            saved,
+            r#"{"version":1,"base":"mem://s","objects":{"a/zarr.json":"{}","b/.zarray":null}}"#
+        );
+        let calls2 = Arc::new(AtomicUsize::new(0));
+        let c2 = calls2.clone();
+        let opener = move |url: &str| -> Result<Arc<dyn RangeSource>, IoError> {
+            c2.fetch_add(1, Ordering::SeqCst);
+            Err(IoError::NotFound {
+                location: url.into(),
+            })
+        };
+        let restored = ZarrStore::with_discovery(
+            "mem://s",
+            Arc::new(opener),
+            serde_json::from_str(&saved).unwrap(),
+        )
+        .unwrap();
+        futures::executor::block_on(async {
+            assert_eq!(
+                restored.metadata("a/zarr.json").await.unwrap().as_deref(),
+                Some("{}")
+            );
+            assert_eq!(restored.metadata("b/.zarray").await.unwrap(), None);
+        });
+        assert_eq!(calls2.load(Ordering::SeqCst), 0);
+        // Another version or another store is refused.
+        let mut other: ZarrDiscovery = serde_json::from_str(&saved).unwrap();
+        other.version = 2;
+        assert!(
+            ZarrStore::with_discovery("mem://s", store(calls.clone()).opener.clone(), other)
+                .is_err()
+        );
+        let same: ZarrDiscovery = serde_json::from_str(&saved).unwrap();
+        assert!(ZarrStore::with_discovery("mem://t", s.opener.clone(), same).is_err());
+    }
+
+    #[test]
+    fn metadata_keys() {
+        assert!(is_metadata_key("a/b/.zarray"));
+        assert!(is_metadata_key("zarr.json"));
+        assert!(!is_metadata_key("a/c/0/0"));
+    }
+}
