@@ -150,9 +150,11 @@ pub async fn run(latency_ms: u64, repo: &Path, stores: &Path) -> Result<Vec<Zarr
             )
             .map_err(|e| e.to_string())?,
         );
+        // Sharing the first handle's payload cache, as handles of one owner do.
         let again = RemoteArray::open_zarr(store, path, traffic.clone(), "", options)
             .await
-            .map_err(err)?;
+            .map_err(err)?
+            .with_cache(arr.cache().clone());
         again
             .read(&sel, &ReadOptions::default())
             .await
