@@ -806,6 +806,12 @@ impl RemoteArray {
     /// [`crate::formats::zarr::KeyOpener`] counts into; `key` names the store (normalised
     /// URL and credential fingerprint of the request headers).
     ///
+    /// Peak memory of a read, besides the result: for each of the at most
+    /// [`OpenOptions::concurrency`] objects in flight, its stored bytes and two decoded-chunk
+    /// buffers (for a shard, those of its touched inner chunks), plus one Blosc2-encoded copy
+    /// of the chunk being converted into the cache. Chunks over
+    /// [`crate::formats::zarr::MAX_CHUNK_BYTES`] are refused at open.
+    ///
     /// # Errors
     /// As [`crate::formats::zarr::ZarrArray::open`].
     pub async fn open_zarr(
