@@ -59,5 +59,5 @@ async fn szip_nbit_scaleoffset_read_as_written() {
         );
         n += 1;
     }
-    assert_eq!(n, 24);
+    assert_eq!(n, 25);
 }
