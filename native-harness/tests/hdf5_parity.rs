@@ -58,6 +58,8 @@ struct Counts {
     datasets: usize,
     chunks: usize,
     refused: usize,
+    /// Datasets compared per chunk index type (the library's `H5Dget_chunk_index_type`).
+    by_index: std::collections::BTreeMap<String, usize>,
 }
 
 async fn check_matrix(dir: &Path, what: &str) -> Counts {
@@ -152,6 +154,10 @@ async fn check_matrix(dir: &Path, what: &str) -> Counts {
                 want.sort_by_key(key);
                 assert_eq!(got, want, "{at}: chunk map");
                 counts.chunks += want.len();
+                *counts
+                    .by_index
+                    .entry(ds["index"].as_str().unwrap().to_string())
+                    .or_default() += 1;
             }
         }
         // Values: whole and a few selections, equal to the array written.
@@ -224,8 +230,14 @@ async fn parity_with_libhdf5_1_10() {
     };
     let c = check_matrix(dir.path(), "1.10.8").await;
     println!(
-        "libhdf5 1.10.8: {} files, {} datasets read as written, {} chunks compared, {} refused as typed errors",
-        c.files, c.datasets, c.chunks, c.refused
+        "libhdf5 1.10.8: {} files, {} datasets read as written, {} chunks compared, {} refused as typed errors; chunked datasets per index type {:?}",
+        c.files, c.datasets, c.chunks, c.refused, c.by_index
+    );
+    assert_eq!(
+        c.by_index.len(),
+        6,
+        "every chunk index type: {:?}",
+        c.by_index
     );
     assert!(
         c.files >= 10 && c.datasets >= 400 && c.chunks > 2000,
@@ -243,8 +255,14 @@ async fn parity_with_hdf5_2_0() {
     };
     let c = check_matrix(dir.path(), "2.0").await;
     println!(
-        "HDF5 2.0: {} files, {} datasets read as written, {} chunks compared, {} refused as typed errors",
-        c.files, c.datasets, c.chunks, c.refused
+        "HDF5 2.0: {} files, {} datasets read as written, {} chunks compared, {} refused as typed errors; chunked datasets per index type {:?}",
+        c.files, c.datasets, c.chunks, c.refused, c.by_index
+    );
+    assert_eq!(
+        c.by_index.len(),
+        6,
+        "every chunk index type: {:?}",
+        c.by_index
     );
     // Datasets of 2.0's files that libhdf5 1.10.8 cannot open or read (layout message version
     // 5, newer datatype messages): chunkwise read them above.

@@ -157,6 +157,10 @@ fn exact(filter: &'static str, out: Vec<u8>, limit: usize) -> Result<Vec<u8>, Fi
 /// chunk is the decoded size (u32 LE) then the AEC stream; 32- and 64-bit pixels are coded as
 /// 8-bit samples one byte plane at a time, and each scanline is one reference sample
 /// interval padded to whole blocks (libaec `sz_compat.c`).
+///
+/// # Errors
+/// [`FilterError::TooLarge`] for a declared size above `limit`; [`FilterError::Malformed`]
+/// for bad parameters, a stream cut short or invalid, or a decoded size other than `limit`.
 pub fn szip(cd: &[u32], data: &[u8], limit: usize) -> Result<Vec<u8>, FilterError> {
     const F: &str = "szip";
     let declared = data
@@ -174,6 +178,10 @@ pub fn szip(cd: &[u32], data: &[u8], limit: usize) -> Result<Vec<u8>, FilterErro
 /// compound, 4 no-op) and size, and for an atomic type its byte order (0 LE, 1 BE),
 /// precision and offset in bits. The decoded chunk holds the file datatype's bits, padding
 /// bits zero; [`BitField`] turns reduced-precision integers into values.
+///
+/// # Errors
+/// [`FilterError::Malformed`] for parameters that do not describe a datatype, a stream cut
+/// short, or a decoded size other than `limit`.
 pub fn nbit(cd: &[u32], data: &[u8], limit: usize) -> Result<Vec<u8>, FilterError> {
     const F: &str = "nbit";
     if cd.get(1).is_some_and(|&skip| skip != 0) {
@@ -192,6 +200,11 @@ pub fn nbit(cd: &[u32], data: &[u8], limit: usize) -> Result<Vec<u8>, FilterErro
 /// The chunk is a 21-byte header (minimum bits u32 LE, size of the minimum, minimum value)
 /// and each element minus the minimum in minimum-bits bits, most significant first; with a
 /// fill value defined the largest code stands for it. Output is in the datatype's byte order.
+///
+/// # Errors
+/// [`FilterError::TooLarge`] when the parameters describe more than `limit` bytes;
+/// [`FilterError::Malformed`] for bad parameters or header, a stream cut short, or a decoded
+/// size other than `limit`.
 pub fn scaleoffset(cd: &[u32], data: &[u8], limit: usize) -> Result<Vec<u8>, FilterError> {
     const F: &str = "scaleoffset";
     let n = cd.get(2).copied().unwrap_or(0) as u64;
