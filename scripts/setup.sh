@@ -52,5 +52,12 @@ case "$what" in all|browser|node)
     (cd "$e2e" && npm ci --silent --no-audit --no-fund)
     cp "$e2e/package-lock.json" "$e2e/node_modules/.chunkwise-lock"
   fi
+  # The JavaScript HDF5 readers `chunkwise bench remote` compares with (h5wasm, jsfive).
+  hjs="$here/scripts/bench-hdf5-js"
+  if [ -f "$hjs/package.json" ] && ! cmp -s "$hjs/package-lock.json" "$hjs/node_modules/.chunkwise-lock"; then
+    echo "setup: npm ci in scripts/bench-hdf5-js"
+    (cd "$hjs" && npm ci --silent --no-audit --no-fund)
+    cp "$hjs/package-lock.json" "$hjs/node_modules/.chunkwise-lock"
+  fi
 ;; esac
 echo "setup: ready ($what)"
