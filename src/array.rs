@@ -843,7 +843,7 @@ impl RemoteArray {
         options: OpenOptions,
         coordinator: CacheCoordinator,
     ) -> Result<RemoteArray> {
-        let record_key = format!("{}\n#zarr-metadata", key.source_id());
+        let record_key = zarr_record_key(&key);
         if let Some(d) = coordinator
             .record(&record_key)
             .and_then(|b| serde_json::from_slice(&b).ok())
@@ -961,6 +961,11 @@ impl RemoteArray {
             element: None,
         })
     }
+}
+
+/// The coordinator's record key of a Zarr store's remembered metadata.
+pub(crate) fn zarr_record_key(key: &SourceKey) -> String {
+    format!("{}\n#zarr-metadata", key.source_id())
 }
 
 fn converted_key(stamp: &Arc<str>, chunk: u64) -> CacheKey {

@@ -1,21 +1,23 @@
-//! [`RemoteStore`]: a container (an HDF5 file) opened once, whose arrays share its transport,
+//! [`RemoteStore`]: a container (an HDF5 file or a Zarr store) opened once, whose arrays share its transport,
 //! traffic counter, discovery metadata and cache coordinator (spec: remote cache design,
 //! "Identity and ownership": "A RemoteStore discovery owner shares transport, metadata,
 //! traffic, and a cache coordinator across its leaves").
 //!
-//! Opening lists the hierarchy ([`RemoteStore::nodes`]): every group and dataset, with each
-//! dataset's shape and dtype. The listing and each dataset's discovery record are kept by the
-//! coordinator, so a reopen of the store and [`RemoteStore::get`] of a listed dataset make no
-//! request. A small file (up to [`OpenOptions::small_source_bytes`]) is fetched whole once
-//! and its copy serves every dataset.
+//! Opening lists the hierarchy ([`RemoteStore::nodes`]): every group and array, with each
+//! array's shape and dtype, read from object headers (HDF5, [`crate::formats::hdf5::list`])
+//! or from (consolidated) metadata (Zarr, [`crate::formats::zarr::list_nodes`]); no chunk
+//! index is read until an array is opened. The listing is kept by the coordinator (for Zarr,
+//! the remembered metadata objects), and so is each opened array's discovery record, so a
+//! reopen of the store and [`RemoteStore::get`] of an array opened before make no request.
+//! A small file (up to [`OpenOptions::small_source_bytes`]) is fetched whole once and its
+//! copy serves every dataset.
 
 use crate::array::{OpenOptions, RemoteArray};
-use crate::cache::discovery::{DiscoveryRecord, NodesRecord, DISCOVERY_VERSION};
-use crate::cache::{CacheCoordinator, Seed, SourceKey};
+use crate::cache::discovery::{NodesRecord, DISCOVERY_VERSION};
+use crate::cache::{CacheCoordinator, SourceKey};
 use crate::error::Result;
-use crate::formats::hdf5::discover::MemberKind;
-use crate::formats::hdf5::{Hdf5Array, Hdf5Source};
-use crate::formats::{FormatError, Node, NodeKind};
+use crate::formats::zarr::ZarrStore;
+use crate::formats::{FormatError, Node};
 use crate::io::memory::MemorySource;
 use crate::io::{RangeSource, SourceInfo, Traffic, TrafficSnapshot};
 use std::sync::Arc;
@@ -33,13 +35,22 @@ const NODES_SCOPE: &str = "#nodes";
 
 /// A container opened once; its arrays share its caches and traffic.
 pub struct RemoteStore {
-    transport: Arc<dyn RangeSource>,
+    container: Container,
     traffic: Traffic,
     coordinator: CacheCoordinator,
     key: SourceKey,
     options: OpenOptions,
     info: SourceInfo,
     nodes: Vec<Node>,
+}
+
+/// What a store reads its leaves from.
+#[derive(Clone)]
+enum Container {
+    /// One object (an HDF5 file) read by ranges.
+    File(Arc<dyn RangeSource>),
+    /// A Zarr store: one object per key, metadata remembered.
+    Zarr(Arc<ZarrStore>),
 }
 
 impl std::fmt::Debug for RemoteStore {
@@ -81,7 +92,7 @@ impl RemoteStore {
             ..options
         };
         let store = |info: SourceInfo, nodes: Vec<Node>| RemoteStore {
-            transport: transport.clone(),
+            container: Container::File(transport.clone()),
             traffic: traffic.clone(),
             coordinator: coordinator.clone(),
             key: key.clone(),
@@ -131,7 +142,9 @@ impl RemoteStore {
             }
             .into());
         }
-        let nodes = list_hdf5(&*source, head, &info, &coordinator, &key).await?;
+        // The batched listing: shapes and dtypes from object headers, no chunk index read
+        // (chunk maps wait until a dataset is opened).
+        let nodes = crate::formats::hdf5::list(&*source, head, info.len).await?;
         coordinator.put_nodes(
             &key.scoped(NODES_SCOPE),
             &NodesRecord {
@@ -141,6 +154,53 @@ impl RemoteStore {
             },
         );
         Ok(store(info, nodes))
+    }
+
+    /// Opens the Zarr store `store` (whose [`crate::formats::zarr::KeyOpener`] counts into
+    /// `traffic`) and lists its groups and arrays ([`crate::formats::zarr::list_nodes`]:
+    /// consolidated metadata when the store has it, else a walk of the group metadata). The
+    /// store's remembered metadata is kept by `coordinator` as for
+    /// [`RemoteArray::open_zarr_with_cache`], so a reopen makes no metadata request.
+    ///
+    /// # Errors
+    /// [`FormatError`] when the root is not a Zarr group or array or its metadata is
+    /// malformed; I/O errors.
+    pub async fn open_zarr(
+        store: Arc<ZarrStore>,
+        traffic: Traffic,
+        options: OpenOptions,
+        coordinator: CacheCoordinator,
+        key: SourceKey,
+    ) -> Result<RemoteStore> {
+        let record_key = crate::array::zarr_record_key(&key);
+        if let Some(d) = coordinator
+            .record(&record_key)
+            .and_then(|b| serde_json::from_slice(&b).ok())
+        {
+            store.remember(d);
+        }
+        let nodes = crate::formats::zarr::list_nodes(&store)
+            .await
+            .map_err(FormatError::from)?;
+        if let Ok(json) = serde_json::to_vec(&store.discovery()) {
+            coordinator.put_record(&record_key, json);
+        }
+        let info = SourceInfo {
+            location: store.base().to_string(),
+            ..Default::default()
+        };
+        Ok(RemoteStore {
+            container: Container::Zarr(store),
+            traffic,
+            coordinator,
+            key,
+            options: OpenOptions {
+                path: None,
+                ..options
+            },
+            info,
+            nodes,
+        })
     }
 
     /// Groups and arrays of the container, sorted by path (the root group `/` first).
@@ -159,14 +219,29 @@ impl RemoteStore {
             path: Some(normalise_path(path)),
             ..self.options.clone()
         };
-        RemoteArray::open_with_cache(
-            self.transport.clone(),
-            self.traffic.clone(),
-            options,
-            self.coordinator.clone(),
-            self.key.clone(),
-        )
-        .await
+        match &self.container {
+            Container::File(transport) => {
+                RemoteArray::open_with_cache(
+                    transport.clone(),
+                    self.traffic.clone(),
+                    options,
+                    self.coordinator.clone(),
+                    self.key.clone(),
+                )
+                .await
+            }
+            Container::Zarr(store) => {
+                RemoteArray::open_zarr_with_cache(
+                    store.clone(),
+                    &normalise_path(path),
+                    self.traffic.clone(),
+                    self.key.clone(),
+                    options,
+                    self.coordinator.clone(),
+                )
+                .await
+            }
+        }
     }
 
     /// Requests and bytes that reached the transport for this store and its arrays.
@@ -183,101 +258,4 @@ impl RemoteStore {
     pub fn source_info(&self) -> &SourceInfo {
         &self.info
     }
-}
-
-/// Lists an HDF5 file depth first with `Hdf5Source::members`, discovering each dataset
-/// (shape, dtype; its record is stored so a later open is warm). A dataset that cannot be
-/// read (unsupported type, filter or layout) is listed with its `error`.
-async fn list_hdf5(
-    source: &dyn RangeSource,
-    head: bytes::Bytes,
-    info: &SourceInfo,
-    coordinator: &CacheCoordinator,
-    key: &SourceKey,
-) -> Result<Vec<Node>> {
-    let location = info.location.clone();
-    let mut h = Hdf5Source::new(source, head, info.len);
-    let mut nodes = vec![Node {
-        path: "/".into(),
-        kind: NodeKind::Group,
-        shape: None,
-        dtype: None,
-        error: None,
-    }];
-    // (group path, depth) of groups still to list.
-    let mut stack: Vec<(String, usize)> = vec![("/".into(), 0)];
-    while let Some((group, depth)) = stack.pop() {
-        let members = match h.members(&group).await {
-            Ok(m) => m,
-            Err(e) if group == "/" => return Err(e.into_format(&location).into()),
-            Err(e) => {
-                if let Some(n) = nodes.iter_mut().find(|n| n.path == group) {
-                    n.error = Some(e.to_string());
-                }
-                continue;
-            }
-        };
-        let mut groups = Vec::new();
-        for m in members {
-            if nodes.len() >= MAX_NODES {
-                if let Some(last) = nodes.last_mut() {
-                    last.error = Some(format!("listing cut at {MAX_NODES} nodes"));
-                }
-                nodes.sort_by(|a, b| a.path.cmp(&b.path));
-                return Ok(nodes);
-            }
-            let path = if group == "/" {
-                format!("/{}", m.name)
-            } else {
-                format!("{group}/{}", m.name)
-            };
-            match m.kind {
-                MemberKind::Group => {
-                    nodes.push(Node {
-                        path: path.clone(),
-                        kind: NodeKind::Group,
-                        shape: None,
-                        dtype: None,
-                        error: (depth + 1 >= MAX_DEPTH)
-                            .then(|| format!("deeper than {MAX_DEPTH} groups: not listed")),
-                    });
-                    if depth + 1 < MAX_DEPTH {
-                        groups.push((path, depth + 1));
-                    }
-                }
-                MemberKind::Dataset => {
-                    let mut node = Node {
-                        path: path.clone(),
-                        kind: NodeKind::Array,
-                        shape: None,
-                        dtype: None,
-                        error: None,
-                    };
-                    match h.dataset(&path).await {
-                        Ok(meta) => {
-                            node.shape = Some(meta.shape.clone());
-                            node.dtype = Some(meta.dtype.to_string());
-                            match Hdf5Array::from_meta(location.clone(), meta.clone(), info.len) {
-                                Ok(_) => coordinator.put_discovery(
-                                    &key.scoped(&path),
-                                    &DiscoveryRecord {
-                                        version: DISCOVERY_VERSION,
-                                        source: info.into(),
-                                        seed: Seed::Hdf5 { dataset: meta },
-                                    },
-                                ),
-                                Err(e) => node.error = Some(e.to_string()),
-                            }
-                        }
-                        Err(crate::formats::hdf5::Hdf5Error::Io(e)) => return Err(e.into()),
-                        Err(e) => node.error = Some(e.to_string()),
-                    }
-                    nodes.push(node);
-                }
-            }
-        }
-        stack.extend(groups.into_iter().rev());
-    }
-    nodes.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(nodes)
 }

@@ -26,6 +26,10 @@ async fn fetch_all(url: &str) -> Vec<u8> {
     f.bytes.to_vec()
 }
 
+fn memory() -> chunkwise::cache::CacheCoordinator {
+    chunkwise::cache::CacheCoordinator::memory(chunkwise::cache::DEFAULT_MAX_CACHE_BYTES)
+}
+
 fn with_path(path: &str) -> OpenOptions {
     OpenOptions {
         path: Some(path.to_string()),
@@ -47,11 +51,13 @@ async fn every_zarr_array_matches_the_written_array() {
         let what = format!("{store}:{path}");
         let url = format!("{base}zarr/{store}");
         if let Some(code) = a.get("unreadable") {
-            let e = open_zarr(&url, vec![], with_path(path)).await.unwrap_err();
+            let e = open_zarr(&url, vec![], with_path(path), memory())
+                .await
+                .unwrap_err();
             assert_eq!(e.code(), code.as_str().unwrap(), "{what}: {e}");
             continue;
         }
-        let arr = open_zarr(&url, vec![], with_path(path))
+        let arr = open_zarr(&url, vec![], with_path(path), memory())
             .await
             .unwrap_or_else(|e| panic!("{what}: {e}"));
         let npy = read_npy(&fetch_all(&format!("{base}zarr/{}", a["npy"].as_str().unwrap())).await)
@@ -109,4 +115,53 @@ async fn js_open_takes_a_store_url_and_path() {
         .unwrap_err();
     let code = js_sys::Reflect::get(&e, &JsValue::from_str("code")).unwrap();
     assert_eq!(code.as_string().as_deref(), Some("NOT_FOUND"));
+}
+
+/// The JS `RemoteStore.open` on a Zarr store URL: lists groups and arrays from the
+/// consolidated metadata, `get(path)` gives a readable `RemoteArray`, and a reopen sharing
+/// the page-wide cache makes no request.
+#[wasm_bindgen_test]
+async fn js_remote_store_lists_a_zarr_store() {
+    let Some(base) = base() else {
+        return;
+    };
+    let url = format!("{base}zarr/v3.zarr");
+    let options = || {
+        let o = js_sys::Object::new();
+        js_sys::Reflect::set(&o, &"shareCache".into(), &JsValue::TRUE).unwrap();
+        JsValue::from(o)
+    };
+    let store = chunkwise::wasm::RemoteStore::open(url.clone(), options())
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let nodes: js_sys::Array = store.nodes().unwrap().into();
+    let paths: Vec<String> = nodes
+        .iter()
+        .map(|n| {
+            js_sys::Reflect::get(&n, &"path".into())
+                .unwrap()
+                .as_string()
+                .unwrap()
+        })
+        .collect();
+    assert!(paths.contains(&"/group/nested".to_string()), "{paths:?}");
+    assert!(paths.contains(&"/temperature".to_string()), "{paths:?}");
+    let arr = wasm_bindgen_futures::JsFuture::from(store.get("/temperature".into()).unwrap())
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let shape: Vec<f64> =
+        js_sys::Array::from(&js_sys::Reflect::get(&arr, &"shape".into()).unwrap())
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+    assert_eq!(shape, vec![13.0, 11.0]);
+    let again = chunkwise::wasm::RemoteStore::open(url, options())
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let traffic = again.traffic().unwrap();
+    let requests = js_sys::Reflect::get(&traffic, &"requests".into())
+        .unwrap()
+        .as_f64()
+        .unwrap();
+    assert_eq!(requests, 0.0, "warm reopen of the store made requests");
 }

@@ -184,17 +184,39 @@ pub async fn open_zarr(
     RemoteArray::open_zarr_with_cache(store, &path, traffic, key, options, coordinator).await
 }
 
-/// Opens the container at `source` (an HDF5 file) as a store whose caches `coordinator`
-/// owns.
+/// Opens the container at `source` (an HDF5 file, or a Zarr store: a URL ending in `.zarr`,
+/// a local directory, or a URL with no object of its own) as a store whose caches
+/// `coordinator` owns.
 pub async fn open_store_cached(
     source: &str,
     headers: Vec<(String, String)>,
     coordinator: CacheCoordinator,
 ) -> Result<RemoteStore, chunkwise::Error> {
+    let zarr = |headers: Vec<(String, String)>, coordinator: CacheCoordinator| async move {
+        let traffic = Traffic::new();
+        let key = source_key(source, &headers);
+        let store = zarr_store(source, headers, &traffic)?;
+        RemoteStore::open_zarr(store, traffic, OpenOptions::default(), coordinator, key).await
+    };
+    if chunkwise::formats::zarr::looks_like_store(source) || std::path::Path::new(source).is_dir() {
+        return zarr(headers, coordinator).await;
+    }
     let traffic = Traffic::new();
     let key = source_key(source, &headers);
-    let t = transport(source, headers, &traffic)?;
-    RemoteStore::open(t, traffic, OpenOptions::default(), coordinator, key).await
+    let t = transport(source, headers.clone(), &traffic)?;
+    match RemoteStore::open(t, traffic, OpenOptions::default(), coordinator.clone(), key).await {
+        Err(
+            e @ (chunkwise::Error::Io(chunkwise::io::IoError::NotFound { .. })
+            | chunkwise::Error::Format(
+                chunkwise::formats::FormatError::Unrecognised { .. }
+                | chunkwise::formats::FormatError::Unsupported { .. },
+            )),
+        ) => match zarr(headers, coordinator).await {
+            Err(chunkwise::Error::Io(chunkwise::io::IoError::NotFound { .. })) => Err(e),
+            other => other,
+        },
+        other => other,
+    }
 }
 
 /// `chunkwise chunks` with a cache coordinator: as [`chunks_command`], from the dataset's

@@ -499,3 +499,57 @@ async fn array_urls_groups_and_missing_paths() {
     .unwrap_err();
     assert_eq!(e.code(), "UNRECOGNISED_FORMAT", "{e}");
 }
+
+/// `RemoteStore` over a Zarr store: the listing comes from the consolidated metadata, every
+/// listed array reads equal to the array written, and a reopen in the same cache coordinator
+/// (listing, open, read) makes no request at all.
+#[tokio::test]
+async fn remote_store_lists_reads_and_reopens_warm() {
+    let server = server().await;
+    let url = server.url("zarr/v3.zarr");
+    let coordinator =
+        chunkwise::cache::CacheCoordinator::memory(chunkwise::cache::DEFAULT_MAX_CACHE_BYTES);
+    let store = native_harness::source::open_store_cached(&url, vec![], coordinator.clone())
+        .await
+        .unwrap();
+    assert_eq!(store.traffic().requests, 1, "one consolidated zarr.json");
+    let m = manifest();
+    let mut read = 0;
+    for a in m["arrays"].as_array().unwrap() {
+        if a["store"] != "v3.zarr" || a["unreadable"].is_string() {
+            continue;
+        }
+        let path = a["path"].as_str().unwrap();
+        let node = store
+            .nodes()
+            .iter()
+            .find(|n| n.path == format!("/{}", path.trim_start_matches('/')))
+            .unwrap_or_else(|| panic!("{path} not listed"));
+        let npy = read_npy(
+            &std::fs::read(fixtures().join("zarr").join(a["npy"].as_str().unwrap())).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(node.shape.as_deref(), Some(&npy.shape[..]), "{path}");
+        let arr = store.get(path).await.unwrap();
+        let got = arr
+            .read(&Selection::all(), &ReadOptions::default())
+            .await
+            .unwrap();
+        assert!(
+            got.data == npy.data,
+            "{path} differs from the array written"
+        );
+        read += 1;
+    }
+    assert!(read >= 10, "only {read} arrays read");
+    let again = native_harness::source::open_store_cached(&url, vec![], coordinator)
+        .await
+        .unwrap();
+    assert_eq!(again.nodes(), store.nodes());
+    let arr = again.get("/temperature").await.unwrap();
+    arr.read(&Selection::all(), &ReadOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(again.traffic().requests, 0, "warm reopen made requests");
+    server.shutdown().await;
+}

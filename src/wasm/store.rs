@@ -1,5 +1,5 @@
-//! `RemoteStore` for JavaScript: an HDF5 file opened once, listed, and read dataset by
-//! dataset with shared caches.
+//! `RemoteStore` for JavaScript: an HDF5 file or a Zarr store opened once, listed, and read
+//! array by array with shared caches.
 
 use super::array::{
     cancellable, coordinator_for, fetch_transport, get_opt, parse_open_options, RemoteArray,
@@ -30,7 +30,7 @@ export interface StoreNode {
 export type StoreOptions = Omit<OpenOptions, "path">;
 "#;
 
-/// A container (an HDF5 file) opened once over HTTP range requests. Its arrays share its
+/// A container (an HDF5 file, a Zarr store) opened once over HTTP range requests. Its arrays share its
 /// transport, traffic counter and caches.
 #[wasm_bindgen]
 pub struct RemoteStore {
@@ -52,10 +52,46 @@ impl RemoteStore {
         let coordinator = coordinator_for(&options, &opts)?;
         let traffic = Traffic::new();
         let key = SourceKey::new(&url, &headers);
+        let zarr = {
+            let (url, headers, traffic, opts, coordinator, key) = (
+                url.clone(),
+                headers.clone(),
+                traffic.clone(),
+                opts.clone(),
+                coordinator.clone(),
+                key.clone(),
+            );
+            move || {
+                let opener = super::zarr::fetch_opener(headers, &traffic);
+                let store = std::sync::Arc::new(crate::formats::zarr::ZarrStore::new(&url, opener));
+                crate::store::RemoteStore::open_zarr(store, traffic, opts, coordinator, key)
+            }
+        };
+        let is_zarr = crate::formats::zarr::looks_like_store(&url);
         let transport = fetch_transport(url, headers, &traffic);
         let signal: Option<web_sys::AbortSignal> =
             get_opt(&options, "signal").map(|s| s.unchecked_into());
-        let open = crate::store::RemoteStore::open(transport, traffic, opts, coordinator, key);
+        // A Zarr store root has no object of its own: open it as Zarr when the URL says so
+        // (`.zarr`) or when the object is missing or is not a container file.
+        let open = async move {
+            if is_zarr {
+                return zarr().await;
+            }
+            match crate::store::RemoteStore::open(transport, traffic, opts, coordinator, key).await
+            {
+                Err(
+                    e @ (crate::Error::Io(crate::io::IoError::NotFound { .. })
+                    | crate::Error::Format(
+                        crate::formats::FormatError::Unrecognised { .. }
+                        | crate::formats::FormatError::Unsupported { .. },
+                    )),
+                ) => match zarr().await {
+                    Err(crate::Error::Io(crate::io::IoError::NotFound { .. })) => Err(e),
+                    other => other,
+                },
+                other => other,
+            }
+        };
         let store = cancellable(open, signal.as_ref(), CancelFlag::new())
             .await
             .map_err(|e| js_error(&e))?;

@@ -21,7 +21,7 @@
 //! Data Files message), external links, soft links whose target does not exist, and datasets
 //! of datatypes not read here.
 
-use super::discover::numeric_dtype;
+use super::discover::element_of;
 use super::store::Discovery;
 use super::Hdf5Error;
 use crate::formats::{Node, NodeKind};
@@ -193,10 +193,12 @@ fn object(file: &Hdf5File, address: u64, path: &str) -> hdf5_reader::error::Resu
     }
     let ds = file.dataset(path)?;
     let shape = Some(ds.shape().to_vec());
-    let (dtype, mut error) = match numeric_dtype(ds.dtype()) {
-        Ok(d) => (Some(d.to_string()), None),
-        Err(e) => (None, Some(e.to_string())),
-    };
+    let sb = file.superblock();
+    let (dtype, mut error) =
+        match element_of(ds.dtype(), sb.offset_size, sb.length_size, sb.base_address) {
+            Ok(e) => (Some(e.descr()), None),
+            Err(e) => (None, Some(e.to_string())),
+        };
     if external {
         error = Some("external storage (External Data Files message) is not read".into());
     }
