@@ -1,5 +1,5 @@
 //! Chunk indexes of 10,000 chunks (B-tree v1, B-tree v2, extensible array, fixed array) in
-//! > 8 MiB files written by h5py at test time, discovered over the real range server on
+//! files larger than 8 MiB written by h5py at test time, discovered over the real range server on
 //! loopback: the chunk map equals the HDF5 library's `chunk_iter` dump, the values read equal
 //! the array written, and open takes at most 4 sequential round trips while moving about the
 //! index's size, not the file's.
@@ -14,6 +14,8 @@ use native_harness::serve::{spawn, ServeOptions};
 use native_harness::source::open_array;
 use std::path::{Path, PathBuf};
 
+// Only `reference` is used here.
+#[allow(dead_code)]
 mod common;
 use common::reference;
 
