@@ -60,6 +60,8 @@ start_server() {
   last_pid=$!
   local i url=""
   for i in $(seq 1 100); do
+    # The background shell may not have opened its output file yet (set -e ends on sed's error).
+    [ -f "$tmp/$name.out" ] || { sleep 0.1; continue; }
     url="$(sed -n 's#^serving .* at \(http://127\.0\.0\.1:[0-9]*/\)$#\1#p' "$tmp/$name.out")"
     [ -n "$url" ] && break
     sleep 0.1

@@ -1,5 +1,5 @@
 //! Chunk indexes of 10,000 chunks (B-tree v1, B-tree v2, extensible array, fixed array) in
-//! files over 8 MiB written by h5py at test time, discovered over the real range server on
+//! files larger than 8 MiB written by h5py at test time, discovered over the real range server on
 //! loopback: the chunk map equals the HDF5 library's `chunk_iter` dump, the values read equal
 //! the array written, and open takes at most 4 sequential round trips while moving about the
 //! index's size, not the file's.
