@@ -6,6 +6,7 @@
 #![cfg(target_arch = "wasm32")]
 
 use chunkwise::array::{OpenOptions, ReadOptions};
+use chunkwise::cache::CacheCoordinator;
 use chunkwise::io::fetch::FetchSource;
 use chunkwise::io::{ByteRange, RangeSource};
 use chunkwise::npy::read_npy;
@@ -24,6 +25,11 @@ async fn fetch_all(url: &str) -> Vec<u8> {
         .await
         .unwrap_or_else(|e| panic!("{url}: {e}"));
     f.bytes.to_vec()
+}
+
+/// A fresh in-memory cache coordinator (each array its own caches).
+fn coordinator() -> CacheCoordinator {
+    CacheCoordinator::memory(64 << 20)
 }
 
 fn with_path(path: &str) -> OpenOptions {
@@ -47,11 +53,13 @@ async fn every_zarr_array_matches_the_written_array() {
         let what = format!("{store}:{path}");
         let url = format!("{base}zarr/{store}");
         if let Some(code) = a.get("unreadable") {
-            let e = open_zarr(&url, vec![], with_path(path)).await.unwrap_err();
+            let e = open_zarr(&url, vec![], with_path(path), coordinator())
+                .await
+                .unwrap_err();
             assert_eq!(e.code(), code.as_str().unwrap(), "{what}: {e}");
             continue;
         }
-        let arr = open_zarr(&url, vec![], with_path(path))
+        let arr = open_zarr(&url, vec![], with_path(path), coordinator())
             .await
             .unwrap_or_else(|e| panic!("{what}: {e}"));
         let npy = read_npy(&fetch_all(&format!("{base}zarr/{}", a["npy"].as_str().unwrap())).await)
