@@ -68,7 +68,7 @@ impl std::future::Future for YieldOnce {
 /// The `zarrs` storage of one [`ZarrStore`] (see the module documentation).
 pub struct ZarrStorage {
     store: Arc<ZarrStore>,
-    /// Object sizes learnt from reads, by key.
+    /// Object sizes learnt from suffix (shard index) reads, by key.
     sizes: Mutex<HashMap<String, u64>>,
     /// Batches by key: at most one gathering, and those in flight.
     batches: Mutex<HashMap<String, Vec<Arc<Mutex<Batch>>>>>,
@@ -258,7 +258,7 @@ impl ZarrStorage {
     /// One range of `key`, checked for length; `None`: the object does not exist.
     async fn read_one(&self, key: &str, r: ZRange) -> Result<Option<Bytes>, ZarrError> {
         let (ours, want) = match r {
-            ZRange::FromStart(o, Some(n)) => (ByteRange::bounded(o..o + n), Some(n)),
+            ZRange::FromStart(o, Some(n)) => (ByteRange::bounded(o..o.saturating_add(n)), Some(n)),
             ZRange::FromStart(o, None) => (ByteRange::Offset(o), None),
             ZRange::Suffix(n) => (ByteRange::Suffix(n), Some(n)),
         };
@@ -279,7 +279,10 @@ impl ZarrStorage {
         let Some(f) = got else {
             return Ok(None);
         };
-        if f.info.len > 0 || f.bytes.is_empty() {
+        // A suffix read is a shard index read: remember the shard's size, against which
+        // the inner-chunk ranges its index gives are checked. (Not for every chunk read, so
+        // the map grows with shards, not chunks.)
+        if matches!(r, ZRange::Suffix(_)) {
             self.note_size(key, f.info.len.max(f.bytes.len() as u64));
         }
         if let Some(n) = want {
