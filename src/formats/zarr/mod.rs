@@ -723,3 +723,111 @@ pub async fn list_nodes(store: &ZarrStore) -> Result<Vec<Node>, ZarrError> {
     nodes.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(nodes)
 }
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use crate::io::memory::MemorySource;
+    use crate::io::RangeSource;
+
+    /// A store of in-memory objects under `mem://s`.
+    fn store_of(files: &[(&str, &str)]) -> Arc<ZarrStore> {
+        let files: HashMap<String, String> = files
+            .iter()
+            .map(|(k, v)| (format!("mem://s/{k}"), v.to_string()))
+            .collect();
+        let opener = move |url: &str| -> Result<Arc<dyn RangeSource>, IoError> {
+            match files.get(url) {
+                Some(t) => Ok(Arc::new(MemorySource::new(url, t.clone().into_bytes()))),
+                None => Err(IoError::NotFound {
+                    location: url.into(),
+                }),
+            }
+        };
+        Arc::new(ZarrStore::new("mem://s", Arc::new(opener)))
+    }
+
+    fn open(files: &[(&str, &str)], path: &str) -> Result<ZarrArray, ZarrError> {
+        futures::executor::block_on(ZarrArray::open(store_of(files), path))
+    }
+
+    #[test]
+    fn v2_metadata_with_filters_and_f_order() {
+        let doc = r#"{"zarr_format":2,"shape":[10,7],"chunks":[4,3],"dtype":">i4",
+            "order":"F","compressor":{"id":"zlib","level":3},"fill_value":-1,
+            "filters":[{"id":"delta","dtype":">i4"}],"dimension_separator":"/"}"#;
+        let a = open(&[("a/.zarray", doc)], "a").unwrap();
+        assert_eq!(a.meta().shape, vec![10, 7]);
+        assert_eq!(a.meta().chunk_shape, vec![4, 3]);
+        assert_eq!(a.meta().dtype.to_string(), ">i4");
+        assert_eq!(a.meta().fill, (-1i32).to_be_bytes().to_vec());
+        assert_eq!(a.meta().codecs, "order F + delta + zlib");
+        assert_eq!(a.chunk_key(&[1, 2]), "a/1/2");
+    }
+
+    #[test]
+    fn bad_metadata_is_typed() {
+        let e = open(&[("a/.zarray", "{not json")], "a").unwrap_err();
+        assert!(
+            matches!(&e, ZarrError::Invalid { key, .. } if key == "mem://s/a/.zarray"),
+            "{e}"
+        );
+        let doc = r#"{"zarr_format":2,"shape":[3],"chunks":[2],"dtype":"<U4",
+            "order":"C","filters":null,"compressor":null,"fill_value":""}"#;
+        let e = open(&[("s/.zarray", doc)], "s").unwrap_err();
+        assert!(matches!(e, ZarrError::Unsupported { .. }), "{e}");
+        let doc = r#"{"zarr_format":3,"node_type":"array","shape":[3],"data_type":"float32",
+            "chunk_grid":{"name":"regular","configuration":{"chunk_shape":[2]}},
+            "chunk_key_encoding":{"name":"default"},
+            "codecs":[{"name":"bytes"},{"name":"snappy"}],"fill_value":0}"#;
+        let e = open(&[("x/zarr.json", doc)], "x").unwrap_err();
+        assert!(
+            matches!(&e, ZarrError::Unsupported { key, detail }
+                if key.ends_with("x/zarr.json") && detail.contains("snappy")),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn v3_sharding_and_fill_values() {
+        let doc = r#"{"zarr_format":3,"node_type":"array","shape":[8,8],"data_type":"float32",
+            "chunk_grid":{"name":"regular","configuration":{"chunk_shape":[4,8]}},
+            "chunk_key_encoding":{"name":"default","configuration":{"separator":"/"}},
+            "codecs":[{"name":"sharding_indexed","configuration":{"chunk_shape":[2,4],
+              "codecs":[{"name":"bytes","configuration":{"endian":"big"}},
+                        {"name":"gzip","configuration":{"level":1}}],
+              "index_codecs":[{"name":"bytes","configuration":{"endian":"little"}},
+                              {"name":"crc32c"}],
+              "index_location":"start"}}],"fill_value":"NaN"}"#;
+        let a = open(&[("zarr.json", doc)], "").unwrap();
+        assert_eq!(a.meta().dtype.to_string(), ">f4");
+        assert_eq!(a.meta().fill, f32::NAN.to_be_bytes().to_vec());
+        assert_eq!(a.grid().chunks, vec![2, 4]);
+        assert_eq!(a.meta().codecs, "sharding_indexed[bytes + gzip]");
+        assert_eq!(a.chunk_key(&[1, 0]), "c/1/0");
+        // No shard stored: every inner chunk is the fill value.
+        let mut got = Vec::new();
+        futures::executor::block_on(a.load_chunks(
+            &[0, 3],
+            &CoalesceOptions::default(),
+            &mut |lin, d| {
+                got.push((lin, d));
+                Ok(())
+            },
+        ))
+        .unwrap();
+        got.sort_by_key(|g| g.0);
+        for (_, d) in got {
+            let fill = f32::NAN.to_be_bytes().repeat(8);
+            assert!(d.is_none_or(|d| d == fill));
+        }
+    }
+
+    #[test]
+    fn cut_inner_takes_rows_of_one_inner_chunk() {
+        // A 4x4 box of 2x2 inner chunks (elements 0..16 in C order), inner chunk (1, 0).
+        let all: Vec<u8> = (0..16).collect();
+        let got = cut_inner(&all, &[0, 0], &[2, 2], &[2, 2], &[1, 0], 1);
+        assert_eq!(got, vec![8, 9, 12, 13]);
+    }
+}
