@@ -6,6 +6,7 @@
 #![cfg(target_arch = "wasm32")]
 
 use chunkwise::array::{OpenOptions, ReadOptions};
+use chunkwise::cache::CacheCoordinator;
 use chunkwise::io::fetch::FetchSource;
 use chunkwise::io::{ByteRange, RangeSource};
 use chunkwise::npy::read_npy;
@@ -26,8 +27,9 @@ async fn fetch_all(url: &str) -> Vec<u8> {
     f.bytes.to_vec()
 }
 
-fn memory() -> chunkwise::cache::CacheCoordinator {
-    chunkwise::cache::CacheCoordinator::memory(chunkwise::cache::DEFAULT_MAX_CACHE_BYTES)
+/// A fresh in-memory cache coordinator (each array its own caches).
+fn coordinator() -> CacheCoordinator {
+    CacheCoordinator::memory(64 << 20)
 }
 
 fn with_path(path: &str) -> OpenOptions {
@@ -51,13 +53,13 @@ async fn every_zarr_array_matches_the_written_array() {
         let what = format!("{store}:{path}");
         let url = format!("{base}zarr/{store}");
         if let Some(code) = a.get("unreadable") {
-            let e = open_zarr(&url, vec![], with_path(path), memory())
+            let e = open_zarr(&url, vec![], with_path(path), coordinator())
                 .await
                 .unwrap_err();
             assert_eq!(e.code(), code.as_str().unwrap(), "{what}: {e}");
             continue;
         }
-        let arr = open_zarr(&url, vec![], with_path(path), memory())
+        let arr = open_zarr(&url, vec![], with_path(path), coordinator())
             .await
             .unwrap_or_else(|e| panic!("{what}: {e}"));
         let npy = read_npy(&fetch_all(&format!("{base}zarr/{}", a["npy"].as_str().unwrap())).await)

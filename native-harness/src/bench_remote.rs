@@ -230,9 +230,8 @@ pub async fn run_hdf5(latency_ms: u64, dir: &Path) -> Result<Vec<Hdf5Row>, Strin
         let sel = Selection::parse("0:250, 0:500").map_err(|e| e.to_string())?;
         // One cache coordinator for both opens: the reopen finds the discovery record and
         // the converted chunk.
-        let coordinator = chunkwise::cache::CacheCoordinator::memory(
-            chunkwise::cache::DEFAULT_MAX_CACHE_BYTES,
-        );
+        let coordinator =
+            chunkwise::cache::CacheCoordinator::memory(chunkwise::cache::DEFAULT_MAX_CACHE_BYTES);
         let t0 = Instant::now();
         let arr = open_array_cached(&url, vec![], options(), coordinator.clone())
             .await

@@ -450,7 +450,7 @@ async fn oversized_geometry_is_refused_before_allocating() {
         root.join("zarr.json"),
         doc(
             "[1000000000,1000000000]",
-            r#"[{"name":"sharding_indexed","configuration":{"chunk_shape":[1,1],"codecs":[{"name":"bytes"}]}}]"#,
+            r#"[{"name":"sharding_indexed","configuration":{"chunk_shape":[1,1],"codecs":[{"name":"bytes"}],"index_codecs":[{"name":"bytes"},{"name":"crc32c"}]}}]"#,
         ),
     )
     .unwrap();

@@ -310,7 +310,7 @@ fn decode_block_inner(
 ) -> Result<(), CodecError> {
     let bsize = dst.len();
     let nstreams = h.block_nstreams(block);
-    if bsize % nstreams != 0 {
+    if !bsize.is_multiple_of(nstreams) {
         return Err(CodecError::InvalidHeader {
             field: "blocksize",
             value: h.blocksize as i64,

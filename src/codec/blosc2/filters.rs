@@ -192,7 +192,7 @@ pub fn bitshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
 /// multiple of 8 (`bitunshuffle` in shuffle.c).
 pub fn bitunshuffle(typesize: usize, src: &[u8], dst: &mut [u8], format_version: u8) {
     let nall = src.len() / typesize;
-    if format_version == 2 && nall % 8 != 0 {
+    if format_version == 2 && !nall.is_multiple_of(8) {
         dst.copy_from_slice(src);
         return;
     }

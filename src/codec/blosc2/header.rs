@@ -319,7 +319,7 @@ impl ChunkHeader {
     /// Number of compressed streams of block `block`: `typesize` when the chunk is split and the
     /// block is full-sized, else 1 (`blosc_d` in blosc2.c).
     pub fn block_nstreams(&self, block: usize) -> usize {
-        let leftover = self.nbytes % self.blocksize != 0 && block + 1 == self.nblocks();
+        let leftover = !self.nbytes.is_multiple_of(self.blocksize) && block + 1 == self.nblocks();
         if self.split && !leftover {
             self.typesize
         } else {

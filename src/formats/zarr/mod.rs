@@ -1,5 +1,9 @@
-//! Zarr v2 and v3 arrays over range reads: metadata ([`meta`]), the codec chain
-//! ([`codecs`]) and the store with its remembered metadata ([`store`]).
+//! Zarr v2 and v3 arrays over range reads. The `zarrs` crate reads the metadata and runs
+//! the codec chain (sharding included); chunkwise keeps the transport and what is
+//! remembered: the store with its remembered metadata ([`store`]), the `zarrs` storage over
+//! it ([`storage`]: batched, coalesced range reads, typed errors), the codecs `zarrs`' pure
+//! Rust build lacks ([`codecs`]: blosc, zstd, numcodecs lz4 and delta) and the facts the
+//! planner reads by ([`meta`]).
 //!
 //! A [`ZarrArray`] reads stored chunks itself (a chunk is an object, or an inner chunk of a
 //! shard located through the shard index), because its chunks are not byte ranges of one
@@ -8,24 +12,31 @@
 //! result assembly stay the shared ones.
 //!
 //! Requests: opening an array at a path reads `<path>/zarr.json` (and `<path>/.zarray` only
-//! when that is missing), never its parent's listing. A read issues one request per touched
-//! chunk object, or per touched shard one index read (a suffix read when the index ends the
-//! shard) and then the touched inner chunks coalesced, at most
+//! when that is missing), never its parent's listing or `.zattrs`. A read issues one request
+//! per touched chunk object, or per touched shard one index read (a suffix read when the
+//! index ends the shard; remembered) and then the touched inner chunks coalesced, at most
 //! [`crate::array::OpenOptions::concurrency`] objects at a time.
 
 pub mod codecs;
 pub mod meta;
+pub mod storage;
 pub mod store;
 
+use crate::dtype::DType;
 use crate::formats::{ArrayFormat, ArrayInfo, ChunkPlace, FormatError, Node, NodeKind};
-use crate::io::{ByteRange, CoalesceOptions, IoError};
+use crate::io::{CoalesceOptions, IoError};
 use crate::selection::Grid;
 use futures::stream::{self, StreamExt};
-use meta::{ArrayBytes, KeyEncoding, Sharding, ZarrMeta};
+use meta::ZarrMeta;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
+pub use storage::ZarrStorage;
 pub use store::{KeyOpener, ZarrDiscovery, ZarrStore};
+use zarrs::array::{
+    Array, ArrayBytes, ArrayCreateError, ArrayError, ArrayMetadata, ArrayShardedExt, ArraySubset,
+    AsyncArrayShardedReadableExt, AsyncArrayShardedReadableExtCache, CodecError, CodecOptions,
+};
 
 /// An error reading a Zarr store; every variant names the object (URL or path) at fault.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -118,18 +129,19 @@ pub const MAX_CHUNK_BYTES: u64 = 1 << 30;
 /// Largest shard index read, in bytes (16 bytes per inner chunk).
 pub const MAX_SHARD_INDEX_BYTES: u64 = 64 << 20;
 
-/// The index of one shard: `(offset, nbytes)` of each inner chunk in C order, `None` for an
-/// inner chunk not stored.
-type ShardIndex = Arc<Vec<Option<(u64, u64)>>>;
-
-/// One Zarr array: its metadata and how to read and decode its chunks.
+/// One Zarr array: its metadata and how to read and decode its chunks (through `zarrs`,
+/// over [`ZarrStorage`]).
 pub struct ZarrArray {
     store: Arc<ZarrStore>,
+    storage: Arc<ZarrStorage>,
+    array: Array<ZarrStorage>,
+    /// Remembered shard indexes, for arrays whose chunks are shards read inner chunk by
+    /// inner chunk: one `zarrs` cache per shard (a cache reads one index at a time, so
+    /// one per shard lets indexes of different shards be read concurrently).
+    shards: Option<Mutex<HashMap<Vec<u64>, Arc<AsyncArrayShardedReadableExtCache>>>>,
     path: String,
     meta: ZarrMeta,
     grid: Grid,
-    /// Remembered shard indexes by shard linear index (`None`: the shard does not exist).
-    shard_indexes: Mutex<HashMap<u64, Option<ShardIndex>>>,
 }
 
 impl std::fmt::Debug for ZarrArray {
@@ -141,20 +153,50 @@ impl std::fmt::Debug for ZarrArray {
     }
 }
 
+/// A `zarrs` error creating an array from valid JSON, as a [`ZarrError`] naming `key`: an
+/// unknown codec, data type, chunk grid or key encoding is unsupported, the rest invalid.
+fn create_error(key: &str, e: ArrayCreateError) -> ZarrError {
+    use zarrs::plugin::PluginCreateError;
+    let detail = e.to_string();
+    match e {
+        ArrayCreateError::DataTypeCreateError(PluginCreateError::Unsupported(_))
+        | ArrayCreateError::CodecsCreateError(PluginCreateError::Unsupported(_))
+        | ArrayCreateError::ChunkGridCreateError(PluginCreateError::Unsupported(_))
+        | ArrayCreateError::ChunkKeyEncodingCreateError(PluginCreateError::Unsupported(_))
+        | ArrayCreateError::StorageTransformersCreateError(PluginCreateError::Unsupported(_))
+        | ArrayCreateError::AdditionalFieldUnsupportedError(_) => ZarrError::Unsupported {
+            key: key.to_string(),
+            detail,
+        },
+        _ => ZarrError::Invalid {
+            key: key.to_string(),
+            detail,
+        },
+    }
+}
+
+fn nonzero(shape: &[std::num::NonZeroU64]) -> Vec<u64> {
+    shape.iter().map(|n| n.get()).collect()
+}
+
 impl ZarrArray {
     /// Opens the array at `path` (`""` or `/` for a store whose root is the array): reads
     /// `<path>/zarr.json`, and `<path>/.zarray` only when that is missing (both through the
-    /// store's remembered metadata, so a warm reopen makes no request).
+    /// store's remembered metadata, so a warm reopen makes no request); `zarrs` reads the
+    /// document and builds the codec chain.
     ///
     /// # Errors
-    /// [`ZarrError::NotFound`] when neither exists (or the path is a group);
-    /// [`ZarrError::Invalid`] / [`ZarrError::Unsupported`] from the metadata; I/O errors.
+    /// [`ZarrError::NotFound`] when neither exists; [`ZarrError::NotAnArray`] for a group;
+    /// [`ZarrError::Invalid`] / [`ZarrError::Unsupported`] naming the metadata key (malformed
+    /// JSON or metadata, unknown codecs or data types, chunks over [`MAX_CHUNK_BYTES`] or a
+    /// shard index over [`MAX_SHARD_INDEX_BYTES`]); I/O errors.
     pub async fn open(store: Arc<ZarrStore>, path: &str) -> Result<ZarrArray, ZarrError> {
         let path = normalise_path(path);
         let v3 = join(&path, "zarr.json");
-        let meta = if let Some(raw) = store.metadata(&v3).await? {
+        let (key, doc, typed) = if let Some(raw) = store.metadata(&v3).await? {
+            let key = store.url(&v3);
             let doc: Value = serde_json::from_str(&raw).map_err(|e| ZarrError::Invalid {
-                key: store.url(&v3),
+                key: key.clone(),
                 detail: format!("not JSON: {e}"),
             })?;
             if doc.get("node_type").and_then(Value::as_str) == Some("group") {
@@ -162,11 +204,16 @@ impl ZarrArray {
                     location: store.url(&path),
                 });
             }
-            meta::parse_v3_value(&store.url(&v3), &doc)?
+            let typed = meta::typed(&key, true, &doc)?;
+            (key, doc, typed)
         } else {
             let v2 = join(&path, ".zarray");
             match store.metadata(&v2).await? {
-                Some(raw) => meta::parse_v2(&store.url(&v2), raw.as_bytes())?,
+                Some(raw) => {
+                    let key = store.url(&v2);
+                    let (doc, typed) = meta::parse(&key, false, &raw)?;
+                    (key, doc, typed)
+                }
                 None => {
                     return Err(ZarrError::NotFound {
                         location: store.url(&path),
@@ -175,51 +222,92 @@ impl ZarrArray {
                 }
             }
         };
-        let read_chunks = match &meta.chain.to_bytes {
-            ArrayBytes::Sharding(s) => s.chunk_shape.clone(),
-            ArrayBytes::Bytes => meta.chunk_shape.clone(),
+        let dtype = meta::dtype(&key, &doc)?;
+        let v3_doc = doc.get("zarr_format").and_then(Value::as_u64) == Some(3);
+        if v3_doc {
+            let grid = doc.pointer("/chunk_grid/name").and_then(Value::as_str);
+            if grid != Some("regular") {
+                return Err(ZarrError::Unsupported {
+                    key,
+                    detail: format!("chunk grid {grid:?} (chunkwise reads regular grids)"),
+                });
+            }
+        }
+        let storage = Arc::new(ZarrStorage::new(store.clone()));
+        let array = Array::new_with_metadata(storage.clone(), &format!("/{path}"), typed)
+            .map_err(|e| create_error(&key, e))?;
+        let shape = array.shape().to_vec();
+        let chunk_shape = array
+            .chunk_shape(&vec![0; shape.len()])
+            .map(|c| nonzero(&c))
+            .map_err(|e| ZarrError::Invalid {
+                key: key.clone(),
+                detail: e.to_string(),
+            })?;
+        let sharded = array.is_exclusively_sharded();
+        let read_chunks = match array.subchunk_shape().filter(|_| sharded) {
+            Some(inner) => nonzero(&inner),
+            None => chunk_shape.clone(),
         };
         let chunk_bytes = read_chunks
             .iter()
-            .try_fold(meta.dtype.itemsize as u64, |a, &n| a.checked_mul(n));
+            .try_fold(dtype.itemsize as u64, |a, &n| a.checked_mul(n));
         if chunk_bytes.is_none_or(|b| b > MAX_CHUNK_BYTES) {
             return Err(ZarrError::Unsupported {
-                key: store.url(&path),
+                key,
                 detail: format!(
                     "chunks of {read_chunks:?} elements exceed {MAX_CHUNK_BYTES} bytes"
                 ),
             });
         }
-        if let ArrayBytes::Sharding(s) = &meta.chain.to_bytes {
-            let n = meta
-                .chunk_shape
+        if sharded {
+            let n = chunk_shape
                 .iter()
-                .zip(&s.chunk_shape)
+                .zip(&read_chunks)
                 .try_fold(16u64, |a, (o, i)| a.checked_mul(o / i));
             if n.is_none_or(|n| n > MAX_SHARD_INDEX_BYTES) {
                 return Err(ZarrError::Unsupported {
-                    key: store.url(&path),
+                    key,
                     detail: format!("shard index over {MAX_SHARD_INDEX_BYTES} bytes"),
                 });
             }
         }
+        let mut fill = array.fill_value().as_ne_bytes().to_vec();
+        if fill.len() != dtype.itemsize {
+            return Err(ZarrError::Unsupported {
+                key,
+                detail: format!("fill value of {} bytes for {dtype}", fill.len()),
+            });
+        }
+        meta::to_stored_order(&dtype, &mut fill);
+        let (codecs, codec_config) = meta::codecs(&doc);
+        let meta = ZarrMeta {
+            zarr_format: if v3_doc { 3 } else { 2 },
+            shape: shape.clone(),
+            chunk_shape,
+            dtype,
+            fill,
+            codecs,
+            codec_config,
+        };
         let grid =
-            Grid::new(meta.shape.clone(), read_chunks.clone(), read_chunks).map_err(|e| {
-                ZarrError::Invalid {
-                    key: store.url(&path),
-                    detail: e.to_string(),
-                }
+            Grid::new(shape, read_chunks.clone(), read_chunks).map_err(|e| ZarrError::Invalid {
+                key: key.clone(),
+                detail: e.to_string(),
             })?;
+        let shards = sharded.then(|| Mutex::new(HashMap::new()));
         Ok(ZarrArray {
             store,
+            storage,
+            array,
+            shards,
             path,
             meta,
             grid,
-            shard_indexes: Mutex::new(HashMap::new()),
         })
     }
 
-    /// The parsed metadata.
+    /// The metadata facts chunkwise reads by.
     pub fn meta(&self) -> &ZarrMeta {
         &self.meta
     }
@@ -254,35 +342,14 @@ impl ZarrArray {
             self.grid.chunks,
             self.meta.dtype,
             self.meta.fill,
-            self.meta.codecs
+            self.meta.codec_config
         )
     }
 
-    /// The key of the stored chunk at grid coordinates `coords` (Zarr v3 "Chunk key
-    /// encoding"; Zarr v2 "Chunks").
+    /// The key of the stored chunk (or shard) at grid coordinates `coords` of the chunk
+    /// grid ([`ZarrMeta::chunk_shape`]), by the array's chunk key encoding (`zarrs`).
     pub fn chunk_key(&self, coords: &[u64]) -> String {
-        let key = match self.meta.key_encoding {
-            KeyEncoding::Default(sep) => {
-                let mut k = String::from("c");
-                for c in coords {
-                    k.push(sep);
-                    k.push_str(&c.to_string());
-                }
-                k
-            }
-            KeyEncoding::V2(sep) => {
-                if coords.is_empty() {
-                    "0".into()
-                } else {
-                    coords
-                        .iter()
-                        .map(|c| c.to_string())
-                        .collect::<Vec<_>>()
-                        .join(&sep.to_string())
-                }
-            }
-        };
-        join(&self.path, &key)
+        self.array.chunk_key(coords).as_str().to_string()
     }
 
     fn coords_of(&self, lin: u64, counts: &[u64]) -> Vec<u64> {
@@ -295,15 +362,33 @@ impl ZarrArray {
         c
     }
 
-    fn chunk_bytes(&self) -> usize {
-        self.grid.chunks.iter().product::<u64>() as usize * self.meta.dtype.itemsize
+    /// A `zarrs` error reading `key`: the typed error the storage raised, if any, else
+    /// `make(detail)` (a CRC failure says `crc32c`, the only checksum codec).
+    fn array_error(&self, e: ArrayError, make: impl FnOnce(String) -> ZarrError) -> ZarrError {
+        let text = e.to_string();
+        if let Some(typed) = self.storage.typed_error(&text) {
+            return typed;
+        }
+        match e {
+            ArrayError::CodecError(CodecError::InvalidChecksum) => {
+                make(format!("crc32c checksum mismatch ({text})"))
+            }
+            _ => make(text),
+        }
+    }
+
+    fn decoded(&self, bytes: ArrayBytes<'static>) -> Result<Vec<u8>, String> {
+        let mut v = bytes.into_fixed().map_err(|e| e.to_string())?.into_owned();
+        meta::to_stored_order(&self.meta.dtype, &mut v);
+        Ok(v)
     }
 
     /// Reads and decodes the read-grid chunks `lins` (linear C-order indexes of
     /// [`ZarrArray::grid`]), calling `on_chunk(lin, decoded)` as each completes, with
     /// `None` for a chunk that is not stored (its elements are the fill value). Chunk objects
-    /// (or shards) are read at most `options.concurrency` at a time; the touched inner chunks
-    /// of one shard are read through the coalescer.
+    /// (or shards) are read at most `options.concurrency` at a time. For a shard: one index
+    /// read (remembered), then its touched inner chunks in one coalesced batch, decoded by
+    /// `zarrs`.
     ///
     /// Peak memory besides the caller's: per object in flight its stored bytes plus two
     /// decoded-chunk buffers (for a shard: its touched inner chunks, stored and decoded).
@@ -319,13 +404,13 @@ impl ZarrArray {
         on_chunk: &mut dyn FnMut(u64, Option<Vec<u8>>) -> Result<(), crate::Error>,
     ) -> Result<(), crate::Error> {
         let concurrency = options.concurrency.max(1);
-        match &self.meta.chain.to_bytes {
-            ArrayBytes::Bytes => {
-                let counts = self.grid.chunk_counts();
+        let counts = self.grid.chunk_counts();
+        match &self.shards {
+            None => {
                 let jobs = lins.iter().map(|&lin| {
-                    let key = self.chunk_key(&self.coords_of(lin, &counts));
+                    let coords = self.coords_of(lin, &counts);
                     async move {
-                        let d = self.load_whole(lin, &key).await?;
+                        let d = self.load_whole(lin, &coords).await?;
                         Ok::<_, ZarrError>(vec![(lin, d)])
                     }
                 });
@@ -336,41 +421,32 @@ impl ZarrArray {
                     }
                 }
             }
-            ArrayBytes::Sharding(sh) => {
+            Some(caches) => {
                 // Group the inner chunks by shard, in a stable order.
-                let counts = self.grid.chunk_counts();
                 let per: Vec<u64> = self
                     .meta
                     .chunk_shape
                     .iter()
-                    .zip(&sh.chunk_shape)
+                    .zip(&self.grid.chunks)
                     .map(|(o, i)| o / i)
                     .collect();
-                let mut shards: BTreeMap<Vec<u64>, Vec<(u64, u64)>> = BTreeMap::new();
+                let mut shards: BTreeMap<Vec<u64>, Vec<(u64, Vec<u64>)>> = BTreeMap::new();
                 for &lin in lins {
                     let c = self.coords_of(lin, &counts);
                     let shard: Vec<u64> = c.iter().zip(&per).map(|(c, p)| c / p).collect();
-                    let inner = c.iter().zip(&per).fold(0u64, |a, (c, p)| a * p + c % p);
-                    shards.entry(shard).or_default().push((lin, inner));
+                    shards.entry(shard).or_default().push((lin, c));
                 }
-                let shard_counts: Vec<u64> = self
-                    .meta
-                    .shape
-                    .iter()
-                    .zip(&self.meta.chunk_shape)
-                    .map(|(s, c)| s.div_ceil(*c))
-                    .collect();
-                let n_inner: u64 = per.iter().product();
+                self.storage.set_options(options);
                 let jobs = shards.into_iter().map(|(shard, members)| {
-                    let shard_lin = shard
-                        .iter()
-                        .zip(&shard_counts)
-                        .fold(0u64, |a, (c, n)| a * n + c);
-                    let key = self.chunk_key(&shard);
-                    async move {
-                        self.load_from_shard(sh, shard_lin, &key, n_inner, &members, options)
-                            .await
-                    }
+                    let cache = caches
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .entry(shard.clone())
+                        .or_insert_with(|| {
+                            Arc::new(AsyncArrayShardedReadableExtCache::new(&self.array))
+                        })
+                        .clone();
+                    async move { self.load_from_shard(&cache, &shard, &members).await }
                 });
                 let mut s = stream::iter(jobs).buffer_unordered(concurrency);
                 while let Some(r) = s.next().await {
@@ -383,167 +459,74 @@ impl ZarrArray {
         Ok(())
     }
 
-    fn chunk_error(&self, key: &str, lin: u64, detail: String) -> ZarrError {
-        ZarrError::Chunk {
-            key: self.store.url(key),
+    async fn load_whole(&self, lin: u64, coords: &[u64]) -> Result<Option<Vec<u8>>, ZarrError> {
+        let key = self.chunk_key(coords);
+        let chunk_error = |detail| ZarrError::Chunk {
+            key: self.store.url(&key),
             chunk: lin,
             detail,
-        }
-    }
-
-    async fn load_whole(&self, lin: u64, key: &str) -> Result<Option<Vec<u8>>, ZarrError> {
-        let want = self.chunk_bytes() as u64;
-        // A stored chunk is never much larger than its decoded size (compressors' worst-case
-        // expansion is well under 1/16 plus a header): refuse to read more than that.
-        let cap = want + want / 8 + 4096;
-        let Some(f) = self.store.read(key, ByteRange::bounded(0..cap + 1)).await? else {
-            return Ok(None);
         };
-        if f.bytes.len() as u64 > cap {
-            return Err(self.chunk_error(
-                key,
-                lin,
-                format!("stored chunk is over {cap} bytes, larger than its codecs allow"),
-            ));
-        }
-        codecs::decode_chunk(
-            &self.meta.chain,
-            &f.bytes,
-            &self.grid.chunks,
-            &self.meta.dtype,
-        )
-        .map(Some)
-        .map_err(|d| self.chunk_error(key, lin, d))
-    }
-
-    async fn shard_index(
-        &self,
-        sh: &Sharding,
-        shard_lin: u64,
-        key: &str,
-        n_inner: u64,
-    ) -> Result<Option<ShardIndex>, ZarrError> {
-        if let Some(i) = self
-            .shard_indexes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&shard_lin)
-        {
-            return Ok(i.clone());
-        }
-        let invalid = |detail: String| ZarrError::Invalid {
-            key: self.store.url(key),
-            detail,
-        };
-        let len = 16 * n_inner + if sh.index_crc32c { 4 } else { 0 };
-        let range = if sh.index_at_end {
-            ByteRange::Suffix(len)
-        } else {
-            ByteRange::bounded(0..len)
-        };
-        let index = match self.store.read(key, range).await? {
-            None => None,
-            Some(f) => {
-                if f.bytes.len() as u64 != len {
-                    return Err(invalid(format!(
-                        "shard of {} bytes cannot hold its {len}-byte index",
-                        f.info.len
-                    )));
-                }
-                let body = if sh.index_crc32c {
-                    codecs::strip_crc32c(&f.bytes)
-                        .map_err(|d| invalid(format!("shard index: {d}")))?
-                } else {
-                    &f.bytes[..]
-                };
-                let shard_len = f.info.len;
-                let data_start = if sh.index_at_end { 0 } else { len };
-                let data_end = if sh.index_at_end {
-                    shard_len - len
-                } else {
-                    shard_len
-                };
-                let mut entries = Vec::with_capacity(n_inner as usize);
-                for (i, e) in body.chunks_exact(16).enumerate() {
-                    let off = u64::from_le_bytes(e[..8].try_into().expect("8 bytes"));
-                    let n = u64::from_le_bytes(e[8..].try_into().expect("8 bytes"));
-                    if off == u64::MAX && n == u64::MAX {
-                        entries.push(None);
-                        continue;
-                    }
-                    match off.checked_add(n) {
-                        Some(end) if off >= data_start && end <= data_end => {
-                            entries.push(Some((off, n)))
-                        }
-                        _ => {
-                            return Err(invalid(format!(
-                                "shard index entry {i} points at bytes {off}..+{n}, outside the \
-                                 shard's {data_start}..{data_end}"
-                            )))
-                        }
-                    }
-                }
-                Some(Arc::new(entries))
-            }
-        };
-        self.shard_indexes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(shard_lin, index.clone());
-        Ok(index)
+        let got = self
+            .array
+            .async_retrieve_chunk_if_exists::<ArrayBytes<'static>>(coords)
+            .await
+            .map_err(|e| self.array_error(e, chunk_error))?;
+        got.map(|b| self.decoded(b).map_err(chunk_error))
+            .transpose()
     }
 
     async fn load_from_shard(
         &self,
-        sh: &Sharding,
-        shard_lin: u64,
-        key: &str,
-        n_inner: u64,
-        members: &[(u64, u64)],
-        options: &CoalesceOptions,
+        cache: &AsyncArrayShardedReadableExtCache,
+        shard: &[u64],
+        members: &[(u64, Vec<u64>)],
     ) -> Result<Vec<(u64, Option<Vec<u8>>)>, ZarrError> {
-        let Some(index) = self.shard_index(sh, shard_lin, key, n_inner).await? else {
-            return Ok(members.iter().map(|(lin, _)| (*lin, None)).collect());
-        };
-        let mut out = Vec::with_capacity(members.len());
-        let mut wanted = Vec::new();
-        for &(lin, inner) in members {
-            match index[inner as usize] {
-                None => out.push((lin, None)),
-                Some((off, n)) => wanted.push((lin, off..off + n)),
-            }
-        }
-        if wanted.is_empty() {
-            return Ok(out);
-        }
-        let want_bytes = self.chunk_bytes() as u64;
-        let cap = want_bytes + want_bytes / 8 + 4096;
-        if let Some((lin, r)) = wanted.iter().find(|(_, r)| r.end - r.start > cap) {
-            return Err(self.chunk_error(
-                key,
-                *lin,
-                format!(
-                    "inner chunk of {} bytes is larger than its codecs allow",
-                    r.end - r.start
-                ),
-            ));
-        }
-        let ranges: Vec<_> = wanted.iter().map(|(_, r)| r.clone()).collect();
+        let key = self.chunk_key(shard);
+        // The box of inner chunks touched in this shard (the planner's chunks of one shard
+        // for a box selection are a box): `zarrs` reads the shard index (remembered in
+        // `cache`) and then the stored inner chunks of the box, gathered by the storage into
+        // one coalesced read, and decodes them.
+        let nd = self.grid.chunks.len();
+        let lo: Vec<u64> = (0..nd)
+            .map(|d| members.iter().map(|(_, c)| c[d]).min().unwrap_or(0))
+            .collect();
+        let hi: Vec<u64> = (0..nd)
+            .map(|d| members.iter().map(|(_, c)| c[d] + 1).max().unwrap_or(0))
+            .collect();
+        let subset = ArraySubset::new_with_ranges(
+            &lo.iter().zip(&hi).map(|(a, b)| *a..*b).collect::<Vec<_>>(),
+        );
+        let first = members.first().map_or(0, |m| m.0);
         let got = self
-            .store
-            .read_ranges(key, &ranges, options)
-            .await?
-            .ok_or_else(|| {
-                ZarrError::Io(IoError::NotFound {
-                    location: self.store.url(key),
+            .array
+            .async_retrieve_subchunks_opt::<ArrayBytes<'static>>(
+                cache,
+                &subset,
+                &CodecOptions::default(),
+            )
+            .await
+            .map_err(|e| {
+                self.array_error(e, |detail| ZarrError::Chunk {
+                    key: self.store.url(&key),
+                    chunk: first,
+                    detail,
                 })
             })?;
-        for ((lin, _), bytes) in wanted.iter().zip(got) {
-            let d = codecs::decode_chunk(&sh.inner, &bytes, &self.grid.chunks, &self.meta.dtype)
-                .map_err(|d| self.chunk_error(key, *lin, d))?;
-            out.push((*lin, Some(d)));
-        }
-        Ok(out)
+        let all = self.decoded(got).map_err(|detail| ZarrError::Chunk {
+            key: self.store.url(&key),
+            chunk: first,
+            detail,
+        })?;
+        let item = self.meta.dtype.itemsize;
+        Ok(members
+            .iter()
+            .map(|(lin, c)| {
+                (
+                    *lin,
+                    Some(cut_inner(&all, &lo, &hi, &self.grid.chunks, c, item)),
+                )
+            })
+            .collect())
     }
 
     fn describe(&self) -> ArrayInfo {
@@ -566,6 +549,34 @@ impl ZarrArray {
             source_bytes: 0,
         }
     }
+}
+
+/// The inner chunk at read-grid coordinates `c` cut out of `all`: the C-ordered elements
+/// (`item` bytes each) of the box of inner chunks `lo..hi` (read-grid coordinates), whose
+/// inner chunks have shape `inner`.
+fn cut_inner(all: &[u8], lo: &[u64], hi: &[u64], inner: &[u64], c: &[u64], item: usize) -> Vec<u8> {
+    let nd = inner.len();
+    let box_shape: Vec<u64> = (0..nd).map(|d| (hi[d] - lo[d]) * inner[d]).collect();
+    let n: u64 = inner.iter().product();
+    let row_elems = inner.last().copied().unwrap_or(1);
+    let mut out = Vec::with_capacity(n as usize * item);
+    let mut idx = vec![0u64; nd];
+    for _ in 0..n / row_elems.max(1) {
+        let off = (0..nd).fold(0u64, |a, d| {
+            a * box_shape[d] + (c[d] - lo[d]) * inner[d] + idx[d]
+        });
+        let start = off as usize * item;
+        out.extend_from_slice(&all[start..start + row_elems as usize * item]);
+        // Next row: advance the index over every axis but the last, in C order.
+        for d in (0..nd.saturating_sub(1)).rev() {
+            idx[d] += 1;
+            if idx[d] < inner[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    out
 }
 
 /// The [`ArrayFormat`] face of a Zarr array: geometry and dtype for the shared planner. Its
@@ -593,13 +604,22 @@ impl ArrayFormat for Arc<ZarrArray> {
     }
 }
 
-fn array_node(path: &str, parsed: Result<ZarrMeta, ZarrError>) -> Node {
+/// The shape and dtype of an array document (validated by `zarrs`), for listings.
+fn node_facts(key: &str, v3: bool, doc: &Value) -> Result<(Vec<u64>, DType), ZarrError> {
+    let shape = match meta::typed(key, v3, doc)? {
+        ArrayMetadata::V3(m) => m.shape,
+        ArrayMetadata::V2(m) => m.shape,
+    };
+    Ok((shape, meta::dtype(key, doc)?))
+}
+
+fn array_node(path: &str, parsed: Result<(Vec<u64>, DType), ZarrError>) -> Node {
     match parsed {
-        Ok(m) => Node {
+        Ok((shape, dtype)) => Node {
             path: path.into(),
             kind: NodeKind::Array,
-            shape: Some(m.shape),
-            dtype: Some(m.dtype.to_string()),
+            shape: Some(shape),
+            dtype: Some(dtype.to_string()),
             error: None,
         },
         Err(e) => Node {
@@ -647,7 +667,7 @@ pub async fn list_nodes(store: &ZarrStore) -> Result<Vec<Node>, ZarrError> {
             detail: format!("not JSON: {e}"),
         })?;
         if doc.get("node_type").and_then(Value::as_str) == Some("array") {
-            return Ok(vec![array_node("/", meta::parse_v3_value(&key, &doc))]);
+            return Ok(vec![array_node("/", node_facts(&key, true, &doc))]);
         }
         nodes.push(group_node("/"));
         if let Some(m) = doc
@@ -657,7 +677,7 @@ pub async fn list_nodes(store: &ZarrStore) -> Result<Vec<Node>, ZarrError> {
             for (path, d) in m {
                 let k = store.url(&join(path.trim_matches('/'), "zarr.json"));
                 if d.get("node_type").and_then(Value::as_str) == Some("array") {
-                    nodes.push(array_node(&abs(path), meta::parse_v3_value(&k, d)));
+                    nodes.push(array_node(&abs(path), node_facts(&k, true, d)));
                 } else {
                     nodes.push(group_node(&abs(path)));
                 }
@@ -678,20 +698,20 @@ pub async fn list_nodes(store: &ZarrStore) -> Result<Vec<Node>, ZarrError> {
             })?;
         for (k, d) in m {
             if let Some(p) = k.strip_suffix(".zarray") {
-                let text = d.to_string();
-                nodes.push(array_node(
-                    &abs(p),
-                    meta::parse_v2(&store.url(k), text.as_bytes()),
-                ));
+                nodes.push(array_node(&abs(p), node_facts(&store.url(k), false, d)));
             } else if let Some(p) = k.strip_suffix(".zgroup") {
                 nodes.push(group_node(&abs(p)));
             }
         }
     } else if let Some(raw) = store.metadata(".zarray").await? {
-        nodes.push(array_node(
-            "/",
-            meta::parse_v2(&store.url(".zarray"), raw.as_bytes()),
-        ));
+        let key = store.url(".zarray");
+        let facts = serde_json::from_str::<Value>(&raw)
+            .map_err(|e| ZarrError::Invalid {
+                key: key.clone(),
+                detail: format!("not JSON: {e}"),
+            })
+            .and_then(|doc| node_facts(&key, false, &doc));
+        nodes.push(array_node("/", facts));
     } else if store.metadata(".zgroup").await?.is_some() {
         nodes.push(group_node("/"));
     } else {
@@ -702,4 +722,112 @@ pub async fn list_nodes(store: &ZarrStore) -> Result<Vec<Node>, ZarrError> {
     }
     nodes.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(nodes)
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use crate::io::memory::MemorySource;
+    use crate::io::RangeSource;
+
+    /// A store of in-memory objects under `mem://s`.
+    fn store_of(files: &[(&str, &str)]) -> Arc<ZarrStore> {
+        let files: HashMap<String, String> = files
+            .iter()
+            .map(|(k, v)| (format!("mem://s/{k}"), v.to_string()))
+            .collect();
+        let opener = move |url: &str| -> Result<Arc<dyn RangeSource>, IoError> {
+            match files.get(url) {
+                Some(t) => Ok(Arc::new(MemorySource::new(url, t.clone().into_bytes()))),
+                None => Err(IoError::NotFound {
+                    location: url.into(),
+                }),
+            }
+        };
+        Arc::new(ZarrStore::new("mem://s", Arc::new(opener)))
+    }
+
+    fn open(files: &[(&str, &str)], path: &str) -> Result<ZarrArray, ZarrError> {
+        futures::executor::block_on(ZarrArray::open(store_of(files), path))
+    }
+
+    #[test]
+    fn v2_metadata_with_filters_and_f_order() {
+        let doc = r#"{"zarr_format":2,"shape":[10,7],"chunks":[4,3],"dtype":">i4",
+            "order":"F","compressor":{"id":"zlib","level":3},"fill_value":-1,
+            "filters":[{"id":"delta","dtype":">i4"}],"dimension_separator":"/"}"#;
+        let a = open(&[("a/.zarray", doc)], "a").unwrap();
+        assert_eq!(a.meta().shape, vec![10, 7]);
+        assert_eq!(a.meta().chunk_shape, vec![4, 3]);
+        assert_eq!(a.meta().dtype.to_string(), ">i4");
+        assert_eq!(a.meta().fill, (-1i32).to_be_bytes().to_vec());
+        assert_eq!(a.meta().codecs, "order F + delta + zlib");
+        assert_eq!(a.chunk_key(&[1, 2]), "a/1/2");
+    }
+
+    #[test]
+    fn bad_metadata_is_typed() {
+        let e = open(&[("a/.zarray", "{not json")], "a").unwrap_err();
+        assert!(
+            matches!(&e, ZarrError::Invalid { key, .. } if key == "mem://s/a/.zarray"),
+            "{e}"
+        );
+        let doc = r#"{"zarr_format":2,"shape":[3],"chunks":[2],"dtype":"<U4",
+            "order":"C","filters":null,"compressor":null,"fill_value":""}"#;
+        let e = open(&[("s/.zarray", doc)], "s").unwrap_err();
+        assert!(matches!(e, ZarrError::Unsupported { .. }), "{e}");
+        let doc = r#"{"zarr_format":3,"node_type":"array","shape":[3],"data_type":"float32",
+            "chunk_grid":{"name":"regular","configuration":{"chunk_shape":[2]}},
+            "chunk_key_encoding":{"name":"default"},
+            "codecs":[{"name":"bytes"},{"name":"snappy"}],"fill_value":0}"#;
+        let e = open(&[("x/zarr.json", doc)], "x").unwrap_err();
+        assert!(
+            matches!(&e, ZarrError::Unsupported { key, detail }
+                if key.ends_with("x/zarr.json") && detail.contains("snappy")),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn v3_sharding_and_fill_values() {
+        let doc = r#"{"zarr_format":3,"node_type":"array","shape":[8,8],"data_type":"float32",
+            "chunk_grid":{"name":"regular","configuration":{"chunk_shape":[4,8]}},
+            "chunk_key_encoding":{"name":"default","configuration":{"separator":"/"}},
+            "codecs":[{"name":"sharding_indexed","configuration":{"chunk_shape":[2,4],
+              "codecs":[{"name":"bytes","configuration":{"endian":"big"}},
+                        {"name":"gzip","configuration":{"level":1}}],
+              "index_codecs":[{"name":"bytes","configuration":{"endian":"little"}},
+                              {"name":"crc32c"}],
+              "index_location":"start"}}],"fill_value":"NaN"}"#;
+        let a = open(&[("zarr.json", doc)], "").unwrap();
+        assert_eq!(a.meta().dtype.to_string(), ">f4");
+        assert_eq!(a.meta().fill, f32::NAN.to_be_bytes().to_vec());
+        assert_eq!(a.grid().chunks, vec![2, 4]);
+        assert_eq!(a.meta().codecs, "sharding_indexed[bytes + gzip]");
+        assert_eq!(a.chunk_key(&[1, 0]), "c/1/0");
+        // No shard stored: every inner chunk is the fill value.
+        let mut got = Vec::new();
+        futures::executor::block_on(a.load_chunks(
+            &[0, 3],
+            &CoalesceOptions::default(),
+            &mut |lin, d| {
+                got.push((lin, d));
+                Ok(())
+            },
+        ))
+        .unwrap();
+        got.sort_by_key(|g| g.0);
+        for (_, d) in got {
+            let fill = f32::NAN.to_be_bytes().repeat(8);
+            assert!(d.is_none_or(|d| d == fill));
+        }
+    }
+
+    #[test]
+    fn cut_inner_takes_rows_of_one_inner_chunk() {
+        // A 4x4 box of 2x2 inner chunks (elements 0..16 in C order), inner chunk (1, 0).
+        let all: Vec<u8> = (0..16).collect();
+        let got = cut_inner(&all, &[0, 0], &[2, 2], &[2, 2], &[1, 0], 1);
+        assert_eq!(got, vec![8, 9, 12, 13]);
+    }
 }
