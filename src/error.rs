@@ -43,6 +43,8 @@ impl Error {
             Error::Format(FormatError::Unrecognised { .. }) => "UNRECOGNISED_FORMAT",
             Error::Format(FormatError::Unsupported { .. }) => "UNSUPPORTED",
             Error::Format(FormatError::Chunk { .. }) => "DECODE",
+            Error::Format(FormatError::NoSuchNode { .. }) => "NOT_FOUND",
+            Error::Format(FormatError::PathNeeded { .. }) => "INVALID_ARGUMENT",
             Error::Format(_) => "INVALID_DATA",
             Error::Selection(_) => "INVALID_SELECTION",
             Error::InvalidArgument(_) => "INVALID_ARGUMENT",

@@ -138,7 +138,7 @@ impl RemoteStore {
             return Err(FormatError::Unsupported {
                 location: info.location.clone(),
                 format: "store",
-                detail: format!("stores list HDF5 files; this source is {what}"),
+                detail: format!("stores list HDF5 files and Zarr stores; this source is {what}"),
             }
             .into());
         }

@@ -49,7 +49,7 @@ enum Command {
     Read {
         /// http(s) URL or local path.
         source: String,
-        /// Path of the array inside a container (HDF5 dataset, Zarr array, B2Z member).
+        /// Path of the array inside a container (HDF5 dataset, Zarr array).
         #[arg(long)]
         path: Option<String>,
         /// numpy-like selection, e.g. "0, 10:20, ::2" or "-1" (default: everything).
@@ -618,6 +618,13 @@ fn sample_2d(repo: &std::path::Path) -> Result<PathBuf, String> {
 }
 
 fn main() {
+    // Output piped into `head` and the like: end quietly when the reader goes away, as
+    // command-line tools do, rather than panic on a failed write (Rust ignores SIGPIPE).
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of one signal before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -270,16 +270,19 @@ async fn group_listing_and_path_errors() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, chunkwise::Error::Format(FormatError::Invalid { detail, .. }) if detail.contains("model (group)")),
+        matches!(&err, chunkwise::Error::Format(FormatError::PathNeeded { detail, .. }) if detail.contains("model (group)")),
         "{err}"
     );
-    let err = open_array(&url, vec![], with_path("/model/nothing"))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(err, chunkwise::Error::Format(FormatError::Invalid { .. })),
-        "{err}"
-    );
+    assert_eq!(err.code(), "INVALID_ARGUMENT");
+    // A missing dataset and a group path: NOT_FOUND naming the path.
+    for path in ["/model/nothing", "/model"] {
+        let err = open_array(&url, vec![], with_path(path)).await.unwrap_err();
+        assert!(
+            matches!(&err, chunkwise::Error::Format(FormatError::NoSuchNode { detail, .. }) if detail.contains(path.rsplit('/').next().unwrap())),
+            "{path}: {err}"
+        );
+        assert_eq!(err.code(), "NOT_FOUND", "{path}");
+    }
     // The only root dataset opens without a path.
     let arr = open_array(
         &server.url("hdf5/contiguous.h5"),
@@ -617,4 +620,43 @@ async fn damaged_plugin_chunks_are_errors() {
     }
     assert!(checked > 60, "{checked}");
     server.shutdown().await;
+}
+
+/// A dataset with a null dataspace (h5py `Empty`, written here by the venv's h5py) holds no
+/// element: opening it is a typed UNSUPPORTED error, never an invented value; its scalar
+/// neighbour still reads.
+#[tokio::test]
+async fn null_dataspace_is_refused_not_invented() {
+    let home = std::env::var("HOME").unwrap_or_default();
+    let venv = std::env::var("CHUNKWISE_VENV").unwrap_or(format!("{home}/.cache/chunkwise/venv"));
+    let dir = std::env::temp_dir().join(format!("chunkwise-null-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("empty.h5");
+    let status = std::process::Command::new(format!("{venv}/bin/python"))
+        .arg("-c")
+        .arg(
+            "import sys, h5py, numpy as np\n\
+             with h5py.File(sys.argv[1], 'w') as f:\n\
+             \x20   f.create_dataset('empty', data=h5py.Empty('f4'))\n\
+             \x20   f['scalar'] = np.float64(3.5)\n",
+        )
+        .arg(&file)
+        .status()
+        .expect("the venv python runs (scripts/setup.sh)");
+    assert!(status.success());
+    let path = file.to_str().unwrap();
+    let e = open_array(path, vec![], with_path("/empty"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "UNSUPPORTED", "{e}");
+    assert!(e.to_string().contains("null dataspace"), "{e}");
+    let arr = open_array(path, vec![], with_path("/scalar"))
+        .await
+        .unwrap();
+    let got = arr
+        .read(&chunkwise::selection::Selection::all(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, 3.5f64.to_le_bytes().to_vec());
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -553,3 +553,15 @@ async fn remote_store_lists_reads_and_reopens_warm() {
     assert_eq!(again.traffic().requests, 0, "warm reopen made requests");
     server.shutdown().await;
 }
+
+/// A node path stays inside its store: `..` cannot reach a sibling store on the server.
+#[tokio::test]
+async fn node_paths_cannot_leave_the_store() {
+    let server = server().await;
+    let url = server.url("zarr/v3.zarr");
+    for path in ["../v2.zarr/gzip", "/group/../temperature", "./temperature"] {
+        let e = open_array(&url, vec![], with_path(path)).await.unwrap_err();
+        assert_eq!(e.code(), "NOT_FOUND", "{path}: {e}");
+    }
+    server.shutdown().await;
+}

@@ -35,6 +35,13 @@ pub enum FormatError {
         format: &'static str,
         detail: String,
     },
+    /// The source exists but holds no array or group at the requested path (an HDF5 dataset
+    /// path that is missing or names a group). Code `NOT_FOUND`.
+    #[error("{location}: {detail}")]
+    NoSuchNode { location: String, detail: String },
+    /// The source holds several arrays and no path picked one. Code `INVALID_ARGUMENT`.
+    #[error("{location}: {detail}")]
+    PathNeeded { location: String, detail: String },
     /// A chunk failed to decode.
     #[error("{location}: chunk {chunk}: {detail}")]
     Chunk {

@@ -375,8 +375,15 @@ impl RemoteArray {
         #[wasm_bindgen(unchecked_param_type = "Selection")] selection: JsValue,
         #[wasm_bindgen(unchecked_param_type = "ReadOptions")] options: JsValue,
     ) -> Result<js_sys::Promise, JsValue> {
-        let inner = self.inner()?;
-        let sel = selection_from_js(&selection)?;
+        // A closed array or a bad selection rejects the promise rather than throwing, as
+        // every other failure of a read does.
+        let (inner, sel) = match self
+            .inner()
+            .and_then(|i| Ok((i, selection_from_js(&selection)?)))
+        {
+            Ok(v) => v,
+            Err(e) => return Ok(js_sys::Promise::reject(&e)),
+        };
         let signal: Option<web_sys::AbortSignal> =
             get_opt(&options, "signal").map(|s| s.unchecked_into());
         let on_progress: Option<js_sys::Function> =

@@ -97,6 +97,10 @@ describe("pkg/node", () => {
     const arr = await chunkwise.RemoteArray.open(url(`/tests/fixtures/blosc2/${blosc2.nd3_u2.file}`), {});
     await assert.rejects(async () => arr.read("0, 0, 0, 0", {}), (e) => e.code === "INVALID_SELECTION");
     await assert.rejects(async () => arr.read("99, :, :", {}), (e) => e.code === "INVALID_SELECTION");
+    // A syntax error rejects the promise too (no synchronous throw).
+    const p = arr.read("0:10,,", {});
+    assert.ok(p instanceof Promise);
+    await assert.rejects(p, (e) => e.code === "INVALID_SELECTION");
     const ctrl = new AbortController();
     const pending = arr.read(":, :, :", { signal: ctrl.signal });
     ctrl.abort();

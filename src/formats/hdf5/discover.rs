@@ -349,6 +349,15 @@ pub fn dataset_step(
     let mut filters = Vec::new();
     for m in &header.messages {
         match m {
+            // A null dataspace holds no element (h5py's `Empty`): there is nothing to read,
+            // and reading it as a scalar would invent a value.
+            HdfMessage::Dataspace(d)
+                if d.dataspace_type == hdf5_reader::messages::dataspace::DataspaceType::Null =>
+            {
+                return Ok(Err(Hdf5Error::Unsupported(format!(
+                    "{path}: a null dataspace (no elements, h5py Empty)"
+                ))));
+            }
             HdfMessage::DataLayout(l) => layout_msg = Some(l.layout.clone()),
             HdfMessage::FilterPipeline(p) => {
                 filters = p

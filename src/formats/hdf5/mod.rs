@@ -77,6 +77,9 @@ pub enum Hdf5Error {
     /// A valid feature not read here (datatype, filter, virtual dataset...).
     #[error("{0}")]
     Unsupported(String),
+    /// The path names no dataset (missing, or a group).
+    #[error("{0}")]
+    NotFound(String),
     /// No dataset path was given and the root group does not hold exactly one dataset.
     #[error("a dataset path is needed; the root group holds: {0}")]
     PathNeeded(String),
@@ -87,8 +90,15 @@ pub enum Hdf5Error {
 
 impl From<hdf5_reader::error::Error> for Hdf5Error {
     fn from(e: hdf5_reader::error::Error) -> Self {
+        use hdf5_reader::error::Error as E;
         let s = e.to_string();
-        if s.to_ascii_lowercase().contains("unsupported") {
+        // The crate wraps path errors with context: its message is the stable part.
+        if matches!(e, E::DatasetNotFound(_) | E::GroupNotFound(_))
+            || s.contains("dataset not found: ")
+            || s.contains("group not found: ")
+        {
+            Hdf5Error::NotFound(s)
+        } else if s.to_ascii_lowercase().contains("unsupported") {
             Hdf5Error::Unsupported(s)
         } else {
             Hdf5Error::Reader(s)
@@ -105,6 +115,14 @@ impl Hdf5Error {
                 location: location.to_string(),
                 format: FORMAT,
                 detail,
+            },
+            e @ Hdf5Error::NotFound(_) => FormatError::NoSuchNode {
+                location: location.to_string(),
+                detail: e.to_string(),
+            },
+            e @ Hdf5Error::PathNeeded(_) => FormatError::PathNeeded {
+                location: location.to_string(),
+                detail: e.to_string(),
             },
             other => FormatError::Invalid {
                 location: location.to_string(),

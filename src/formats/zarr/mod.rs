@@ -192,6 +192,18 @@ impl ZarrArray {
     /// shard index over [`MAX_SHARD_INDEX_BYTES`]); I/O errors.
     pub async fn open(store: Arc<ZarrStore>, path: &str) -> Result<ZarrArray, ZarrError> {
         let path = normalise_path(path);
+        // A node path stays inside its store: `..` and `.` segments would name other objects
+        // of the server (Zarr v3 spec, "Node names": neither is a valid name).
+        if path
+            .split('/')
+            .any(|p| p == ".." || p == "." || p.is_empty())
+            && !path.is_empty()
+        {
+            return Err(ZarrError::NotFound {
+                location: store.url(&path),
+                detail: "a node path has no empty, `.` or `..` segment".into(),
+            });
+        }
         let v3 = join(&path, "zarr.json");
         let (key, doc, typed) = if let Some(raw) = store.metadata(&v3).await? {
             let key = store.url(&v3);
