@@ -682,10 +682,20 @@ pub async fn list_nodes(store: &ZarrStore) -> Result<Vec<Node>, ZarrError> {
             return Ok(vec![array_node("/", node_facts(&key, true, &doc))]);
         }
         nodes.push(group_node("/"));
-        if let Some(m) = doc
+        let consolidated = doc
             .pointer("/consolidated_metadata/metadata")
-            .and_then(Value::as_object)
-        {
+            .and_then(Value::as_object);
+        if consolidated.is_none() {
+            // HTTP cannot list a directory: without consolidated metadata the children are
+            // unknown. Say so on the root rather than list an empty group.
+            if let Some(root) = nodes.last_mut() {
+                root.error = Some(
+                    "no consolidated metadata: children not listed (open an array by its path)"
+                        .into(),
+                );
+            }
+        }
+        if let Some(m) = consolidated {
             for (path, d) in m {
                 let k = store.url(&join(path.trim_matches('/'), "zarr.json"));
                 if d.get("node_type").and_then(Value::as_str) == Some("array") {
@@ -725,7 +735,12 @@ pub async fn list_nodes(store: &ZarrStore) -> Result<Vec<Node>, ZarrError> {
             .and_then(|doc| node_facts(&key, false, &doc));
         nodes.push(array_node("/", facts));
     } else if store.metadata(".zgroup").await?.is_some() {
-        nodes.push(group_node("/"));
+        let mut root = group_node("/");
+        root.error = Some(
+            "no consolidated metadata (.zmetadata): children not listed (open an array by its path)"
+                .into(),
+        );
+        nodes.push(root);
     } else {
         return Err(ZarrError::NotFound {
             location: store.base().to_string(),
