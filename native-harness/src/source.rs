@@ -110,7 +110,9 @@ pub async fn open_array_cached(
         // metadata, else the original error.
         Err(e @ chunkwise::Error::Format(chunkwise::formats::FormatError::Unrecognised { .. })) => {
             match open_zarr(source, headers, options, coordinator).await {
-                Err(chunkwise::Error::Io(chunkwise::io::IoError::NotFound { .. })) => Err(e),
+                // No Zarr metadata there either (missing, or the source is a file): the
+                // original error says what the source is.
+                Err(chunkwise::Error::Io(_)) => Err(e),
                 other => other,
             }
         }
@@ -212,7 +214,7 @@ pub async fn open_store_cached(
                 | chunkwise::formats::FormatError::Unsupported { .. },
             )),
         ) => match zarr(headers, coordinator).await {
-            Err(chunkwise::Error::Io(chunkwise::io::IoError::NotFound { .. })) => Err(e),
+            Err(chunkwise::Error::Io(_)) => Err(e),
             other => other,
         },
         other => other,

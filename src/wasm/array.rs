@@ -306,7 +306,7 @@ impl RemoteArray {
                 // Zarr metadata, else the original error.
                 Err(e @ crate::Error::Format(crate::formats::FormatError::Unrecognised { .. })) => {
                     match zarr(zarr_coordinator).await {
-                        Err(crate::Error::Io(crate::io::IoError::NotFound { .. })) => Err(e),
+                        Err(crate::Error::Io(_)) => Err(e),
                         other => other,
                     }
                 }

@@ -86,7 +86,7 @@ impl RemoteStore {
                         | crate::formats::FormatError::Unsupported { .. },
                     )),
                 ) => match zarr().await {
-                    Err(crate::Error::Io(crate::io::IoError::NotFound { .. })) => Err(e),
+                    Err(crate::Error::Io(_)) => Err(e),
                     other => other,
                 },
                 other => other,
