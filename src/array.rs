@@ -236,23 +236,8 @@ impl RemoteArray {
                 ));
             }
         }
-        let (source, head_bytes, info): (Arc<dyn RangeSource>, Bytes, SourceInfo) = match copy {
-            Some((ident, bytes)) => {
-                let info = SourceInfo::from(&ident);
-                (
-                    Arc::new(MemorySource::with_info(info.clone(), bytes.clone())),
-                    bytes,
-                    info,
-                )
-            }
-            None => {
-                let (source, head_bytes, info) = Self::fetch_head(transport, &options).await?;
-                if info.len <= options.small_source_bytes {
-                    coordinator.put_source_copy(&source_id, &(&info).into(), head_bytes.clone());
-                }
-                (source, head_bytes, info)
-            }
-        };
+        let (source, head_bytes, info) =
+            Self::open_bytes(transport, &options, &coordinator, &source_id, copy).await?;
         let len = info.len;
         let format: Box<dyn ArrayFormat> = if crate::formats::b2nd::is_frame(&head_bytes) {
             Box::new(B2ndArray::open(&*source, head_bytes, len).await?)
@@ -298,6 +283,32 @@ impl RemoteArray {
             traffic,
             info,
         ))
+    }
+
+    /// The source to discover from, its first bytes and its identity: the coordinator's
+    /// complete copy `copy` of a small source when held (no request), else
+    /// [`RemoteArray::fetch_head`], publishing a small source's bytes as the copy of
+    /// `source_id` (spec: remote cache design, "Complete source object").
+    pub(crate) async fn open_bytes(
+        transport: Arc<dyn RangeSource>,
+        options: &OpenOptions,
+        coordinator: &CacheCoordinator,
+        source_id: &str,
+        copy: Option<(crate::cache::discovery::SourceIdentity, Bytes)>,
+    ) -> Result<(Arc<dyn RangeSource>, Bytes, SourceInfo)> {
+        if let Some((ident, bytes)) = copy {
+            let info = SourceInfo::from(&ident);
+            return Ok((
+                Arc::new(MemorySource::with_info(info.clone(), bytes.clone())),
+                bytes,
+                info,
+            ));
+        }
+        let (source, head, info) = Self::fetch_head(transport, options).await?;
+        if info.len <= options.small_source_bytes {
+            coordinator.put_source_copy(source_id, &(&info).into(), head.clone());
+        }
+        Ok((source, head, info))
     }
 
     /// The first read of a cold open: [`OpenOptions::head_bytes`] from the start, and for a

@@ -18,7 +18,6 @@ use crate::cache::{CacheCoordinator, SourceKey};
 use crate::error::Result;
 use crate::formats::zarr::ZarrStore;
 use crate::formats::{FormatError, Node};
-use crate::io::memory::MemorySource;
 use crate::io::{RangeSource, SourceInfo, Traffic, TrafficSnapshot};
 use std::sync::Arc;
 
@@ -104,25 +103,10 @@ impl RemoteStore {
             return Ok(store(SourceInfo::from(&rec.source), rec.nodes));
         }
         let source_id = key.source_id();
-        let (source, head, info): (Arc<dyn RangeSource>, bytes::Bytes, SourceInfo) =
-            match coordinator.source_copy(&source_id) {
-                Some((ident, bytes)) => {
-                    let info = SourceInfo::from(&ident);
-                    (
-                        Arc::new(MemorySource::with_info(info.clone(), bytes.clone())),
-                        bytes,
-                        info,
-                    )
-                }
-                None => {
-                    let (source, head, info) =
-                        RemoteArray::fetch_head(transport.clone(), &options).await?;
-                    if info.len <= options.small_source_bytes {
-                        coordinator.put_source_copy(&source_id, &(&info).into(), head.clone());
-                    }
-                    (source, head, info)
-                }
-            };
+        let copy = coordinator.source_copy(&source_id);
+        let (source, head, info) =
+            RemoteArray::open_bytes(transport.clone(), &options, &coordinator, &source_id, copy)
+                .await?;
         if !crate::formats::hdf5::is_hdf5(&head) {
             let what = if crate::formats::b2nd::is_frame(&head) {
                 "a Blosc2 frame (a single array: open it as an array)".to_string()

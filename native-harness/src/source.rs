@@ -100,24 +100,12 @@ pub async fn open_array_cached(
     let traffic = Traffic::new();
     let key = source_key(source, &headers);
     let t = transport(source, headers.clone(), &traffic)?;
-    match RemoteArray::open_with_cache(t, traffic, options.clone(), coordinator.clone(), key).await
-    {
-        // No single object: it may be a Zarr store (or array) root.
-        Err(chunkwise::Error::Io(chunkwise::io::IoError::NotFound { .. })) => {
-            open_zarr(source, headers, options, coordinator).await
-        }
-        // A directory listing (HTML) or other unknown bytes: a Zarr root if it has Zarr
-        // metadata, else the original error.
-        Err(e @ chunkwise::Error::Format(chunkwise::formats::FormatError::Unrecognised { .. })) => {
-            match open_zarr(source, headers, options, coordinator).await {
-                // No Zarr metadata there either (missing, or the source is a file): the
-                // original error says what the source is.
-                Err(chunkwise::Error::Io(_)) => Err(e),
-                other => other,
-            }
-        }
-        other => other,
-    }
+    let first =
+        RemoteArray::open_with_cache(t, traffic, options.clone(), coordinator.clone(), key).await;
+    chunkwise::formats::zarr::or_zarr(first, false, || {
+        open_zarr(source, headers, options, coordinator)
+    })
+    .await
 }
 
 /// A Zarr store at `base` (URL or local directory): one counted, retried source per object
@@ -206,19 +194,9 @@ pub async fn open_store_cached(
     let traffic = Traffic::new();
     let key = source_key(source, &headers);
     let t = transport(source, headers.clone(), &traffic)?;
-    match RemoteStore::open(t, traffic, OpenOptions::default(), coordinator.clone(), key).await {
-        Err(
-            e @ (chunkwise::Error::Io(chunkwise::io::IoError::NotFound { .. })
-            | chunkwise::Error::Format(
-                chunkwise::formats::FormatError::Unrecognised { .. }
-                | chunkwise::formats::FormatError::Unsupported { .. },
-            )),
-        ) => match zarr(headers, coordinator).await {
-            Err(chunkwise::Error::Io(_)) => Err(e),
-            other => other,
-        },
-        other => other,
-    }
+    let first =
+        RemoteStore::open(t, traffic, OpenOptions::default(), coordinator.clone(), key).await;
+    chunkwise::formats::zarr::or_zarr(first, true, || zarr(headers, coordinator)).await
 }
 
 /// `chunkwise chunks` with a cache coordinator: as [`chunks_command`], from the dataset's

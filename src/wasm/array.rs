@@ -290,28 +290,15 @@ impl RemoteArray {
             if crate::formats::zarr::looks_like_store(&zarr_url) {
                 return zarr(zarr_coordinator).await;
             }
-            match crate::array::RemoteArray::open_with_cache(
+            let first = crate::array::RemoteArray::open_with_cache(
                 transport,
                 traffic,
                 opts,
                 coordinator,
                 key,
             )
-            .await
-            {
-                Err(crate::Error::Io(crate::io::IoError::NotFound { .. })) => {
-                    zarr(zarr_coordinator).await
-                }
-                // A directory listing (HTML) or other unknown bytes: a Zarr root if it has
-                // Zarr metadata, else the original error.
-                Err(e @ crate::Error::Format(crate::formats::FormatError::Unrecognised { .. })) => {
-                    match zarr(zarr_coordinator).await {
-                        Err(crate::Error::Io(_)) => Err(e),
-                        other => other,
-                    }
-                }
-                other => other,
-            }
+            .await;
+            crate::formats::zarr::or_zarr(first, false, || zarr(zarr_coordinator)).await
         };
         let result = cancellable(open, signal.as_ref(), CancelFlag::new()).await;
         let inner = result.map_err(|e| js_error(&e))?;

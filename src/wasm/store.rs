@@ -77,20 +77,9 @@ impl RemoteStore {
             if is_zarr {
                 return zarr().await;
             }
-            match crate::store::RemoteStore::open(transport, traffic, opts, coordinator, key).await
-            {
-                Err(
-                    e @ (crate::Error::Io(crate::io::IoError::NotFound { .. })
-                    | crate::Error::Format(
-                        crate::formats::FormatError::Unrecognised { .. }
-                        | crate::formats::FormatError::Unsupported { .. },
-                    )),
-                ) => match zarr().await {
-                    Err(crate::Error::Io(_)) => Err(e),
-                    other => other,
-                },
-                other => other,
-            }
+            let first =
+                crate::store::RemoteStore::open(transport, traffic, opts, coordinator, key).await;
+            crate::formats::zarr::or_zarr(first, true, zarr).await
         };
         let store = cancellable(open, signal.as_ref(), CancelFlag::new())
             .await

@@ -117,6 +117,45 @@ fn join(path: &str, name: &str) -> String {
     }
 }
 
+/// The Zarr fallback of opening a URL or path as a single object: a Zarr store (or array)
+/// root has no object of its own, so when `first` failed because the object is missing
+/// (`NOT_FOUND`) or holds bytes of no known format (`UNRECOGNISED_FORMAT`, such as a
+/// directory listing), or, with `container_refused`, was refused as no container
+/// (`UNSUPPORTED` from a store open), `zarr` is tried. If Zarr finds nothing there either
+/// (an I/O error), the first error is kept: it says what the source is.
+///
+/// # Errors
+/// `first`'s error, or the Zarr open's non-I/O error (malformed metadata, a group path...).
+pub async fn or_zarr<T, F, Fut>(
+    first: crate::Result<T>,
+    container_refused: bool,
+    zarr: F,
+) -> crate::Result<T>
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = crate::Result<T>>,
+{
+    use crate::Error;
+    match first {
+        Err(e) => {
+            let probe = matches!(
+                &e,
+                Error::Io(IoError::NotFound { .. })
+                    | Error::Format(FormatError::Unrecognised { .. })
+            ) || (container_refused
+                && matches!(&e, Error::Format(FormatError::Unsupported { .. })));
+            if !probe {
+                return Err(e);
+            }
+            match zarr().await {
+                Err(Error::Io(_)) => Err(e),
+                other => other,
+            }
+        }
+        ok => ok,
+    }
+}
+
 /// Whether a URL or path names a Zarr store by its conventional suffix (`.zarr`, `.zarr/`).
 pub fn looks_like_store(location: &str) -> bool {
     location.trim_end_matches('/').ends_with(".zarr")
