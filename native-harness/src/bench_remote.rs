@@ -123,19 +123,17 @@ pub fn make_big_fixture(repo: &Path) -> Result<PathBuf, String> {
     if let Some(p) = find_b2nd(&dir) {
         return Ok(p);
     }
-    let venv = std::env::var("CHUNKWISE_VENV").unwrap_or_else(|_| {
-        format!(
-            "{}/.cache/chunkwise/venv",
-            std::env::var("HOME").unwrap_or_default()
-        )
-    });
-    let status = std::process::Command::new(format!("{venv}/bin/python"))
+    let python = crate::venv_python();
+    let status = std::process::Command::new(&python)
         .arg(repo.join("tests/fixtures/gen_blosc2.py"))
         .arg("--big")
         .arg(&dir)
         .status()
         .map_err(|e| {
-            format!("cannot run the Python venv at {venv} (scripts/setup.sh python): {e}")
+            format!(
+                "cannot run {} (scripts/setup.sh python): {e}",
+                python.display()
+            )
         })?;
     if !status.success() {
         return Err("gen_blosc2.py --big failed".into());
@@ -184,19 +182,17 @@ pub fn make_hdf5_fixtures(repo: &Path) -> Result<PathBuf, String> {
         return Ok(dir);
     }
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let venv = std::env::var("CHUNKWISE_VENV").unwrap_or_else(|_| {
-        format!(
-            "{}/.cache/chunkwise/venv",
-            std::env::var("HOME").unwrap_or_default()
-        )
-    });
-    let status = std::process::Command::new(format!("{venv}/bin/python"))
+    let python = crate::venv_python();
+    let status = std::process::Command::new(&python)
         .arg(repo.join("tests/fixtures/gen_hdf5_index.py"))
         .arg("--bench")
         .arg(&dir)
         .status()
         .map_err(|e| {
-            format!("cannot run the Python venv at {venv} (scripts/setup.sh python): {e}")
+            format!(
+                "cannot run {} (scripts/setup.sh python): {e}",
+                python.display()
+            )
         })?;
     if !status.success() {
         return Err("gen_hdf5_index.py --bench failed".into());

@@ -84,20 +84,18 @@ pub fn make_stores(repo: &Path) -> Result<PathBuf, String> {
         return Ok(dir);
     }
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let venv = std::env::var("CHUNKWISE_VENV").unwrap_or_else(|_| {
-        format!(
-            "{}/.cache/chunkwise/venv",
-            std::env::var("HOME").unwrap_or_default()
-        )
-    });
-    let status = std::process::Command::new(format!("{venv}/bin/python"))
+    let python = crate::venv_python();
+    let status = std::process::Command::new(&python)
         .arg(repo.join("tests/fixtures/gen_zarr.py"))
         .arg("--bench")
         .arg(&dir)
         .stderr(std::process::Stdio::null())
         .status()
         .map_err(|e| {
-            format!("cannot run the Python venv at {venv} (scripts/setup.sh python): {e}")
+            format!(
+                "cannot run {} (scripts/setup.sh python): {e}",
+                python.display()
+            )
         })?;
     if !status.success() {
         return Err("gen_zarr.py --bench failed".into());

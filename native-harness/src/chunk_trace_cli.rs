@@ -142,14 +142,6 @@ pub fn real_builds() -> Vec<RealBuild> {
     let debian = std::env::var_os("CHUNKWISE_PYTHON_HDF5_1_10")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/usr/bin/python3"));
-    let venv = std::env::var_os("CHUNKWISE_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            let home = std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .unwrap_or_default();
-            home.join(".cache/chunkwise/venv")
-        });
     vec![
         RealBuild {
             name: "HDF5 1.10.8 (Debian python3-h5py)",
@@ -157,7 +149,7 @@ pub fn real_builds() -> Vec<RealBuild> {
         },
         RealBuild {
             name: "HDF5 2.0.0 (venv h5py 3.16)",
-            python: venv.join("bin/python"),
+            python: crate::venv_python(),
         },
     ]
 }

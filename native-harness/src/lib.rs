@@ -9,3 +9,18 @@ pub mod chunk_trace_cli;
 pub mod partition_cli;
 pub mod serve;
 pub mod source;
+
+/// The python of the project's venv (numpy, python-blosc2, h5py 3.16 with HDF5 2.0, zarr,
+/// installed by `scripts/setup.sh`): `$CHUNKWISE_VENV/bin/python`, by default
+/// `~/.cache/chunkwise/venv/bin/python`. It writes the fixtures benchmarks make at run time.
+pub fn venv_python() -> std::path::PathBuf {
+    let venv = std::env::var_os("CHUNKWISE_VENV")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::env::var_os("HOME")
+                .map(std::path::PathBuf::from)
+                .unwrap_or_default()
+                .join(".cache/chunkwise/venv")
+        });
+    venv.join("bin/python")
+}

@@ -22,6 +22,26 @@ struct Cli {
     command: Command,
 }
 
+/// The source arguments of `read`, `info` and `chunks`.
+#[derive(clap::Args)]
+struct SourceArgs {
+    /// http(s) URL or local path (a file, or a Zarr store directory).
+    source: String,
+    /// Path of the array inside a container, e.g. /group/data (HDF5 dataset, Zarr array;
+    /// default: the container's only root array).
+    #[arg(long)]
+    path: Option<String>,
+    /// Cache policy: memory, disk (persists across runs in --cache-dir) or none.
+    #[arg(long, default_value = "memory")]
+    cache: String,
+    /// Cache directory for --cache disk (discovery records, payload, small-source copies).
+    #[arg(long)]
+    cache_dir: Option<PathBuf>,
+    /// Extra request header "Name: value" (repeatable).
+    #[arg(long = "header")]
+    headers: Vec<String>,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Serve a directory over HTTP on 127.0.0.1 with range requests, CORS and optional latency.
@@ -47,69 +67,33 @@ enum Command {
     },
     /// Read a selection; prints {"shape","dtype","requests","bytes"} as one JSON line.
     Read {
-        /// http(s) URL or local path.
-        source: String,
-        /// Path of the array inside a container (HDF5 dataset, Zarr array).
-        #[arg(long)]
-        path: Option<String>,
+        #[command(flatten)]
+        src: SourceArgs,
         /// numpy-like selection, e.g. "0, 10:20, ::2" or "-1" (default: everything).
         #[arg(long, default_value = "", allow_hyphen_values = true)]
         select: String,
         /// Write the selection as .npy.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Cache policy: memory, disk (persists across runs in --cache-dir) or none.
-        #[arg(long, default_value = "memory")]
-        cache: String,
-        /// Cache directory for --cache disk (discovery records, payload, small-source copies).
-        #[arg(long)]
-        cache_dir: Option<PathBuf>,
-        /// Extra request header "Name: value" (repeatable).
-        #[arg(long = "header")]
-        headers: Vec<String>,
     },
     /// Show what discovery finds: shape, dtype, chunks, codecs. On an HDF5 file without
     /// --path whose root does not hold exactly one dataset, prints the hierarchy instead: one
     /// JSON list of {"path","kind","shape","dtype","error"} (kind "group" or "array").
     Info {
-        /// http(s) URL or local path.
-        source: String,
-        /// Path of the array inside a container.
-        #[arg(long)]
-        path: Option<String>,
+        #[command(flatten)]
+        src: SourceArgs,
         /// Print JSON.
         #[arg(long)]
         json: bool,
-        /// Cache policy: memory, disk (persists across runs in --cache-dir) or none.
-        #[arg(long, default_value = "memory")]
-        cache: String,
-        /// Cache directory for --cache disk (discovery records, payload, small-source copies).
-        #[arg(long)]
-        cache_dir: Option<PathBuf>,
-        /// Extra request header "Name: value" (repeatable).
-        #[arg(long = "header")]
-        headers: Vec<String>,
     },
     /// Print the chunk map of an HDF5 dataset: each allocated chunk's element offset, byte
     /// address, stored size and filter mask.
     Chunks {
-        /// http(s) URL or local path.
-        source: String,
-        /// Path of the dataset, e.g. /group/data (default: the root group's only dataset).
-        #[arg(long)]
-        path: Option<String>,
+        #[command(flatten)]
+        src: SourceArgs,
         /// Print a JSON list of {"offset","address","size","filter_mask"}.
         #[arg(long)]
         json: bool,
-        /// Cache policy: memory, disk (persists across runs in --cache-dir) or none.
-        #[arg(long, default_value = "memory")]
-        cache: String,
-        /// Cache directory for --cache disk (discovery records, payload, small-source copies).
-        #[arg(long)]
-        cache_dir: Option<PathBuf>,
-        /// Extra request header "Name: value" (repeatable).
-        #[arg(long = "header")]
-        headers: Vec<String>,
     },
     /// Partition a Zarr store (directory, or http(s) URL with consolidated metadata) or an
     /// arrays JSON file into blobs for tape tiering; prints the diff against the previous
@@ -279,13 +263,16 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                 .map_err(|e| chunkwise::Error::InvalidArgument(e.to_string()))
         }
         Command::Read {
-            source,
-            path,
+            src:
+                SourceArgs {
+                    source,
+                    path,
+                    cache,
+                    cache_dir,
+                    headers,
+                },
             select,
             out,
-            cache,
-            cache_dir,
-            headers,
         } => {
             let coordinator = source::coordinator(&cache, cache_dir.as_deref())?;
             let options = OpenOptions {
@@ -352,12 +339,15 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
             Ok(())
         }
         Command::Info {
-            source,
-            path,
+            src:
+                SourceArgs {
+                    source,
+                    path,
+                    cache,
+                    cache_dir,
+                    headers,
+                },
             json,
-            cache,
-            cache_dir,
-            headers,
         } => {
             let coordinator = source::coordinator(&cache, cache_dir.as_deref())?;
             let options = OpenOptions {
@@ -414,12 +404,15 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
             Ok(())
         }
         Command::Chunks {
-            source,
-            path,
+            src:
+                SourceArgs {
+                    source,
+                    path,
+                    cache,
+                    cache_dir,
+                    headers,
+                },
             json,
-            cache,
-            cache_dir,
-            headers,
         } => {
             let coordinator = source::coordinator(&cache, cache_dir.as_deref())?;
             let out = source::chunks_command_cached(
