@@ -64,6 +64,11 @@ pub struct OpenOptions {
     /// Path of the array inside a container (an HDF5 dataset such as `/group/data`); `None`
     /// opens an HDF5 file's only root dataset. Ignored by single-array formats.
     pub path: Option<String>,
+    /// A name that identifies the source in the caches instead of its URL (CLI
+    /// `--cache-key`, JS `cacheKey`), for a source whose URL rotates such as a signed URL:
+    /// see [`crate::cache::SourceKey::named`]. Openers that derive the cache key from a URL
+    /// use it ([`CacheCoordinator::key_for`]); functions that take a key ignore it.
+    pub cache_key: Option<String>,
 }
 
 impl Default for OpenOptions {
@@ -82,6 +87,7 @@ impl Default for OpenOptions {
             },
             block_read_min_bytes: 256 * 1024,
             path: None,
+            cache_key: None,
         }
     }
 }
@@ -147,6 +153,9 @@ pub struct RemoteArray {
     coordinator: CacheCoordinator,
     options: OpenOptions,
     traffic: Traffic,
+    /// The source's cache identity (what [`CacheCoordinator::forget_source`] drops when the
+    /// source changed under its records).
+    key: SourceKey,
     /// Payload identity: source key, scope, size and validators.
     identity: Arc<str>,
     /// Payload identity of converted chunks ([`convert::stamp`]); `None` for Blosc2
@@ -186,7 +195,7 @@ impl RemoteArray {
         options: OpenOptions,
     ) -> Result<RemoteArray> {
         let coordinator = CacheCoordinator::new(options.cache, options.max_cache_bytes)?;
-        let key = SourceKey::new(transport.location(), &[]);
+        let key = coordinator.source_key(transport.location(), &[]);
         Self::open_with_cache(transport, traffic, options, coordinator, key).await
     }
 
@@ -196,7 +205,10 @@ impl RemoteArray {
     /// are the coordinator's business and ignored here.
     ///
     /// Warm (a discovery record for `key` and `options.path` is held): no request; the
-    /// recorded size and validators are trusted (sources are assumed immutable). Cold: as
+    /// recorded size and validators are trusted (sources are assumed immutable), and every
+    /// later answer of the transport is checked against them ([`crate::io::Validated`]): a
+    /// source rewritten at the same URL fails the read with `SOURCE_CHANGED` and its cached
+    /// records and payload are dropped, so the next open discovers it afresh. Cold: as
     /// [`RemoteArray::open_source`] describes, except that a complete copy of a small
     /// source already held by the coordinator replaces the fetch; the discovery record and
     /// a small source's copy are then stored.
@@ -210,17 +222,22 @@ impl RemoteArray {
         coordinator: CacheCoordinator,
         key: SourceKey,
     ) -> Result<RemoteArray> {
+        let coordinator = coordinator.for_source(&key);
         let scope = options.path.clone().unwrap_or_default();
         let record_key = key.scoped(&scope);
         let source_id = key.source_id();
         let copy = coordinator.source_copy(&source_id);
         if let Some(rec) = coordinator.discovery(&record_key) {
-            let info = SourceInfo::from(&rec.source);
+            // Records hold the public URL only; the transport knows the one to request.
+            let info = SourceInfo {
+                location: transport.location().to_string(),
+                ..SourceInfo::from(&rec.source)
+            };
             let source: Arc<dyn RangeSource> = match &copy {
                 Some((ident, bytes)) if *ident == rec.source => {
                     Arc::new(MemorySource::with_info(info.clone(), bytes.clone()))
                 }
-                _ => transport.clone(),
+                _ => Arc::new(crate::io::Validated::new(transport.clone(), info.clone())),
             };
             // A record that no longer builds a reader is a miss: discover afresh.
             if let Ok(format) = rec.seed.rebuild(&info.location, info.len) {
@@ -393,6 +410,7 @@ impl RemoteArray {
             coordinator,
             options,
             traffic,
+            key: key.clone(),
             identity,
             converted,
             info,
@@ -457,10 +475,26 @@ impl RemoteArray {
     ///
     /// # Errors
     /// Selection errors (syntax, bounds, too large), I/O errors, decode errors, cancellation.
+    /// `SOURCE_CHANGED` ([`crate::io::IoError::SourceChanged`]) when an answer shows the source is not
+    /// the version this array was opened on (size, `ETag` or `Last-Modified` differ): nothing
+    /// of the old version is returned mixed with the new, and the coordinator forgets the
+    /// source ([`CacheCoordinator::forget_source`]), so reopening reads the new version.
     pub async fn read(&self, selection: &Selection, opts: &ReadOptions<'_>) -> Result<ArrayData> {
-        if let Some(z) = &self.zarr {
-            return self.read_zarr(z, selection, opts).await;
+        let result = match &self.zarr {
+            Some(z) => self.read_zarr(z, selection, opts).await,
+            None => self.read_chunks(selection, opts).await,
+        };
+        if let Err(Error::Io(crate::io::IoError::SourceChanged { .. })) = &result {
+            self.coordinator.forget_source(&self.key);
         }
+        result
+    }
+
+    async fn read_chunks(
+        &self,
+        selection: &Selection,
+        opts: &ReadOptions<'_>,
+    ) -> Result<ArrayData> {
         let grid = self.format.grid();
         let dtype = self.format.dtype();
         let dims = selection.resolve(&grid.shape)?;
@@ -854,6 +888,7 @@ impl RemoteArray {
         options: OpenOptions,
         coordinator: CacheCoordinator,
     ) -> Result<RemoteArray> {
+        let coordinator = coordinator.for_source(&key);
         let record_key = zarr_record_key(&key);
         if let Some(d) = coordinator
             .record(&record_key)
@@ -882,6 +917,7 @@ impl RemoteArray {
             coordinator,
             options,
             traffic,
+            key,
             identity,
             converted,
             info,

@@ -29,6 +29,14 @@ pub enum Error {
 }
 
 impl Error {
+    /// The message to show a person: [`Error`]'s `Display` with the user info and query of
+    /// every URL in it redacted ([`crate::cache::identity::redact_text`]), so a signed URL's
+    /// token or a `user:password@` never reaches a terminal, a log or a JS error. The CLI and
+    /// the JS bindings print only this.
+    pub fn message(&self) -> String {
+        crate::cache::identity::redact_text(&self.to_string())
+    }
+
     /// A stable, machine-readable code (`error.code` in JS, `"code"` in CLI JSON errors).
     pub fn code(&self) -> &'static str {
         match self {

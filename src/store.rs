@@ -86,6 +86,7 @@ impl RemoteStore {
         coordinator: CacheCoordinator,
         key: SourceKey,
     ) -> Result<RemoteStore> {
+        let coordinator = coordinator.for_source(&key);
         let options = OpenOptions {
             path: None,
             ..options
@@ -100,7 +101,11 @@ impl RemoteStore {
             nodes,
         };
         if let Some(rec) = coordinator.nodes(&key.scoped(NODES_SCOPE)) {
-            return Ok(store(SourceInfo::from(&rec.source), rec.nodes));
+            let info = SourceInfo {
+                location: transport.location().to_string(),
+                ..SourceInfo::from(&rec.source)
+            };
+            return Ok(store(info, rec.nodes));
         }
         let source_id = key.source_id();
         let copy = coordinator.source_copy(&source_id);
@@ -156,6 +161,7 @@ impl RemoteStore {
         coordinator: CacheCoordinator,
         key: SourceKey,
     ) -> Result<RemoteStore> {
+        let coordinator = coordinator.for_source(&key);
         let record_key = crate::array::zarr_record_key(&key);
         if let Some(d) = coordinator
             .record(&record_key)

@@ -40,6 +40,10 @@ struct SourceArgs {
     /// Extra request header "Name: value" (repeatable).
     #[arg(long = "header")]
     headers: Vec<String>,
+    /// Name that identifies the source in the caches instead of its URL, for a URL that
+    /// rotates (signed URLs); needed for --cache disk to persist a signed URL's entries.
+    #[arg(long)]
+    cache_key: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -216,7 +220,8 @@ fn parse_headers(raw: &[String]) -> Result<Vec<(String, String)>, chunkwise::Err
 }
 
 fn fail(e: &chunkwise::Error) -> ! {
-    let j = serde_json::json!({"error": {"code": e.code(), "message": e.to_string()}});
+    // `message()`: never a URL's query or user info.
+    let j = serde_json::json!({"error": {"code": e.code(), "message": e.message()}});
     eprintln!("{j}");
     std::process::exit(1)
 }
@@ -270,6 +275,7 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                     cache,
                     cache_dir,
                     headers,
+                    cache_key,
                 },
             select,
             out,
@@ -278,15 +284,11 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
             let options = OpenOptions {
                 cache: coordinator.policy(),
                 path: path.clone(),
+                cache_key,
                 ..Default::default()
             };
             let sel = Selection::parse(&select).map_err(chunkwise::Error::Selection)?;
-            let arr =
-                source::open_array_cached(&source, parse_headers(&headers)?, options, coordinator)
-                    .await?;
-            if !matches!(arr.info().format, "hdf5" | "zarr2" | "zarr3") {
-                no_path(&path)?;
-            }
+            let headers = parse_headers(&headers)?;
             let tty = std::io::stderr().is_terminal();
             let bar = move |p: Progress| {
                 if tty && p.total > 1 {
@@ -304,15 +306,42 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                     }
                 }
             };
-            let data = arr
-                .read(
-                    &sel,
-                    &ReadOptions {
-                        progress: Some(&bar),
-                        cancel: None,
-                    },
+            // A source rewritten since its cached records were made fails the read with
+            // SOURCE_CHANGED, and the cache forgets it: the open restarts once, afresh.
+            let (mut requests, mut bytes) = (0, 0);
+            let mut restarted = false;
+            let (arr, data) = loop {
+                let arr = source::open_array_cached(
+                    &source,
+                    headers.clone(),
+                    options.clone(),
+                    coordinator.clone(),
                 )
                 .await?;
+                if !matches!(arr.info().format, "hdf5" | "zarr2" | "zarr3") {
+                    no_path(&path)?;
+                }
+                let read = arr
+                    .read(
+                        &sel,
+                        &ReadOptions {
+                            progress: Some(&bar),
+                            cancel: None,
+                        },
+                    )
+                    .await;
+                let t = arr.traffic();
+                (requests, bytes) = (requests + t.requests, bytes + t.bytes);
+                match read {
+                    Err(chunkwise::Error::Io(chunkwise::io::IoError::SourceChanged { .. }))
+                        if !restarted =>
+                    {
+                        restarted = true;
+                    }
+                    other => break (arr, other?),
+                }
+            };
+            drop(arr);
             // numpy's dtype.str, or its descr list for records.
             let descr = match &data.element {
                 Some(e) => e.descr(),
@@ -327,14 +356,14 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                         chunkwise::Error::InvalidArgument(format!("{}: {e}", out.display()))
                     })?;
             }
-            let t = arr.traffic();
-            // Keys in the documented order: {"shape","dtype","requests","bytes"}.
+            // Keys in the documented order: {"shape","dtype","requests","bytes"}; the counts
+            // cover both attempts when the open restarted.
             println!(
                 "{{\"shape\":{},\"dtype\":{},\"requests\":{},\"bytes\":{}}}",
                 serde_json::to_string(&data.shape).expect("shape serialises"),
                 serde_json::Value::from(descr),
-                t.requests,
-                t.bytes
+                requests,
+                bytes
             );
             Ok(())
         }
@@ -346,6 +375,7 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                     cache,
                     cache_dir,
                     headers,
+                    cache_key,
                 },
             json,
         } => {
@@ -353,6 +383,7 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
             let options = OpenOptions {
                 cache: coordinator.policy(),
                 path: path.clone(),
+                cache_key: cache_key.clone(),
                 ..Default::default()
             };
             let headers = parse_headers(&headers)?;
@@ -364,7 +395,14 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                 // No --path and the root does not hold exactly one dataset (the reason the
                 // open needed a path): list the hierarchy instead.
                 Err(e) if path.is_none() => {
-                    match source::open_store_cached(&source, headers, coordinator).await {
+                    match source::open_store_cached(
+                        &source,
+                        headers,
+                        coordinator,
+                        cache_key.as_deref(),
+                    )
+                    .await
+                    {
                         Ok(store) if !one_root_dataset(store.nodes()) => {
                             println!(
                                 "{}",
@@ -388,7 +426,10 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                 v["bytes"] = t.bytes.into();
                 println!("{v}");
             } else {
-                println!("source:  {source}");
+                println!(
+                    "source:  {}",
+                    chunkwise::cache::identity::redact_url(&source)
+                );
                 println!("format:  {}", info.format);
                 println!("shape:   {:?}", info.shape);
                 println!("dtype:   {}", info.dtype);
@@ -411,6 +452,7 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                     cache,
                     cache_dir,
                     headers,
+                    cache_key,
                 },
             json,
         } => {
@@ -421,6 +463,7 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                 parse_headers(&headers)?,
                 json,
                 coordinator,
+                cache_key.as_deref(),
             )
             .await?;
             if json {

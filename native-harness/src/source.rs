@@ -45,9 +45,15 @@ pub async fn open_array(
     open_array_cached(source, headers, options, coordinator).await
 }
 
-/// The cache identity of a SOURCE argument: the URL as given, or a local file's canonical
-/// path; with the fingerprint of `headers`.
-pub fn source_key(source: &str, headers: &[(String, String)]) -> chunkwise::cache::SourceKey {
+/// The cache identity of a SOURCE argument under `coordinator`'s salt: `cache_key` when
+/// given (`--cache-key`), else the URL as given (its query and user info only in the salted
+/// fingerprint), or a local file's canonical path; with the fingerprint of `headers`.
+pub fn source_key(
+    source: &str,
+    headers: &[(String, String)],
+    coordinator: &CacheCoordinator,
+    cache_key: Option<&str>,
+) -> chunkwise::cache::SourceKey {
     let location = if source.starts_with("http://") || source.starts_with("https://") {
         source.to_string()
     } else {
@@ -55,7 +61,7 @@ pub fn source_key(source: &str, headers: &[(String, String)]) -> chunkwise::cach
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| source.to_string())
     };
-    chunkwise::cache::SourceKey::new(&location, headers)
+    coordinator.key_for(&location, headers, cache_key)
 }
 
 /// The cache coordinator of the CLI flags `--cache memory|disk|none` and `--cache-dir DIR`
@@ -98,7 +104,7 @@ pub async fn open_array_cached(
         return open_zarr(source, headers, options, coordinator).await;
     }
     let traffic = Traffic::new();
-    let key = source_key(source, &headers);
+    let key = source_key(source, &headers, &coordinator, options.cache_key.as_deref());
     let t = transport(source, headers.clone(), &traffic)?;
     let first =
         RemoteArray::open_with_cache(t, traffic, options.clone(), coordinator.clone(), key).await;
@@ -168,7 +174,7 @@ pub async fn open_zarr(
     coordinator: CacheCoordinator,
 ) -> Result<RemoteArray, chunkwise::Error> {
     let traffic = Traffic::new();
-    let key = source_key(base, &headers);
+    let key = source_key(base, &headers, &coordinator, options.cache_key.as_deref());
     let store = zarr_store(base, headers, &traffic)?;
     let path = options.path.clone().unwrap_or_default();
     RemoteArray::open_zarr_with_cache(store, &path, traffic, key, options, coordinator).await
@@ -176,15 +182,16 @@ pub async fn open_zarr(
 
 /// Opens the container at `source` (an HDF5 file, or a Zarr store: a URL ending in `.zarr`,
 /// a local directory, or a URL with no object of its own) as a store whose caches
-/// `coordinator` owns.
+/// `coordinator` owns, under the cache identity `cache_key` when given.
 pub async fn open_store_cached(
     source: &str,
     headers: Vec<(String, String)>,
     coordinator: CacheCoordinator,
+    cache_key: Option<&str>,
 ) -> Result<RemoteStore, chunkwise::Error> {
     let zarr = |headers: Vec<(String, String)>, coordinator: CacheCoordinator| async move {
         let traffic = Traffic::new();
-        let key = source_key(source, &headers);
+        let key = source_key(source, &headers, &coordinator, cache_key);
         let store = zarr_store(source, headers, &traffic)?;
         RemoteStore::open_zarr(store, traffic, OpenOptions::default(), coordinator, key).await
     };
@@ -192,7 +199,7 @@ pub async fn open_store_cached(
         return zarr(headers, coordinator).await;
     }
     let traffic = Traffic::new();
-    let key = source_key(source, &headers);
+    let key = source_key(source, &headers, &coordinator, cache_key);
     let t = transport(source, headers.clone(), &traffic)?;
     let first =
         RemoteStore::open(t, traffic, OpenOptions::default(), coordinator.clone(), key).await;
@@ -210,9 +217,11 @@ pub async fn chunks_command_cached(
     headers: Vec<(String, String)>,
     json: bool,
     coordinator: CacheCoordinator,
+    cache_key: Option<&str>,
 ) -> Result<String, chunkwise::Error> {
     let options = OpenOptions {
         path: path.map(str::to_string),
+        cache_key: cache_key.map(str::to_string),
         ..Default::default()
     };
     let arr = open_array_cached(source, headers, options, coordinator).await?;
@@ -245,7 +254,7 @@ fn format_chunk_map(
     }
     let mut out = format!(
         "{} {} ({} allocated chunks)\n{:<24} {:>14} {:>10} {:>11}\n",
-        source,
+        chunkwise::cache::identity::redact_url(source),
         path,
         map.len(),
         "offset",
@@ -288,7 +297,7 @@ pub async fn chunks_command(
     }
     let mut out = format!(
         "{} {} ({} allocated chunks)\n{:<24} {:>14} {:>10} {:>11}\n",
-        source,
+        chunkwise::cache::identity::redact_url(source),
         arr.meta().path,
         map.len(),
         "offset",

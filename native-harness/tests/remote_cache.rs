@@ -6,7 +6,7 @@
 //! compared with the arrays the generators wrote (their `.npy`).
 
 use chunkwise::array::{OpenOptions, ReadOptions, RemoteArray};
-use chunkwise::cache::{CacheCoordinator, SourceKey};
+use chunkwise::cache::CacheCoordinator;
 use chunkwise::formats::{Node, NodeKind};
 use chunkwise::io::Traffic;
 use chunkwise::npy::{read_npy, Npy};
@@ -100,7 +100,7 @@ async fn open(
         traffic,
         options,
         coordinator.clone(),
-        SourceKey::new(url, headers),
+        coordinator.source_key(url, headers),
     )
     .await
     .unwrap_or_else(|e| panic!("{url} {path:?}: {e}"))
@@ -461,7 +461,7 @@ async fn store_lists_and_reads_hdf5() {
             traffic,
             OpenOptions::default(),
             c.clone(),
-            SourceKey::new(&url, &[]),
+            c.source_key(&url, &[]),
         )
         .await
         .unwrap()
@@ -499,7 +499,7 @@ async fn store_lists_and_reads_hdf5() {
         traffic,
         OpenOptions::default(),
         c.clone(),
-        SourceKey::new(&u, &[]),
+        c.source_key(&u, &[]),
     )
     .await
     .unwrap_err();

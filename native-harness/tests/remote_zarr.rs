@@ -122,8 +122,8 @@ async fn requests_cold_warm_and_reopened() {
     assert_eq!(v2.traffic().requests, 2);
 
     // Reopen from remembered metadata: no metadata request; cached reads none at all.
-    let key = chunkwise::cache::SourceKey::new(&url, &[]);
     let coordinator = chunkwise::cache::CacheCoordinator::memory(1 << 28);
+    let key = coordinator.source_key(&url, &[]);
     let traffic = Traffic::new();
     let store = zarr_store(&url, vec![], &traffic).unwrap();
     let p = RemoteArray::open_zarr_with_cache(
@@ -253,7 +253,7 @@ async fn listing_uses_consolidated_metadata() {
         store.clone(),
         "/group/nested",
         traffic.clone(),
-        chunkwise::cache::SourceKey::new(store.base(), &[]),
+        chunkwise::cache::CacheCoordinator::none().source_key(store.base(), &[]),
         OpenOptions::default(),
     )
     .await
@@ -509,7 +509,7 @@ async fn remote_store_lists_reads_and_reopens_warm() {
     let url = server.url("zarr/v3.zarr");
     let coordinator =
         chunkwise::cache::CacheCoordinator::memory(chunkwise::cache::DEFAULT_MAX_CACHE_BYTES);
-    let store = native_harness::source::open_store_cached(&url, vec![], coordinator.clone())
+    let store = native_harness::source::open_store_cached(&url, vec![], coordinator.clone(), None)
         .await
         .unwrap();
     assert_eq!(store.traffic().requests, 1, "one consolidated zarr.json");
@@ -542,7 +542,7 @@ async fn remote_store_lists_reads_and_reopens_warm() {
         read += 1;
     }
     assert!(read >= 10, "only {read} arrays read");
-    let again = native_harness::source::open_store_cached(&url, vec![], coordinator)
+    let again = native_harness::source::open_store_cached(&url, vec![], coordinator, None)
         .await
         .unwrap();
     assert_eq!(again.nodes(), store.nodes());

@@ -14,7 +14,8 @@
 //! ([`super::disk`]); a bad entry is a miss.
 
 use super::discovery::{self, DiscoveryRecord, NodesRecord, SourceIdentity, SourceRecord};
-use super::{CacheKey, CachePolicy, CacheStats, PayloadCache, DEFAULT_MAX_CACHE_BYTES};
+use super::identity::Salt;
+use super::{CacheKey, CachePolicy, CacheStats, PayloadCache, SourceKey, DEFAULT_MAX_CACHE_BYTES};
 use bytes::Bytes;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -60,6 +61,10 @@ struct Disk {
 
 struct Inner {
     policy: CachePolicy,
+    salt: Salt,
+    /// Under DISK, the MEMORY coordinator that sources which may not be persisted use
+    /// ([`SourceKey::persist`]), made on first use.
+    volatile: OnceLock<CacheCoordinator>,
     max_cache_bytes: Option<u64>,
     memory: PayloadCache,
     #[cfg(not(target_arch = "wasm32"))]
@@ -99,6 +104,8 @@ impl CacheCoordinator {
         CacheCoordinator {
             inner: Arc::new(Inner {
                 policy,
+                salt: Salt::random(),
+                volatile: OnceLock::new(),
                 max_cache_bytes,
                 memory: PayloadCache::new(bound),
                 #[cfg(not(target_arch = "wasm32"))]
@@ -139,33 +146,101 @@ impl CacheCoordinator {
         }
     }
 
-    /// A DISK coordinator on `dir` (created if needed): payload under `dir/payload/`
-    /// (least recently used entries removed beyond `max_cache_bytes`; `None` is unbounded),
-    /// discovery records under `dir/discovery/`, small-source copies under `dir/sources/`
-    /// (not bounded). One process should own a directory at a time.
+    /// A DISK coordinator on `dir` (created if needed, mode 0700): payload under
+    /// `dir/payload/` (least recently used entries removed beyond `max_cache_bytes`; `None`
+    /// is unbounded), discovery records under `dir/discovery/`, small-source copies under
+    /// `dir/sources/` (not bounded), the fingerprint salt in `dir/salt`. Files are created
+    /// mode 0600. One process should own a directory at a time.
     ///
     /// # Errors
-    /// [`crate::Error::InvalidArgument`] when the directories cannot be created or listed.
+    /// [`crate::Error::InvalidArgument`] when the directories cannot be created or listed,
+    /// or when `dir` or one of its namespace directories already exists and other users can
+    /// write to it (group or world write bit): such a directory could be made to serve
+    /// another user's entries.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn disk(
         dir: impl AsRef<std::path::Path>,
         max_cache_bytes: Option<u64>,
     ) -> crate::Result<CacheCoordinator> {
-        use super::disk::DiskStore;
+        use super::disk::{self as d, DiskStore};
         let dir = dir.as_ref();
-        let open = |name: &str, max: Option<u64>| {
-            DiskStore::open(dir.join(name), max).map_err(|e| {
-                crate::Error::InvalidArgument(format!("cache directory {}: {e}", dir.display()))
-            })
+        let bad = |e: std::io::Error| {
+            crate::Error::InvalidArgument(format!("cache directory {}: {e}", dir.display()))
         };
+        d::private_dir(dir).map_err(bad)?;
+        let open = |name: &str, max: Option<u64>| DiskStore::open(dir.join(name), max).map_err(bad);
         let disk = Disk {
             payload: open("payload", max_cache_bytes)?,
             discovery: open("discovery", None)?,
             sources: open("sources", None)?,
         };
+        let salt = d::salt(&dir.join("salt")).map_err(bad)?;
         let mut c = Self::build(CachePolicy::Disk, max_cache_bytes);
-        Arc::get_mut(&mut c.inner).expect("not shared yet").disk = Some(disk);
+        let inner = Arc::get_mut(&mut c.inner).expect("not shared yet");
+        inner.disk = Some(disk);
+        inner.salt = salt;
         Ok(c)
+    }
+
+    /// The cache identity of `location` read with `headers`, fingerprinted under this
+    /// coordinator's salt ([`SourceKey::new`]).
+    pub fn source_key(&self, location: &str, headers: &[(String, String)]) -> SourceKey {
+        SourceKey::new(location, headers, &self.inner.salt)
+    }
+
+    /// The cache identity of a source: named by the caller when `cache_key` is given
+    /// ([`SourceKey::named`]), else from `location` and `headers` ([`Self::source_key`]).
+    pub fn key_for(
+        &self,
+        location: &str,
+        headers: &[(String, String)],
+        cache_key: Option<&str>,
+    ) -> SourceKey {
+        match cache_key {
+            Some(name) => self.named_key(name),
+            None => self.source_key(location, headers),
+        }
+    }
+
+    /// The cache identity named `name` by the caller ([`SourceKey::named`]).
+    pub fn named_key(&self, name: &str) -> SourceKey {
+        SourceKey::named(name, &self.inner.salt)
+    }
+
+    /// The coordinator that entries under `key` go to: this one, except under DISK for a key
+    /// that may not be persisted (a signed URL no cache key names), which gets a MEMORY
+    /// coordinator of the same bound, shared by every such source of this coordinator.
+    pub fn for_source(&self, key: &SourceKey) -> CacheCoordinator {
+        if key.persist || self.inner.policy != CachePolicy::Disk {
+            return self.clone();
+        }
+        self.inner
+            .volatile
+            .get_or_init(|| {
+                Self::memory(
+                    self.inner
+                        .max_cache_bytes
+                        .unwrap_or(DEFAULT_MAX_CACHE_BYTES),
+                )
+            })
+            .clone()
+    }
+
+    /// Forgets everything held for the source `key`: its discovery records and listings
+    /// (every scope), its complete copy and the payload whose identity starts with its
+    /// [`SourceKey::source_id`] (called when the source changed under a record, so nothing
+    /// of the old version can mix with the new; spec: remote cache design, "Freshness").
+    pub fn forget_source(&self, key: &SourceKey) {
+        let prefix = format!("{}\n", key.source_id());
+        lock(&self.inner.discovery).retain(|k, _| !k.starts_with(&prefix));
+        lock(&self.inner.sources).remove(&key.source_id());
+        self.inner.memory.retain(|k| !k.source.starts_with(&prefix));
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(d) = &self.inner.disk {
+            d.discovery.remove_prefix(&prefix);
+            d.sources.remove(&key.source_id());
+            d.payload.remove_prefix(&prefix);
+        }
     }
 
     /// The process-wide (page-wide in wasm) MEMORY coordinator with the default bound

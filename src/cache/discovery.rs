@@ -33,7 +33,7 @@ pub const DISCOVERY_VERSION: u32 = 1;
 /// Size and validators of a source, as discovery saw them.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SourceIdentity {
-    /// URL or path.
+    /// Public URL ([`crate::cache::identity::public_url`]: no query, no user info) or path.
     pub location: String,
     /// Size in bytes.
     pub len: u64,
@@ -46,7 +46,8 @@ pub struct SourceIdentity {
 impl From<&SourceInfo> for SourceIdentity {
     fn from(i: &SourceInfo) -> Self {
         SourceIdentity {
-            location: i.location.clone(),
+            // Records are persisted: never the query or user info of a URL.
+            location: crate::cache::identity::public_url(&i.location),
             len: i.len,
             etag: i.etag.clone(),
             last_modified: i.last_modified.clone(),

@@ -5,8 +5,13 @@
 //! marker `H.json`:
 //!
 //! ```json
-//! {"schema": 1, "key": "K", "bytes": 1234, "sha256": "<hex of the blob>"}
+//! {"schema": 2, "key": "K", "bytes": 1234, "sha256": "<hex of the blob>"}
 //! ```
+//!
+//! Keys hold public URLs and salted fingerprints only ([`super::identity::SourceKey`]):
+//! nothing of a URL's query, its user info or a request header is written here. Directories
+//! are created mode 0700 and files mode 0600; an existing directory that other users can
+//! write to is refused ([`private_dir`]).
 //!
 //! Publication is atomic per file: the blob is written to a temporary file and renamed into
 //! place, then the marker likewise, so a marker never names a blob still being written. A
@@ -24,7 +29,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// Version of the marker format; a marker of another version is a miss.
-pub const SCHEMA_VERSION: u32 = 1;
+///
+/// 2: keys without URL queries or user info (schema 1 markers held them in clear; they are
+/// dropped when their directory is opened).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Largest marker read (bytes): markers hold a key and a digest, far less than this.
 const MAX_MARKER_BYTES: u64 = 1 << 20;
@@ -85,20 +93,20 @@ impl DiskStore {
     /// # Errors
     /// The directory cannot be created or listed.
     pub fn open(dir: PathBuf, max_bytes: Option<u64>) -> std::io::Result<DiskStore> {
-        std::fs::create_dir_all(&dir)?;
+        private_dir(&dir)?;
         let store = DiskStore {
             dir,
             max_bytes,
             index: Mutex::new(Index::default()),
         };
-        if max_bytes.is_some() {
-            let mut found = Vec::new();
-            for entry in std::fs::read_dir(&store.dir)? {
-                let entry = entry?;
-                let name = entry.file_name().to_string_lossy().to_string();
-                let Some(hash) = name.strip_suffix(".json") else {
-                    continue;
-                };
+        // One scan of the markers: entries of another schema (older ones could hold
+        // credentials in their keys) and damaged markers go; with a bound, the sizes of the
+        // others are learned, oldest (by marker modification time) first in eviction order.
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(&store.dir)? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().to_string();
+            if let Some(hash) = name.strip_suffix(".json") {
                 let Some(m) = read_marker(&entry.path()) else {
                     store.drop_files(hash);
                     continue;
@@ -108,7 +116,12 @@ impl DiskStore {
                     .and_then(|m| m.modified())
                     .unwrap_or(std::time::UNIX_EPOCH);
                 found.push((mtime, hash.to_string(), m.bytes));
+            } else if name.starts_with(".tmp-") {
+                // A temporary file left by a process that died before its rename.
+                let _ = std::fs::remove_file(entry.path());
             }
+        }
+        if max_bytes.is_some() {
             found.sort();
             let mut g = store.lock();
             for (_, hash, bytes) in found {
@@ -220,6 +233,24 @@ impl DiskStore {
         self.lock().forget(&hash);
     }
 
+    /// Removes every entry whose key starts with `prefix` (one scan of the markers; used
+    /// when a source changed, which is rare).
+    pub fn remove_prefix(&self, prefix: &str) {
+        let Ok(dir) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        for entry in dir.flatten() {
+            let name = entry.file_name().to_string_lossy().to_string();
+            let Some(hash) = name.strip_suffix(".json") else {
+                continue;
+            };
+            if read_marker(&entry.path()).is_some_and(|m| m.key.starts_with(prefix)) {
+                self.drop_files(hash);
+                self.lock().forget(hash);
+            }
+        }
+    }
+
     fn evict(&self) {
         let Some(max) = self.max_bytes else { return };
         loop {
@@ -267,7 +298,7 @@ fn write_atomic(dir: &Path, target: &Path, bytes: &[u8]) -> std::io::Result<()> 
     let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
     let tmp = dir.join(format!(".tmp-{}-{n}", std::process::id()));
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = create_private(&tmp)?;
         f.write_all(bytes)?;
         // No fsync: after a crash a renamed file may hold stale or partial bytes, which the
         // marker's size and SHA-256 turn into a miss. A sync per entry cost 13 s for 1,600
@@ -278,6 +309,85 @@ fn write_atomic(dir: &Path, target: &Path, bytes: &[u8]) -> std::io::Result<()> 
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// A new file that only its owner can read or write (mode 0600 on Unix).
+fn create_private(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    o.open(path)
+}
+
+/// Creates `dir` (and missing parents) mode 0700, or checks that an existing `dir` is a
+/// directory other users cannot write to (no group or world write bit).
+///
+/// # Errors
+/// Creation fails, `dir` is not a directory, or it is writable by others
+/// ([`std::io::ErrorKind::PermissionDenied`], naming the mode).
+pub fn private_dir(dir: &Path) -> std::io::Result<()> {
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => Err(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!("{} is not a directory", dir.display()),
+        )),
+        Ok(m) => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = m.permissions().mode() & 0o7777;
+                if mode & 0o022 != 0 {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::PermissionDenied,
+                        format!(
+                            "{} has mode {mode:04o}: other users can write to it; use a \
+                             directory only you can write to (chmod 700)",
+                            dir.display()
+                        ),
+                    ));
+                }
+            }
+            #[cfg(not(unix))]
+            let _ = m;
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let mut b = std::fs::DirBuilder::new();
+            b.recursive(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::DirBuilderExt;
+                b.mode(0o700);
+            }
+            b.create(dir)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The fingerprint salt kept at `path` (64 hexadecimal characters, mode 0600), created at
+/// random when missing or unreadable. A new salt makes existing entries unreachable (they
+/// are misses, later evicted), never wrong.
+///
+/// # Errors
+/// A new salt cannot be written.
+pub fn salt(path: &Path) -> std::io::Result<super::identity::Salt> {
+    use super::identity::Salt;
+    let mut text = String::new();
+    if let Ok(f) = std::fs::File::open(path) {
+        let _ = f.take(256).read_to_string(&mut text);
+        if let Some(s) = Salt::from_hex(&text) {
+            return Ok(s);
+        }
+    }
+    let s = Salt::random();
+    let dir = path.parent().unwrap_or(Path::new("."));
+    write_atomic(dir, path, s.to_hex().as_bytes())?;
+    Ok(s)
 }
 
 #[cfg(test)]
@@ -324,7 +434,7 @@ mod tests {
         // marker of another schema version
         fresh(&s);
         let text = std::fs::read_to_string(&marker).unwrap();
-        std::fs::write(&marker, text.replace("\"schema\":1", "\"schema\":2")).unwrap();
+        std::fs::write(&marker, text.replace("\"schema\":2", "\"schema\":1")).unwrap();
         assert!(s.get("k").is_none());
 
         fresh(&s);
@@ -350,5 +460,59 @@ mod tests {
         let s = DiskStore::open(tmp.path().to_path_buf(), Some(100)).unwrap();
         assert_eq!(s.usage().1, 80);
         assert_eq!(&s.get("c").unwrap()[..], &[3; 40]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn files_are_private_and_shared_directories_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("new/payload");
+        let s = DiskStore::open(dir.clone(), None).unwrap();
+        s.put("k", b"bytes");
+        let (blob, marker) = files(&dir, "k");
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&tmp.path().join("new")), 0o700);
+        assert_eq!((mode(&blob), mode(&marker)), (0o600, 0o600));
+        let salt_path = tmp.path().join("new/salt");
+        let a = salt(&salt_path).unwrap();
+        assert_eq!(mode(&salt_path), 0o600);
+        assert_eq!(salt(&salt_path).unwrap(), a, "the salt is kept");
+
+        for m in [0o777, 0o770, 0o722] {
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(m)).unwrap();
+            let e = DiskStore::open(dir.clone(), None).unwrap_err();
+            assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied);
+            assert!(e.to_string().contains(&format!("{m:04o}")), "{e}");
+        }
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(
+            DiskStore::open(dir.clone(), None).is_ok(),
+            "readable by others is allowed"
+        );
+    }
+
+    #[test]
+    fn old_schema_entries_are_dropped_at_open_and_prefixes_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let s = DiskStore::open(dir.clone(), None).unwrap();
+        s.put("https://h/a?token=x\n1", b"old");
+        s.put("src\nA\n1", b"a1");
+        s.put("src\nA\n2", b"a2");
+        s.put("src\nB\n1", b"b1");
+        let (blob, marker) = files(&dir, "https://h/a?token=x\n1");
+        let text = std::fs::read_to_string(&marker).unwrap();
+        std::fs::write(&marker, text.replace("\"schema\":2", "\"schema\":1")).unwrap();
+        drop(s);
+        let s = DiskStore::open(dir.clone(), None).unwrap();
+        assert!(
+            !marker.exists() && !blob.exists(),
+            "a schema-1 marker is removed at open"
+        );
+        s.remove_prefix("src\nA\n");
+        assert!(s.get("src\nA\n1").is_none() && s.get("src\nA\n2").is_none());
+        assert_eq!(&s.get("src\nB\n1").unwrap()[..], b"b1");
     }
 }

@@ -33,7 +33,8 @@ pub fn unhex(s: &str) -> Option<Vec<u8>> {
 
 /// The URL as a cache key: scheme and host lower-cased, a default port (`:80` for http,
 /// `:443` for https) and any `#fragment` removed; path and query kept as they are (they are
-/// case-sensitive). A local path is kept as given.
+/// case-sensitive). A local path is kept as given. User info is kept: use [`public_url`]
+/// for anything persisted or shown.
 pub fn normalise_url(url: &str) -> String {
     let url = url.split('#').next().unwrap_or(url);
     let Some((scheme, rest)) = url.split_once("://") else {
@@ -59,33 +60,245 @@ pub fn normalise_url(url: &str) -> String {
     format!("{scheme}://{authority}{tail}")
 }
 
-/// Non-reversible fingerprint of request headers (credentials, tokens): SHA-256 over the
-/// headers sorted by lower-cased name, one `name:value\n` line each. Equal header sets give
-/// equal fingerprints whatever their order; the values cannot be recovered from it.
-pub fn credential_fingerprint(headers: &[(String, String)]) -> String {
-    let mut lines: Vec<String> = headers
-        .iter()
-        .map(|(k, v)| format!("{}:{}\n", k.trim().to_ascii_lowercase(), v.trim()))
-        .collect();
-    lines.sort();
-    sha256_hex(lines.concat().as_bytes())
+/// The parts of a URL that may carry credentials, split from the rest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UrlParts {
+    /// [`normalise_url`] without user info and without the query: safe to persist and print.
+    pub public: String,
+    /// `user:password` before the host, if any (as written, percent-encoding kept).
+    pub userinfo: Option<String>,
+    /// The query after `?`, if any (as written).
+    pub query: Option<String>,
 }
 
-/// Identity of one source for the caches: normalised URL and credential fingerprint.
+/// Splits `url` into its public part and the parts that may carry credentials (user info,
+/// query): signed URLs put tokens and signatures in the query (`token`, `sig`, `X-Amz-*`,
+/// SAS `sv`/`sig`/`se`), and `user:password@host` puts a password in the authority. A local
+/// path has neither.
+pub fn split_url(url: &str) -> UrlParts {
+    let normalised = normalise_url(url);
+    let Some((scheme, rest)) = normalised.split_once("://") else {
+        return UrlParts {
+            public: normalised,
+            userinfo: None,
+            query: None,
+        };
+    };
+    let (rest, query) = match rest.split_once('?') {
+        Some((r, q)) => (r, Some(q.to_string())),
+        None => (rest, None),
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, "/"),
+    };
+    let (userinfo, host) = match authority.rsplit_once('@') {
+        Some((u, h)) => (Some(u.to_string()), h),
+        None => (None, authority),
+    };
+    UrlParts {
+        public: format!("{scheme}://{host}{path}"),
+        userinfo,
+        query,
+    }
+}
+
+/// The public part of `url` ([`split_url`]): what persisted records and markers hold.
+pub fn public_url(url: &str) -> String {
+    split_url(url).public
+}
+
+/// `url` for messages: user info replaced by `***@`, the query by `?***` (a query is shown
+/// as present, never its values). Scheme, host and path are kept so the message still says
+/// which object failed.
+pub fn redact_url(url: &str) -> String {
+    let Some(i) = url.find("://") else {
+        return url.to_string();
+    };
+    let (scheme, rest) = (&url[..i], &url[i + 3..]);
+    let end = rest.find(['?', '#']).unwrap_or(rest.len());
+    let (before_query, after) = rest.split_at(end);
+    let (authority, path) = match before_query.find('/') {
+        Some(j) => before_query.split_at(j),
+        None => (before_query, ""),
+    };
+    let authority = match authority.rsplit_once('@') {
+        Some((_, host)) => format!("***@{host}"),
+        None => authority.to_string(),
+    };
+    let query = if after.starts_with('?') { "?***" } else { "" };
+    format!("{scheme}://{authority}{path}{query}")
+}
+
+/// `text` with every `http://` or `https://` URL in it passed through [`redact_url`]. A URL
+/// ends at white space, a quote, `<`, `>`, or a closing bracket. Every message chunkwise
+/// prints or hands to JS goes through this ([`crate::Error::message`]).
+pub fn redact_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let next = ["http://", "https://"]
+            .iter()
+            .filter_map(|p| {
+                rest.char_indices().map(|(i, _)| i).find(|&i| {
+                    rest[i..].len() >= p.len() && rest[i..i + p.len()].eq_ignore_ascii_case(p)
+                })
+            })
+            .min();
+        let Some(start) = next else {
+            out.push_str(rest);
+            return out;
+        };
+        out.push_str(&rest[..start]);
+        let tail = &rest[start..];
+        let end = tail
+            .find(|c: char| {
+                c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | ')' | ']' | '}' | '`')
+            })
+            .unwrap_or(tail.len());
+        out.push_str(&redact_url(&tail[..end]));
+        rest = &tail[end..];
+    }
+}
+
+/// Whether the query of `url` carries a signature or an expiry (a signed URL: `sig`,
+/// `signature`, `signed`, `expires`, `X-Amz-*`, `X-Goog-*`, SAS `se`/`sv`/`sig`). Such a URL
+/// changes with each signing, so it names no stable source: the DISK cache keeps it in memory
+/// only unless a cache key names it ([`SourceKey::named`]). The parameter names follow
+/// python-blosc2's `validate_persistable_url` list, narrowed to the rotating parts (a plain
+/// `token` or user info is stable and is kept under the salted fingerprint).
+pub fn is_signed_url(url: &str) -> bool {
+    let Some(query) = split_url(url).query else {
+        return false;
+    };
+    query.split('&').any(|pair| {
+        let name = pair.split('=').next().unwrap_or("").to_ascii_lowercase();
+        name.starts_with("x-amz-")
+            || name.starts_with("x-goog-")
+            || [
+                "sig",
+                "se",
+                "sv",
+                "signature",
+                "signed",
+                "expires",
+                "expiry",
+                "policy",
+            ]
+            .contains(&name.as_str())
+    })
+}
+
+/// A per-cache random salt for [`SourceKey`] fingerprints, so that a weak token cannot be
+/// recovered from a cache directory by guessing and hashing offline. DISK keeps it in the
+/// cache directory (`salt`, mode 0600); MEMORY and NONE draw a fresh one per coordinator.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Salt([u8; 32]);
+
+impl std::fmt::Debug for Salt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Salt(..)")
+    }
+}
+
+impl Salt {
+    /// 32 random bytes from the operating system natively. In wasm, where nothing is
+    /// persisted yet, `Math.random` fills it: the salt then only keeps fingerprints apart
+    /// between coordinators.
+    pub fn random() -> Salt {
+        let mut b = [0u8; 32];
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            // A failing entropy source leaves a fixed salt; fingerprints stay keyed by
+            // everything else and the cache keeps working.
+            let _ = getrandom::fill(&mut b);
+        }
+        #[cfg(target_arch = "wasm32")]
+        for x in b.iter_mut() {
+            *x = (js_sys::Math::random() * 256.0) as u8;
+        }
+        Salt(b)
+    }
+
+    /// The salt as 64 hexadecimal characters.
+    pub fn to_hex(&self) -> String {
+        hex(&self.0)
+    }
+
+    /// A salt from [`Salt::to_hex`]'s form; `None` if `s` is not 64 hexadecimal characters.
+    pub fn from_hex(s: &str) -> Option<Salt> {
+        let b = unhex(s.trim())?;
+        Some(Salt(b.try_into().ok()?))
+    }
+}
+
+/// Salted, non-reversible fingerprint of the credential-bearing parts of a request: the
+/// headers (sorted by lower-cased name, one `name:value` line each, so their order does not
+/// matter), the URL's user info and its query. SHA-256 over the salt and those lines; equal
+/// inputs under one salt give equal fingerprints, and nothing of the values can be read
+/// back from it.
+pub fn credential_fingerprint(
+    salt: &Salt,
+    headers: &[(String, String)],
+    userinfo: Option<&str>,
+    query: Option<&str>,
+) -> String {
+    let mut lines: Vec<String> = headers
+        .iter()
+        .map(|(k, v)| format!("header {}:{}\n", k.trim().to_ascii_lowercase(), v.trim()))
+        .collect();
+    lines.sort();
+    if let Some(u) = userinfo {
+        lines.push(format!("userinfo {u}\n"));
+    }
+    if let Some(q) = query {
+        lines.push(format!("query {q}\n"));
+    }
+    let mut h = Sha256::new();
+    h.update(salt.0);
+    h.update(lines.concat().as_bytes());
+    hex(&h.finalize())
+}
+
+/// Identity of one source for the caches: the public URL and a salted fingerprint of
+/// everything that may carry a credential. Made by the cache coordinator that owns the salt
+/// ([`crate::cache::CacheCoordinator::source_key`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SourceKey {
-    /// [`normalise_url`] of the location.
+    /// [`public_url`] of the location (a local path as given; `cache-key:NAME` for a
+    /// [`SourceKey::named`] key).
     pub url: String,
-    /// [`credential_fingerprint`] of the request headers.
+    /// [`credential_fingerprint`] of the request headers, user info and query.
     pub fingerprint: String,
+    /// Whether entries under this key may be written to disk: false for a signed URL
+    /// ([`is_signed_url`]) that no cache key names.
+    pub persist: bool,
 }
 
 impl SourceKey {
-    /// The key of `location` requested with `headers`.
-    pub fn new(location: &str, headers: &[(String, String)]) -> SourceKey {
+    /// The key of `location` requested with `headers`, under `salt`.
+    pub fn new(location: &str, headers: &[(String, String)], salt: &Salt) -> SourceKey {
+        let parts = split_url(location);
         SourceKey {
-            url: normalise_url(location),
-            fingerprint: credential_fingerprint(headers),
+            url: parts.public,
+            fingerprint: credential_fingerprint(
+                salt,
+                headers,
+                parts.userinfo.as_deref(),
+                parts.query.as_deref(),
+            ),
+            persist: !is_signed_url(location),
+        }
+    }
+
+    /// A key named by the caller (CLI `--cache-key`, JS `cacheKey`) for a source whose URL
+    /// rotates (signed URLs): the name alone identifies it, whatever URL, query or headers
+    /// the source is read with. Naming two different sources alike mixes their entries.
+    pub fn named(name: &str, salt: &Salt) -> SourceKey {
+        SourceKey {
+            url: format!("cache-key:{name}"),
+            fingerprint: credential_fingerprint(salt, &[], None, None),
+            persist: true,
         }
     }
 
@@ -120,7 +333,8 @@ mod tests {
     }
 
     #[test]
-    fn fingerprints_ignore_order_and_hide_values() {
+    fn fingerprints_ignore_order_hide_values_and_depend_on_the_salt() {
+        let salt = Salt::random();
         let a = vec![
             ("Authorization".to_string(), "Bearer secret".to_string()),
             ("X-A".to_string(), "1".to_string()),
@@ -129,12 +343,76 @@ mod tests {
             ("x-a".to_string(), "1".to_string()),
             ("authorization".to_string(), "Bearer secret".to_string()),
         ];
-        assert_eq!(credential_fingerprint(&a), credential_fingerprint(&b));
-        assert!(!credential_fingerprint(&a).contains("secret"));
-        assert_eq!(credential_fingerprint(&a).len(), 64);
+        let fp = |h: &[(String, String)]| credential_fingerprint(&salt, h, None, None);
+        assert_eq!(fp(&a), fp(&b));
+        assert!(!fp(&a).contains("secret"));
+        assert_eq!(fp(&a).len(), 64);
         let c = vec![("Authorization".to_string(), "Bearer other".to_string())];
-        assert_ne!(credential_fingerprint(&a), credential_fingerprint(&c));
-        assert_ne!(credential_fingerprint(&[]), credential_fingerprint(&c));
+        assert_ne!(fp(&a), fp(&c));
+        assert_ne!(fp(&[]), fp(&c));
+        // Another salt, another fingerprint: a cache directory's keys cannot be matched
+        // against a guessed token's unsalted hash.
+        assert_ne!(
+            fp(&a),
+            credential_fingerprint(&Salt::random(), &a, None, None)
+        );
+        let s2 = Salt::from_hex(&salt.to_hex()).unwrap();
+        assert_eq!(fp(&a), credential_fingerprint(&s2, &a, None, None));
+        assert!(Salt::from_hex("abc").is_none());
+    }
+
+    #[test]
+    fn keys_keep_credentials_out_of_the_url_and_in_the_fingerprint() {
+        let salt = Salt::random();
+        let k1 = SourceKey::new(
+            "https://user:pw@H.org:443/a/b.b2nd?token=abc&x=1",
+            &[],
+            &salt,
+        );
+        assert_eq!(k1.url, "https://h.org/a/b.b2nd");
+        assert!(!k1.source_id().contains("pw") && !k1.source_id().contains("abc"));
+        assert!(k1.persist);
+        let k2 = SourceKey::new("https://h.org/a/b.b2nd?token=other&x=1", &[], &salt);
+        assert_eq!(k1.url, k2.url);
+        assert_ne!(
+            k1.fingerprint, k2.fingerprint,
+            "another token, another entry"
+        );
+        let k3 = SourceKey::new("https://h.org/a/b.b2nd", &[], &salt);
+        assert_ne!(k2.fingerprint, k3.fingerprint);
+        let signed = "https://b.s3.amazonaws.com/x.h5?X-Amz-Signature=ff&X-Amz-Expires=60";
+        assert!(!SourceKey::new(signed, &[], &salt).persist);
+        assert!(
+            !SourceKey::new(
+                "https://a.blob.core.windows.net/c/x.h5?sv=1&se=2&sig=3",
+                &[],
+                &salt
+            )
+            .persist
+        );
+        let named = SourceKey::named("era5-t2m", &salt);
+        assert!(named.persist && named.url == "cache-key:era5-t2m");
+        assert_eq!(SourceKey::new("/tmp/x.b2nd", &[], &salt).url, "/tmp/x.b2nd");
+    }
+
+    #[test]
+    fn messages_show_no_user_info_and_no_query() {
+        assert_eq!(
+            redact_url("https://user:pw@h.org/a.h5?sig=s3cr3t&se=1"),
+            "https://***@h.org/a.h5?***"
+        );
+        assert_eq!(redact_url("http://h/a.b2nd"), "http://h/a.b2nd");
+        let text = "not found: http://u:secret@127.0.0.1:9/x.zarr/zarr.json?token=tok (HTTP 404), then HTTPS://h/y?k=v.";
+        let r = redact_text(text);
+        assert!(
+            !r.contains("secret") && !r.contains("tok") && !r.contains("k=v"),
+            "{r}"
+        );
+        assert!(
+            r.contains("http://***@127.0.0.1:9/x.zarr/zarr.json?*** (HTTP 404)"),
+            "{r}"
+        );
+        assert_eq!(redact_text("no url here"), "no url here");
     }
 
     #[test]

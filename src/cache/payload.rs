@@ -142,13 +142,13 @@ impl PayloadCache {
 
     /// Drops every entry of one source.
     pub fn remove_source(&self, source: &str) {
+        self.retain(|k| &*k.source != source);
+    }
+
+    /// Keeps only the entries whose key `keep` accepts.
+    pub fn retain(&self, keep: impl Fn(&CacheKey) -> bool) {
         let mut g = self.lock();
-        let keys: Vec<CacheKey> = g
-            .map
-            .keys()
-            .filter(|k| &*k.source == source)
-            .cloned()
-            .collect();
+        let keys: Vec<CacheKey> = g.map.keys().filter(|k| !keep(k)).cloned().collect();
         for k in keys {
             if let Some((b, t)) = g.map.remove(&k) {
                 g.order.remove(&t);

@@ -179,6 +179,14 @@ pub(crate) struct Validators {
 }
 
 impl Validators {
+    /// Validators that already hold `info` as the first answer (a recorded identity every
+    /// later answer must match).
+    pub(crate) fn expecting(info: SourceInfo) -> Validators {
+        Validators {
+            first: Mutex::new(Some(info)),
+        }
+    }
+
     /// Records `info` if it is the first, else compares it with the first: a different length,
     /// or an `ETag` or `Last-Modified` that both answers carry and that differs, means the
     /// object changed between reads.

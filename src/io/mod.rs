@@ -6,6 +6,7 @@
 //! - [`coalesce`]: the one range-coalescing function shared by every format.
 //! - [`Traffic`] / [`Counted`]: request and byte counters at the transport edge.
 //! - [`retry`]: bounded retries with backoff for transient failures.
+//! - [`Validated`]: answers checked against a recorded identity (size, `ETag`, `Last-Modified`).
 //! - transports: [`memory`], [`file`](mod@file) and [`http`] natively, `fetch` in wasm.
 //! - `conformance` (tests, or the `conformance` feature): checks every source must pass.
 
@@ -18,6 +19,7 @@ pub mod coalesce;
 pub mod memory;
 pub mod retry;
 pub mod traffic;
+pub mod validated;
 
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
@@ -38,3 +40,4 @@ pub use range::ByteRange;
 pub use retry::{RetryConfig, Retrying};
 pub use source::{Fetched, MaybeSend, MaybeSync, RangeSource, SourceInfo};
 pub use traffic::{Counted, Traffic, TrafficSnapshot};
+pub use validated::Validated;

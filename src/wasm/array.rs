@@ -32,6 +32,11 @@ export interface OpenOptions {
    *  dataset), or array path inside a Zarr store, e.g. "/temperature" (default: the store
    *  root). Ignored for single-array formats. */
   path?: string;
+  /** A name identifying the source in the caches instead of its URL, for a URL that rotates
+   *  (a signed URL with a new signature each time). Without it the caches key a source by its
+   *  URL without query and user info, plus a salted fingerprint of the query, user info and
+   *  headers: nothing secret is kept in a key. */
+  cacheKey?: string;
   /** Cancels the open; the promise rejects with code "CANCELLED". */
   signal?: AbortSignal;
 }
@@ -115,6 +120,13 @@ pub(crate) fn parse_open_options(
         opts.path = Some(
             p.as_string()
                 .ok_or_else(|| arg_error("path must be a string"))?,
+        );
+    }
+    if let Some(k) = get_opt(&options, "cacheKey") {
+        opts.cache_key = Some(
+            k.as_string()
+                .filter(|n| !n.is_empty())
+                .ok_or_else(|| arg_error("cacheKey must be a non-empty string"))?,
         );
     }
     let mut headers: Vec<(String, String)> = Vec::new();
@@ -275,8 +287,9 @@ impl RemoteArray {
         let (opts, headers) = parse_open_options(&options)?;
         let coordinator = coordinator_for(&options, &opts)?;
         let traffic = Traffic::new();
-        let key = crate::cache::SourceKey::new(&url, &headers);
+        let key = coordinator.key_for(&url, &headers, opts.cache_key.as_deref());
         let (zarr_url, zarr_headers, zarr_opts) = (url.clone(), headers.clone(), opts.clone());
+        let zarr_key = key.clone();
         let zarr_coordinator = coordinator.clone();
         let transport = fetch_transport(url, headers, &traffic);
         let signal: Option<web_sys::AbortSignal> =
@@ -285,7 +298,7 @@ impl RemoteArray {
         // says so (`.zarr`) or when the object is missing.
         let open = async move {
             let zarr = |coordinator| {
-                super::zarr::open_zarr(&zarr_url, zarr_headers, zarr_opts, coordinator)
+                super::zarr::open_zarr(&zarr_url, zarr_headers, zarr_opts, coordinator, zarr_key)
             };
             if crate::formats::zarr::looks_like_store(&zarr_url) {
                 return zarr(zarr_coordinator).await;

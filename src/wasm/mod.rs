@@ -37,7 +37,8 @@ fn start() {
 
 /// Builds a JS `Error` with `code` and `name` set from a core error.
 pub(crate) fn js_error(e: &crate::Error) -> JsValue {
-    let err = js_sys::Error::new(&e.to_string());
+    // Never a URL's query or user info (signed URLs, passwords): see `Error::message`.
+    let err = js_sys::Error::new(&e.message());
     err.set_name("ChunkwiseError");
     let _ = js_sys::Reflect::set(&err, &"code".into(), &e.code().into());
     err.into()

@@ -6,7 +6,6 @@ use super::array::{
 };
 use super::{arg_error, js_error};
 use crate::array::CancelFlag;
-use crate::cache::SourceKey;
 use crate::io::Traffic;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -51,7 +50,7 @@ impl RemoteStore {
         let (opts, headers) = parse_open_options(&options)?;
         let coordinator = coordinator_for(&options, &opts)?;
         let traffic = Traffic::new();
-        let key = SourceKey::new(&url, &headers);
+        let key = coordinator.key_for(&url, &headers, opts.cache_key.as_deref());
         let zarr = {
             let (url, headers, traffic, opts, coordinator, key) = (
                 url.clone(),

@@ -150,9 +150,7 @@ impl ZarrStore {
         discovery: ZarrDiscovery,
     ) -> Result<ZarrStore, ZarrError> {
         let store = ZarrStore::new(base, opener);
-        if discovery.version != ZarrDiscovery::VERSION
-            || discovery.base.trim_end_matches('/') != store.base
-        {
+        if discovery.version != ZarrDiscovery::VERSION || !store.same_base(&discovery.base) {
             return Err(ZarrError::Invalid {
                 key: store.base.clone(),
                 detail: format!(
@@ -172,9 +170,7 @@ impl ZarrStore {
     /// version or another store base is ignored (a miss, never wrong metadata). Returns
     /// whether it was taken.
     pub fn remember(&self, discovery: ZarrDiscovery) -> bool {
-        if discovery.version != ZarrDiscovery::VERSION
-            || discovery.base.trim_end_matches('/') != self.base
-        {
+        if discovery.version != ZarrDiscovery::VERSION || !self.same_base(&discovery.base) {
             return false;
         }
         self.lock().extend(discovery.objects);
@@ -196,11 +192,18 @@ impl ZarrStore {
         format!("{}/{}", self.base, key.trim_start_matches('/'))
     }
 
-    /// What has been remembered so far.
+    /// Whether a record's `base` names this store (records keep the public URL only).
+    fn same_base(&self, base: &str) -> bool {
+        use crate::cache::identity::public_url;
+        public_url(base.trim_end_matches('/')) == public_url(&self.base)
+    }
+
+    /// What has been remembered so far; `base` is the store's public URL (no query, no
+    /// user info: the record may be persisted).
     pub fn discovery(&self) -> ZarrDiscovery {
         ZarrDiscovery {
             version: ZarrDiscovery::VERSION,
-            base: self.base.clone(),
+            base: crate::cache::identity::public_url(&self.base),
             objects: self.lock().clone(),
         }
     }
