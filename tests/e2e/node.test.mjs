@@ -108,6 +108,40 @@ describe("pkg/node", () => {
     arr.close();
   });
 
+  test("credentials: messages hide a URL's query and user info; cacheKey names a signed URL", async () => {
+    await assert.rejects(
+      chunkwise.RemoteArray.open(`${server.url}tests/fixtures/blosc2/missing.b2nd?token=t0ken-123`, {}),
+      (e) => {
+        assert.equal(e.code, "NOT_FOUND");
+        assert.ok(!e.message.includes("t0ken-123"), e.message);
+        assert.ok(e.message.includes("missing.b2nd?***"), e.message);
+        return true;
+      });
+    // fetch refuses URLs with user info; whatever the error, the password is not in it.
+    const authed = server.url.replace("http://", "http://reader:pa55word@");
+    await assert.rejects(
+      chunkwise.RemoteArray.open(`${authed}tests/fixtures/blosc2/missing.b2nd`, {}),
+      (e) => {
+        assert.equal(e.name, "ChunkwiseError");
+        assert.ok(!e.message.includes("pa55word"), e.message);
+        return true;
+      });
+    // Two signatures of one object under one cacheKey share the page-wide cache: the
+    // second open makes no request.
+    const file = `tests/fixtures/blosc2/${blosc2.nd3_u2.file}`;
+    const signed = (sig) => `${server.url}${file}?X-Amz-Expires=60&X-Amz-Signature=${sig}`;
+    const opts = { shareCache: true, cacheKey: "node-test-nd3" };
+    const a = await chunkwise.RemoteArray.open(signed("aaaa"), opts);
+    assert.ok(a.traffic.requests > 0);
+    const b = await chunkwise.RemoteArray.open(signed("bbbb"), opts);
+    assert.equal(b.traffic.requests, 0, "the cacheKey found the first open's record");
+    const [x, y] = [await a.read("0", {}), await b.read("0", {})];
+    assert.deepEqual(numbers(y.data), numbers(x.data));
+    a.close(); b.close();
+    await assert.rejects(chunkwise.RemoteArray.open(signed("cccc"), { cacheKey: "" }),
+      (e) => e.code === "INVALID_ARGUMENT");
+  });
+
   test("a large file: reads fetch only the chunks touched, counted like the server counts", async (t) => {
     const big = ensureBigFixture();
     if (!big.ok) { t.skip(big.reason); return; }

@@ -203,7 +203,9 @@ impl ZarrStore {
     pub fn discovery(&self) -> ZarrDiscovery {
         ZarrDiscovery {
             version: ZarrDiscovery::VERSION,
-            base: crate::cache::identity::public_url(&self.base),
+            base: crate::cache::identity::public_url(&self.base)
+                .trim_end_matches('/')
+                .to_string(),
             objects: self.lock().clone(),
         }
     }
