@@ -296,6 +296,9 @@ impl ZarrArray {
                 detail: e.to_string(),
             })?;
         let sharded = array.is_exclusively_sharded();
+        if sharded {
+            storage.track_absent();
+        }
         let read_chunks = match array.subchunk_shape().filter(|_| sharded) {
             Some(inner) => nonzero(&inner),
             None => chunk_shape.clone(),
@@ -436,7 +439,9 @@ impl ZarrArray {
 
     /// Reads and decodes the read-grid chunks `lins` (linear C-order indexes of
     /// [`ZarrArray::grid`]), calling `on_chunk(lin, decoded)` as each completes, with
-    /// `None` for a chunk that is not stored (its elements are the fill value). Chunk objects
+    /// `None` for a chunk that is absent from the store (its elements are the fill value; for
+    /// a sharded array: an inner chunk of an absent shard, while an inner chunk its stored
+    /// shard's index marks empty comes decoded as fill values). Chunk objects
     /// (or shards) are read at most `options.concurrency` at a time. For a shard: one index
     /// read (remembered), then its touched inner chunks in one coalesced batch, decoded by
     /// `zarrs`.
@@ -563,6 +568,10 @@ impl ZarrArray {
                     detail,
                 })
             })?;
+        if self.storage.was_absent(&key) {
+            // The whole shard is absent: every touched inner chunk is missing (fill value).
+            return Ok(members.iter().map(|(lin, _)| (*lin, None)).collect());
+        }
         let all = self.decoded(got).map_err(|detail| ZarrError::Chunk {
             key: self.store.url(&key),
             chunk: first,
