@@ -679,26 +679,32 @@ async fn absent_chunks_read_as_fill_and_are_counted() {
         .unwrap();
     assert_eq!(got.missing_chunks, 9);
     assert!(got.data.iter().all(|&b| b == 0));
-    // The CLI prints the count.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_chunkwise"))
-        .args(["read", &url, "--path", "temperature"])
-        .output()
+    // The CLI prints the count, also when a second run reads everything from its disk cache.
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().to_str().unwrap();
+    for (run, requests) in [("cold", 10), ("warm from disk", 0)] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_chunkwise"))
+            .args(["read", &url, "--path", "temperature"])
+            .args(["--cache", "disk", "--cache-dir", cache_dir])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line: serde_json::Value = serde_json::from_slice(
+            out.stdout
+                .trim_ascii_end()
+                .rsplit(|&b| b == b'\n')
+                .next()
+                .unwrap(),
+        )
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let line: serde_json::Value = serde_json::from_slice(
-        out.stdout
-            .trim_ascii_end()
-            .rsplit(|&b| b == b'\n')
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
-    assert_eq!(line["missing_chunks"], 9, "{line}");
-    assert_eq!(line["shape"], serde_json::json!([13, 11]), "{line}");
+        assert_eq!(line["missing_chunks"], 9, "{run}: {line}");
+        assert_eq!(line["requests"], requests, "{run}: {line}");
+        assert_eq!(line["shape"], serde_json::json!([13, 11]), "{line}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
