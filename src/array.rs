@@ -144,6 +144,16 @@ pub struct ArrayData {
     /// (`|S{n}`; variable-length strings arrive resolved as these, `n` the longest string
     /// of the selection) or records. `None` for numbers.
     pub element: Option<Element>,
+    /// Zarr: how many of the chunks read were absent from the store (HTTP 404 or no such
+    /// file) and read as the fill value, as the Zarr specification says a missing chunk
+    /// reads. Counted in the planner's chunks: chunk objects, or for a sharded array inner
+    /// chunks (every touched inner chunk of an absent shard; an inner chunk that a stored
+    /// shard's index marks empty was written so and is not counted). A warm read counts the
+    /// absent chunks it serves from the payload cache too (they are cached as absent), so
+    /// the count does not depend on the cache. Many missing chunks where data is expected
+    /// points at a wrong store URL or prefix. Always 0 for Blosc2 and HDF5 (an unallocated
+    /// HDF5 chunk is part of the format, not a missing object).
+    pub missing_chunks: u64,
 }
 
 /// A remote (or local) array opened for reading.
@@ -652,6 +662,7 @@ impl RemoteArray {
                 dtype: resolved.storage_dtype(),
                 data,
                 element: Some(resolved),
+                missing_chunks: 0,
             });
         }
         Ok(ArrayData {
@@ -659,6 +670,7 @@ impl RemoteArray {
             dtype,
             data: out,
             element,
+            missing_chunks: 0,
         })
     }
 
@@ -953,18 +965,28 @@ impl RemoteArray {
             }
         };
         check_cancel(&opts.cancel)?;
-        // Warm chunks first; a corrupt entry is a miss.
+        let fill_chunk = || z.meta().fill.repeat(chunk_len / dtype.itemsize);
+        // Chunks absent from the store (read as fill values), counted per read-grid chunk.
+        let mut absent = 0u64;
+        // Warm chunks first; a corrupt entry is a miss. An absent chunk is cached as
+        // `ABSENT_CHUNK` so a warm read still counts it.
         let mut missing: HashMap<u64, Vec<usize>> = HashMap::new();
         for (i, c) in chunks.iter().enumerate() {
             let lin = grid.chunk_linear(&c.coords);
             let warm = self.converted.as_ref().and_then(|stamp| {
-                self.coordinator
-                    .get_payload(&converted_key(stamp, lin))
-                    .and_then(|b| convert::decode(&b, chunk_len))
+                let b = self.coordinator.get_payload(&converted_key(stamp, lin))?;
+                if b.as_ref() == ABSENT_CHUNK {
+                    return Some(None);
+                }
+                convert::decode(&b, chunk_len).map(Some)
             });
             match warm {
                 Some(d) => {
                     self.coordinator.count_converted_hit();
+                    let d = d.unwrap_or_else(|| {
+                        absent += 1;
+                        fill_chunk()
+                    });
                     plan.copy_chunk(c, &d, &mut out)?;
                     progress(&mut done);
                 }
@@ -977,22 +999,35 @@ impl RemoteArray {
                 dtype,
                 data: out,
                 element: None,
+                missing_chunks: absent,
             });
         }
         let mut lins: Vec<u64> = missing.keys().copied().collect();
         lins.sort_unstable();
         let mut on_chunk = |lin: u64, decoded: Option<Vec<u8>>| -> Result<()> {
             check_cancel(&opts.cancel)?;
+            // Absent chunks are cached too (as absent), so a warm read never asks for them
+            // again and still counts them.
             let d = match decoded {
-                Some(d) => d,
-                None => z.meta().fill.repeat(chunk_len / dtype.itemsize),
-            };
-            // Missing chunks are cached too, so a warm read never asks for them again.
-            if let Some(stamp) = &self.converted {
-                if let Some(enc) = convert::encode(&d, dtype.itemsize) {
-                    self.coordinator.put_payload(converted_key(stamp, lin), enc);
+                Some(d) => {
+                    if let Some(stamp) = &self.converted {
+                        if let Some(enc) = convert::encode(&d, dtype.itemsize) {
+                            self.coordinator.put_payload(converted_key(stamp, lin), enc);
+                        }
+                    }
+                    d
                 }
-            }
+                None => {
+                    absent += 1;
+                    if let Some(stamp) = &self.converted {
+                        self.coordinator.put_payload(
+                            converted_key(stamp, lin),
+                            Bytes::from_static(ABSENT_CHUNK),
+                        );
+                    }
+                    fill_chunk()
+                }
+            };
             for &i in missing.get(&lin).into_iter().flatten() {
                 plan.copy_chunk(&chunks[i], &d, &mut out)?;
                 progress(&mut done);
@@ -1006,9 +1041,14 @@ impl RemoteArray {
             dtype,
             data: out,
             element: None,
+            missing_chunks: absent,
         })
     }
 }
+
+/// The payload-cache entry of a Zarr chunk absent from its store: shorter than any Blosc2
+/// chunk header (32 bytes), so it can never be taken for a converted chunk.
+const ABSENT_CHUNK: &[u8] = b"chunkwise:absent";
 
 /// The coordinator's record key of a Zarr store's remembered metadata.
 pub(crate) fn zarr_record_key(key: &SourceKey) -> String {

@@ -81,6 +81,10 @@ async fn every_zarr_array_matches_the_written_array() {
             .unwrap();
         assert!(again.data == npy.data, "{what}: warm values differ");
         assert_eq!(
+            again.missing_chunks, all.missing_chunks,
+            "{what}: warm missing chunks"
+        );
+        assert_eq!(
             arr.traffic().requests,
             cold,
             "{what}: warm read made requests"
@@ -108,6 +112,39 @@ async fn js_open_takes_a_store_url_and_path() {
         .collect();
     assert_eq!(shape, vec![6.0, 5.0]);
     assert_eq!(arr.dtype().unwrap(), "|u1");
+    // The JS result counts the chunks absent from the store (v3 /partial: 7 of its 9 chunk
+    // objects were never written, see gen_zarr.py), cold and warm.
+    let options = js_sys::Object::new();
+    js_sys::Reflect::set(&options, &"path".into(), &"/partial".into()).unwrap();
+    let partial = chunkwise::wasm::RemoteArray::open(format!("{base}zarr/v3.zarr"), options.into())
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    for pass in ["cold", "warm"] {
+        let r = wasm_bindgen_futures::JsFuture::from(
+            partial
+                .read(JsValue::from_str(""), JsValue::UNDEFINED)
+                .unwrap(),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        let missing = js_sys::Reflect::get(&r, &JsValue::from_str("missingChunks")).unwrap();
+        assert_eq!(missing.as_f64(), Some(7.0), "{pass}");
+    }
+    let full = chunkwise::wasm::RemoteArray::open(format!("{base}zarr/v3.zarr"), {
+        let o = js_sys::Object::new();
+        js_sys::Reflect::set(&o, &"path".into(), &"/temperature".into()).unwrap();
+        o.into()
+    })
+    .await
+    .unwrap();
+    let r = wasm_bindgen_futures::JsFuture::from(
+        full.read(JsValue::from_str(""), JsValue::UNDEFINED)
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    let missing = js_sys::Reflect::get(&r, &JsValue::from_str("missingChunks")).unwrap();
+    assert_eq!(missing.as_f64(), Some(0.0));
     // A missing path: a typed error.
     let options = js_sys::Object::new();
     js_sys::Reflect::set(&options, &"path".into(), &"/nothing".into()).unwrap();

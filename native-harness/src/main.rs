@@ -1,6 +1,7 @@
 //! The `chunkwise` command line: `serve`, `read`, `info`, `bench`, `partition`, `resolve`,
 //! `chunk-trace`. Output contracts: `read` prints one JSON line
-//! `{"shape":[..],"dtype":"<f8","requests":N,"bytes":N}`; errors print
+//! `{"shape":[..],"dtype":"<f8","requests":N,"bytes":N,"missing_chunks":N}` (`missing_chunks`:
+//! Zarr chunks absent from the store, read as the fill value; 0 for other formats); errors print
 //! `{"error":{"code":"..","message":".."}}` on stderr and exit with status 1.
 
 use chunkwise::array::{OpenOptions, Progress, ReadOptions};
@@ -65,11 +66,15 @@ enum Command {
         /// Ignore Range headers and always send whole files (fault testing).
         #[arg(long)]
         ignore_range: bool,
+        /// Answer CODE to requests whose path ends with PATH_SUFFIX (fault testing; repeatable).
+        #[arg(long, value_name = "PATH_SUFFIX=CODE", value_parser = native_harness::serve::parse_fault_status)]
+        fault_status: Vec<(String, u16)>,
         /// No log line per request.
         #[arg(long)]
         quiet: bool,
     },
-    /// Read a selection; prints {"shape","dtype","requests","bytes"} as one JSON line.
+    /// Read a selection; prints {"shape","dtype","requests","bytes","missing_chunks"} as one
+    /// JSON line (missing_chunks: Zarr chunks absent from the store, read as the fill value).
     Read {
         #[command(flatten)]
         src: SourceArgs,
@@ -253,6 +258,7 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
             latency_ms,
             fail_first,
             ignore_range,
+            fault_status,
             quiet,
         } => {
             let opts = native_harness::serve::ServeOptions {
@@ -261,6 +267,7 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                 latency_ms,
                 fail_first,
                 ignore_range,
+                fault_status,
                 quiet,
             };
             native_harness::serve::run(opts)
@@ -356,14 +363,15 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                         chunkwise::Error::InvalidArgument(format!("{}: {e}", out.display()))
                     })?;
             }
-            // Keys in the documented order: {"shape","dtype","requests","bytes"}; the counts
-            // cover both attempts when the open restarted.
+            // Keys in the documented order: {"shape","dtype","requests","bytes",
+            // "missing_chunks"}; the counts cover both attempts when the open restarted.
             println!(
-                "{{\"shape\":{},\"dtype\":{},\"requests\":{},\"bytes\":{}}}",
+                "{{\"shape\":{},\"dtype\":{},\"requests\":{},\"bytes\":{},\"missing_chunks\":{}}}",
                 serde_json::to_string(&data.shape).expect("shape serialises"),
                 serde_json::Value::from(descr),
                 requests,
-                bytes
+                bytes,
+                data.missing_chunks
             );
             Ok(())
         }

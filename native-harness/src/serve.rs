@@ -6,8 +6,8 @@
 //! Behaviour, per request:
 //! - `GET`/`HEAD` of a file under the root. The path is percent-decoded; `..` segments, encoded
 //!   slashes and anything resolving outside the root (including through symlinks) give 404.
-//!   A directory redirects to its `/`-terminated form, then serves `index.html` if present,
-//!   else a plain HTML listing.
+//!   A directory redirects to its `/`-terminated form (query kept), then serves `index.html`
+//!   if present, else a plain HTML listing.
 //! - `Range: bytes=a-b`, `bytes=a-` and `bytes=-n` give `206` with `Content-Range: bytes
 //!   a-b/len`; a range starting at or past the end (or `bytes=-0`) gives `416` with
 //!   `Content-Range: bytes */len`. Several ranges (`bytes=0-1,5-6`) and malformed values are
@@ -19,7 +19,8 @@
 //!   `Range` and whatever headers the preflight asks for.
 //! - File bodies are streamed in 64 KiB pieces, never loaded whole.
 //!
-//! Test-only faults ([`ServeOptions::fail_first`], [`ServeOptions::ignore_range`]) and an added
+//! Test-only faults ([`ServeOptions::fail_first`], [`ServeOptions::ignore_range`],
+//! [`ServeOptions::fault_status`]) and an added
 //! per-request latency ([`ServeOptions::latency_ms`]) simulate real networks and servers.
 
 use bytes::Bytes;
@@ -63,6 +64,10 @@ pub struct ServeOptions {
     pub fail_first: u64,
     /// Test fault: ignore `Range` headers and always answer `200` with the whole body.
     pub ignore_range: bool,
+    /// Test fault: `(suffix, status)` pairs; a `GET` or `HEAD` whose path (percent-encoded,
+    /// without the query) ends with `suffix` is answered `status` with a short text body
+    /// instead of the file (the first matching pair wins). CLI: `--fault-status SUFFIX=CODE`.
+    pub fault_status: Vec<(String, u16)>,
     /// Do not print a log line per request on stderr.
     pub quiet: bool,
 }
@@ -75,6 +80,7 @@ impl Default for ServeOptions {
             latency_ms: 0,
             fail_first: 0,
             ignore_range: false,
+            fault_status: Vec::new(),
             quiet: false,
         }
     }
@@ -87,6 +93,8 @@ pub struct RequestRecord {
     pub method: String,
     /// Request path as received (still percent-encoded, without the query).
     pub path: String,
+    /// The query as received (without the `?`), if any.
+    pub query: Option<String>,
     /// The `Range` header, if any.
     pub range: Option<String>,
     /// Status answered.
@@ -246,6 +254,25 @@ pub async fn spawn(opts: ServeOptions) -> std::io::Result<ServerHandle> {
     })
 }
 
+/// Parses a `--fault-status` value `SUFFIX=CODE` (see [`ServeOptions::fault_status`]).
+///
+/// # Errors
+/// No `=`, an empty suffix, or a code outside 100..=599.
+pub fn parse_fault_status(value: &str) -> Result<(String, u16), String> {
+    let (suffix, code) = value
+        .rsplit_once('=')
+        .ok_or_else(|| format!("--fault-status {value:?}: expected PATH_SUFFIX=CODE"))?;
+    let code: u16 = code
+        .parse()
+        .ok()
+        .filter(|c| (100..=599).contains(c))
+        .ok_or_else(|| format!("--fault-status {value:?}: CODE must be an HTTP status"))?;
+    if suffix.is_empty() {
+        return Err(format!("--fault-status {value:?}: empty PATH_SUFFIX"));
+    }
+    Ok((suffix.to_string(), code))
+}
+
 /// Serves until Ctrl-C or SIGTERM. Prints `serving DIR at http://127.0.0.1:PORT/` on stdout
 /// (flushed) once the port is bound, so scripts can wait for that line.
 ///
@@ -303,6 +330,7 @@ async fn handle(state: &State, req: Request<hyper::body::Incoming>) -> Response<
     }
     let method = req.method().clone();
     let path = req.uri().path().to_string();
+    let query = req.uri().query().map(str::to_string);
     let range = req
         .headers()
         .get(header::RANGE)
@@ -322,6 +350,7 @@ async fn handle(state: &State, req: Request<hyper::body::Incoming>) -> Response<
     let record = RequestRecord {
         method: method.to_string(),
         path,
+        query,
         range,
         status: resp.status().as_u16(),
         body_len,
@@ -381,6 +410,15 @@ async fn answer(
         }
     }
     let url_path = req.uri().path();
+    if let Some(&(_, code)) = state
+        .opts
+        .fault_status
+        .iter()
+        .find(|(suffix, _)| url_path.ends_with(suffix.as_str()))
+    {
+        let code = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        return status(code, "injected status\n");
+    }
     let Some(path) = resolve_path(&state.root, url_path) else {
         return status(StatusCode::NOT_FOUND, "not found\n");
     };
@@ -391,7 +429,13 @@ async fn answer(
         if !url_path.ends_with('/') {
             let mut r = Response::new(empty());
             *r.status_mut() = StatusCode::MOVED_PERMANENTLY;
-            if let Ok(v) = HeaderValue::from_str(&format!("{url_path}/")) {
+            // The query stays on the redirect (as common servers keep it).
+            let query = req
+                .uri()
+                .query()
+                .map(|q| format!("?{q}"))
+                .unwrap_or_default();
+            if let Ok(v) = HeaderValue::from_str(&format!("{url_path}/{query}")) {
                 r.headers_mut().insert(header::LOCATION, v);
             }
             return (r, 0);

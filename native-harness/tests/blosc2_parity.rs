@@ -543,6 +543,97 @@ fn bytedelta_chunks_from_python_blosc2() {
     assert!(split_seen > 0 && with_bytedelta >= datas.len() / 2);
 }
 
+const PY_BYTEDELTA_LEGACY: &str = r#"
+import json, sys, blosc2
+d = sys.argv[1]
+spec = json.load(open(f"{d}/spec.json"))
+for i, s in enumerate(spec):
+    data = open(f"{d}/data_{i}.bin", "rb").read()
+    # Filter 34 is C-Blosc2's BLOSC_FILTER_BYTEDELTA_BUGGY (python-blosc2 has no name for it).
+    chunk = blosc2.compress2(
+        data, codec=blosc2.Codec(s["codec"]), clevel=5, typesize=s["typesize"],
+        filters=[blosc2.Filter.SHUFFLE, 34], filters_meta=[0, s["typesize"]],
+        blocksize=s["blocksize"], splitmode=blosc2.SplitMode(s["split"]), nthreads=1)
+    open(f"{d}/py_{i}.b2", "wb").write(chunk)
+    # C-Blosc2 reading its own chunk back.
+    open(f"{d}/py_{i}.out", "wb").write(blosc2.decompress2(chunk))
+"#;
+
+/// Legacy BYTEDELTA chunks (filter 34, `BLOSC_FILTER_BYTEDELTA_BUGGY`, the only byte delta
+/// C-Blosc2 wrote before 2.8) written by C-Blosc2 3.3 (the library inside python-blosc2
+/// 4.14.1, which still registers that filter) decode with ours to the data written, as C
+/// decodes them. Blocks are sized so that byte streams end in a partial 16-byte group, where
+/// the legacy running sum restarts: decoding them as filter 35 gives other bytes.
+#[test]
+fn legacy_bytedelta_chunks_from_c_blosc2() {
+    let python = native_harness::venv_python();
+    assert!(
+        python.exists(),
+        "{} missing: run scripts/setup.sh",
+        python.display()
+    );
+    let dir = std::env::temp_dir().join(format!("chunkwise-bytedelta34-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut spec = Vec::new();
+    let mut datas = Vec::new();
+    for cid in [0u8, 1, 5] {
+        for typesize in [2usize, 4, 8] {
+            for split in [1, 2] {
+                // (nbytes, blocksize): a last block of 1808 bytes, one block of 1000 bytes.
+                for (nbytes, bs) in [(10_000usize, 4096usize), (1000, 0)] {
+                    for kind in [0u8, 1] {
+                        let i = datas.len();
+                        let data = make_data(kind, nbytes, typesize, 100 + i as u64);
+                        std::fs::write(dir.join(format!("data_{i}.bin")), &data).unwrap();
+                        spec.push(format!(
+                            r#"{{"codec": {cid}, "typesize": {typesize}, "blocksize": {bs}, "split": {split}}}"#
+                        ));
+                        datas.push(data);
+                    }
+                }
+            }
+        }
+    }
+    std::fs::write(dir.join("spec.json"), format!("[{}]", spec.join(","))).unwrap();
+    let st = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(PY_BYTEDELTA_LEGACY)
+        .arg(&dir)
+        .status()
+        .unwrap();
+    assert!(st.success(), "python-blosc2 script failed");
+    let (mut legacy, mut differs) = (0, 0);
+    for (i, data) in datas.iter().enumerate() {
+        let py = std::fs::read(dir.join(format!("py_{i}.b2"))).unwrap();
+        let back = std::fs::read(dir.join(format!("py_{i}.out"))).unwrap();
+        assert!(
+            back == *data,
+            "case {i}: C-Blosc2 does not read its own chunk back"
+        );
+        let h = ChunkHeader::parse(&py).unwrap();
+        let got = decode_chunk(&py).unwrap_or_else(|e| panic!("case {i}: {e}"));
+        assert!(
+            got == *data,
+            "case {i}: legacy bytedelta chunk decoded wrong"
+        );
+        check_blocks(&py, data, &format!("legacy bytedelta case {i}"));
+        if let Some(k) = h.filters.iter().position(|&f| f == 34) {
+            legacy += 1;
+            // The same chunk read as the fixed filter 35.
+            let mut as35 = py.clone();
+            as35[16 + k] = 35;
+            differs += (decode_chunk(&as35).map_or(true, |d| d != *data)) as usize;
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    println!(
+        "legacy bytedelta parity with C-Blosc2: {} cases ({legacy} with filter 34, {differs} \
+         of which read as filter 35 give other bytes)",
+        datas.len()
+    );
+    assert!(legacy >= datas.len() / 2 && differs > 0);
+}
+
 /// Decode one LZ4+SHUFFLE float32 chunk many times with ours only (for profilers).
 #[test]
 #[ignore]

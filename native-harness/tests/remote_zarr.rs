@@ -55,7 +55,16 @@ async fn every_array_reads_over_http() {
         if let Some(code) = a.get("unreadable") {
             let e = open_array(&url, vec![], with_path(path)).await.unwrap_err();
             assert_eq!(e.code(), code.as_str().unwrap(), "{what}: {e}");
-            assert!(e.to_string().contains("zarr.json"), "{what}: {e}");
+            // The error names the metadata key, and the filter or codec when the manifest
+            // says which.
+            let text = e.to_string();
+            assert!(
+                text.contains("zarr.json") || text.contains(".zarray"),
+                "{what}: {e}"
+            );
+            if let Some(name) = a.get("names").and_then(|n| n.as_str()) {
+                assert!(text.contains(name), "{what}: {e}");
+            }
             continue;
         }
         let arr = open_array(&url, vec![], with_path(path))
@@ -86,7 +95,7 @@ async fn every_array_reads_over_http() {
         }
         checked += 1;
     }
-    assert!(checked >= 30, "only {checked} arrays checked");
+    assert!(checked >= 43, "only {checked} arrays checked");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -564,4 +573,217 @@ async fn node_paths_cannot_leave_the_store() {
         assert_eq!(e.code(), "NOT_FOUND", "{path}: {e}");
     }
     server.shutdown().await;
+}
+
+/// The `.npy` written next to the fixture for `name` (file name in the manifest).
+fn fixture_npy(name: &str) -> chunkwise::npy::Npy {
+    read_npy(&std::fs::read(fixtures().join("zarr").join(name)).unwrap()).unwrap()
+}
+
+async fn server_of(
+    root: &Path,
+    fault_status: Vec<(String, u16)>,
+) -> native_harness::serve::ServerHandle {
+    spawn(ServeOptions {
+        root: root.to_path_buf(),
+        port: 0,
+        quiet: true,
+        fault_status,
+        ..Default::default()
+    })
+    .await
+    .expect("server starts")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn absent_chunks_read_as_fill_and_are_counted() {
+    // Chunk objects the generator never wrote (gen_zarr.py): v3 /partial writes a[5:10, 4:10]
+    // of 13x11 in 5x4 chunks (chunks (1,1) and (1,2): 7 of 9 absent); v2 /partial writes
+    // a[5:11, 2:7] in 5x4 chunks (4 of 9 written, 5 absent); v3 /sharded_partial writes
+    // a[0:4, 3:6] of 16x12 in 8x6 shards of 4x3 inner chunks (3 of 4 shards absent, 4 inner
+    // chunks each: 12; the 3 inner chunks shard (0,0)'s index marks empty are not absent).
+    let server = server().await;
+    for (store, path, absent) in [
+        ("v3.zarr", "partial", 7u64),
+        ("v2.zarr", "partial", 5),
+        ("v3.zarr", "sharded_partial", 12),
+        ("v3.zarr", "temperature", 0),
+        ("v3.zarr", "sharded_end", 0),
+    ] {
+        let arr = open_array(
+            &server.url(&format!("zarr/{store}")),
+            vec![],
+            with_path(path),
+        )
+        .await
+        .unwrap();
+        let cold = arr
+            .read(&Selection::all(), &ReadOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(cold.missing_chunks, absent, "{store}:{path} cold");
+        let requests = arr.traffic().requests;
+        let warm = arr
+            .read(&Selection::all(), &ReadOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            arr.traffic().requests,
+            requests,
+            "{store}:{path}: warm read made requests"
+        );
+        assert_eq!(warm.missing_chunks, absent, "{store}:{path} warm");
+        assert_eq!(warm.data, cold.data);
+    }
+
+    // One chunk object deleted from a copy of the store: 404, read as the fill value (0.0).
+    let dir = copy_store("v3.zarr");
+    std::fs::remove_file(dir.path().join("v3.zarr/temperature/c/1/1")).unwrap();
+    let npy = fixture_npy("v3_temperature.npy");
+    // Elements of chunk (1, 1): rows 5..10, columns 4..8 of the 13x11 float64 array.
+    let mut want = npy.data.clone();
+    for r in 5..10 {
+        want[(r * 11 + 4) * 8..(r * 11 + 8) * 8].fill(0);
+    }
+    let local = server_of(dir.path(), vec![]).await;
+    let url = local.url("v3.zarr");
+    let arr = open_array(&url, vec![], with_path("temperature"))
+        .await
+        .unwrap();
+    let got = arr
+        .read(&Selection::all(), &ReadOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(got.missing_chunks, 1);
+    assert_eq!(got.data, want);
+    let row = arr
+        .read(&Selection::parse("7").unwrap(), &ReadOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        row.missing_chunks, 1,
+        "the warm row touches the absent chunk once"
+    );
+    assert_eq!(row.data, want[7 * 11 * 8..8 * 11 * 8]);
+    // Every chunk absent (a store behind a wrong prefix keeps its metadata but no chunks):
+    // the read succeeds and says so.
+    for i in 0..3 {
+        std::fs::remove_dir_all(dir.path().join(format!("v3.zarr/temperature/c/{i}"))).unwrap();
+    }
+    let arr = open_array(&url, vec![], with_path("temperature"))
+        .await
+        .unwrap();
+    let got = arr
+        .read(&Selection::all(), &ReadOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(got.missing_chunks, 9);
+    assert!(got.data.iter().all(|&b| b == 0));
+    // The CLI prints the count, also when a second run reads everything from its disk cache.
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().to_str().unwrap();
+    for (run, requests) in [("cold", 10), ("warm from disk", 0)] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_chunkwise"))
+            .args(["read", &url, "--path", "temperature"])
+            .args(["--cache", "disk", "--cache-dir", cache_dir])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line: serde_json::Value = serde_json::from_slice(
+            out.stdout
+                .trim_ascii_end()
+                .rsplit(|&b| b == b'\n')
+                .next()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(line["missing_chunks"], 9, "{run}: {line}");
+        assert_eq!(line["requests"], requests, "{run}: {line}");
+        assert_eq!(line["shape"], serde_json::json!([13, 11]), "{line}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_404_means_absent_other_statuses_fail_the_read() {
+    // 410 Gone, 401, 403 and 5xx for one chunk object are errors, never fill values.
+    for code in [410u16, 401, 403, 500, 503] {
+        let server = server_of(&fixtures(), vec![("/temperature/c/1/1".into(), code)]).await;
+        let url = server.url("zarr/v3.zarr");
+        let arr = open_array(&url, vec![], with_path("temperature"))
+            .await
+            .unwrap();
+        let e = arr
+            .read(&Selection::all(), &ReadOptions::default())
+            .await
+            .expect_err(&format!("HTTP {code} for a chunk read as data"));
+        assert_eq!(e.code(), "HTTP_STATUS", "{code}: {e}");
+        assert!(
+            e.to_string().contains(&format!("HTTP {code}")),
+            "{code}: {e}"
+        );
+        assert!(e.to_string().contains("temperature/c/1/1"), "{code}: {e}");
+        // Within a shard: the shard object answered with the status.
+        let server = server_of(&fixtures(), vec![("/sharded_end/c/1/0".into(), code)]).await;
+        let arr = open_array(
+            &server.url("zarr/v3.zarr"),
+            vec![],
+            with_path("sharded_end"),
+        )
+        .await
+        .unwrap();
+        let e = arr
+            .read(&Selection::all(), &ReadOptions::default())
+            .await
+            .expect_err(&format!("HTTP {code} for a shard read as data"));
+        assert_eq!(e.code(), "HTTP_STATUS", "shard {code}: {e}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_url_query_is_kept_on_every_key() {
+    let server = server().await;
+    for (store, path, npy) in [
+        ("v3.zarr", "/temperature", "v3_temperature.npy"),
+        ("v3.zarr", "/sharded_end", "v3_sharded_end.npy"),
+        ("v2.zarr", "/zstd", "v2_zstd.npy"),
+    ] {
+        let before = server.requests().len();
+        let url = format!("{}?token=abc", server.url(&format!("zarr/{store}")));
+        let arr = open_array(&url, vec![], with_path(path))
+            .await
+            .unwrap_or_else(|e| panic!("{store}{path}: {e}"));
+        let got = arr
+            .read(&Selection::all(), &ReadOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(got.data, fixture_npy(npy).data, "{store}{path}");
+        let seen = &server.requests()[before..];
+        assert!(!seen.is_empty());
+        for r in seen {
+            // The URL itself is probed once as a single-object format before Zarr (the
+            // server redirects the directory to its `/` form).
+            assert!(
+                r.path.trim_end_matches('/') == format!("/zarr/{store}")
+                    || r.path.starts_with(&format!("/zarr/{store}{path}/")),
+                "{store}{path}: key outside the path: {r:?}"
+            );
+            assert_eq!(r.query.as_deref(), Some("token=abc"), "{r:?}");
+        }
+        // A trailing `/` before the query is the same store.
+        let url = format!("{}/?token=abc", server.url(&format!("zarr/{store}")));
+        let again = open_array(&url, vec![], with_path(path)).await.unwrap();
+        assert_eq!(again.shape(), arr.shape());
+    }
+    // The Zarr reader's errors name keys without the query (it may hold a credential).
+    let url = format!("{}?token=secret", server.url("zarr/v3.zarr"));
+    let store = zarr_store(&url, vec![], &Traffic::new()).unwrap();
+    let e = chunkwise::formats::zarr::ZarrArray::open(store, "nothing")
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("v3.zarr/nothing"), "{e}");
+    assert!(!e.to_string().contains("secret"), "{e}");
 }

@@ -78,7 +78,8 @@ pub(crate) enum Answer {
 /// Interprets the status and headers of the answer to a `GET` with `Range: asked`.
 ///
 /// # Errors
-/// 404/410 [`IoError::NotFound`]; 416 [`IoError::RangeNotSatisfiable`] (with the length from
+/// 404 [`IoError::NotFound`] (410 Gone is not "absent": a Zarr reader reads an absent
+/// chunk as fill values, so only 404 may mean that; 410 is [`IoError::HttpStatus`]); 416 [`IoError::RangeNotSatisfiable`] (with the length from
 /// `Content-Range: bytes */len`, or [`IoError::BadContentRange`] without it); a 206 whose
 /// `Content-Range` is missing, malformed or not the range asked [`IoError::BadContentRange`];
 /// a 200 announcing more than `limit` bytes [`IoError::RangeIgnored`]; any other status
@@ -144,7 +145,7 @@ pub(crate) fn classify(
                 "416 answer to {asked} without Content-Range: bytes */<length> (got {content_range:?})"
             ))),
         },
-        404 | 410 => Err(IoError::NotFound { location: location.to_string() }),
+        404 => Err(IoError::NotFound { location: location.to_string() }),
         s => Err(IoError::HttpStatus { location: location.to_string(), status: s }),
     }
 }
@@ -361,8 +362,9 @@ mod tests {
         );
         assert_eq!(
             c(410, None, None),
-            Err(IoError::NotFound {
-                location: "u".into()
+            Err(IoError::HttpStatus {
+                location: "u".into(),
+                status: 410
             })
         );
         assert_eq!(

@@ -10,7 +10,7 @@ pub enum IoError {
     /// The range starts beyond the object (HTTP 416, or a local read past the end).
     #[error("range {range} not satisfiable: object has {len} bytes")]
     RangeNotSatisfiable { range: String, len: u64 },
-    /// The object does not exist (HTTP 404/410, missing file).
+    /// The object does not exist (HTTP 404, missing file; 410 is an [`IoError::HttpStatus`]).
     #[error("not found: {location}")]
     NotFound { location: String },
     /// The server answered with a status we do not accept.

@@ -64,6 +64,10 @@ export interface ReadResult {
         BigInt64Array | BigUint64Array | Float32Array | Float64Array | RecordValue[];
   shape: number[];
   dtype: string;
+  /** Zarr: chunks of the selection absent from the store (404), read as the fill value (the
+   *  Zarr rule); warm reads count them too. Many where data is expected suggests a wrong store
+   *  URL or prefix. Always 0 for Blosc2 and HDF5. */
+  missingChunks: number;
 }
 /** One value of a record member, string or nested record (see ReadResult). */
 export type RecordValue = number | bigint | boolean | string | RecordValue[] |
@@ -368,7 +372,8 @@ impl RemoteArray {
         Ok(o.into())
     }
 
-    /// Reads a selection. Resolves to `{ data, shape, dtype }` (see `ReadResult`).
+    /// Reads a selection. Resolves to `{ data, shape, dtype, missingChunks }` (see
+    /// `ReadResult`).
     #[wasm_bindgen(unchecked_return_type = "Promise<ReadResult>")]
     pub fn read(
         &self,
@@ -405,6 +410,7 @@ impl RemoteArray {
             let read = inner.read(&sel, &ropts);
             let result = cancellable(read, signal.as_ref(), cancel).await;
             let mut data = result.map_err(|e| js_error(&e))?;
+            let missing = JsValue::from_f64(data.missing_chunks as f64);
             // Byte strings of formats that describe no element (a b2nd "|S8") read as
             // null-padded strings.
             let element = data.element.clone().or_else(|| {
@@ -421,6 +427,7 @@ impl RemoteArray {
                 js_sys::Reflect::set(&o, &"data".into(), &values)?;
                 js_sys::Reflect::set(&o, &"shape".into(), &shape_js(&data.shape))?;
                 js_sys::Reflect::set(&o, &"dtype".into(), &e.descr().into())?;
+                js_sys::Reflect::set(&o, &"missingChunks".into(), &missing)?;
                 return Ok(o.into());
             }
             data.dtype.make_little_endian(&mut data.data);
@@ -433,6 +440,7 @@ impl RemoteArray {
             )?;
             js_sys::Reflect::set(&o, &"shape".into(), &shape_js(&data.shape))?;
             js_sys::Reflect::set(&o, &"dtype".into(), &dt.to_string().into())?;
+            js_sys::Reflect::set(&o, &"missingChunks".into(), &missing)?;
             Ok(o.into())
         }))
     }

@@ -158,6 +158,7 @@ fn check_supported(h: &ChunkHeader) -> Result<(), CodecError> {
                 | filter_code::BITSHUFFLE
                 | filter_code::DELTA
                 | filter_code::TRUNC_PREC
+                | filter_code::BYTEDELTA_LEGACY
                 | filter_code::BYTEDELTA
         ) {
             return unsupported("filter", f);
@@ -294,7 +295,10 @@ enum Loc {
 fn is_out_of_place(f: u8) -> bool {
     matches!(
         f,
-        filter_code::SHUFFLE | filter_code::BITSHUFFLE | filter_code::BYTEDELTA
+        filter_code::SHUFFLE
+            | filter_code::BITSHUFFLE
+            | filter_code::BYTEDELTA_LEGACY
+            | filter_code::BYTEDELTA
     )
 }
 
@@ -413,7 +417,11 @@ fn decode_block_inner(
                             0 => h.typesize,
                             m => m as usize,
                         };
-                        filters::bytedelta_decode(ts, s, d)
+                        if f == filter_code::BYTEDELTA_LEGACY {
+                            filters::bytedelta_decode_legacy(ts, s, d)
+                        } else {
+                            filters::bytedelta_decode(ts, s, d)
+                        }
                     }
                 }
                 cur = to;

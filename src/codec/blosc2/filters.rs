@@ -347,6 +347,30 @@ pub fn bytedelta_decode(typesize: usize, src: &[u8], dst: &mut [u8]) {
     dst[tail..].copy_from_slice(&src[tail..]);
 }
 
+/// Inverse of the legacy BYTEDELTA (filter 34, `bytedelta_backward_buggy` in C-Blosc2's
+/// plugins/filters/bytedelta/bytedelta.c), as every C-Blosc2 build with its SIMD path (SSSE3
+/// on x86-64, which its CMake enables for that file, or NEON on ARM64) wrote and reads it:
+/// within each stream the running sum covers the whole 16-byte groups, then restarts at 0
+/// for the last `len % 16` bytes (the bug fixed as filter 35). A stream under 16 bytes is
+/// one plain running sum. Trailing `len % typesize` bytes are copied.
+pub fn bytedelta_decode_legacy(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let n = src.len() / typesize;
+    let simd = n / 16 * 16;
+    for j in 0..typesize {
+        let s = &src[j * n..(j + 1) * n];
+        let d = &mut dst[j * n..(j + 1) * n];
+        for part in [0..simd, simd..n] {
+            let mut acc = 0u8;
+            for (o, &v) in d[part.clone()].iter_mut().zip(&s[part]) {
+                acc = acc.wrapping_add(v);
+                *o = acc;
+            }
+        }
+    }
+    let tail = n * typesize;
+    dst[tail..].copy_from_slice(&src[tail..]);
+}
+
 /// TRUNC_PREC forward (`truncate_precision` in trunc-prec.c): zero the low mantissa bits of f32
 /// (typesize 4, 23-bit mantissa) or f64 (typesize 8, 52-bit mantissa) so that `prec_bits`
 /// significant bits remain (if `prec_bits` is negative, `-prec_bits` bits are removed).

@@ -46,6 +46,10 @@ pub mod filter_code {
     pub const DELTA: u8 = 3;
     /// Precision truncation; nothing to undo on decode (`trunc-prec.c`).
     pub const TRUNC_PREC: u8 = 4;
+    /// Byte delta, the legacy version C-Blosc2 wrote before 2.8
+    /// (`BLOSC_FILTER_BYTEDELTA_BUGGY`, plugins/filters/bytedelta `bytedelta_backward_buggy`):
+    /// each stream's running sum restarts after its last whole 16 bytes.
+    pub const BYTEDELTA_LEGACY: u8 = 34;
     /// Byte delta, the fixed version (plugins/filters/bytedelta, `BLOSC_FILTER_BYTEDELTA`).
     pub const BYTEDELTA: u8 = 35;
 }

@@ -5,8 +5,9 @@
 //!
 //! Chunk codec, pure Rust (wasm32 and native):
 //! - [`decode_chunk`] / [`decode_chunk_into`]: a whole chunk (codecs BloscLZ, LZ4/LZ4HC, Zlib,
-//!   Zstd; filters SHUFFLE, BITSHUFFLE, DELTA, TRUNC_PREC, BYTEDELTA; split streams; memcpyed
-//!   chunks and blocks; run-length streams; special-value chunks; Blosc1 headers).
+//!   Zstd; filters SHUFFLE, BITSHUFFLE, DELTA, TRUNC_PREC, BYTEDELTA and legacy BYTEDELTA
+//!   (34); split streams; memcpyed chunks and blocks; run-length streams; special-value
+//!   chunks; Blosc1 headers).
 //! - Block-level remote reads: fetch [`ChunkHeader::prefix_len`] bytes (parse the first 32 to
 //!   learn it), call [`block_spans`], fetch the spans of the wanted blocks plus those
 //!   [`block_dependencies`] lists (block 0 under DELTA), and [`decode_block`] each.

@@ -10,8 +10,12 @@
 //!
 //! Delta (numcodecs `Delta`, a v2 filter) is registered as a bytes-to-bytes codec: zarrs
 //! keeps a v2 filter ahead of the compressor in the chain, so it undoes it on the stored
-//! element bytes (in the filter's own `dtype` byte order) after decompression, before the
-//! `bytes` codec: the running sum numcodecs defines.
+//! element bytes after decompression, before the `bytes` codec: the running sum numcodecs
+//! defines (`Delta.decode`: `np.cumsum(enc.view(astype), out=dec)` with `dec` of `dtype`, so
+//! each stored `astype` element is cast to `dtype` and summed in `dtype`; integers wrap).
+//! Its stored size is its decoded size scaled by `astype`'s item size over `dtype`'s, which
+//! it tells the codec after it ([`BytesToBytesCodecTraits::encoded_representation`]), so a
+//! compressor that needs the decoded size (zstd, blosc, lz4) knows it.
 
 use crate::codec::blosc2;
 use crate::dtype::{ByteOrder, DType, Kind};
@@ -28,7 +32,7 @@ use zarrs::array::{
 use zarrs::metadata::v2::MetadataV2;
 use zarrs::metadata::v3::MetadataV3;
 use zarrs::metadata::Configuration;
-use zarrs::plugin::{ExtensionName, PluginCreateError, ZarrVersion};
+use zarrs::plugin::{ExtensionName, PluginCreateError, PluginUnsupportedError, ZarrVersion};
 
 /// CRC-32C (Castagnoli) of `data`, as the v3 `crc32c` codec stores it (RFC 3720 appendix
 /// B.4); the sum `zarrs` checks.
@@ -62,7 +66,11 @@ enum Kind2 {
     Blosc,
     Zstd,
     Lz4,
-    Delta(DType),
+    /// numcodecs `Delta`: the array's element type `dtype` and the stored `astype`.
+    Delta {
+        dtype: DType,
+        astype: DType,
+    },
 }
 
 /// A decode-only bytes-to-bytes codec backed by chunkwise's decoders.
@@ -84,10 +92,18 @@ fn other(detail: impl Into<String>) -> CodecError {
     CodecError::Other(detail.into())
 }
 
+/// Largest zstd window accepted whatever the chunk size (bytes): what libzstd's streaming
+/// compressor declares at levels up to 19 when it does not know the content size (window
+/// log 23), as frames without a content-size field carry.
+const ZSTD_STREAM_WINDOW: usize = 8 << 20;
+
+/// Decodes one zstd frame into exactly `limit` bytes (the decoded size the chunk's metadata
+/// implies), whether or not the frame header carries its content size.
 fn zstd(data: &[u8], limit: usize) -> Result<Vec<u8>, CodecError> {
-    // ruzstd reserves the declared window before decoding: refuse windows far beyond the chunk.
+    // ruzstd reserves the declared window before decoding: refuse windows far beyond both the
+    // chunk and a streaming writer's default.
     let window = blosc2::zstd_window(data).ok_or_else(|| other("zstd frame header invalid"))?;
-    let bound = (limit.next_power_of_two() * 2).max(1 << 20) as u64;
+    let bound = (limit.next_power_of_two() * 2).max(ZSTD_STREAM_WINDOW) as u64;
     if window > bound {
         return Err(other(format!(
             "zstd window {window} bytes for a {limit}-byte chunk"
@@ -102,48 +118,116 @@ fn zstd(data: &[u8], limit: usize) -> Result<Vec<u8>, CodecError> {
     Ok(out)
 }
 
-/// Undoes numcodecs `Delta` in place: a running sum in the element type (integers wrap).
-fn undelta(dtype: &DType, data: &mut [u8]) -> Result<(), CodecError> {
-    let n = dtype.itemsize;
+/// One element of a numcodecs `Delta` stream, widened: integers to 64 bits (sign- or
+/// zero-extended, so the low bits are the value's), floats to `f64`.
+#[derive(Clone, Copy)]
+enum Wide {
+    Int(u64),
+    Float(f64),
+}
+
+fn read_wide(t: &DType, b: &[u8]) -> Wide {
+    let mut a = [0u8; 8];
+    let n = t.itemsize;
+    if t.order == ByteOrder::Big {
+        a[..n].copy_from_slice(b);
+        a[..n].reverse();
+    } else {
+        a[..n].copy_from_slice(b);
+    }
+    match t.kind {
+        Kind::Float if n == 4 => Wide::Float(f32::from_le_bytes([a[0], a[1], a[2], a[3]]) as f64),
+        Kind::Float => Wide::Float(f64::from_le_bytes(a)),
+        Kind::Int if n < 8 && a[n - 1] & 0x80 != 0 => {
+            a[n..].fill(0xff);
+            Wide::Int(u64::from_le_bytes(a))
+        }
+        _ => Wide::Int(u64::from_le_bytes(a)),
+    }
+}
+
+fn write_wide(t: &DType, v: Wide, out: &mut [u8]) {
+    let n = t.itemsize;
+    let le: [u8; 8] = match v {
+        Wide::Int(x) => x.to_le_bytes(),
+        Wide::Float(x) if n == 4 => {
+            let f = (x as f32).to_le_bytes();
+            [f[0], f[1], f[2], f[3], 0, 0, 0, 0]
+        }
+        Wide::Float(x) => x.to_le_bytes(),
+    };
+    out.copy_from_slice(&le[..n]);
+    if t.order == ByteOrder::Big {
+        out.reverse();
+    }
+}
+
+/// Whether numcodecs `Delta(dtype, astype)` decodes here: integer (or bool) elements stored
+/// as integers, float elements stored as floats or integers, of 1, 2, 4 or 8 bytes (floats 4
+/// or 8). Integer elements stored as floats would need numpy's float-to-integer cast.
+fn delta_supported(dtype: &DType, astype: &DType) -> bool {
+    let int = |t: &DType| matches!(t.kind, Kind::Int | Kind::UInt | Kind::Bool);
+    let size_ok = |t: &DType| match t.kind {
+        Kind::Float => matches!(t.itemsize, 4 | 8),
+        _ => matches!(t.itemsize, 1 | 2 | 4 | 8),
+    };
+    size_ok(dtype)
+        && size_ok(astype)
+        && (int(dtype) && int(astype)
+            || dtype.kind == Kind::Float && (int(astype) || astype.kind == Kind::Float))
+}
+
+/// Undoes numcodecs `Delta(dtype, astype)`: `data` holds `astype` elements; returns their
+/// running sum as `dtype` elements, each element cast to `dtype` before it is added and the
+/// sum kept in `dtype` (integers wrap), as `np.cumsum(enc, out=dec)` computes it.
+fn undelta(dtype: &DType, astype: &DType, data: &[u8]) -> Result<Vec<u8>, CodecError> {
+    let (n, m) = (astype.itemsize, dtype.itemsize);
     if !data.len().is_multiple_of(n) {
         return Err(other(format!(
             "delta: {} bytes are not whole {n}-byte elements",
             data.len()
         )));
     }
-    let be = dtype.order == ByteOrder::Big;
-    macro_rules! run {
-        ($t:ty, $add:expr) => {{
-            let get = |b: &[u8]| -> $t {
-                let a: [u8; std::mem::size_of::<$t>()] = b.try_into().expect("item size");
-                if be {
-                    <$t>::from_be_bytes(a)
-                } else {
-                    <$t>::from_le_bytes(a)
-                }
+    if !delta_supported(dtype, astype) {
+        return Err(other(format!(
+            "delta of {dtype} elements stored as {astype}"
+        )));
+    }
+    let mut out = vec![0u8; data.len() / n * m];
+    let float = dtype.kind == Kind::Float;
+    let single = m == 4;
+    let (mut ai, mut af32, mut af64) = (0u64, 0f32, 0f64);
+    for (i, (c, o)) in data
+        .chunks_exact(n)
+        .zip(out.chunks_exact_mut(m))
+        .enumerate()
+    {
+        let v = read_wide(astype, c);
+        let s = if float {
+            // Cast to the element type, then add in it (f32 sums stay f32).
+            let x = match v {
+                Wide::Int(x) if astype.kind == Kind::Int => x as i64 as f64,
+                Wide::Int(x) => x as f64,
+                Wide::Float(x) => x,
             };
-            let mut acc: Option<$t> = None;
-            for c in data.chunks_exact_mut(n) {
-                let v = get(c);
-                let s = match acc {
-                    None => v,
-                    Some(a) => $add(a, v),
-                };
-                acc = Some(s);
-                c.copy_from_slice(&if be { s.to_be_bytes() } else { s.to_le_bytes() });
+            if single {
+                let x = x as f32;
+                af32 = if i == 0 { x } else { af32 + x };
+                Wide::Float(af32 as f64)
+            } else {
+                af64 = if i == 0 { x } else { af64 + x };
+                Wide::Float(af64)
             }
-        }};
+        } else {
+            let Wide::Int(x) = v else {
+                unreachable!("integer astype checked")
+            };
+            ai = if i == 0 { x } else { ai.wrapping_add(x) };
+            Wide::Int(ai)
+        };
+        write_wide(dtype, s, o);
     }
-    match (dtype.kind, n) {
-        (Kind::Int | Kind::UInt | Kind::Bool, 1) => run!(u8, u8::wrapping_add),
-        (Kind::Int | Kind::UInt, 2) => run!(u16, u16::wrapping_add),
-        (Kind::Int | Kind::UInt, 4) => run!(u32, u32::wrapping_add),
-        (Kind::Int | Kind::UInt, 8) => run!(u64, u64::wrapping_add),
-        (Kind::Float, 4) => run!(f32, |a: f32, b: f32| a + b),
-        (Kind::Float, 8) => run!(f64, |a: f64, b: f64| a + b),
-        _ => return Err(other(format!("delta of {dtype} elements"))),
-    }
-    Ok(())
+    Ok(out)
 }
 
 impl OwnCodec {
@@ -178,10 +262,15 @@ impl OwnCodec {
                     _ => return Err(other("lz4 block invalid or cut short")),
                 }
             }
-            Kind2::Delta(dtype) => {
-                let mut out = data.to_vec();
-                undelta(&dtype, &mut out)?;
-                out
+            Kind2::Delta { dtype, astype } => {
+                let stored = limit / dtype.itemsize * astype.itemsize;
+                if !limit.is_multiple_of(dtype.itemsize) || data.len() != stored {
+                    return Err(other(format!(
+                        "delta: {} stored bytes, {stored} expected for {limit} decoded bytes",
+                        data.len()
+                    )));
+                }
+                undelta(&dtype, &astype, data)?
             }
         };
         if out.len() != limit {
@@ -256,32 +345,61 @@ impl BytesToBytesCodecTraits for OwnCodec {
         Ok(Cow::Owned(self.decode_vec(&encoded_value, limit)?))
     }
 
+    /// Delta keeps one stored element per element: its stored size follows from the decoded
+    /// one (scaled by the item sizes), and the codec after it learns it. The compressors'
+    /// stored sizes are unknown.
     fn encoded_representation(
         &self,
-        _decoded_representation: &BytesRepresentation,
+        decoded_representation: &BytesRepresentation,
     ) -> BytesRepresentation {
-        BytesRepresentation::UnboundedSize
+        match (self.kind, decoded_representation) {
+            (Kind2::Delta { dtype, astype }, BytesRepresentation::FixedSize(n)) => {
+                BytesRepresentation::FixedSize(n / dtype.itemsize as u64 * astype.itemsize as u64)
+            }
+            (Kind2::Delta { dtype, astype }, BytesRepresentation::BoundedSize(n)) => {
+                BytesRepresentation::BoundedSize(
+                    n / dtype.itemsize as u64 * astype.itemsize.max(dtype.itemsize) as u64,
+                )
+            }
+            _ => BytesRepresentation::UnboundedSize,
+        }
     }
 }
 
-fn delta_dtype(metadata: &MetadataV3) -> Result<DType, PluginCreateError> {
+/// The `dtype` and `astype` of a numcodecs `Delta` configuration (`astype` defaults to
+/// `dtype`).
+///
+/// # Errors
+/// A configuration that is not numcodecs' is invalid; a pair of types chunkwise does not
+/// decode (integers stored as floats, other kinds) is [`PluginCreateError::Unsupported`],
+/// naming the filter.
+fn delta_types(metadata: &MetadataV3) -> Result<Kind2, PluginCreateError> {
     #[derive(serde::Deserialize)]
     struct DeltaConfiguration {
         dtype: String,
         astype: Option<String>,
     }
     let c: DeltaConfiguration = metadata.to_typed_configuration()?;
-    if c.astype.as_ref().is_some_and(|a| *a != c.dtype) {
-        return Err(PluginCreateError::Other(format!(
-            "delta with astype {:?} other than dtype {:?}",
-            c.astype, c.dtype
+    let parse = |t: &str| {
+        DType::parse(t).map_err(|e| {
+            PluginCreateError::Unsupported(PluginUnsupportedError::new(
+                format!("numcodecs.delta (dtype {t:?}: {e})"),
+                "codec".into(),
+            ))
+        })
+    };
+    let dtype = parse(&c.dtype)?;
+    let astype = match &c.astype {
+        Some(a) => parse(a)?,
+        None => dtype,
+    };
+    if !delta_supported(&dtype, &astype) {
+        return Err(PluginCreateError::Unsupported(PluginUnsupportedError::new(
+            format!("numcodecs.delta of {dtype} elements stored as {astype}"),
+            "codec".into(),
         )));
     }
-    let d = DType::parse(&c.dtype).map_err(|e| PluginCreateError::Other(e.to_string()))?;
-    if !matches!(d.kind, Kind::Int | Kind::UInt | Kind::Float | Kind::Bool) {
-        return Err(PluginCreateError::Other(format!("delta of {d} elements")));
-    }
-    Ok(d)
+    Ok(Kind2::Delta { dtype, astype })
 }
 
 fn own_codec(kind: Kind2, name: &str, configuration: Configuration) -> Codec {
@@ -327,9 +445,7 @@ macro_rules! own_codec {
 own_codec!(BloscPlugin, v3: "blosc", ["numcodecs.blosc"], v2: "blosc", |_| Ok(Kind2::Blosc));
 own_codec!(ZstdPlugin, v3: "zstd", ["numcodecs.zstd"], v2: "zstd", |_| Ok(Kind2::Zstd));
 own_codec!(Lz4Plugin, v3: "numcodecs.lz4", [], v2: "lz4", |_| Ok(Kind2::Lz4));
-own_codec!(DeltaPlugin, v3: "numcodecs.delta", [], v2: "delta", |m| Ok(
-    Kind2::Delta(delta_dtype(m)?)
-));
+own_codec!(DeltaPlugin, v3: "numcodecs.delta", [], v2: "delta", delta_types);
 
 #[cfg(test)]
 mod tests {
@@ -343,8 +459,50 @@ mod tests {
 
     #[test]
     fn undelta_wraps_integers() {
-        let mut d = [1u8, 0, 255, 255, 2, 0];
-        undelta(&DType::parse("<i2").unwrap(), &mut d).unwrap();
+        let t = DType::parse("<i2").unwrap();
+        let d = undelta(&t, &t, &[1u8, 0, 255, 255, 2, 0]).unwrap();
         assert_eq!(d, [1, 0, 0, 0, 2, 0]);
+    }
+
+    #[test]
+    fn undelta_casts_astype_to_dtype() {
+        // int8 steps of -1 (0xff) into int16: sign-extended, then summed in int16.
+        let d = undelta(
+            &DType::parse("<i2").unwrap(),
+            &DType::parse("|i1").unwrap(),
+            &[5, 0xff, 0xff],
+        )
+        .unwrap();
+        assert_eq!(d, [5, 0, 4, 0, 3, 0]);
+        // uint8 200s into big-endian int16: zero-extended.
+        let d = undelta(
+            &DType::parse(">i2").unwrap(),
+            &DType::parse("|u1").unwrap(),
+            &[200, 200],
+        )
+        .unwrap();
+        assert_eq!(d, [0, 200, 1, 144]);
+        // float32 steps summed in float64.
+        let f: Vec<u8> = [0.5f32, 0.25]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let d = undelta(
+            &DType::parse("<f8").unwrap(),
+            &DType::parse("<f4").unwrap(),
+            &f,
+        )
+        .unwrap();
+        assert_eq!(
+            d,
+            [0.5f64, 0.75]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect::<Vec<_>>()
+        );
+        assert!(!delta_supported(
+            &DType::parse("<i4").unwrap(),
+            &DType::parse("<f4").unwrap()
+        ));
     }
 }

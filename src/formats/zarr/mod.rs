@@ -194,9 +194,42 @@ impl std::fmt::Debug for ZarrArray {
 
 /// A `zarrs` error creating an array from valid JSON, as a [`ZarrError`] naming `key`: an
 /// unknown codec, data type, chunk grid or key encoding is unsupported, the rest invalid.
-fn create_error(key: &str, e: ArrayCreateError) -> ZarrError {
+///
+/// `zarrs` reports any failure to build a v2 array's filters and compressor as text
+/// ("unsupported Zarr V2 array"), so `v2_codecs` (the v2 document's filters, then its
+/// compressor) are built again one by one to tell a filter or compressor chunkwise does
+/// not read (unsupported, named by its numcodecs `id`) from a malformed configuration of
+/// one it does (invalid).
+fn create_error(
+    key: &str,
+    e: ArrayCreateError,
+    v2_codecs: &[zarrs::metadata::v2::MetadataV2],
+) -> ZarrError {
     use zarrs::plugin::PluginCreateError;
     let detail = e.to_string();
+    if let ArrayCreateError::UnsupportedZarrV2Array(_) = e {
+        for m in v2_codecs {
+            match zarrs::array::Codec::from_metadata(m) {
+                Ok(_) => {}
+                Err(PluginCreateError::Unsupported(_)) => {
+                    return ZarrError::Unsupported {
+                        key: key.to_string(),
+                        detail: format!("filter or compressor {:?}: {detail}", m.id()),
+                    }
+                }
+                Err(_) => {
+                    return ZarrError::Invalid {
+                        key: key.to_string(),
+                        detail: format!("filter or compressor {:?}: {detail}", m.id()),
+                    }
+                }
+            }
+        }
+        return ZarrError::Unsupported {
+            key: key.to_string(),
+            detail,
+        };
+    }
     match e {
         ArrayCreateError::DataTypeCreateError(PluginCreateError::Unsupported(_))
         | ArrayCreateError::CodecsCreateError(PluginCreateError::Unsupported(_))
@@ -284,9 +317,16 @@ impl ZarrArray {
                 });
             }
         }
+        let v2_codecs: Vec<_> = match &typed {
+            ArrayMetadata::V2(m) => (m.filters.iter().flatten())
+                .chain(&m.compressor)
+                .cloned()
+                .collect(),
+            ArrayMetadata::V3(_) => Vec::new(),
+        };
         let storage = Arc::new(ZarrStorage::new(store.clone()));
         let array = Array::new_with_metadata(storage.clone(), &format!("/{path}"), typed)
-            .map_err(|e| create_error(&key, e))?;
+            .map_err(|e| create_error(&key, e, &v2_codecs))?;
         let shape = array.shape().to_vec();
         let chunk_shape = array
             .chunk_shape(&vec![0; shape.len()])
@@ -296,6 +336,9 @@ impl ZarrArray {
                 detail: e.to_string(),
             })?;
         let sharded = array.is_exclusively_sharded();
+        if sharded {
+            storage.track_absent();
+        }
         let read_chunks = match array.subchunk_shape().filter(|_| sharded) {
             Some(inner) => nonzero(&inner),
             None => chunk_shape.clone(),
@@ -436,7 +479,9 @@ impl ZarrArray {
 
     /// Reads and decodes the read-grid chunks `lins` (linear C-order indexes of
     /// [`ZarrArray::grid`]), calling `on_chunk(lin, decoded)` as each completes, with
-    /// `None` for a chunk that is not stored (its elements are the fill value). Chunk objects
+    /// `None` for a chunk that is absent from the store (its elements are the fill value; for
+    /// a sharded array: an inner chunk of an absent shard, while an inner chunk its stored
+    /// shard's index marks empty comes decoded as fill values). Chunk objects
     /// (or shards) are read at most `options.concurrency` at a time. For a shard: one index
     /// read (remembered), then its touched inner chunks in one coalesced batch, decoded by
     /// `zarrs`.
@@ -563,6 +608,10 @@ impl ZarrArray {
                     detail,
                 })
             })?;
+        if self.storage.was_absent(&key) {
+            // The whole shard is absent: every touched inner chunk is missing (fill value).
+            return Ok(members.iter().map(|(lin, _)| (*lin, None)).collect());
+        }
         let all = self.decoded(got).map_err(|detail| ZarrError::Chunk {
             key: self.store.url(&key),
             chunk: first,
@@ -850,6 +899,26 @@ mod tests {
         assert!(
             matches!(&e, ZarrError::Unsupported { key, detail }
                 if key.ends_with("x/zarr.json") && detail.contains("snappy")),
+            "{e}"
+        );
+        // v2: a filter chunkwise does not read is unsupported, a broken configuration of one
+        // it reads is invalid.
+        let v2 = |filters: &str| {
+            format!(
+                r#"{{"zarr_format":2,"shape":[4],"chunks":[2],"dtype":"<f8","order":"C",
+                "compressor":null,"fill_value":0,"filters":{filters}}}"#
+            )
+        };
+        let doc = v2(r#"[{"id":"quantize","digits":1,"dtype":"<f8"}]"#);
+        let e = open(&[("q/.zarray", &doc)], "q").unwrap_err();
+        assert!(
+            matches!(&e, ZarrError::Unsupported { detail, .. } if detail.contains("quantize")),
+            "{e}"
+        );
+        let doc = v2(r#"[{"id":"delta","dtype":7}]"#);
+        let e = open(&[("d/.zarray", &doc)], "d").unwrap_err();
+        assert!(
+            matches!(&e, ZarrError::Invalid { detail, .. } if detail.contains("delta")),
             "{e}"
         );
     }

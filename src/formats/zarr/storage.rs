@@ -74,6 +74,8 @@ pub struct ZarrStorage {
     batches: Mutex<HashMap<String, Vec<Arc<Mutex<Batch>>>>>,
     options: Mutex<CoalesceOptions>,
     errors: Mutex<Vec<ZarrError>>,
+    /// Chunk-data keys found absent, when tracked ([`ZarrStorage::track_absent`]).
+    absent: Mutex<Option<std::collections::HashSet<String>>>,
 }
 
 impl std::fmt::Debug for ZarrStorage {
@@ -98,6 +100,29 @@ impl ZarrStorage {
             batches: Mutex::new(HashMap::new()),
             options: Mutex::new(CoalesceOptions::default()),
             errors: Mutex::new(Vec::new()),
+            absent: Mutex::new(None),
+        }
+    }
+
+    /// Starts remembering which chunk-data keys were absent (not found) when read, for
+    /// [`ZarrStorage::was_absent`]. For sharded arrays, whose shards `zarrs` reads (and fills
+    /// when absent) on its own: the set grows with absent shards, not inner chunks.
+    pub fn track_absent(&self) {
+        lock(&self.absent).get_or_insert_with(Default::default);
+    }
+
+    /// Whether a read of chunk-data `key` found it absent (only while tracked).
+    pub fn was_absent(&self, key: &str) -> bool {
+        lock(&self.absent)
+            .as_ref()
+            .is_some_and(|s| s.contains(key.trim_start_matches('/')))
+    }
+
+    fn note_absent(&self, key: &str) {
+        if let Some(s) = lock(&self.absent).as_mut() {
+            if !is_metadata_key(key) {
+                s.insert(key.to_string());
+            }
         }
     }
 
@@ -361,7 +386,10 @@ impl AsyncReadableStorageTraits for ZarrStorage {
         // needs it `Send`, which a fetch in wasm is not).
         match self.read_many(k, ranges).await {
             Ok(Some(v)) => Ok(Some(Box::pin(futures::stream::iter(v.into_iter().map(Ok))))),
-            Ok(None) => Ok(None),
+            Ok(None) => {
+                self.note_absent(k);
+                Ok(None)
+            }
             Err(e) => Err(self.raise(e)),
         }
     }
@@ -382,7 +410,10 @@ impl AsyncReadableStorageTraits for ZarrStorage {
                 self.note_size(k, f.info.len);
                 Ok(Some(f.info.len))
             }
-            Ok(None) => Ok(None),
+            Ok(None) => {
+                self.note_absent(k);
+                Ok(None)
+            }
             Err(e) => Err(self.raise(e)),
         }
     }

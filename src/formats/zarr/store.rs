@@ -104,6 +104,11 @@ impl<T: Clone + 'static> InFlight<T> {
 /// A Zarr store reached through a [`KeyOpener`], with its remembered metadata.
 pub struct ZarrStore {
     base: String,
+    /// `base` up to its query: keys are joined to this (no trailing `/`).
+    root: String,
+    /// The query (`?...`, fragment included) of a URL base, sent with every key's request;
+    /// empty for a directory path or a URL without one.
+    query: String,
     opener: Arc<dyn KeyOpener>,
     remembered: Mutex<BTreeMap<String, Option<String>>>,
     reads: InFlight<Option<Fetched>>,
@@ -115,6 +120,18 @@ impl std::fmt::Debug for ZarrStore {
         f.debug_struct("ZarrStore")
             .field("base", &self.base)
             .finish()
+    }
+}
+
+/// `base` split before its query: `("https://h/a.zarr", "?token=abc")`. Only URLs
+/// (`scheme://`) have a query; a `#` fragment, never sent, stays with it.
+fn split_query(base: &str) -> (&str, &str) {
+    if !base.contains("://") {
+        return (base, "");
+    }
+    match base.find(['?', '#']) {
+        Some(i) => base.split_at(i),
+        None => (base, ""),
     }
 }
 
@@ -130,9 +147,17 @@ pub fn is_metadata_key(key: &str) -> bool {
 impl ZarrStore {
     /// A store rooted at `base` (URL or directory path; a trailing `/` is ignored) with
     /// nothing remembered.
+    ///
+    /// A URL base with a query (`https://h/v3.zarr?token=abc`) keeps its query on every key's
+    /// request, after the key's path (`https://h/v3.zarr/temperature/zarr.json?token=abc`),
+    /// as zarr-python's fsspec store and zarrita do; a directory path is taken as it is.
     pub fn new(base: &str, opener: Arc<dyn KeyOpener>) -> ZarrStore {
+        let (root, query) = split_query(base);
+        let root = root.trim_end_matches('/').to_string();
         ZarrStore {
-            base: base.trim_end_matches('/').to_string(),
+            base: format!("{root}{query}"),
+            root,
+            query: query.to_string(),
             opener,
             remembered: Mutex::new(BTreeMap::new()),
             reads: InFlight::new(),
@@ -182,14 +207,22 @@ impl ZarrStore {
         self.remembered.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The store root (no trailing `/`).
+    /// The store root as given (no `/` before its query or at its end), query included: the
+    /// store's identity in remembered metadata and cache stamps.
     pub fn base(&self) -> &str {
         &self.base
     }
 
-    /// The URL or path of `key`.
+    /// The URL or path of `key` as errors name it: the query of the base is left out (it may
+    /// hold a credential).
     pub fn url(&self, key: &str) -> String {
-        format!("{}/{}", self.base, key.trim_start_matches('/'))
+        format!("{}/{}", self.root, key.trim_start_matches('/'))
+    }
+
+    /// The URL or path `key` is requested at: the key joined to the root's path, then the
+    /// base's query.
+    pub fn request_url(&self, key: &str) -> String {
+        format!("{}{}", self.url(key), self.query)
     }
 
     /// Whether a record's `base` names this store (records keep the public URL only).
@@ -211,7 +244,7 @@ impl ZarrStore {
     }
 
     fn source(&self, key: &str) -> Result<Option<Arc<dyn RangeSource>>, ZarrError> {
-        match self.opener.open(&self.url(key)) {
+        match self.opener.open(&self.request_url(key)) {
             Ok(s) => Ok(Some(s)),
             Err(IoError::NotFound { .. }) => Ok(None),
             Err(e) => Err(ZarrError::Io(e)),
@@ -417,6 +450,27 @@ mod tests {
         );
         let same: ZarrDiscovery = serde_json::from_str(&saved).unwrap();
         assert!(ZarrStore::with_discovery("mem://t", s.opener.clone(), same).is_err());
+    }
+
+    #[test]
+    fn keys_go_before_the_query() {
+        let never = |url: &str| -> Result<Arc<dyn RangeSource>, IoError> {
+            Err(IoError::NotFound {
+                location: url.into(),
+            })
+        };
+        let s = ZarrStore::new("https://h/a.zarr/?token=abc&x=1", Arc::new(never));
+        assert_eq!(
+            s.request_url("t/zarr.json"),
+            "https://h/a.zarr/t/zarr.json?token=abc&x=1"
+        );
+        assert_eq!(s.url("t/zarr.json"), "https://h/a.zarr/t/zarr.json");
+        assert_eq!(s.base(), "https://h/a.zarr?token=abc&x=1");
+        let s = ZarrStore::new("https://h/a.zarr", Arc::new(never));
+        assert_eq!(s.request_url("/c/0"), "https://h/a.zarr/c/0");
+        // A directory path is taken as it is.
+        let s = ZarrStore::new("/data/odd?name.zarr", Arc::new(never));
+        assert_eq!(s.request_url("zarr.json"), "/data/odd?name.zarr/zarr.json");
     }
 
     #[test]
