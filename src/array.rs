@@ -496,6 +496,9 @@ impl RemoteArray {
         };
         if let Err(Error::Io(crate::io::IoError::SourceChanged { .. })) = &result {
             self.coordinator.forget_source(&self.key);
+            if let Some(z) = &self.zarr {
+                z.store().forget_objects();
+            }
         }
         result
     }

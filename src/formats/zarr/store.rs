@@ -8,7 +8,7 @@ use super::ZarrError;
 use crate::io::{ByteRange, Fetched, IoError, MaybeSend, MaybeSync, RangeSource};
 use bytes::Bytes;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 /// Largest metadata object accepted (bytes); consolidated metadata of a large store can be
@@ -111,6 +111,12 @@ pub struct ZarrStore {
     query: String,
     opener: Arc<dyn KeyOpener>,
     remembered: Mutex<BTreeMap<String, Option<String>>>,
+    /// The sources of chunk and shard objects read recently, so every read of one object
+    /// goes through one transport, which refuses an answer whose size, `ETag` or
+    /// `Last-Modified` differs from its first ([`IoError::SourceChanged`]): a shard's index
+    /// and its inner chunks then come from one version of the shard. Bounded by
+    /// [`MAX_OPEN_OBJECTS`], oldest dropped first.
+    objects: Mutex<OpenObjects>,
     reads: InFlight<Option<Fetched>>,
     range_reads: InFlight<Option<Vec<Bytes>>>,
 }
@@ -121,6 +127,19 @@ impl std::fmt::Debug for ZarrStore {
             .field("base", &self.base)
             .finish()
     }
+}
+
+/// Most chunk or shard object sources a [`ZarrStore`] keeps (a local store's hold an open
+/// file each). A read has at most its concurrency (6 by default) objects in flight, and a
+/// shard's index and data reads follow each other, so 64 keeps every object for the span of
+/// its reads while bounding descriptors and memory.
+pub const MAX_OPEN_OBJECTS: usize = 64;
+
+/// Sources of recently read chunk and shard objects, by key, oldest first.
+#[derive(Default)]
+struct OpenObjects {
+    by_key: HashMap<String, Arc<dyn RangeSource>>,
+    order: std::collections::VecDeque<String>,
 }
 
 /// `base` split before its query: `("https://h/a.zarr", "?token=abc")`. Only URLs
@@ -160,6 +179,7 @@ impl ZarrStore {
             query: query.to_string(),
             opener,
             remembered: Mutex::new(BTreeMap::new()),
+            objects: Mutex::default(),
             reads: InFlight::new(),
             range_reads: InFlight::new(),
         }
@@ -200,6 +220,16 @@ impl ZarrStore {
         }
         self.lock().extend(discovery.objects);
         true
+    }
+
+    fn open_objects(&self) -> std::sync::MutexGuard<'_, OpenObjects> {
+        // Whole entries only: a poisoned lock still holds consistent data.
+        self.objects.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Forgets the kept object sources (after a source changed: the next reads start afresh).
+    pub fn forget_objects(&self) {
+        *self.open_objects() = OpenObjects::default();
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Option<String>>> {
@@ -244,8 +274,27 @@ impl ZarrStore {
     }
 
     fn source(&self, key: &str) -> Result<Option<Arc<dyn RangeSource>>, ZarrError> {
+        let chunk = !is_metadata_key(key);
+        if chunk {
+            if let Some(s) = self.open_objects().by_key.get(key) {
+                return Ok(Some(s.clone()));
+            }
+        }
         match self.opener.open(&self.request_url(key)) {
-            Ok(s) => Ok(Some(s)),
+            Ok(s) => {
+                if chunk {
+                    let mut g = self.open_objects();
+                    if g.by_key.insert(key.to_string(), s.clone()).is_none() {
+                        g.order.push_back(key.to_string());
+                        while g.order.len() > MAX_OPEN_OBJECTS {
+                            if let Some(old) = g.order.pop_front() {
+                                g.by_key.remove(&old);
+                            }
+                        }
+                    }
+                }
+                Ok(Some(s))
+            }
             Err(IoError::NotFound { .. }) => Ok(None),
             Err(e) => Err(ZarrError::Io(e)),
         }
