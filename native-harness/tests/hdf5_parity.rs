@@ -60,6 +60,11 @@ struct Counts {
     refused: usize,
     /// Datasets compared per chunk index type (the library's `H5Dget_chunk_index_type`).
     by_index: std::collections::BTreeMap<String, usize>,
+    /// Of those, datasets whose maximum shape exceeds the shape (`max_*`), per index type.
+    max_by_index: std::collections::BTreeMap<String, usize>,
+    /// Chunk maps the generator rebuilt from `H5Dread_chunk` because the library's
+    /// `H5Dget_chunk_info` misreports them (see `gen_hdf5_matrix.py`, `chunk_map`).
+    corrected: usize,
 }
 
 async fn check_matrix(dir: &Path, what: &str) -> Counts {
@@ -154,10 +159,14 @@ async fn check_matrix(dir: &Path, what: &str) -> Counts {
                 want.sort_by_key(key);
                 assert_eq!(got, want, "{at}: chunk map");
                 counts.chunks += want.len();
-                *counts
-                    .by_index
-                    .entry(ds["index"].as_str().unwrap().to_string())
-                    .or_default() += 1;
+                let index = ds["index"].as_str().unwrap().to_string();
+                if path.starts_with("/max_") {
+                    *counts.max_by_index.entry(index.clone()).or_default() += 1;
+                }
+                if ds["chunk_map_corrected"].as_bool() == Some(true) {
+                    counts.corrected += 1;
+                }
+                *counts.by_index.entry(index).or_default() += 1;
             }
         }
         // Values: whole and a few selections, equal to the array written.
@@ -223,6 +232,23 @@ print(bad)
     String::from_utf8_lossy(&out.stdout).trim().parse().ok()
 }
 
+/// Maximum shapes larger than the shape were compared for every index type that allows them
+/// (a single chunk index needs shape = maximum shape = chunk shape).
+fn assert_max_shapes(c: &Counts) {
+    let got: Vec<&str> = c.max_by_index.keys().map(String::as_str).collect();
+    assert_eq!(
+        got,
+        [
+            "btree_v1",
+            "btree_v2",
+            "extensible_array",
+            "fixed_array",
+            "implicit"
+        ],
+        "{c:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parity_with_libhdf5_1_10() {
     let Some(dir) = write_matrix("/usr/bin/python3", "libhdf5 1.10.8 (Debian python3-h5py)") else {
@@ -230,9 +256,10 @@ async fn parity_with_libhdf5_1_10() {
     };
     let c = check_matrix(dir.path(), "1.10.8").await;
     println!(
-        "libhdf5 1.10.8: {} files, {} datasets read as written, {} chunks compared, {} refused as typed errors; chunked datasets per index type {:?}",
-        c.files, c.datasets, c.chunks, c.refused, c.by_index
+        "libhdf5 1.10.8: {} files, {} datasets read as written, {} chunks compared, {} refused as typed errors; chunked datasets per index type {:?}; with a larger maximum shape {:?}; {} chunk maps corrected",
+        c.files, c.datasets, c.chunks, c.refused, c.by_index, c.max_by_index, c.corrected
     );
+    assert_max_shapes(&c);
     assert_eq!(
         c.by_index.len(),
         6,
@@ -255,9 +282,10 @@ async fn parity_with_hdf5_2_0() {
     };
     let c = check_matrix(dir.path(), "2.0").await;
     println!(
-        "HDF5 2.0: {} files, {} datasets read as written, {} chunks compared, {} refused as typed errors; chunked datasets per index type {:?}",
-        c.files, c.datasets, c.chunks, c.refused, c.by_index
+        "HDF5 2.0: {} files, {} datasets read as written, {} chunks compared, {} refused as typed errors; chunked datasets per index type {:?}; with a larger maximum shape {:?}; {} chunk maps corrected",
+        c.files, c.datasets, c.chunks, c.refused, c.by_index, c.max_by_index, c.corrected
     );
+    assert_max_shapes(&c);
     assert_eq!(
         c.by_index.len(),
         6,
