@@ -659,12 +659,23 @@ impl ArrayFormat for Hdf5Array {
                 .get(&chunk)
                 .map(|&i| entries[i].filter_mask)
                 .unwrap_or(0);
+            let skipped = |i: usize| i < 32 && mask & (1 << i) != 0;
             for (i, f) in self.meta.filters.iter().enumerate().rev() {
-                if i < 32 && mask & (1 << i) != 0 {
+                if skipped(i) {
                     continue;
                 }
+                // What filter `i` was given when the chunk was written: the chunk, plus the
+                // 4-byte checksum of every fletcher32 applied before it (netCDF-C puts
+                // fletcher32 first: H5Z_filter_fletcher32 appends its checksum to the data
+                // the later filters see).
+                let limit = want
+                    + 4 * self.meta.filters[..i]
+                        .iter()
+                        .enumerate()
+                        .filter(|(j, g)| g.id == 3 && !skipped(*j))
+                        .count();
                 data = match f.id {
-                    1 => miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(&data, want)
+                    1 => miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(&data, limit)
                         .map_err(|e| self.chunk_err(chunk, format!("deflate: {e}")))?,
                     2 => unshuffle(
                         &data,
@@ -680,7 +691,7 @@ impl ArrayFormat for Hdf5Array {
                         &f.client_data,
                         self.meta.dtype.itemsize,
                         &data,
-                        want,
+                        limit,
                     ) {
                         Some(r) => r.map_err(|e| self.chunk_err(chunk, e.to_string()))?,
                         None => {
