@@ -185,6 +185,9 @@ async fn check_matrix(dir: &Path, what: &str) -> Counts {
             .await
             .unwrap_or_else(|e| panic!("{at}: read: {e}"));
         assert!(all.data == npy.data, "{at}: differs from the array written");
+        // Shapes as numpy has them (a scalar: `[]`), in the read and in `info`.
+        assert_eq!(all.shape, npy.shape, "{at}: read shape");
+        assert_eq!(arr.info().shape, npy.shape, "{at}: info shape");
         let itemsize = arr.dtype().itemsize;
         for s in SELECTIONS.iter().take(6) {
             let sel = Selection::parse(s).unwrap();

@@ -412,14 +412,12 @@ impl Hdf5Array {
             e.normalize(&mut fill);
         }
         let itemsize = dtype.itemsize as u64;
-        // A scalar reads as a one-element 1-d array (an array datatype as its dimensions).
-        let mut shape = if meta.shape.is_empty() && extra.is_empty() {
-            vec![1]
-        } else {
-            meta.shape.clone()
-        };
+        // A scalar reads with shape `[]` as h5py gives it (an array datatype as its
+        // dimensions): one chunk of one element.
+        let mut shape = meta.shape.clone();
         shape.extend(&extra);
         let chunks = match &meta.layout {
+            _ if shape.is_empty() => Vec::new(),
             Layout::Chunked { chunk, .. } if !meta.shape.is_empty() => {
                 let mut c = chunk.clone();
                 c.extend(&extra);
@@ -462,7 +460,7 @@ impl Hdf5Array {
                     )));
                 }
                 let mut coords: Vec<u64> = if meta.shape.is_empty() {
-                    vec![0]
+                    Vec::new()
                 } else {
                     c.offset
                         .iter()
@@ -630,6 +628,11 @@ impl ArrayFormat for Hdf5Array {
         match &self.meta.layout {
             Layout::Compact(d) => Ok(ChunkPlace::Inline(Bytes::from(d.clone()))),
             Layout::Contiguous { address: None, .. } => Ok(ChunkPlace::Fill(self.fill.clone())),
+            Layout::Contiguous {
+                address: Some(a), ..
+            } if self.grid.shape.is_empty() => {
+                Ok(ChunkPlace::Stored(*a..a + self.dtype.itemsize as u64))
+            }
             Layout::Contiguous {
                 address: Some(a), ..
             } => {
