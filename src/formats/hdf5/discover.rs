@@ -355,7 +355,8 @@ pub fn dataset_step(
                 if d.dataspace_type == hdf5_reader::messages::dataspace::DataspaceType::Null =>
             {
                 return Ok(Err(Hdf5Error::Unsupported(format!(
-                    "{path}: a null dataspace (no elements, h5py Empty)"
+                    "{path}: {}",
+                    super::list::NULL_DATASPACE
                 ))));
             }
             HdfMessage::DataLayout(l) => layout_msg = Some(l.layout.clone()),
