@@ -1,11 +1,14 @@
 //! Parity with two real HDF5 builds: `tests/fixtures/gen_hdf5_matrix.py` writes a matrix of
 //! files (every libver the build knows, superblocks 0 to 3, user blocks, every chunk index
 //! type, the build's filters, fill values, big-endian data, compact and dense attributes and
-//! links, contiguous and compact datasets) once with Debian's python3-h5py (libhdf5 1.10.8)
+//! links, contiguous, compact and scalar datasets, maximum shapes larger than the shape under
+//! every index type, fletcher32/shuffle/deflate in every order) once with Debian's
+//! python3-h5py (libhdf5 1.10.8)
 //! and once with the project venv's h5py 3.16 (HDF5 2.0). Served by the real range server on
 //! loopback, every dataset's chunk map from chunkwise's discovery must equal the one the
-//! writing library reports (`H5Dget_chunk_info`), and reads (whole and selections) must equal
-//! the arrays written.
+//! writing library reports (`H5Dget_chunk_info`, corrected from `H5Dread_chunk` where both
+//! builds misreport an extensible array whose unlimited dimension is not the first), and reads
+//! (whole and selections; shapes as numpy has them) must equal the arrays written.
 
 use chunkwise::array::{OpenOptions, ReadOptions};
 use chunkwise::formats::hdf5::Hdf5Array;
