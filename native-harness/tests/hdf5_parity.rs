@@ -3,8 +3,8 @@
 //! type, the build's filters, fill values, big-endian data, compact and dense attributes and
 //! links, contiguous, compact and scalar datasets, maximum shapes larger than the shape under
 //! every index type, fletcher32/shuffle/deflate in every order) once with Debian's
-//! python3-h5py (libhdf5 1.10.8)
-//! and once with the project venv's h5py 3.16 (HDF5 2.0). Served by the real range server on
+//! python3-h5py (libhdf5 1.10.8) and once with the project venv's h5py 3.16 (HDF5 2.0).
+//! Served by the real range server on
 //! loopback, every dataset's chunk map from chunkwise's discovery must equal the one the
 //! writing library reports (`H5Dget_chunk_info`, corrected from `H5Dread_chunk` where both
 //! builds misreport an extensible array whose unlimited dimension is not the first), and reads
