@@ -448,8 +448,8 @@ impl RemoteArray {
     pub fn element(&self) -> Option<Element> {
         self.format.element()
     }
-    /// numpy's `dtype.str` of the elements, or its `dtype.descr` for records (`|O` for
-    /// variable-length strings, which reads resolve to `|S{n}`).
+    /// numpy's `dtype.str` of the elements, or its `dtype.descr` for records (`|S`, unsized,
+    /// for variable-length strings, which reads resolve to `|S{n}`).
     pub fn dtype_descr(&self) -> String {
         match self.format.element() {
             Some(e) => e.descr(),

@@ -157,7 +157,8 @@ impl Element {
     }
 
     /// numpy's `.npy` header `descr` (and `dtype.str` for a simple type): a typestr such as
-    /// `|S5` (`|O`, numpy's object, for variable-length strings), for a record the list of
+    /// `|S5` (`|S`, numpy's unsized bytes, for variable-length strings, whose reads resolve to
+    /// `|S{n}` with n the longest string read; h5py says `|O`), for a record the list of
     /// `(name, format[, shape])` tuples (with `('', '|Vn')` entries for gaps, as numpy's
     /// `dtype.descr` writes them) for a record. Source: numpy `lib/format.py`
     /// `dtype_to_descr` and `_array_descr` in `numpy/core/_internal.py`.
@@ -165,7 +166,9 @@ impl Element {
         match self {
             Element::Number(d) => d.to_string(),
             Element::String { size, .. } => format!("|S{size}"),
-            Element::VlenString { .. } => "|O".to_string(),
+            // numpy's unsized bytes: the width is known only from the strings a read
+            // resolves (it then gives `|S{longest}`).
+            Element::VlenString { .. } => "|S".to_string(),
             Element::SubArray { base, shape } => {
                 // A sub-array on its own has no typestr; numpy writes its base with a shape.
                 format!("({}, {})", quoted_or_list(base), shape_tuple(shape))

@@ -98,7 +98,8 @@ impl Selection {
     }
 
     /// Parses numpy-like text: comma-separated integers, `start:stop:step` slices (parts
-    /// optional) and `...`, optionally inside `[` `]`. Empty text selects everything.
+    /// optional) and `...`, optionally inside `[` `]`. Empty text and `()` (numpy's empty
+    /// tuple) select everything.
     ///
     /// # Errors
     /// [`SelectionError::Syntax`] naming the offending text.
@@ -114,7 +115,8 @@ impl Selection {
                 .ok_or_else(|| syntax("unbalanced '['"))?
                 .trim();
         }
-        if t.is_empty() {
+        // numpy's empty tuple `a[()]` (how a scalar is read) selects everything.
+        if t.is_empty() || t == "()" {
             return Ok(Selection::all());
         }
         let mut items = Vec::new();
@@ -729,6 +731,10 @@ mod tests {
             ]
         );
         assert_eq!(Selection::parse("").unwrap(), Selection::all());
+        assert_eq!(Selection::parse(" () ").unwrap(), Selection::all());
+        // A 0-d array: everything is its one element, an integer index is one too many.
+        assert_eq!(Selection::all().resolve(&[]).unwrap(), vec![]);
+        assert!(Selection::parse("0").unwrap().resolve(&[]).is_err());
         assert!(Selection::parse("1:2:3:4").is_err());
         assert!(Selection::parse("a").is_err());
         assert!(Selection::parse("...,...").is_err());

@@ -102,3 +102,31 @@ async fn compounds_come_as_objects() {
     assert_eq!(get(&row, "s").as_string().as_deref(), Some("été"));
     assert_eq!(strings(&get(&row, "tags")), ["t2", "uu"]);
 }
+
+/// A scalar (h5py shape `()`) is `shape: []` in JS, on the array and in its read; a
+/// variable-length string's dtype is `|S` (unsized) before the read gives `|S{n}`.
+#[wasm_bindgen_test]
+async fn scalar_has_shape_empty() {
+    let Some(base) = base() else {
+        return;
+    };
+    let opts = js_sys::Object::new();
+    Reflect::set(&opts, &"path".into(), &"/vs_scalar".into()).unwrap();
+    let arr = RemoteArray::open(format!("{base}hdf5_types/types.h5"), opts.into())
+        .await
+        .unwrap();
+    assert_eq!(arr.shape().unwrap().length(), 0);
+    assert_eq!(arr.dtype().unwrap(), "|S");
+    let r = JsFuture::from(arr.read("".into(), JsValue::UNDEFINED).unwrap())
+        .await
+        .unwrap();
+    let shape: js_sys::Array = Reflect::get(&r, &"shape".into())
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    assert_eq!(shape.length(), 0);
+    let dtype = Reflect::get(&r, &"dtype".into()).unwrap().as_string();
+    assert_eq!(dtype.as_deref(), Some("|S9"));
+    let data = Reflect::get(&r, &"data".into()).unwrap();
+    assert_eq!(strings(&data), ["scalar \u{e9}"]);
+}

@@ -31,10 +31,10 @@ fn check(nodes: &[Node]) {
     assert_eq!(nodes.len(), want.len(), "{nodes:#?}");
     for (n, w) in nodes.iter().zip(&want) {
         assert_eq!(n.path, w["path"].as_str().unwrap());
-        let kind = if w["kind"] == "group" {
-            NodeKind::Group
-        } else {
-            NodeKind::Array
+        let kind = match w["kind"].as_str().unwrap() {
+            "group" => NodeKind::Group,
+            "link" => NodeKind::Link,
+            _ => NodeKind::Array,
         };
         assert_eq!(n.kind, kind, "{}", n.path);
         let shape: Option<Vec<u64>> = w["shape"]
@@ -234,5 +234,114 @@ async fn group_members_in_a_few_rounds() {
         ]
         .map(|(n, k)| (n.to_string(), k))
     );
+    server.shutdown().await;
+}
+
+/// The listing agrees with the read, on a file the venv's h5py writes here: a scalar is listed
+/// and read with shape `[]`; a null dataspace (h5py `Empty`) is listed without a shape and with
+/// the reason its open gives; variable-length strings are listed as `|S` (unsized), as `info`
+/// shows them, and read as `|S{longest}`; a soft link to a soft link lists what it reaches;
+/// external and dangling links are of kind `link` with the reason their open gives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listing_agrees_with_the_read() {
+    let home = std::env::var("HOME").unwrap_or_default();
+    let venv = std::env::var("CHUNKWISE_VENV").unwrap_or(format!("{home}/.cache/chunkwise/venv"));
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("agree.h5");
+    let status = std::process::Command::new(format!("{venv}/bin/python"))
+        .arg("-c")
+        .arg(
+            "import sys, h5py, numpy as np\n\
+             with h5py.File(sys.argv[1], 'w') as f:\n\
+             \x20   f.create_dataset('empty', data=h5py.Empty('<f4'))\n\
+             \x20   f['scalar'] = np.float64(3.5)\n\
+             \x20   f.create_dataset('vlen', data=['a', 'bcd', 'ef'], dtype=h5py.string_dtype('utf-8'))\n\
+             \x20   f['soft1'] = h5py.SoftLink('/scalar')\n\
+             \x20   f['chain'] = h5py.SoftLink('/soft1')\n\
+             \x20   f['ext'] = h5py.ExternalLink('nowhere.h5', '/x')\n\
+             \x20   f['dangling'] = h5py.SoftLink('/missing')\n",
+        )
+        .arg(&file)
+        .status()
+        .expect("the venv python runs (scripts/setup.sh)");
+    assert!(status.success());
+    let server = spawn(ServeOptions {
+        root: tmp.path().to_path_buf(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let url = server.url("agree.h5");
+    let len = std::fs::metadata(&file).unwrap().len();
+    let src = HttpSource::new(url.clone()).unwrap();
+    let head = src.read(ByteRange::bounded(0..len)).await.unwrap().bytes;
+    let nodes = list(&src, head, len).await.unwrap();
+    let node = |p: &str| nodes.iter().find(|n| n.path == p).unwrap().clone();
+    let with = |p: &str| OpenOptions {
+        path: Some(p.to_string()),
+        ..Default::default()
+    };
+
+    let empty = node("/empty");
+    assert_eq!(
+        (empty.kind, empty.shape.clone(), empty.dtype.as_deref()),
+        (NodeKind::Array, None, Some("<f4"))
+    );
+    for (path, kind, reason) in [
+        ("/empty", NodeKind::Array, "null dataspace"),
+        ("/ext", NodeKind::Link, "external link to nowhere.h5:/x"),
+        ("/dangling", NodeKind::Link, "dangling soft link: /missing"),
+    ] {
+        let n = node(path);
+        assert_eq!(n.kind, kind, "{path}");
+        let listed = n.error.unwrap_or_else(|| panic!("{path}: no error listed"));
+        assert!(listed.contains(reason), "{path}: {listed}");
+        match open_array(&url, vec![], with(path)).await {
+            Err(chunkwise::Error::Format(FormatError::Unsupported { detail, .. })) => {
+                assert!(detail.contains(&listed), "{path}: {detail} vs {listed}")
+            }
+            other => panic!("{path}: expected Unsupported, got {other:?}"),
+        }
+    }
+    // Every readable array: the listed shape is the read's, the listed dtype is `info`'s and,
+    // but for variable-length strings, the read's.
+    let mut read = Vec::new();
+    for n in nodes
+        .iter()
+        .filter(|n| n.kind == NodeKind::Array && n.error.is_none())
+    {
+        let arr = open_array(&url, vec![], with(&n.path)).await.unwrap();
+        let got = arr
+            .read(&Selection::all(), &ReadOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(n.shape.as_deref(), Some(&got.shape[..]), "{}", n.path);
+        assert_eq!(
+            n.dtype.as_deref(),
+            Some(&arr.info().dtype[..]),
+            "{}",
+            n.path
+        );
+        let dtype = got.dtype.to_string();
+        read.push((n.path.clone(), got.shape.clone(), dtype.clone(), got.data));
+        if n.dtype.as_deref() != Some("|S") {
+            assert_eq!(n.dtype.as_deref(), Some(&dtype[..]), "{}", n.path);
+        }
+    }
+    let find = |p: &str| read.iter().find(|r| r.0 == p).unwrap().clone();
+    for p in ["/scalar", "/soft1", "/chain"] {
+        let (_, shape, dtype, data) = find(p);
+        assert_eq!(
+            (shape, dtype, data),
+            (vec![], "<f8".to_string(), 3.5f64.to_le_bytes().to_vec()),
+            "{p}"
+        );
+    }
+    let (_, shape, dtype, data) = find("/vlen");
+    assert_eq!(node("/vlen").dtype.as_deref(), Some("|S"));
+    assert_eq!((shape, dtype), (vec![3], "|S3".to_string()));
+    assert_eq!(data, b"a\0\0bcdef\0".to_vec());
     server.shutdown().await;
 }

@@ -1,11 +1,14 @@
 //! Parity with two real HDF5 builds: `tests/fixtures/gen_hdf5_matrix.py` writes a matrix of
 //! files (every libver the build knows, superblocks 0 to 3, user blocks, every chunk index
 //! type, the build's filters, fill values, big-endian data, compact and dense attributes and
-//! links, contiguous and compact datasets) once with Debian's python3-h5py (libhdf5 1.10.8)
-//! and once with the project venv's h5py 3.16 (HDF5 2.0). Served by the real range server on
+//! links, contiguous, compact and scalar datasets, maximum shapes larger than the shape under
+//! every index type, fletcher32/shuffle/deflate in every order) once with Debian's
+//! python3-h5py (libhdf5 1.10.8) and once with the project venv's h5py 3.16 (HDF5 2.0).
+//! Served by the real range server on
 //! loopback, every dataset's chunk map from chunkwise's discovery must equal the one the
-//! writing library reports (`H5Dget_chunk_info`), and reads (whole and selections) must equal
-//! the arrays written.
+//! writing library reports (`H5Dget_chunk_info`, corrected from `H5Dread_chunk` where both
+//! builds misreport an extensible array whose unlimited dimension is not the first), and reads
+//! (whole and selections; shapes as numpy has them) must equal the arrays written.
 
 use chunkwise::array::{OpenOptions, ReadOptions};
 use chunkwise::formats::hdf5::Hdf5Array;
@@ -60,6 +63,11 @@ struct Counts {
     refused: usize,
     /// Datasets compared per chunk index type (the library's `H5Dget_chunk_index_type`).
     by_index: std::collections::BTreeMap<String, usize>,
+    /// Of those, datasets whose maximum shape exceeds the shape (`max_*`), per index type.
+    max_by_index: std::collections::BTreeMap<String, usize>,
+    /// Chunk maps the generator rebuilt from `H5Dread_chunk` because the library's
+    /// `H5Dget_chunk_info` misreports them (see `gen_hdf5_matrix.py`, `chunk_map`).
+    corrected: usize,
 }
 
 async fn check_matrix(dir: &Path, what: &str) -> Counts {
@@ -154,10 +162,14 @@ async fn check_matrix(dir: &Path, what: &str) -> Counts {
                 want.sort_by_key(key);
                 assert_eq!(got, want, "{at}: chunk map");
                 counts.chunks += want.len();
-                *counts
-                    .by_index
-                    .entry(ds["index"].as_str().unwrap().to_string())
-                    .or_default() += 1;
+                let index = ds["index"].as_str().unwrap().to_string();
+                if path.starts_with("/max_") {
+                    *counts.max_by_index.entry(index.clone()).or_default() += 1;
+                }
+                if ds["chunk_map_corrected"].as_bool() == Some(true) {
+                    counts.corrected += 1;
+                }
+                *counts.by_index.entry(index).or_default() += 1;
             }
         }
         // Values: whole and a few selections, equal to the array written.
@@ -176,6 +188,9 @@ async fn check_matrix(dir: &Path, what: &str) -> Counts {
             .await
             .unwrap_or_else(|e| panic!("{at}: read: {e}"));
         assert!(all.data == npy.data, "{at}: differs from the array written");
+        // Shapes as numpy has them (a scalar: `[]`), in the read and in `info`.
+        assert_eq!(all.shape, npy.shape, "{at}: read shape");
+        assert_eq!(arr.info().shape, npy.shape, "{at}: info shape");
         let itemsize = arr.dtype().itemsize;
         for s in SELECTIONS.iter().take(6) {
             let sel = Selection::parse(s).unwrap();
@@ -223,6 +238,23 @@ print(bad)
     String::from_utf8_lossy(&out.stdout).trim().parse().ok()
 }
 
+/// Maximum shapes larger than the shape were compared for every index type that allows them
+/// (a single chunk index needs shape = maximum shape = chunk shape).
+fn assert_max_shapes(c: &Counts) {
+    let got: Vec<&str> = c.max_by_index.keys().map(String::as_str).collect();
+    assert_eq!(
+        got,
+        [
+            "btree_v1",
+            "btree_v2",
+            "extensible_array",
+            "fixed_array",
+            "implicit"
+        ],
+        "{c:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parity_with_libhdf5_1_10() {
     let Some(dir) = write_matrix("/usr/bin/python3", "libhdf5 1.10.8 (Debian python3-h5py)") else {
@@ -230,9 +262,10 @@ async fn parity_with_libhdf5_1_10() {
     };
     let c = check_matrix(dir.path(), "1.10.8").await;
     println!(
-        "libhdf5 1.10.8: {} files, {} datasets read as written, {} chunks compared, {} refused as typed errors; chunked datasets per index type {:?}",
-        c.files, c.datasets, c.chunks, c.refused, c.by_index
+        "libhdf5 1.10.8: {} files, {} datasets read as written, {} chunks compared, {} refused as typed errors; chunked datasets per index type {:?}; with a larger maximum shape {:?}; {} chunk maps corrected",
+        c.files, c.datasets, c.chunks, c.refused, c.by_index, c.max_by_index, c.corrected
     );
+    assert_max_shapes(&c);
     assert_eq!(
         c.by_index.len(),
         6,
@@ -255,9 +288,10 @@ async fn parity_with_hdf5_2_0() {
     };
     let c = check_matrix(dir.path(), "2.0").await;
     println!(
-        "HDF5 2.0: {} files, {} datasets read as written, {} chunks compared, {} refused as typed errors; chunked datasets per index type {:?}",
-        c.files, c.datasets, c.chunks, c.refused, c.by_index
+        "HDF5 2.0: {} files, {} datasets read as written, {} chunks compared, {} refused as typed errors; chunked datasets per index type {:?}; with a larger maximum shape {:?}; {} chunk maps corrected",
+        c.files, c.datasets, c.chunks, c.refused, c.by_index, c.max_by_index, c.corrected
     );
+    assert_max_shapes(&c);
     assert_eq!(
         c.by_index.len(),
         6,

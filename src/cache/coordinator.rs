@@ -509,7 +509,11 @@ mod tests {
         assert!(text.contains("\"format\":\"b2nd\"") && text.contains("\"header\":\"0102\""));
         c.put_record(
             "k",
-            text.replace("\"version\":1", "\"version\":2").into_bytes(),
+            text.replace(
+                &format!("\"version\":{DISCOVERY_VERSION}"),
+                &format!("\"version\":{}", DISCOVERY_VERSION + 1),
+            )
+            .into_bytes(),
         );
         assert_eq!(c.discovery("k"), None);
         assert_eq!(c.discovery("k"), None, "dropped");

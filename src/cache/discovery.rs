@@ -28,7 +28,7 @@ use bytes::Bytes;
 /// Version of the record format. Raise it whenever a seed's meaning changes (a field of
 /// [`DatasetMeta`] added without a serde default also changes the format; old records then
 /// fail to parse and are misses).
-pub const DISCOVERY_VERSION: u32 = 1;
+pub const DISCOVERY_VERSION: u32 = 2;
 
 /// Size and validators of a source, as discovery saw them.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -72,8 +72,8 @@ pub struct ArrayInfo {
     pub format: &'static str,
     /// Array shape (elements).
     pub shape: Vec<u64>,
-    /// numpy typestr (`dtype.str`), or numpy's `dtype.descr` list for a record, `|O` for
-    /// variable-length strings.
+    /// numpy typestr (`dtype.str`), or numpy's `dtype.descr` list for a record; `|S` (numpy's
+    /// unsized bytes) for variable-length strings, whose reads give `|S{n}`.
     pub dtype: String,
     /// Chunk shape (elements).
     pub chunks: Vec<u64>,
@@ -99,6 +99,9 @@ pub enum NodeKind {
     Group,
     /// An array (HDF5 dataset, Zarr array).
     Array,
+    /// A link whose target is not in this container or does not exist (an HDF5 external
+    /// link, a dangling soft link): [`Node::error`] says which.
+    Link,
 }
 
 /// One node of a container's hierarchy (an HDF5 file, a Zarr store), as a listing shows it.
@@ -106,9 +109,10 @@ pub enum NodeKind {
 pub struct Node {
     /// Absolute path inside the container, `/` for the root group, `/group/data` below it.
     pub path: String,
-    /// Group or array.
+    /// Group, array, or a link that leads outside the container or nowhere.
     pub kind: NodeKind,
-    /// Array shape in elements (arrays whose metadata was read; `None` for groups).
+    /// Array shape in elements (arrays whose metadata was read; `[]` for a scalar; `None` for
+    /// groups, links and an HDF5 null dataspace, which holds no element).
     pub shape: Option<Vec<u64>>,
     /// numpy typestr of an array's elements (`None` for groups or when not read).
     pub dtype: Option<String>,

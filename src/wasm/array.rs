@@ -337,7 +337,7 @@ impl RemoteArray {
     }
 
     /// numpy dtype string as stored, e.g. "<f8", ">i4", "|S8"; numpy's descr list for a
-    /// record; "|O" for variable-length strings (reads resolve them to "|S{n}").
+    /// record; "|S" (unsized) for variable-length strings (reads resolve them to "|S{n}").
     #[wasm_bindgen(getter)]
     pub fn dtype(&self) -> Result<String, JsValue> {
         Ok(self.inner()?.dtype_descr())

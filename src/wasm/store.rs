@@ -17,12 +17,13 @@ const TS_STORE_TYPES: &'static str = r#"
 export interface StoreNode {
   /** Absolute path, "/" for the root group. */
   path: string;
-  kind: "group" | "array";
-  /** Array shape (elements); null for groups. */
+  /** "link": an HDF5 external or dangling soft link (`error` says which). */
+  kind: "group" | "array" | "link";
+  /** Array shape (elements; [] for a scalar); null for groups, links and an HDF5 null dataspace. */
   shape: number[] | null;
-  /** numpy dtype of an array; null for groups. */
+  /** numpy dtype of an array ("|S", unsized, for variable-length strings: reads give "|S{n}"); null for groups. */
   dtype: string | null;
-  /** Why the node cannot be read (unsupported type or filter), else null. */
+  /** Why the node cannot be read (unsupported type or filter, null dataspace, link target), else null. */
   error: string | null;
 }
 /** Options of RemoteStore.open: those of RemoteArray.open except path. */

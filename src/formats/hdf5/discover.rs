@@ -355,7 +355,8 @@ pub fn dataset_step(
                 if d.dataspace_type == hdf5_reader::messages::dataspace::DataspaceType::Null =>
             {
                 return Ok(Err(Hdf5Error::Unsupported(format!(
-                    "{path}: a null dataspace (no elements, h5py Empty)"
+                    "{path}: {}",
+                    super::list::NULL_DATASPACE
                 ))));
             }
             HdfMessage::DataLayout(l) => layout_msg = Some(l.layout.clone()),
@@ -470,6 +471,36 @@ pub fn dataset_step(
     }))
 }
 
+/// The shape whose chunk grid numbers the chunks of a fixed-array or implicit index: the
+/// maximum shape (libhdf5 numbers a chunk by the row-major index of its coordinates over
+/// `ceil(max_dims / chunk)`, `max_down_chunks` in `H5D__farray_idx_get_addr` and
+/// `H5D__none_idx_get_addr`; the index holds an entry for every chunk of that grid). The
+/// crate's collectors number over the shape they are given, so they get this one, and chunks
+/// past the current shape are dropped by the caller.
+///
+/// # Errors
+/// `InvalidData` for an unlimited or too small maximum dimension (libhdf5 gives datasets
+/// with an unlimited dimension an extensible array or a version 2 B-tree, never these).
+fn fixed_max_shape(
+    shape: &[u64],
+    max_dims: Option<&[u64]>,
+) -> hdf5_reader::error::Result<Vec<u64>> {
+    let Some(max) = max_dims else {
+        return Ok(shape.to_vec());
+    };
+    if max.len() != shape.len()
+        || max
+            .iter()
+            .zip(shape)
+            .any(|(m, s)| m < s || *m == hdf5_reader::messages::dataspace::UNLIMITED)
+    {
+        return Err(rd(format!(
+            "maximum shape {max:?} for shape {shape:?} under a fixed-size chunk index"
+        )));
+    }
+    Ok(max.to_vec())
+}
+
 fn collect_entries(
     file: &Hdf5File,
     address: u64,
@@ -523,7 +554,7 @@ fn collect_entries(
         )]),
         Some(ChunkIndexing::Implicit) => chunk_index::collect_implicit_chunk_entries(
             address,
-            shape,
+            &fixed_max_shape(shape, ds.max_dims())?,
             dims,
             itemsize,
             None,
@@ -531,7 +562,13 @@ fn collect_entries(
         ),
         Some(ChunkIndexing::FixedArray { .. }) => {
             hdf5_reader::fixed_array::collect_fixed_array_chunk_entries_storage(
-                storage, address, os, ls, shape, dims, None,
+                storage,
+                address,
+                os,
+                ls,
+                &fixed_max_shape(shape, ds.max_dims())?,
+                dims,
+                None,
             )
         }
         Some(ChunkIndexing::ExtensibleArray { .. }) => {

@@ -42,6 +42,9 @@ pub const MAX_NODES: usize = 1_000_000;
 /// Deepest hierarchy listed (group nesting).
 pub const MAX_DEPTH: usize = 256;
 
+/// The listing's reason for a dataset with a null dataspace (h5py's `Empty`).
+pub const NULL_DATASPACE: &str = "a null dataspace (no elements, h5py Empty)";
+
 /// What a link points at.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Target {
@@ -191,6 +194,10 @@ fn object(file: &Hdf5File, address: u64, path: &str) -> hdf5_reader::error::Resu
             Object::Other
         });
     }
+    let null = header.messages.iter().any(|m| {
+        matches!(m, HdfMessage::Dataspace(d)
+            if d.dataspace_type == hdf5_reader::messages::dataspace::DataspaceType::Null)
+    });
     let ds = file.dataset(path)?;
     let shape = Some(ds.shape().to_vec());
     let sb = file.superblock();
@@ -201,6 +208,14 @@ fn object(file: &Hdf5File, address: u64, path: &str) -> hdf5_reader::error::Resu
         };
     if external {
         error = Some("external storage (External Data Files message) is not read".into());
+    }
+    if null {
+        // Not a scalar: no element at all, and the read refuses it (discover.rs).
+        return Ok(Object::Dataset {
+            shape: None,
+            dtype,
+            error: Some(NULL_DATASPACE.into()),
+        });
     }
     Ok(Object::Dataset {
         shape,
@@ -249,8 +264,9 @@ fn node(path: String, kind: NodeKind, error: Option<String>) -> Node {
 
 /// Lists the whole hierarchy of the file `d` discovers: the root group (`/`) first, then
 /// every node sorted by path. A soft link is listed at its own path with what its target
-/// is; a node that cannot be read carries the reason in [`Node::error`] (kind
-/// [`NodeKind::Array`] when the target's kind is unknown: an external or dangling link).
+/// is; a node that cannot be read carries the reason in [`Node::error`]: an external or
+/// dangling link is of kind [`NodeKind::Link`], a dataset with a null dataspace has no shape
+/// ([`NULL_DATASPACE`]).
 /// A group reached twice (hard links, cycles) is listed at each path but walked once.
 ///
 /// # Errors
@@ -286,7 +302,7 @@ pub async fn list(d: &mut Discovery<'_>) -> Result<Vec<Node>, Hdf5Error> {
                     Target::Soft(to) => soft.push((path, absolute(gpath, &to))),
                     Target::External { file, path: to } => {
                         let e = format!("external link to {file}:{to} is not followed");
-                        nodes.insert(path.clone(), node(path, NodeKind::Array, Some(e)));
+                        nodes.insert(path.clone(), node(path, NodeKind::Link, Some(e)));
                     }
                 }
             }
@@ -342,19 +358,28 @@ pub async fn list(d: &mut Discovery<'_>) -> Result<Vec<Node>, Hdf5Error> {
             "groups nested deeper than {MAX_DEPTH}"
         )));
     }
+    // A soft link whose target is another soft link resolves once that one has: passes
+    // until none resolves (at most one per link of the chain), then the rest dangle.
+    loop {
+        let before = soft.len();
+        soft.retain(|(path, to)| match nodes.get(to) {
+            Some(t) => {
+                let n = Node {
+                    path: path.clone(),
+                    ..t.clone()
+                };
+                nodes.insert(path.clone(), n);
+                false
+            }
+            None => true,
+        });
+        if soft.len() == before {
+            break;
+        }
+    }
     for (path, to) in soft {
-        let n = match nodes.get(&to) {
-            Some(t) => Node {
-                path: path.clone(),
-                ..t.clone()
-            },
-            None => node(
-                path.clone(),
-                NodeKind::Array,
-                Some(format!("dangling soft link: {to} does not exist")),
-            ),
-        };
-        nodes.insert(path, n);
+        let e = format!("dangling soft link: {to} does not exist");
+        nodes.insert(path.clone(), node(path, NodeKind::Link, Some(e)));
     }
     Ok(nodes.into_values().collect())
 }

@@ -412,14 +412,12 @@ impl Hdf5Array {
             e.normalize(&mut fill);
         }
         let itemsize = dtype.itemsize as u64;
-        // A scalar reads as a one-element 1-d array (an array datatype as its dimensions).
-        let mut shape = if meta.shape.is_empty() && extra.is_empty() {
-            vec![1]
-        } else {
-            meta.shape.clone()
-        };
+        // A scalar reads with shape `[]` as h5py gives it (an array datatype as its
+        // dimensions): one chunk of one element.
+        let mut shape = meta.shape.clone();
         shape.extend(&extra);
         let chunks = match &meta.layout {
+            _ if shape.is_empty() => Vec::new(),
             Layout::Chunked { chunk, .. } if !meta.shape.is_empty() => {
                 let mut c = chunk.clone();
                 c.extend(&extra);
@@ -462,7 +460,7 @@ impl Hdf5Array {
                     )));
                 }
                 let mut coords: Vec<u64> = if meta.shape.is_empty() {
-                    vec![0]
+                    Vec::new()
                 } else {
                     c.offset
                         .iter()
@@ -632,6 +630,11 @@ impl ArrayFormat for Hdf5Array {
             Layout::Contiguous { address: None, .. } => Ok(ChunkPlace::Fill(self.fill.clone())),
             Layout::Contiguous {
                 address: Some(a), ..
+            } if self.grid.shape.is_empty() => {
+                Ok(ChunkPlace::Stored(*a..a + self.dtype.itemsize as u64))
+            }
+            Layout::Contiguous {
+                address: Some(a), ..
             } => {
                 let row: u64 =
                     self.grid.shape[1..].iter().product::<u64>() * self.dtype.itemsize as u64;
@@ -659,12 +662,23 @@ impl ArrayFormat for Hdf5Array {
                 .get(&chunk)
                 .map(|&i| entries[i].filter_mask)
                 .unwrap_or(0);
+            let skipped = |i: usize| i < 32 && mask & (1 << i) != 0;
             for (i, f) in self.meta.filters.iter().enumerate().rev() {
-                if i < 32 && mask & (1 << i) != 0 {
+                if skipped(i) {
                     continue;
                 }
+                // What filter `i` was given when the chunk was written: the chunk, plus the
+                // 4-byte checksum of every fletcher32 applied before it (netCDF-C puts
+                // fletcher32 first: H5Z_filter_fletcher32 appends its checksum to the data
+                // the later filters see).
+                let limit = want
+                    + 4 * self.meta.filters[..i]
+                        .iter()
+                        .enumerate()
+                        .filter(|(j, g)| g.id == 3 && !skipped(*j))
+                        .count();
                 data = match f.id {
-                    1 => miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(&data, want)
+                    1 => miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(&data, limit)
                         .map_err(|e| self.chunk_err(chunk, format!("deflate: {e}")))?,
                     2 => unshuffle(
                         &data,
@@ -680,7 +694,7 @@ impl ArrayFormat for Hdf5Array {
                         &f.client_data,
                         self.meta.dtype.itemsize,
                         &data,
-                        want,
+                        limit,
                     ) {
                         Some(r) => r.map_err(|e| self.chunk_err(chunk, e.to_string()))?,
                         None => {
