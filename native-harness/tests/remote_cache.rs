@@ -272,13 +272,14 @@ async fn disk_persists_and_damage_is_a_miss() {
             std::fs::remove_file(p.with_extension("json")).unwrap();
         }),
         ("corrupted marker", |p| {
-            std::fs::write(p.with_extension("json"), b"{\"schema\":1,").unwrap();
+            std::fs::write(p.with_extension("json"), b"{\"schema\":2,").unwrap();
         }),
         ("marker of another schema version", |p| {
             let m = p.with_extension("json");
             let t = std::fs::read_to_string(&m).unwrap();
-            assert!(t.contains("\"schema\":1"));
-            std::fs::write(&m, t.replace("\"schema\":1", "\"schema\":99")).unwrap();
+            let now = format!("\"schema\":{}", chunkwise::cache::disk::SCHEMA_VERSION);
+            assert!(t.contains(&now));
+            std::fs::write(&m, t.replace(&now, "\"schema\":99")).unwrap();
         }),
     ];
     for (what, damage) in damages {
