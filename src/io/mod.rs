@@ -6,6 +6,7 @@
 //! - [`coalesce`]: the one range-coalescing function shared by every format.
 //! - [`Traffic`] / [`Counted`]: request and byte counters at the transport edge.
 //! - [`retry`]: bounded retries with backoff for transient failures.
+//! - [`deadline`]: a time limit on any future (per request, per operation), on every host.
 //! - transports: [`memory`], [`file`](mod@file) and [`http`] natively, `fetch` in wasm.
 //! - `conformance` (tests, or the `conformance` feature): checks every source must pass.
 
@@ -15,6 +16,7 @@ mod range;
 mod source;
 
 pub mod coalesce;
+pub mod deadline;
 pub mod memory;
 pub mod retry;
 pub mod traffic;
@@ -33,7 +35,7 @@ pub mod sleep;
 
 pub use coalesce::{coalesce_ranges, read_coalesced, CoalesceOptions, CoalescePlan};
 pub use content_range::DEFAULT_WHOLE_READ_LIMIT;
-pub use error::IoError;
+pub use error::{IoError, TimeoutScope};
 pub use range::ByteRange;
 pub use retry::{RetryConfig, Retrying};
 pub use source::{Fetched, MaybeSend, MaybeSync, RangeSource, SourceInfo};

@@ -234,6 +234,7 @@ impl ZarrStore {
                                 location,
                                 ..Default::default()
                             },
+                            whole: None,
                         })),
                         Err(e) => Err(ZarrError::Io(e)),
                     }
