@@ -40,6 +40,28 @@ struct SourceArgs {
     /// Extra request header "Name: value" (repeatable).
     #[arg(long = "header")]
     headers: Vec<String>,
+    /// Deadline in seconds for the whole command (open and read, retries included); past it
+    /// the command fails with code TIMEOUT. Without it each request still has 60 s.
+    #[arg(long)]
+    timeout: Option<f64>,
+}
+
+impl SourceArgs {
+    /// The `--timeout` deadline.
+    fn deadline(&self) -> Result<Option<std::time::Duration>, chunkwise::Error> {
+        self.timeout
+            .map(|t| {
+                std::time::Duration::try_from_secs_f64(t)
+                    .ok()
+                    .filter(|d| !d.is_zero())
+                    .ok_or_else(|| {
+                        chunkwise::Error::InvalidArgument(format!(
+                            "--timeout {t} is not a positive number of seconds"
+                        ))
+                    })
+            })
+            .transpose()
+    }
 }
 
 #[derive(Subcommand)]
@@ -64,6 +86,15 @@ enum Command {
         /// No log line per request.
         #[arg(long)]
         quiet: bool,
+        /// Test fault (repeatable): never-answer (read requests, never answer);
+        /// trickle-ms=N (body one byte every N ms); etag-per-request (a new ETag on every
+        /// answer); redirect-loop (302 to the same URL); redirect-endless (302 to a new
+        /// ?hop=N each time); status=SUFFIX:CODE (answer CODE to paths ending in SUFFIX).
+        #[arg(long = "fault", value_name = "SPEC")]
+        faults: Vec<native_harness::serve::Fault>,
+        /// Access-Control-Allow-Origin sent on every answer (default *, any origin).
+        #[arg(long, default_value = "*")]
+        cors_origin: String,
     },
     /// Read a selection; prints {"shape","dtype","requests","bytes"} as one JSON line.
     Read {
@@ -240,7 +271,18 @@ fn no_path(path: &Option<String>) -> Result<(), chunkwise::Error> {
     }
 }
 
+/// Runs a command within its `--timeout`, if it has one.
 async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
+    let (limit, location) = match &cli.command {
+        Command::Read { src, .. } | Command::Info { src, .. } | Command::Chunks { src, .. } => {
+            (src.deadline()?, src.source.clone())
+        }
+        _ => (None, String::new()),
+    };
+    chunkwise::io::deadline::operation(limit, &location, run_command(cli)).await
+}
+
+async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
     match cli.command {
         Command::Serve {
             root,
@@ -249,6 +291,8 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
             fail_first,
             ignore_range,
             quiet,
+            faults,
+            cors_origin,
         } => {
             let opts = native_harness::serve::ServeOptions {
                 root,
@@ -257,6 +301,8 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                 fail_first,
                 ignore_range,
                 quiet,
+                faults,
+                cors_origin,
             };
             native_harness::serve::run(opts)
                 .await
@@ -270,6 +316,7 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                     cache,
                     cache_dir,
                     headers,
+                    ..
                 },
             select,
             out,
@@ -346,6 +393,7 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                     cache,
                     cache_dir,
                     headers,
+                    ..
                 },
             json,
         } => {
@@ -411,6 +459,7 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                     cache,
                     cache_dir,
                     headers,
+                    ..
                 },
             json,
         } => {
