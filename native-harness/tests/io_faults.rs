@@ -330,3 +330,65 @@ async fn small_answers_on_a_kept_alive_connection_are_not_delayed() {
     );
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn server_honours_if_range_unit_case_dotfiles_and_cors_origin() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.bin"), pattern(100)).unwrap();
+    std::fs::write(dir.path().join(".secret"), b"token").unwrap();
+    let s = native_harness::serve::spawn(native_harness::serve::ServeOptions {
+        root: dir.path().into(),
+        quiet: true,
+        cors_origin: "https://app.example".into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let client = reqwest::Client::new();
+    let get = |path: &str, headers: &[(&str, &str)]| {
+        let mut r = client.get(s.url(path));
+        for (k, v) in headers {
+            r = r.header(*k, *v);
+        }
+        r.send()
+    };
+    let first = get("a.bin", &[]).await.unwrap();
+    let etag = first.headers()["etag"].to_str().unwrap().to_string();
+    let lm = first.headers()["last-modified"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        first.headers()["access-control-allow-origin"],
+        "https://app.example"
+    );
+    assert_eq!(first.headers()["vary"], "Origin");
+    for (if_range, status) in [
+        (etag.as_str(), 206),
+        (lm.as_str(), 206),
+        ("\"stale\"", 200),
+        (&format!("W/{etag}"), 200),
+        ("Thu, 01 Jan 1970 00:00:00 GMT", 200),
+    ] {
+        let r = get("a.bin", &[("Range", "bytes=10-19"), ("If-Range", if_range)])
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), status, "If-Range {if_range}");
+        let body = r.bytes().await.unwrap();
+        let want = if status == 206 {
+            &pattern(100)[10..20]
+        } else {
+            &pattern(100)[..]
+        };
+        assert_eq!(&body[..], want, "If-Range {if_range}");
+    }
+    let r = get("a.bin", &[("Range", "Bytes=0-1")]).await.unwrap();
+    assert_eq!(r.status().as_u16(), 206);
+    assert_eq!(get(".secret", &[]).await.unwrap().status().as_u16(), 404);
+    let listing = get("", &[]).await.unwrap().text().await.unwrap();
+    assert!(
+        listing.contains("a.bin") && !listing.contains("secret"),
+        "{listing}"
+    );
+    s.shutdown().await;
+}
