@@ -300,13 +300,15 @@ async fn cli_timeout_bounds_a_command_against_a_server_that_never_answers() {
 
 #[tokio::test]
 async fn small_answers_on_a_kept_alive_connection_are_not_delayed() {
-    // Without TCP_NODELAY on the server, the body of a small answer waited for the client's
-    // delayed ACK of the headers (about 40 ms on Linux) on every other request.
+    // Without TCP_NODELAY on the server, the body of a small answer now and then waited for
+    // the client's delayed ACK of the headers (about 40 ms on Linux): 2 of 20 answers with
+    // curl, 17 of 40 in one run of this test and none in the next, so it catches the
+    // regression only in some runs.
     let s = fault_server(&io_fixtures(), &[], false).await;
     let src = HttpSource::new(s.url("pattern-5000.bin")).unwrap();
     src.read(ByteRange::bounded(0..10)).await.unwrap(); // connect
     let mut times = Vec::new();
-    for i in 0..20u64 {
+    for i in 0..40u64 {
         let t = Instant::now();
         let f = src
             .read(ByteRange::bounded(i * 10..i * 10 + 10))
@@ -324,10 +326,7 @@ async fn small_answers_on_a_kept_alive_connection_are_not_delayed() {
         .iter()
         .filter(|t| **t >= Duration::from_millis(35))
         .count();
-    assert!(
-        slow <= 2,
-        "{slow} of 20 answers took 35 ms or more: {times:?}"
-    );
+    assert_eq!(slow, 0, "answers of 35 ms or more: {times:?}");
     s.shutdown().await;
 }
 
