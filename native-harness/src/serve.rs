@@ -5,8 +5,9 @@
 //!
 //! Behaviour, per request:
 //! - `GET`/`HEAD` of a file under the root. The path is percent-decoded; `..` segments, encoded
-//!   slashes, dotfiles (any segment starting with `.`) and anything resolving outside the root
-//!   (including through symlinks) give 404.
+//!   slashes, dotfiles (any segment starting with `.`, except Zarr v2's `.zarray`, `.zattrs`,
+//!   `.zgroup` and `.zmetadata`) and anything resolving outside the root (including through
+//!   symlinks) give 404.
 //!   A directory redirects to its `/`-terminated form, then serves `index.html` if present,
 //!   else a plain HTML listing.
 //! - `Range: bytes=a-b`, `bytes=a-` and `bytes=-n` give `206` with `Content-Range: bytes
@@ -559,6 +560,14 @@ fn preflight(req: &Request<hyper::body::Incoming>) -> Response<Body> {
     r
 }
 
+/// Zarr v2 metadata keys (Zarr storage specification v2), the dotfiles that are served.
+const ZARR_V2_KEYS: [&str; 4] = [".zarray", ".zattrs", ".zgroup", ".zmetadata"];
+
+/// Whether a path segment or file name is a dotfile not served (`..` included).
+fn hidden(name: &str) -> bool {
+    name.starts_with('.') && !ZARR_V2_KEYS.contains(&name)
+}
+
 /// Maps a URL path onto a file under `root`, or `None` if it would leave the root.
 fn resolve_path(root: &Path, url_path: &str) -> Option<PathBuf> {
     let mut out = root.to_path_buf();
@@ -568,8 +577,8 @@ fn resolve_path(root: &Path, url_path: &str) -> Option<PathBuf> {
             .ok()?;
         match seg.as_ref() {
             "" | "." => continue,
-            // `..` and dotfiles (`.git`, `.env`, ...).
-            s if s.starts_with('.') => return None,
+            // `..` and dotfiles (`.git`, `.env`, ...), but Zarr v2 metadata.
+            s if hidden(s) => return None,
             s if s.contains(['/', '\\', '\0']) => return None,
             s => out.push(s),
         }
@@ -785,8 +794,8 @@ async fn listing(dir: &Path, url_path: &str, head: bool) -> (Response<Body>, u64
     if let Ok(mut rd) = tokio::fs::read_dir(dir).await {
         while let Ok(Some(e)) = rd.next_entry().await {
             let mut name = e.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') {
-                continue; // dotfiles are not served
+            if hidden(&name) {
+                continue; // not served
             }
             if e.file_type().await.map(|t| t.is_dir()).unwrap_or(false) {
                 name.push('/');
@@ -902,6 +911,8 @@ mod tests {
         std::fs::write(root.join(".env"), b"secret").unwrap();
         assert_eq!(resolve_path(&root, "/.env"), None);
         assert_eq!(resolve_path(&root, "/%2eenv"), None);
+        std::fs::write(root.join(".zarray"), b"{}").unwrap();
+        assert_eq!(resolve_path(&root, "/.zarray"), Some(root.join(".zarray")));
         assert_eq!(resolve_path(&root, "/"), Some(root.clone()));
     }
 
