@@ -362,6 +362,18 @@ impl RemoteArray {
         };
         let info = head.info.clone();
         let len = info.len;
+        // A server that ignored `Range` sent the whole object already: keep it rather than
+        // ask again (each later read would download it whole too).
+        if let Some(whole) = head.whole.filter(|w| w.len() as u64 == len) {
+            let source: Arc<dyn RangeSource> =
+                Arc::new(MemorySource::with_info(info.clone(), whole.clone()));
+            let head_bytes = if len <= options.small_source_bytes {
+                whole
+            } else {
+                head.bytes
+            };
+            return Ok((source, head_bytes, info));
+        }
         let (source, head_bytes): (Arc<dyn RangeSource>, Bytes) = if len
             <= options.small_source_bytes
         {

@@ -47,6 +47,8 @@ impl Error {
             Error::Io(IoError::HttpStatus { .. }) => "HTTP_STATUS",
             Error::Io(IoError::Network { .. }) => "NETWORK",
             Error::Io(IoError::SourceChanged { .. }) => "SOURCE_CHANGED",
+            Error::Io(IoError::Timeout { .. }) => "TIMEOUT",
+            Error::Io(IoError::Redirect { .. }) => "REDIRECT",
             Error::Io(_) => "IO",
             Error::Format(FormatError::Unrecognised { .. }) => "UNRECOGNISED_FORMAT",
             Error::Format(FormatError::Unsupported { .. }) => "UNSUPPORTED",

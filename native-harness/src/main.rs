@@ -45,6 +45,28 @@ struct SourceArgs {
     /// rotates (signed URLs); needed for --cache disk to persist a signed URL's entries.
     #[arg(long)]
     cache_key: Option<String>,
+    /// Deadline in seconds for the whole command (open and read, retries included); past it
+    /// the command fails with code TIMEOUT. Without it each request still has 60 s.
+    #[arg(long)]
+    timeout: Option<f64>,
+}
+
+impl SourceArgs {
+    /// The `--timeout` deadline.
+    fn deadline(&self) -> Result<Option<std::time::Duration>, chunkwise::Error> {
+        self.timeout
+            .map(|t| {
+                std::time::Duration::try_from_secs_f64(t)
+                    .ok()
+                    .filter(|d| !d.is_zero())
+                    .ok_or_else(|| {
+                        chunkwise::Error::InvalidArgument(format!(
+                            "--timeout {t} is not a positive number of seconds"
+                        ))
+                    })
+            })
+            .transpose()
+    }
 }
 
 #[derive(Subcommand)]
@@ -66,12 +88,18 @@ enum Command {
         /// Ignore Range headers and always send whole files (fault testing).
         #[arg(long)]
         ignore_range: bool,
-        /// Answer CODE to requests whose path ends with PATH_SUFFIX (fault testing; repeatable).
-        #[arg(long, value_name = "PATH_SUFFIX=CODE", value_parser = native_harness::serve::parse_fault_status)]
-        fault_status: Vec<(String, u16)>,
         /// No log line per request.
         #[arg(long)]
         quiet: bool,
+        /// Test fault (repeatable): never-answer (read requests, never answer);
+        /// trickle-ms=N (body one byte every N ms); etag-per-request (a new ETag on every
+        /// answer); redirect-loop (302 to the same URL); redirect-endless (302 to a new
+        /// ?hop=N each time); status=SUFFIX:CODE (answer CODE to paths ending in SUFFIX).
+        #[arg(long = "fault", value_name = "SPEC")]
+        faults: Vec<native_harness::serve::Fault>,
+        /// Access-Control-Allow-Origin sent on every answer (default *, any origin).
+        #[arg(long, default_value = "*")]
+        cors_origin: String,
     },
     /// Read a selection; prints {"shape","dtype","requests","bytes","missing_chunks"} as one
     /// JSON line (missing_chunks: Zarr chunks absent from the store, read as the fill value).
@@ -250,7 +278,18 @@ fn no_path(path: &Option<String>) -> Result<(), chunkwise::Error> {
     }
 }
 
+/// Runs a command within its `--timeout`, if it has one.
 async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
+    let (limit, location) = match &cli.command {
+        Command::Read { src, .. } | Command::Info { src, .. } | Command::Chunks { src, .. } => {
+            (src.deadline()?, src.source.clone())
+        }
+        _ => (None, String::new()),
+    };
+    chunkwise::io::deadline::operation(limit, &location, run_command(cli)).await
+}
+
+async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
     match cli.command {
         Command::Serve {
             root,
@@ -258,8 +297,9 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
             latency_ms,
             fail_first,
             ignore_range,
-            fault_status,
             quiet,
+            faults,
+            cors_origin,
         } => {
             let opts = native_harness::serve::ServeOptions {
                 root,
@@ -267,8 +307,9 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                 latency_ms,
                 fail_first,
                 ignore_range,
-                fault_status,
                 quiet,
+                faults,
+                cors_origin,
             };
             native_harness::serve::run(opts)
                 .await
@@ -283,6 +324,7 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                     cache_dir,
                     headers,
                     cache_key,
+                    ..
                 },
             select,
             out,
@@ -384,6 +426,7 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                     cache_dir,
                     headers,
                     cache_key,
+                    ..
                 },
             json,
         } => {
@@ -461,6 +504,7 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
                     cache_dir,
                     headers,
                     cache_key,
+                    ..
                 },
             json,
         } => {

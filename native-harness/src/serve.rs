@@ -5,23 +5,32 @@
 //!
 //! Behaviour, per request:
 //! - `GET`/`HEAD` of a file under the root. The path is percent-decoded; `..` segments, encoded
-//!   slashes and anything resolving outside the root (including through symlinks) give 404.
+//!   slashes, dotfiles (any segment starting with `.`, except Zarr v2's `.zarray`, `.zattrs`,
+//!   `.zgroup` and `.zmetadata`) and anything resolving outside the root (including through
+//!   symlinks) give 404.
 //!   A directory redirects to its `/`-terminated form (query kept), then serves `index.html`
 //!   if present, else a plain HTML listing.
 //! - `Range: bytes=a-b`, `bytes=a-` and `bytes=-n` give `206` with `Content-Range: bytes
 //!   a-b/len`; a range starting at or past the end (or `bytes=-0`) gives `416` with
 //!   `Content-Range: bytes */len`. Several ranges (`bytes=0-1,5-6`) and malformed values are
 //!   answered `200` with the whole body, which RFC 9110 §14.2 allows (a server may ignore
-//!   `Range`); this avoids `multipart/byteranges`, which no reader here uses.
+//!   `Range`); this avoids `multipart/byteranges`, which no reader here uses. The unit `bytes`
+//!   is matched case-insensitively (§14.1). `If-Range` (§13.1.5) keeps the range only when
+//!   it is the current `ETag` (strong comparison) or exactly the current `Last-Modified`;
+//!   otherwise the answer is `200` with the whole body.
 //! - `ETag` (size and modification time, the same value `chunkwise::io::file` uses),
 //!   `Last-Modified`, `Accept-Ranges: bytes`, `Content-Type` by extension, `Cache-Control:
-//!   no-store`, and CORS headers on every answer; `OPTIONS` answers preflights, allowing
+//!   no-store`, and CORS headers on every answer (`Access-Control-Allow-Origin` is
+//!   [`ServeOptions::cors_origin`], `*` by default); `OPTIONS` answers preflights, allowing
 //!   `Range` and whatever headers the preflight asks for.
 //! - File bodies are streamed in 64 KiB pieces, never loaded whole.
+//! - Sockets have `TCP_NODELAY` set (small answers on a kept-alive connection otherwise wait
+//!   for the client's delayed ACK, Nagle's algorithm); a client has 30 s to send a request's
+//!   headers.
 //!
 //! Test-only faults ([`ServeOptions::fail_first`], [`ServeOptions::ignore_range`],
-//! [`ServeOptions::fault_status`]) and an added
-//! per-request latency ([`ServeOptions::latency_ms`]) simulate real networks and servers.
+//! [`ServeOptions::faults`], see [`Fault`]) and an added per-request latency
+//! ([`ServeOptions::latency_ms`]) simulate real networks and servers.
 
 use bytes::Bytes;
 use futures::StreamExt;
@@ -33,6 +42,7 @@ use hyper_util::rt::TokioIo;
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -47,6 +57,9 @@ const PIECE: usize = 64 * 1024;
 /// Request records kept for [`ServerHandle::requests`]: the most recent ones only, so a
 /// long-running server does not grow without bound.
 const LOG_CAPACITY: usize = 10_000;
+
+/// Time a client has to send the headers of a request.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Headers a cross-origin page may read from our answers (fetch hides all others).
 const EXPOSE_HEADERS: &str = "Content-Range, Content-Length, ETag, Last-Modified, Accept-Ranges";
@@ -64,12 +77,72 @@ pub struct ServeOptions {
     pub fail_first: u64,
     /// Test fault: ignore `Range` headers and always answer `200` with the whole body.
     pub ignore_range: bool,
-    /// Test fault: `(suffix, status)` pairs; a `GET` or `HEAD` whose path (percent-encoded,
-    /// without the query) ends with `suffix` is answered `status` with a short text body
-    /// instead of the file (the first matching pair wins). CLI: `--fault-status SUFFIX=CODE`.
-    pub fault_status: Vec<(String, u16)>,
     /// Do not print a log line per request on stderr.
     pub quiet: bool,
+    /// Test faults (see [`Fault`]); several may be combined.
+    pub faults: Vec<Fault>,
+    /// Value of `Access-Control-Allow-Origin` on every answer; default `*` (any origin, as
+    /// loopback tests from another port need). Another value also sends `Vary: Origin`.
+    pub cors_origin: String,
+}
+
+/// A test fault of the server (`chunkwise serve --fault SPEC`), for transports' tests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// `never-answer`: read each request and never answer it (the connection stays open).
+    NeverAnswer,
+    /// `trickle-ms=N`: send headers at once, then the body one byte every N milliseconds.
+    TrickleMs(u64),
+    /// `etag-per-request`: every answer carries a new `ETag` (as if the file changed between
+    /// any two requests).
+    EtagPerRequest,
+    /// `redirect-loop`: answer every `GET`/`HEAD` with `302` to the same URL.
+    RedirectLoop,
+    /// `redirect-endless`: answer every `GET`/`HEAD` with `302` to the same path with a new
+    /// query (`?hop=N`), an endless chain of distinct URLs.
+    RedirectEndless,
+    /// `status=SUFFIX:CODE`: answer requests whose path ends with SUFFIX with status CODE
+    /// (for example `status=c/0/1:410`).
+    Status {
+        /// Suffix of the request path (percent-encoded, as received).
+        suffix: String,
+        /// Status code sent.
+        code: u16,
+    },
+}
+
+impl FromStr for Fault {
+    type Err = String;
+    fn from_str(spec: &str) -> Result<Self, String> {
+        let bad = || {
+            format!(
+                "unknown fault {spec:?}: expected never-answer, trickle-ms=N, etag-per-request, \
+                 redirect-loop, redirect-endless or status=SUFFIX:CODE"
+            )
+        };
+        Ok(match spec.split_once('=') {
+            None => match spec {
+                "never-answer" => Fault::NeverAnswer,
+                "etag-per-request" => Fault::EtagPerRequest,
+                "redirect-loop" => Fault::RedirectLoop,
+                "redirect-endless" => Fault::RedirectEndless,
+                _ => return Err(bad()),
+            },
+            Some(("trickle-ms", n)) => Fault::TrickleMs(n.parse().map_err(|_| bad())?),
+            Some(("status", v)) => {
+                let (suffix, code) = v.rsplit_once(':').ok_or_else(bad)?;
+                let code: u16 = code.parse().map_err(|_| bad())?;
+                if !(100..=999).contains(&code) || suffix.is_empty() {
+                    return Err(bad());
+                }
+                Fault::Status {
+                    suffix: suffix.to_string(),
+                    code,
+                }
+            }
+            Some(_) => return Err(bad()),
+        })
+    }
 }
 
 impl Default for ServeOptions {
@@ -80,8 +153,9 @@ impl Default for ServeOptions {
             latency_ms: 0,
             fail_first: 0,
             ignore_range: false,
-            fault_status: Vec::new(),
             quiet: false,
+            faults: Vec::new(),
+            cors_origin: "*".into(),
         }
     }
 }
@@ -123,6 +197,7 @@ struct Shared {
     gets: AtomicU64,
     connections: AtomicU64,
     bytes_sent: AtomicU64,
+    etag_serial: AtomicU64,
     log: Mutex<std::collections::VecDeque<RequestRecord>>,
 }
 
@@ -201,6 +276,9 @@ impl Drop for ServerHandle {
 /// The root is not a readable directory, or the port cannot be bound.
 pub async fn spawn(opts: ServeOptions) -> std::io::Result<ServerHandle> {
     let root = std::fs::canonicalize(&opts.root)?;
+    let invalid = |what: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, what);
+    HeaderValue::from_str(&opts.cors_origin)
+        .map_err(|_| invalid(format!("bad CORS origin {:?}", opts.cors_origin)))?;
     if !root.is_dir() {
         return Err(std::io::Error::new(
             std::io::ErrorKind::NotADirectory,
@@ -229,6 +307,9 @@ pub async fn spawn(opts: ServeOptions) -> std::io::Result<ServerHandle> {
                         continue;
                     };
                     state.shared.connections.fetch_add(1, Ordering::SeqCst);
+                    // Small answers on a kept-alive connection must not wait for the
+                    // client's delayed ACK (Nagle's algorithm).
+                    let _ = stream.set_nodelay(true);
                     let state = state.clone();
                     conns.spawn(async move {
                         let service = hyper::service::service_fn(move |req| {
@@ -236,6 +317,8 @@ pub async fn spawn(opts: ServeOptions) -> std::io::Result<ServerHandle> {
                             async move { Ok::<_, std::convert::Infallible>(handle(&state, req).await) }
                         });
                         let _ = hyper::server::conn::http1::Builder::new()
+                            .timer(hyper_util::rt::TokioTimer::new())
+                            .header_read_timeout(HEADER_READ_TIMEOUT)
                             .serve_connection(TokioIo::new(stream), service)
                             .await;
                     });
@@ -252,25 +335,6 @@ pub async fn spawn(opts: ServeOptions) -> std::io::Result<ServerHandle> {
         shutdown: Some(tx),
         task: Some(task),
     })
-}
-
-/// Parses a `--fault-status` value `SUFFIX=CODE` (see [`ServeOptions::fault_status`]).
-///
-/// # Errors
-/// No `=`, an empty suffix, or a code outside 100..=599.
-pub fn parse_fault_status(value: &str) -> Result<(String, u16), String> {
-    let (suffix, code) = value
-        .rsplit_once('=')
-        .ok_or_else(|| format!("--fault-status {value:?}: expected PATH_SUFFIX=CODE"))?;
-    let code: u16 = code
-        .parse()
-        .ok()
-        .filter(|c| (100..=599).contains(c))
-        .ok_or_else(|| format!("--fault-status {value:?}: CODE must be an HTTP status"))?;
-    if suffix.is_empty() {
-        return Err(format!("--fault-status {value:?}: empty PATH_SUFFIX"));
-    }
-    Ok((suffix.to_string(), code))
 }
 
 /// Serves until Ctrl-C or SIGTERM. Prints `serving DIR at http://127.0.0.1:PORT/` on stdout
@@ -338,10 +402,12 @@ async fn handle(state: &State, req: Request<hyper::body::Incoming>) -> Response<
         .map(str::to_string);
     let (mut resp, body_len) = answer(state, &req, range.as_deref()).await;
     let h = resp.headers_mut();
-    h.insert(
-        header::ACCESS_CONTROL_ALLOW_ORIGIN,
-        HeaderValue::from_static("*"),
-    );
+    if let Ok(origin) = HeaderValue::from_str(&state.opts.cors_origin) {
+        if origin != "*" {
+            h.insert(header::VARY, HeaderValue::from_static("Origin"));
+        }
+        h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+    }
     h.insert(
         header::ACCESS_CONTROL_EXPOSE_HEADERS,
         HeaderValue::from_static(EXPOSE_HEADERS),
@@ -409,16 +475,10 @@ async fn answer(
             return status(StatusCode::SERVICE_UNAVAILABLE, "injected failure\n");
         }
     }
-    let url_path = req.uri().path();
-    if let Some(&(_, code)) = state
-        .opts
-        .fault_status
-        .iter()
-        .find(|(suffix, _)| url_path.ends_with(suffix.as_str()))
-    {
-        let code = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        return status(code, "injected status\n");
+    if let Some(r) = injected(state, req).await {
+        return r;
     }
+    let url_path = req.uri().path();
     let Some(path) = resolve_path(&state.root, url_path) else {
         return status(StatusCode::NOT_FOUND, "not found\n");
     };
@@ -442,11 +502,51 @@ async fn answer(
         }
         let index = path.join("index.html");
         return match tokio::fs::metadata(&index).await {
-            Ok(m) if m.is_file() => serve_file(state, &index, &m, range, head).await,
+            Ok(m) if m.is_file() => serve_file(state, &index, &m, req, range, head).await,
             _ => listing(&path, url_path, head).await,
         };
     }
-    serve_file(state, &path, &meta, range, head).await
+    serve_file(state, &path, &meta, req, range, head).await
+}
+
+/// The answer of a [`Fault`] that replaces the normal one, if any applies to `req`.
+async fn injected(
+    state: &State,
+    req: &Request<hyper::body::Incoming>,
+) -> Option<(Response<Body>, u64)> {
+    let path = req.uri().path();
+    for fault in &state.opts.faults {
+        match fault {
+            Fault::NeverAnswer => std::future::pending::<()>().await,
+            Fault::RedirectLoop | Fault::RedirectEndless => {
+                let to = if *fault == Fault::RedirectLoop {
+                    req.uri()
+                        .path_and_query()
+                        .map_or(path.to_string(), |p| p.to_string())
+                } else {
+                    let hop = req
+                        .uri()
+                        .query()
+                        .and_then(|q| q.strip_prefix("hop="))
+                        .and_then(|n| n.parse::<u64>().ok())
+                        .unwrap_or(0);
+                    format!("{path}?hop={}", hop + 1)
+                };
+                let mut r = Response::new(empty());
+                *r.status_mut() = StatusCode::FOUND;
+                if let Ok(v) = HeaderValue::from_str(&to) {
+                    r.headers_mut().insert(header::LOCATION, v);
+                }
+                return Some((r, 0));
+            }
+            Fault::Status { suffix, code } if path.ends_with(suffix.as_str()) => {
+                let code = StatusCode::from_u16(*code).unwrap_or(StatusCode::IM_A_TEAPOT);
+                return Some(status(code, "injected status\n"));
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 fn preflight(req: &Request<hyper::body::Incoming>) -> Response<Body> {
@@ -470,6 +570,14 @@ fn preflight(req: &Request<hyper::body::Incoming>) -> Response<Body> {
     r
 }
 
+/// Zarr v2 metadata keys (Zarr storage specification v2), the dotfiles that are served.
+const ZARR_V2_KEYS: [&str; 4] = [".zarray", ".zattrs", ".zgroup", ".zmetadata"];
+
+/// Whether a path segment or file name is a dotfile not served (`..` included).
+fn hidden(name: &str) -> bool {
+    name.starts_with('.') && !ZARR_V2_KEYS.contains(&name)
+}
+
 /// Maps a URL path onto a file under `root`, or `None` if it would leave the root.
 fn resolve_path(root: &Path, url_path: &str) -> Option<PathBuf> {
     let mut out = root.to_path_buf();
@@ -479,7 +587,8 @@ fn resolve_path(root: &Path, url_path: &str) -> Option<PathBuf> {
             .ok()?;
         match seg.as_ref() {
             "" | "." => continue,
-            ".." => return None,
+            // `..` and dotfiles (`.git`, `.env`, ...), but Zarr v2 metadata.
+            s if hidden(s) => return None,
             s if s.contains(['/', '\\', '\0']) => return None,
             s => out.push(s),
         }
@@ -523,7 +632,13 @@ enum RangeSpec {
 /// Parses a `Range` header against a body of `len` bytes (RFC 9110 §14.1.2). Several ranges
 /// and malformed values give [`RangeSpec::Whole`] (the header is ignored).
 fn parse_range(value: &str, len: u64) -> RangeSpec {
-    let Some(spec) = value.trim().strip_prefix("bytes=") else {
+    let value = value.trim();
+    // The range unit is case-insensitive (RFC 9110 §14.1).
+    let Some(spec) = value
+        .get(..6)
+        .filter(|unit| unit.eq_ignore_ascii_case("bytes="))
+        .map(|_| &value[6..])
+    else {
         return RangeSpec::Whole;
     };
     let spec = spec.trim();
@@ -565,23 +680,45 @@ fn parse_range(value: &str, len: u64) -> RangeSpec {
     RangeSpec::Part(start, end)
 }
 
+/// Whether `If-Range: value` lets a range through (RFC 9110 §13.1.5): an entity tag must be
+/// strong and equal to the current `etag`; a date must equal the current `last_modified`.
+fn if_range_holds(value: &str, etag: &str, last_modified: &str) -> bool {
+    let value = value.trim();
+    if value.starts_with('"') || value.starts_with("W/") {
+        !value.starts_with("W/") && value == etag
+    } else {
+        value == last_modified
+    }
+}
+
 async fn serve_file(
     state: &State,
     path: &Path,
     meta: &std::fs::Metadata,
+    req: &Request<hyper::body::Incoming>,
     range: Option<&str>,
     head: bool,
 ) -> (Response<Body>, u64) {
     let len = meta.len();
     let mtime = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+    let mut etag = chunkwise::io::file::etag_for(len, mtime);
+    if state.opts.faults.contains(&Fault::EtagPerRequest) {
+        let n = state.shared.etag_serial.fetch_add(1, Ordering::SeqCst);
+        etag = format!("\"r{n}-{}", &etag[1..]);
+    }
+    let last_modified = httpdate::fmt_http_date(mtime);
+    let if_range = req.headers().get(header::IF_RANGE).map(|v| {
+        v.to_str()
+            .is_ok_and(|v| if_range_holds(v, &etag, &last_modified))
+    });
     let spec = match range {
-        Some(v) if !state.opts.ignore_range => parse_range(v, len),
+        Some(v) if !state.opts.ignore_range && if_range != Some(false) => parse_range(v, len),
         _ => RangeSpec::Whole,
     };
     let mut builder = Response::builder()
         .header(header::ACCEPT_RANGES, "bytes")
-        .header(header::ETAG, chunkwise::io::file::etag_for(len, mtime))
-        .header(header::LAST_MODIFIED, httpdate::fmt_http_date(mtime))
+        .header(header::ETAG, etag)
+        .header(header::LAST_MODIFIED, last_modified)
         .header(header::CONTENT_TYPE, content_type(path));
     let (start, end) = match spec {
         RangeSpec::Unsatisfiable => {
@@ -607,7 +744,11 @@ async fn serve_file(
     let body = if head || n == 0 {
         empty()
     } else {
-        match file_body(state.shared.clone(), path, start, n).await {
+        let trickle = state.opts.faults.iter().find_map(|f| match f {
+            Fault::TrickleMs(ms) => Some(Duration::from_millis(*ms)),
+            _ => None,
+        });
+        match file_body(state.shared.clone(), path, start, n, trickle).await {
             Ok(b) => b,
             Err(_) => return status(StatusCode::INTERNAL_SERVER_ERROR, "cannot read file\n"),
         }
@@ -618,8 +759,15 @@ async fn serve_file(
     (r, if head { 0 } else { n })
 }
 
-/// Streams `n` bytes of `path` from `start` in [`PIECE`]-sized frames, counting what is sent.
-async fn file_body(shared: Arc<Shared>, path: &Path, start: u64, n: u64) -> std::io::Result<Body> {
+/// Streams `n` bytes of `path` from `start` in [`PIECE`]-sized frames, counting what is sent;
+/// with `trickle`, one byte per frame, each after that pause.
+async fn file_body(
+    shared: Arc<Shared>,
+    path: &Path,
+    start: u64,
+    n: u64,
+    trickle: Option<Duration>,
+) -> std::io::Result<Body> {
     let mut file = tokio::fs::File::open(path).await?;
     file.seek(std::io::SeekFrom::Start(start)).await?;
     let stream = futures::stream::unfold((file, n), move |(mut file, left)| {
@@ -628,7 +776,11 @@ async fn file_body(shared: Arc<Shared>, path: &Path, start: u64, n: u64) -> std:
             if left == 0 {
                 return None;
             }
-            let want = left.min(PIECE as u64) as usize;
+            let piece = if trickle.is_some() { 1 } else { PIECE as u64 };
+            if let Some(pause) = trickle {
+                tokio::time::sleep(pause).await;
+            }
+            let want = left.min(piece) as usize;
             let mut buf = vec![0u8; want];
             match file.read_exact(&mut buf).await {
                 Ok(_) => {
@@ -652,6 +804,9 @@ async fn listing(dir: &Path, url_path: &str, head: bool) -> (Response<Body>, u64
     if let Ok(mut rd) = tokio::fs::read_dir(dir).await {
         while let Ok(Some(e)) = rd.next_entry().await {
             let mut name = e.file_name().to_string_lossy().into_owned();
+            if hidden(&name) {
+                continue; // not served
+            }
             if e.file_type().await.map(|t| t.is_dir()).unwrap_or(false) {
                 name.push('/');
             }
@@ -708,6 +863,46 @@ mod tests {
         assert_eq!(parse_range("items=0-1", 100), RangeSpec::Whole);
         assert_eq!(parse_range("bytes=x-1", 100), RangeSpec::Whole);
         assert_eq!(parse_range("bytes=+1-2", 100), RangeSpec::Whole);
+        assert_eq!(parse_range("Bytes=0-9", 100), RangeSpec::Part(0, 10));
+        assert_eq!(parse_range(" BYTES=-30", 100), RangeSpec::Part(70, 100));
+        assert_eq!(parse_range("bytes", 100), RangeSpec::Whole);
+    }
+
+    #[test]
+    fn if_range_compares_strongly() {
+        let (etag, lm) = ("\"a-1\"", "Sun, 06 Nov 1994 08:49:37 GMT");
+        assert!(if_range_holds("\"a-1\"", etag, lm));
+        assert!(!if_range_holds("\"a-2\"", etag, lm));
+        assert!(!if_range_holds("W/\"a-1\"", etag, lm));
+        assert!(if_range_holds(lm, etag, lm));
+        assert!(!if_range_holds("Sun, 06 Nov 1994 08:49:38 GMT", etag, lm));
+        assert!(!if_range_holds("garbage", etag, lm));
+    }
+
+    #[test]
+    fn faults_parse() {
+        assert_eq!("never-answer".parse(), Ok(Fault::NeverAnswer));
+        assert_eq!("trickle-ms=5000".parse(), Ok(Fault::TrickleMs(5000)));
+        assert_eq!("etag-per-request".parse(), Ok(Fault::EtagPerRequest));
+        assert_eq!("redirect-loop".parse(), Ok(Fault::RedirectLoop));
+        assert_eq!("redirect-endless".parse(), Ok(Fault::RedirectEndless));
+        assert_eq!(
+            "status=c/0/1:410".parse(),
+            Ok(Fault::Status {
+                suffix: "c/0/1".into(),
+                code: 410
+            })
+        );
+        for bad in [
+            "",
+            "trickle-ms=x",
+            "status=:404",
+            "status=a:99",
+            "status=a",
+            "nope=1",
+        ] {
+            assert!(bad.parse::<Fault>().is_err(), "{bad}");
+        }
     }
 
     #[test]
@@ -723,6 +918,11 @@ mod tests {
         assert_eq!(resolve_path(&root, "/%2e%2e/etc/passwd"), None);
         assert_eq!(resolve_path(&root, "/x%2F..%2F..%2Fetc"), None);
         assert_eq!(resolve_path(&root, "/missing"), None);
+        std::fs::write(root.join(".env"), b"secret").unwrap();
+        assert_eq!(resolve_path(&root, "/.env"), None);
+        assert_eq!(resolve_path(&root, "/%2eenv"), None);
+        std::fs::write(root.join(".zarray"), b"{}").unwrap();
+        assert_eq!(resolve_path(&root, "/.zarray"), Some(root.join(".zarray")));
         assert_eq!(resolve_path(&root, "/"), Some(root.clone()));
     }
 

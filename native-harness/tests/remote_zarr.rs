@@ -580,6 +580,7 @@ fn fixture_npy(name: &str) -> chunkwise::npy::Npy {
     read_npy(&std::fs::read(fixtures().join("zarr").join(name)).unwrap()).unwrap()
 }
 
+/// A server of `root` answering `status` to the paths ending in each suffix.
 async fn server_of(
     root: &Path,
     fault_status: Vec<(String, u16)>,
@@ -588,7 +589,10 @@ async fn server_of(
         root: root.to_path_buf(),
         port: 0,
         quiet: true,
-        fault_status,
+        faults: fault_status
+            .into_iter()
+            .map(|(suffix, code)| native_harness::serve::Fault::Status { suffix, code })
+            .collect(),
         ..Default::default()
     })
     .await

@@ -42,15 +42,63 @@ pub enum IoError {
     /// The operation was cancelled (AbortSignal in JS).
     #[error("cancelled")]
     Cancelled,
+    /// No complete answer in time: see [`TimeoutScope`] for which deadline ran out.
+    #[error("{location}: {scope} of {millis} ms ran out")]
+    Timeout {
+        location: String,
+        /// The deadline that ran out, in milliseconds.
+        millis: u64,
+        scope: TimeoutScope,
+    },
+    /// A redirect loop, or more redirects than allowed (10 per request) before an answer.
+    #[error("redirects reading {location}: {message}")]
+    Redirect { location: String, message: String },
+}
+
+/// Which deadline a [`IoError::Timeout`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeoutScope {
+    /// No byte (header or body) arrived for this long on one request (native only).
+    Idle,
+    /// One request's whole answer (headers and body) did not complete in time.
+    Request,
+    /// The whole operation (an open or a read, with its retries) did not complete in time;
+    /// never retried.
+    Operation,
+}
+
+impl std::fmt::Display for TimeoutScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TimeoutScope::Idle => "the idle timeout between bytes",
+            TimeoutScope::Request => "the deadline of one request",
+            TimeoutScope::Operation => "the deadline of the operation",
+        })
+    }
 }
 
 impl IoError {
-    /// Whether a retry may succeed: network errors, 5xx and 429 (idempotent GETs only).
+    /// Whether a retry may succeed: network errors, 5xx and 429 (idempotent GETs only), and
+    /// a request that timed out ([`TimeoutScope::Idle`], [`TimeoutScope::Request`]; the
+    /// retry wrapper bounds those separately, see [`super::RetryConfig::max_timeout_retries`]).
+    /// A redirect loop and the deadline of an operation are final.
     pub fn is_transient(&self) -> bool {
         match self {
             IoError::Network { .. } => true,
+            IoError::Timeout { scope, .. } => *scope != TimeoutScope::Operation,
             IoError::HttpStatus { status, .. } => *status >= 500 || *status == 429,
             _ => false,
         }
+    }
+
+    /// Whether this is a timeout of one request (idle or whole-answer deadline).
+    pub fn is_request_timeout(&self) -> bool {
+        matches!(
+            self,
+            IoError::Timeout {
+                scope: TimeoutScope::Idle | TimeoutScope::Request,
+                ..
+            }
+        )
     }
 }

@@ -15,14 +15,23 @@
 //! `Access-Control-Expose-Headers: Content-Range` (plus `ETag`, `Last-Modified`), without which
 //! a script cannot read `Content-Range` even though the browser received it. Both failures are
 //! reported with that hint.
+//!
+//! Every request has an `AbortController` of its own, aborted when the read is dropped
+//! unfinished (an aborted or timed-out operation drops its reads, so the host stops the
+//! download rather than finish it unseen), when [`FetchOptions::signal`] aborts, or when
+//! [`FetchOptions::request_timeout`] (60 s for the whole answer, headers and body) runs out
+//! ([`IoError::Timeout`]). Redirects are the host's business (`fetch` follows at most 20, then
+//! rejects with a `TypeError`, reported as a network error).
 
 use super::content_range::{self, Answer, Validators, DEFAULT_WHOLE_READ_LIMIT};
-use super::{ByteRange, Fetched, IoError, RangeSource, SourceInfo};
+use super::{ByteRange, Fetched, IoError, RangeSource, SourceInfo, TimeoutScope};
 use bytes::Bytes;
 use js_sys::{Function, Promise, Reflect, Uint8Array};
+use std::time::Duration;
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortSignal, Headers, RequestInit, Response};
+use web_sys::{AbortController, AbortSignal, Headers, RequestInit, Response};
 
 /// Largest up-front buffer reservation for a body (bytes); larger bodies grow as they arrive.
 const MAX_PREALLOC: u64 = 16 * 1024 * 1024;
@@ -38,6 +47,8 @@ pub struct FetchOptions {
     pub signal: Option<AbortSignal>,
     /// Largest whole body (bytes) read when a server ignores `Range`; default 8 MiB.
     pub whole_read_limit: u64,
+    /// Longest time for one request's whole answer (headers and body); default 60 s.
+    pub request_timeout: Duration,
 }
 
 impl Default for FetchOptions {
@@ -46,6 +57,7 @@ impl Default for FetchOptions {
             headers: Vec::new(),
             signal: None,
             whole_read_limit: DEFAULT_WHOLE_READ_LIMIT,
+            request_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -133,7 +145,7 @@ impl FetchSource {
         }
     }
 
-    async fn send(&self, range: &ByteRange) -> Result<Response, IoError> {
+    async fn send(&self, range: &ByteRange, signal: &AbortSignal) -> Result<Response, IoError> {
         let headers = Headers::new().map_err(|e| self.js("Headers", e))?;
         headers
             .set("Range", &range.to_header())
@@ -149,9 +161,7 @@ impl FetchSource {
         let init = RequestInit::new();
         init.set_method("GET");
         init.set_headers_headers(&headers);
-        if let Some(signal) = &self.options.signal {
-            init.set_signal(Some(signal));
-        }
+        init.set_signal(Some(signal));
         let global = js_sys::global();
         let fetch = Reflect::get(&global, &"fetch".into())
             .ok()
@@ -218,6 +228,49 @@ impl FetchSource {
     }
 }
 
+/// An `abort` listener on a signal, removed when dropped (a listener left behind keeps its
+/// closure, and what it holds, alive as long as the signal lives).
+pub(crate) struct AbortListener {
+    signal: AbortSignal,
+    callback: Closure<dyn FnMut()>,
+}
+
+impl AbortListener {
+    /// Calls `on_abort` when `signal` aborts, until the listener is dropped.
+    pub(crate) fn new(signal: &AbortSignal, on_abort: impl FnMut() + 'static) -> Self {
+        let callback = Closure::<dyn FnMut()>::new(on_abort);
+        let _ = signal.add_event_listener_with_callback("abort", callback.as_ref().unchecked_ref());
+        Self {
+            signal: signal.clone(),
+            callback,
+        }
+    }
+}
+
+impl Drop for AbortListener {
+    fn drop(&mut self) {
+        let _ = self
+            .signal
+            .remove_event_listener_with_callback("abort", self.callback.as_ref().unchecked_ref());
+    }
+}
+
+/// The `AbortController` of one request: aborts it when dropped before the read finished
+/// (timeout, dropped read), and follows the source's own signal while alive.
+struct InFlight {
+    controller: AbortController,
+    finished: bool,
+    _follow: Option<AbortListener>,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.controller.abort();
+        }
+    }
+}
+
 /// Cancels a body reader or stream so the host stops downloading (the promise is not awaited:
 /// there is nothing left to learn from it).
 fn cancel(stream_or_reader: &JsValue) {
@@ -253,7 +306,33 @@ impl RangeSource for FetchSource {
         if self.aborted() {
             return Err(IoError::Cancelled);
         }
-        let resp = self.send(&range).await?;
+        let controller = AbortController::new().map_err(|e| self.js("AbortController", e))?;
+        let mut in_flight = InFlight {
+            controller: controller.clone(),
+            finished: false,
+            _follow: self.options.signal.as_ref().map(|s| {
+                let c = controller.clone();
+                AbortListener::new(s, move || c.abort())
+            }),
+        };
+        let signal = controller.signal();
+        let result = super::deadline::within(
+            self.options.request_timeout,
+            TimeoutScope::Request,
+            &self.url,
+            self.read_once(range, &signal),
+        )
+        .await;
+        // On a timeout the request is still open: dropping `in_flight` unfinished aborts it.
+        in_flight.finished = !matches!(result, Err(IoError::Timeout { .. }));
+        result?
+    }
+}
+
+impl FetchSource {
+    /// One request for `range` under `signal`, without the request deadline.
+    async fn read_once(&self, range: ByteRange, signal: &AbortSignal) -> Result<Fetched, IoError> {
+        let resp = self.send(&range, signal).await?;
         let status = resp.status();
         let h = resp.headers();
         let content_range = header(&h, "Content-Range");
@@ -323,6 +402,7 @@ impl RangeSource for FetchSource {
                     range: 0..0,
                     bytes: Bytes::new(),
                     info,
+                    whole: None,
                 })
             }
             Answer::Partial { served, len } => {
@@ -340,6 +420,7 @@ impl RangeSource for FetchSource {
                     range: served,
                     bytes: Bytes::from(body),
                     info,
+                    whole: None,
                 })
             }
             Answer::Whole {
@@ -360,11 +441,13 @@ impl RangeSource for FetchSource {
                 let info = info(body.len() as u64);
                 self.validators.check(&info)?;
                 let r = content_range::slice_of_whole(&range, body.len() as u64)?;
-                let bytes = Bytes::from(body).slice(r.start as usize..r.end as usize);
+                let body = Bytes::from(body);
+                let bytes = body.slice(r.start as usize..r.end as usize);
                 Ok(Fetched {
                     range: r,
                     bytes,
                     info,
+                    whole: Some(body),
                 })
             }
         }

@@ -170,6 +170,7 @@ impl RangeSource for FileSource {
             range: r,
             bytes,
             info: self.info.clone(),
+            whole: None,
         })
     }
 }

@@ -9,9 +9,16 @@
 //! whole object anyway (`bytes=0-`), which a `200` answers fairly; `416`, `404`/`410` and other
 //! statuses map onto [`IoError`] variants. The object's length, `ETag` and `Last-Modified` are
 //! learned from the first answer; a later answer that disagrees is [`IoError::SourceChanged`].
+//!
+//! Time limits: connecting ([`HttpOptions::connect_timeout`], 10 s), waiting for the next byte
+//! ([`HttpOptions::read_timeout`], 30 s) and the whole answer, headers and body
+//! ([`HttpOptions::request_timeout`], 60 s): a server that never answers or trickles is an
+//! [`IoError::Timeout`], retried at most once by [`super::Retrying`]. Redirects are followed
+//! at most 10 times per request; a redirect back to a URL already visited or an 11th one is
+//! [`IoError::Redirect`], which is final.
 
 use super::content_range::{self, Answer, Validators, DEFAULT_WHOLE_READ_LIMIT};
-use super::{ByteRange, Fetched, IoError, RangeSource, SourceInfo};
+use super::{ByteRange, Fetched, IoError, RangeSource, SourceInfo, TimeoutScope};
 use bytes::{Bytes, BytesMut};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use std::time::Duration;
@@ -32,7 +39,14 @@ pub struct HttpOptions {
     pub connect_timeout: Duration,
     /// Longest wait for the next body or header bytes; default 30 s.
     pub read_timeout: Duration,
+    /// Longest time for one request's whole answer (connecting, headers and body); default
+    /// 60 s. Applies with a shared client too ([`HttpSource::with_client`]).
+    pub request_timeout: Duration,
 }
+
+/// Most redirects followed by one request (as browsers' `fetch` bounds them, and reqwest's
+/// default).
+pub const MAX_REDIRECTS: usize = 10;
 
 impl Default for HttpOptions {
     fn default() -> Self {
@@ -41,6 +55,7 @@ impl Default for HttpOptions {
             whole_read_limit: DEFAULT_WHOLE_READ_LIMIT,
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(30),
+            request_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -55,6 +70,8 @@ pub struct HttpSource {
     validators: Validators,
     // Set once the server answered a range request with 200 (see `range_ignored`).
     range_ignored: std::sync::atomic::AtomicBool,
+    request_timeout: Duration,
+    read_timeout: Duration,
 }
 
 impl HttpSource {
@@ -81,8 +98,9 @@ impl HttpSource {
     }
 
     /// A source for `url` sharing `client` (its connection pool and TLS setup) with other
-    /// sources, as a store of many objects on one host should. The client's own timeouts
-    /// apply; those of `options` are not used.
+    /// sources, as a store of many objects on one host should. The client's own connect and
+    /// read timeouts apply (those of `options` are not used); the request deadline of
+    /// `options` does.
     ///
     /// # Errors
     /// [`IoError::Network`] if a header name or value of `options` is invalid.
@@ -111,11 +129,13 @@ impl HttpSource {
             limit: options.whole_read_limit,
             validators: Validators::default(),
             range_ignored: Default::default(),
+            request_timeout: options.request_timeout,
+            read_timeout: options.read_timeout,
         })
     }
 
-    /// A client with the timeouts of `options`, to share between sources with
-    /// [`HttpSource::with_client`].
+    /// A client with the timeouts of `options` and the redirect rule of the module
+    /// documentation, to share between sources with [`HttpSource::with_client`].
     ///
     /// # Errors
     /// The TLS backend cannot be set up (message of the underlying error).
@@ -123,6 +143,7 @@ impl HttpSource {
         reqwest::Client::builder()
             .connect_timeout(options.connect_timeout)
             .read_timeout(options.read_timeout)
+            .redirect(redirect_policy())
             .build()
             .map_err(|e| error_chain(&e))
     }
@@ -147,6 +168,20 @@ impl HttpSource {
     }
 
     fn network(&self, e: &reqwest::Error) -> IoError {
+        if e.is_redirect() {
+            return IoError::Redirect {
+                location: self.url.clone(),
+                message: error_chain(e),
+            };
+        }
+        // A connect timeout stays a network error (nothing was sent yet).
+        if e.is_timeout() && !e.is_connect() {
+            return IoError::Timeout {
+                location: self.url.clone(),
+                millis: self.read_timeout.as_millis().min(u64::MAX as u128) as u64,
+                scope: TimeoutScope::Idle,
+            };
+        }
         IoError::Network {
             location: self.url.clone(),
             message: error_chain(e),
@@ -173,6 +208,21 @@ impl HttpSource {
     }
 }
 
+/// Follows at most [`MAX_REDIRECTS`] redirects, and none back to a URL this request already
+/// visited (a loop).
+fn redirect_policy() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        if attempt.previous().contains(attempt.url()) {
+            let msg = format!("redirect loop back to {}", attempt.url().path());
+            attempt.error(msg)
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
+}
+
 /// A reqwest error with its sources (the top level alone often just says "error sending
 /// request").
 fn error_chain(e: &dyn std::error::Error) -> String {
@@ -197,11 +247,25 @@ impl RangeSource for HttpSource {
     }
 
     async fn read(&self, range: ByteRange) -> Result<Fetched, IoError> {
+        range.validate()?;
+        // Dropping the unfinished request on timeout closes its connection.
+        super::deadline::within(
+            self.request_timeout,
+            TimeoutScope::Request,
+            &self.url,
+            self.read_once(range),
+        )
+        .await?
+    }
+}
+
+impl HttpSource {
+    /// One request for `range`, without the request deadline.
+    async fn read_once(&self, range: ByteRange) -> Result<Fetched, IoError> {
         use reqwest::header::{
             ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_RANGE, ETAG, LAST_MODIFIED,
             RANGE,
         };
-        range.validate()?;
         let mut resp = self
             .client
             .get(&self.url)
@@ -257,6 +321,7 @@ impl RangeSource for HttpSource {
                     range: 0..0,
                     bytes: Bytes::new(),
                     info,
+                    whole: None,
                 })
             }
             Answer::Partial { served, len } => {
@@ -278,6 +343,7 @@ impl RangeSource for HttpSource {
                     range: served,
                     bytes,
                     info,
+                    whole: None,
                 })
             }
             Answer::Whole {
@@ -309,6 +375,7 @@ impl RangeSource for HttpSource {
                     range: r,
                     bytes,
                     info,
+                    whole: Some(body),
                 })
             }
         }

@@ -55,6 +55,7 @@ impl RangeSource for MemorySource {
             bytes: self.data.slice(r.start as usize..r.end as usize),
             range: r,
             info: self.info.clone(),
+            whole: None,
         })
     }
 }

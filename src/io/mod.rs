@@ -7,6 +7,7 @@
 //! - [`Traffic`] / [`Counted`]: request and byte counters at the transport edge.
 //! - [`retry`]: bounded retries with backoff for transient failures.
 //! - [`Validated`]: answers checked against a recorded identity (size, `ETag`, `Last-Modified`).
+//! - [`deadline`]: a time limit on any future (per request, per operation), on every host.
 //! - transports: [`memory`], [`file`](mod@file) and [`http`] natively, `fetch` in wasm.
 //! - `conformance` (tests, or the `conformance` feature): checks every source must pass.
 
@@ -16,6 +17,7 @@ mod range;
 mod source;
 
 pub mod coalesce;
+pub mod deadline;
 pub mod memory;
 pub mod retry;
 pub mod traffic;
@@ -35,7 +37,7 @@ pub mod sleep;
 
 pub use coalesce::{coalesce_ranges, read_coalesced, CoalesceOptions, CoalescePlan};
 pub use content_range::DEFAULT_WHOLE_READ_LIMIT;
-pub use error::IoError;
+pub use error::{IoError, TimeoutScope};
 pub use range::ByteRange;
 pub use retry::{RetryConfig, Retrying};
 pub use source::{Fetched, MaybeSend, MaybeSync, RangeSource, SourceInfo};

@@ -1,8 +1,12 @@
 //! Bounded retries with jittered exponential backoff for transient failures.
 //!
 //! One rule decides what is retried: [`IoError::is_transient`] (network errors, HTTP 5xx and
-//! 429; every read here is an idempotent `GET`). Everything else (not found, unsatisfiable
-//! ranges, a changed source, cancellation) fails at once. [`Retrying`] wraps any
+//! 429, a request that timed out; every read here is an idempotent `GET`). Everything else
+//! (not found, unsatisfiable ranges, a changed source, a redirect loop, cancellation, the
+//! deadline of an operation) fails at once. A request that timed out has already cost its
+//! whole deadline, so timeouts have a budget of their own
+//! ([`RetryConfig::max_timeout_retries`], default 1): with the defaults a server that never
+//! answers costs 2 × 30 s (idle timeout) and one that trickles 2 × 60 s (request deadline). [`Retrying`] wraps any
 //! [`RangeSource`] and is one itself; wrap the transport in [`super::Counted`] first so that
 //! each attempt is counted.
 //!
@@ -28,6 +32,9 @@ pub struct RetryConfig {
     pub multiplier: f64,
     /// Seed of the jitter generator; `None` seeds from the clock.
     pub seed: Option<u64>,
+    /// Of those retries, how many may follow a timed-out request
+    /// ([`IoError::is_request_timeout`]); default 1.
+    pub max_timeout_retries: u32,
 }
 
 impl Default for RetryConfig {
@@ -38,6 +45,7 @@ impl Default for RetryConfig {
             max_backoff: Duration::from_secs(5),
             multiplier: 2.0,
             seed: None,
+            max_timeout_retries: 1,
         }
     }
 }
@@ -150,10 +158,17 @@ impl<S: RangeSource> RangeSource for Retrying<S> {
     async fn read(&self, range: ByteRange) -> Result<Fetched, IoError> {
         let mut backoff: Option<Backoff> = None;
         let mut retries = 0u32;
+        let mut timeout_retries = 0u32;
         loop {
             match self.inner.read(range).await {
-                Err(e) if e.is_transient() && retries < self.config.max_retries => {
+                Err(e)
+                    if e.is_transient()
+                        && retries < self.config.max_retries
+                        && (!e.is_request_timeout()
+                            || timeout_retries < self.config.max_timeout_retries) =>
+                {
                     retries += 1;
+                    timeout_retries += u32::from(e.is_request_timeout());
                     let delay = backoff.get_or_insert_with(|| self.backoff()).next_delay();
                     super::sleep::sleep(delay).await;
                 }
@@ -211,6 +226,7 @@ mod tests {
             max_backoff: Duration::from_millis(4),
             multiplier: 2.0,
             seed: Some(7),
+            max_timeout_retries: 1,
         }
     }
 
@@ -275,6 +291,47 @@ mod tests {
         assert_eq!(src.inner().traffic().snapshot().requests, 3);
     }
 
+    #[tokio::test]
+    async fn request_timeouts_have_their_own_budget_and_operation_timeouts_none() {
+        let timeout = |scope| IoError::Timeout {
+            location: "flaky".into(),
+            millis: 5,
+            scope,
+        };
+        use crate::io::TimeoutScope::{Idle, Operation, Request};
+        // One retry after a timeout by default, although three retries are allowed.
+        for scope in [Idle, Request] {
+            let src = Retrying::new(flaky(10, timeout(scope)), fast(3));
+            assert_eq!(
+                src.read(ByteRange::bounded(0..1)).await.unwrap_err(),
+                timeout(scope)
+            );
+            assert_eq!(src.inner().traffic().snapshot().requests, 2);
+        }
+        let src = Retrying::new(flaky(1, timeout(Request)), fast(3));
+        assert!(src.read(ByteRange::bounded(0..1)).await.is_ok());
+        assert_eq!(src.inner().traffic().snapshot().requests, 2);
+        let src = Retrying::new(
+            flaky(10, timeout(Request)),
+            RetryConfig {
+                max_timeout_retries: 0,
+                ..fast(3)
+            },
+        );
+        assert!(src.read(ByteRange::bounded(0..1)).await.is_err());
+        assert_eq!(src.inner().traffic().snapshot().requests, 1);
+        let src = Retrying::new(flaky(10, timeout(Operation)), fast(3));
+        assert!(src.read(ByteRange::bounded(0..1)).await.is_err());
+        assert_eq!(src.inner().traffic().snapshot().requests, 1);
+        let redirect = IoError::Redirect {
+            location: "flaky".into(),
+            message: "loop".into(),
+        };
+        let src = Retrying::new(flaky(10, redirect), fast(3));
+        assert!(src.read(ByteRange::bounded(0..1)).await.is_err());
+        assert_eq!(src.inner().traffic().snapshot().requests, 1);
+    }
+
     #[test]
     fn backoff_is_jittered_bounded_and_seedable() {
         let config = RetryConfig {
@@ -283,6 +340,7 @@ mod tests {
             max_backoff: Duration::from_millis(1000),
             multiplier: 2.0,
             seed: Some(1),
+            max_timeout_retries: 1,
         };
         let delays: Vec<Duration> = {
             let mut b = Backoff::new(&config);

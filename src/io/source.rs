@@ -51,6 +51,12 @@ pub struct Fetched {
     pub bytes: Bytes,
     /// Size and validators of the object, as learned by this read.
     pub info: SourceInfo,
+    /// The whole object, when the server sent all of it in answer to a range request (it
+    /// ignored `Range`, RFC 9110 §14.2, or the range covered the object): `bytes` is then a
+    /// slice of it. A caller may keep it as the complete copy rather than ask again;
+    /// [`super::Counted`] counts its length, the bytes that crossed the wire. `None` from
+    /// every other answer.
+    pub whole: Option<Bytes>,
 }
 
 /// An object that can be read by byte ranges: an HTTP URL, a file, a buffer in memory.

@@ -101,7 +101,10 @@ impl<S: RangeSource> RangeSource for Counted<S> {
         let r = self.inner.read(range).await;
         self.traffic.finish();
         match &r {
-            Ok(f) => self.traffic.record(f.bytes.len() as u64),
+            // What crossed the wire: the whole body when the server sent it all.
+            Ok(f) => self
+                .traffic
+                .record(f.whole.as_ref().unwrap_or(&f.bytes).len() as u64),
             Err(IoError::Cancelled) | Err(IoError::InvalidRange { .. }) => {}
             Err(_) => self.traffic.record(0),
         }

@@ -37,13 +37,22 @@ export interface OpenOptions {
    *  URL without query and user info, plus a salted fingerprint of the query, user info and
    *  headers: nothing secret is kept in a key. */
   cacheKey?: string;
-  /** Cancels the open; the promise rejects with code "CANCELLED". */
+  /** Cancels the open (and the requests in flight); the promise rejects with code
+   *  "CANCELLED". */
   signal?: AbortSignal;
+  /** Deadline of the whole open in milliseconds, retries included; past it the promise
+   *  rejects with code "TIMEOUT" and the requests in flight are aborted. Each request has
+   *  60 s in any case. */
+  timeoutMs?: number;
 }
 /** Options of RemoteArray.read. */
 export interface ReadOptions {
-  /** Cancels the read; the promise rejects with code "CANCELLED". */
+  /** Cancels the read (and the requests in flight); the promise rejects with code
+   *  "CANCELLED". */
   signal?: AbortSignal;
+  /** Deadline of the whole read in milliseconds, retries included; past it the promise
+   *  rejects with code "TIMEOUT" and the requests in flight are aborted. */
+  timeoutMs?: number;
   /** Called after each chunk with { done, total } (chunks). */
   onProgress?: (p: { done: number; total: number }) => void;
 }
@@ -149,6 +158,18 @@ pub(crate) fn parse_open_options(
         }
     }
     Ok((opts, headers))
+}
+
+/// The `timeoutMs` option: a deadline, or none when absent.
+pub(crate) fn timeout_opt(options: &JsValue) -> Result<Option<std::time::Duration>, JsValue> {
+    get_opt(options, "timeoutMs")
+        .map(|v| {
+            v.as_f64()
+                .filter(|ms| ms.is_finite() && *ms > 0.0)
+                .map(|ms| std::time::Duration::from_secs_f64(ms / 1000.0))
+                .ok_or_else(|| arg_error("timeoutMs must be a positive number"))
+        })
+        .transpose()
 }
 
 /// The cache coordinator of the open options: the page-wide MEMORY one with `shareCache:
@@ -289,9 +310,11 @@ impl RemoteArray {
         #[wasm_bindgen(unchecked_param_type = "OpenOptions")] options: JsValue,
     ) -> Result<RemoteArray, JsValue> {
         let (opts, headers) = parse_open_options(&options)?;
+        let limit = timeout_opt(&options)?;
         let coordinator = coordinator_for(&options, &opts)?;
         let traffic = Traffic::new();
         let key = coordinator.key_for(&url, &headers, opts.cache_key.as_deref());
+        let location = url.clone();
         let (zarr_url, zarr_headers, zarr_opts) = (url.clone(), headers.clone(), opts.clone());
         let zarr_key = key.clone();
         let zarr_coordinator = coordinator.clone();
@@ -317,7 +340,8 @@ impl RemoteArray {
             .await;
             crate::formats::zarr::or_zarr(first, false, || zarr(zarr_coordinator)).await
         };
-        let result = cancellable(open, signal.as_ref(), CancelFlag::new()).await;
+        let open = cancellable(open, signal.as_ref(), CancelFlag::new());
+        let result = crate::io::deadline::operation(limit, &location, open).await;
         let inner = result.map_err(|e| js_error(&e))?;
         Ok(RemoteArray {
             inner: Some(Rc::new(inner)),
@@ -389,6 +413,10 @@ impl RemoteArray {
             Ok(v) => v,
             Err(e) => return Ok(js_sys::Promise::reject(&e)),
         };
+        let limit = match timeout_opt(&options) {
+            Ok(l) => l,
+            Err(e) => return Ok(js_sys::Promise::reject(&e)),
+        };
         let signal: Option<web_sys::AbortSignal> =
             get_opt(&options, "signal").map(|s| s.unchecked_into());
         let on_progress: Option<js_sys::Function> =
@@ -407,8 +435,9 @@ impl RemoteArray {
                 progress: Some(&progress),
                 cancel: Some(cancel.clone()),
             };
-            let read = inner.read(&sel, &ropts);
-            let result = cancellable(read, signal.as_ref(), cancel).await;
+            let location = inner.source_info().location.clone();
+            let read = cancellable(inner.read(&sel, &ropts), signal.as_ref(), cancel);
+            let result = crate::io::deadline::operation(limit, &location, read).await;
             let mut data = result.map_err(|e| js_error(&e))?;
             let missing = JsValue::from_f64(data.missing_chunks as f64);
             // Byte strings of formats that describe no element (a b2nd "|S8") read as
@@ -453,43 +482,36 @@ impl RemoteArray {
 }
 
 /// Runs `fut` unless `signal` aborts first (then [`crate::io::IoError::Cancelled`]); `cancel`
-/// is set on abort so steps in progress stop at their next check.
+/// is set on abort so steps in progress stop at their next check. On abort `fut` is dropped,
+/// and with it the reads in flight, whose transports abort their requests
+/// ([`crate::io::fetch`]). The abort listener is removed when this returns.
 pub(crate) async fn cancellable<T>(
     fut: impl std::future::Future<Output = crate::Result<T>>,
     signal: Option<&web_sys::AbortSignal>,
     cancel: CancelFlag,
 ) -> crate::Result<T> {
-    let Some(aborted) = abort_future(signal, cancel) else {
+    let Some(signal) = signal else {
         return fut.await;
     };
-    futures::pin_mut!(fut);
-    futures::pin_mut!(aborted);
-    match futures::future::select(fut, aborted).await {
-        futures::future::Either::Left((r, _)) => r,
-        futures::future::Either::Right(_) => Err(crate::Error::Io(crate::io::IoError::Cancelled)),
-    }
-}
-
-/// A future that resolves when `signal` aborts (setting `cancel`), or None without a signal.
-fn abort_future(
-    signal: Option<&web_sys::AbortSignal>,
-    cancel: CancelFlag,
-) -> Option<wasm_bindgen_futures::JsFuture> {
-    let signal = signal?;
     if signal.aborted() {
         cancel.cancel();
-        return Some(wasm_bindgen_futures::JsFuture::from(
-            js_sys::Promise::resolve(&JsValue::NULL),
-        ));
+        return Err(crate::Error::Io(crate::io::IoError::Cancelled));
     }
-    let sig = signal.clone();
+    let mut listener = None;
     let promise = js_sys::Promise::new(&mut |resolve, _reject| {
         let c = cancel.clone();
-        let cb = Closure::once_into_js(move || {
+        listener = Some(crate::io::fetch::AbortListener::new(signal, move || {
             c.cancel();
             let _ = resolve.call0(&JsValue::NULL);
-        });
-        let _ = sig.add_event_listener_with_callback("abort", cb.unchecked_ref());
+        }));
     });
-    Some(wasm_bindgen_futures::JsFuture::from(promise))
+    let aborted = wasm_bindgen_futures::JsFuture::from(promise);
+    futures::pin_mut!(fut);
+    futures::pin_mut!(aborted);
+    let result = match futures::future::select(fut, aborted).await {
+        futures::future::Either::Left((r, _)) => r,
+        futures::future::Either::Right(_) => Err(crate::Error::Io(crate::io::IoError::Cancelled)),
+    };
+    drop(listener);
+    result
 }

@@ -49,9 +49,11 @@ impl RemoteStore {
         #[wasm_bindgen(unchecked_param_type = "StoreOptions")] options: JsValue,
     ) -> Result<RemoteStore, JsValue> {
         let (opts, headers) = parse_open_options(&options)?;
+        let limit = super::array::timeout_opt(&options)?;
         let coordinator = coordinator_for(&options, &opts)?;
         let traffic = Traffic::new();
         let key = coordinator.key_for(&url, &headers, opts.cache_key.as_deref());
+        let location = url.clone();
         let zarr = {
             let (url, headers, traffic, opts, coordinator, key) = (
                 url.clone(),
@@ -81,7 +83,8 @@ impl RemoteStore {
                 crate::store::RemoteStore::open(transport, traffic, opts, coordinator, key).await;
             crate::formats::zarr::or_zarr(first, true, zarr).await
         };
-        let store = cancellable(open, signal.as_ref(), CancelFlag::new())
+        let open = cancellable(open, signal.as_ref(), CancelFlag::new());
+        let store = crate::io::deadline::operation(limit, &location, open)
             .await
             .map_err(|e| js_error(&e))?;
         Ok(RemoteStore {

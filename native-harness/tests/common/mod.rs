@@ -38,3 +38,25 @@ pub const SELECTIONS: &[&str] = &[
     "1, 2:7",
     "..., 1:4, ::3",
 ];
+
+/// A loopback range server over `root` with test faults, given as `chunkwise serve --fault`
+/// specs (`"never-answer"`, `"trickle-ms=200"`, `"etag-per-request"`, `"redirect-loop"`,
+/// `"redirect-endless"`, `"status=SUFFIX:CODE"`); `ignore_range` as `--ignore-range`.
+pub async fn fault_server(
+    root: &std::path::Path,
+    faults: &[&str],
+    ignore_range: bool,
+) -> native_harness::serve::ServerHandle {
+    native_harness::serve::spawn(native_harness::serve::ServeOptions {
+        root: root.to_path_buf(),
+        quiet: true,
+        ignore_range,
+        faults: faults
+            .iter()
+            .map(|f| f.parse().unwrap_or_else(|e| panic!("{e}")))
+            .collect(),
+        ..Default::default()
+    })
+    .await
+    .expect("server starts")
+}

@@ -321,6 +321,7 @@ impl ZarrStore {
                                 location,
                                 ..Default::default()
                             },
+                            whole: None,
                         })),
                         Err(e) => Err(ZarrError::Io(e)),
                     }
