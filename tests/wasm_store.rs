@@ -5,7 +5,7 @@
 #![cfg(target_arch = "wasm32")]
 
 use chunkwise::array::{OpenOptions, ReadOptions, RemoteArray};
-use chunkwise::cache::{CacheCoordinator, SourceKey};
+use chunkwise::cache::CacheCoordinator;
 use chunkwise::io::fetch::FetchSource;
 use chunkwise::io::{ByteRange, Counted, RangeSource, Traffic};
 use chunkwise::npy::read_npy;
@@ -50,7 +50,7 @@ async fn open_store(url: &str, c: &CacheCoordinator) -> RemoteStore {
         traffic,
         OpenOptions::default(),
         c.clone(),
-        SourceKey::new(url, &[]),
+        c.source_key(url, &[]),
     )
     .await
     .unwrap_or_else(|e| panic!("{url}: {e}"))
@@ -102,7 +102,8 @@ async fn store_lists_reads_and_reopens_warm() {
                 path: Some("/model/run1/values".into()),
                 ..Default::default()
             };
-            RemoteArray::open_with_cache(t, traffic, options, c, SourceKey::new(&url, &[]))
+            let key = c.source_key(&url, &[]);
+            RemoteArray::open_with_cache(t, traffic, options, c, key)
                 .await
                 .unwrap()
         }

@@ -6,7 +6,6 @@
 #![no_main]
 
 use chunkwise::array::{OpenOptions, ReadOptions, RemoteArray};
-use chunkwise::cache::SourceKey;
 use chunkwise::formats::zarr::ZarrStore;
 use chunkwise::io::memory::MemorySource;
 use chunkwise::io::{IoError, RangeSource, Traffic};
@@ -34,7 +33,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let store = Arc::new(ZarrStore::new("mem://fuzz.zarr", Arc::new(opener)));
     futures::executor::block_on(async {
-        let key = SourceKey::new("mem://fuzz.zarr", &[]);
+        let key = chunkwise::cache::CacheCoordinator::none().source_key("mem://fuzz.zarr", &[]);
         let Ok(arr) =
             RemoteArray::open_zarr(store, "", Traffic::new(), key, OpenOptions::default()).await
         else {

@@ -791,3 +791,40 @@ async fn a_store_url_query_is_kept_on_every_key() {
     assert!(e.to_string().contains("v3.zarr/nothing"), "{e}");
     assert!(!e.to_string().contains("secret"), "{e}");
 }
+
+/// A shard whose every answer carries a new `ETag` (the object changing between any two
+/// requests): its index and its inner chunks would come from two versions, so the read fails
+/// with SOURCE_CHANGED instead of decoding inner chunks at offsets from another version.
+/// Unsharded chunks, each read once, still read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shard_index_and_its_chunks_come_from_one_version() {
+    let server = spawn(ServeOptions {
+        root: fixtures(),
+        port: 0,
+        quiet: true,
+        faults: vec![native_harness::serve::Fault::EtagPerRequest],
+        ..Default::default()
+    })
+    .await
+    .expect("server starts");
+    for name in ["sharded_end", "sharded_start"] {
+        let arr = open_array(&server.url("zarr/v3.zarr"), vec![], with_path(name))
+            .await
+            .unwrap();
+        let e = arr
+            .read(&Selection::parse("0:4, 0:3").unwrap(), &ReadOptions::default())
+            .await
+            .expect_err("a shard's index and data from two versions");
+        assert_eq!(e.code(), "SOURCE_CHANGED", "{name}: {e}");
+        assert!(e.to_string().contains(&format!("{name}/c/0/0")), "{e}");
+    }
+    let arr = open_array(&server.url("zarr/v3.zarr"), vec![], with_path("temperature"))
+        .await
+        .unwrap();
+    let got = arr
+        .read(&Selection::all(), &ReadOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, fixture_npy("v3_temperature.npy").data);
+    server.shutdown().await;
+}

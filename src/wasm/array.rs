@@ -316,7 +316,6 @@ impl RemoteArray {
         let key = coordinator.key_for(&url, &headers, opts.cache_key.as_deref());
         let location = url.clone();
         let (zarr_url, zarr_headers, zarr_opts) = (url.clone(), headers.clone(), opts.clone());
-        let zarr_key = key.clone();
         let zarr_coordinator = coordinator.clone();
         let transport = fetch_transport(url, headers, &traffic);
         let signal: Option<web_sys::AbortSignal> =
@@ -325,7 +324,7 @@ impl RemoteArray {
         // says so (`.zarr`) or when the object is missing.
         let open = async move {
             let zarr = |coordinator| {
-                super::zarr::open_zarr(&zarr_url, zarr_headers, zarr_opts, coordinator, zarr_key)
+                super::zarr::open_zarr(&zarr_url, zarr_headers, zarr_opts, coordinator)
             };
             if crate::formats::zarr::looks_like_store(&zarr_url) {
                 return zarr(zarr_coordinator).await;

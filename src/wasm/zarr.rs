@@ -27,7 +27,8 @@ pub fn fetch_opener(headers: Vec<(String, String)>, traffic: &Traffic) -> Arc<dy
 }
 
 /// Opens the Zarr array at `options.path` (the store root when `None`) of the store at
-/// `base` over `fetch`, whose caches `coordinator` owns under the identity `key`.
+/// `base` over `fetch`, whose caches `coordinator` owns (the cache identity is
+/// `options.cache_key` when given, else the base URL and `headers`).
 ///
 /// # Errors
 /// As [`RemoteArray::open_zarr`].
@@ -36,9 +37,9 @@ pub async fn open_zarr(
     headers: Vec<(String, String)>,
     options: OpenOptions,
     coordinator: CacheCoordinator,
-    key: crate::cache::SourceKey,
 ) -> crate::Result<RemoteArray> {
     let traffic = Traffic::new();
+    let key = coordinator.key_for(base, &headers, options.cache_key.as_deref());
     let store = Arc::new(ZarrStore::new(base, fetch_opener(headers, &traffic)));
     let path = options.path.clone().unwrap_or_default();
     RemoteArray::open_zarr_with_cache(store, &path, traffic, key, options, coordinator).await

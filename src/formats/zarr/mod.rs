@@ -355,6 +355,22 @@ impl ZarrArray {
             });
         }
         if sharded {
+            // The sharding codec spec: a shard's shape is a whole multiple of its inner
+            // chunks' (so the shard grid below never divides by zero or cuts a chunk).
+            let whole = chunk_shape.len() == read_chunks.len()
+                && chunk_shape
+                    .iter()
+                    .zip(&read_chunks)
+                    .all(|(&o, &i)| i > 0 && o % i == 0);
+            if !whole {
+                return Err(ZarrError::Invalid {
+                    key,
+                    detail: format!(
+                        "shard shape {chunk_shape:?} is not a multiple of the inner chunk \
+                         shape {read_chunks:?}"
+                    ),
+                });
+            }
             let n = chunk_shape
                 .iter()
                 .zip(&read_chunks)
@@ -921,6 +937,28 @@ mod tests {
             matches!(&e, ZarrError::Invalid { detail, .. } if detail.contains("delta")),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_shard_smaller_than_its_inner_chunks_is_invalid() {
+        // Found by the zarr_meta fuzz target (fuzz/crashes/zarr_meta): it divided by zero.
+        for (shard, inner) in [("[4,6]", "[5,3]"), ("[4,6]", "[3,3]")] {
+            let doc = format!(
+                r#"{{"zarr_format":3,"node_type":"array","shape":[19,13],"data_type":"float64",
+                "chunk_grid":{{"name":"regular","configuration":{{"chunk_shape":{shard}}}}},
+                "chunk_key_encoding":{{"name":"default"}},"fill_value":0.0,
+                "codecs":[{{"name":"sharding_indexed","configuration":{{"chunk_shape":{inner},
+                  "codecs":[{{"name":"bytes","configuration":{{"endian":"little"}}}}],
+                  "index_codecs":[{{"name":"bytes","configuration":{{"endian":"little"}}}}]}}}}]}}"#
+            );
+            match open(&[("zarr.json", &doc)], "") {
+                Err(ZarrError::Invalid { detail, .. }) => {
+                    assert!(detail.contains("not a multiple"), "{detail}")
+                }
+                Err(e) => panic!("{shard} / {inner}: {e}"),
+                Ok(_) => panic!("{shard} / {inner}: opened"),
+            }
+        }
     }
 
     #[test]
