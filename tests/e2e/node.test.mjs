@@ -203,8 +203,12 @@ describe("pkg/node", () => {
         const arr = await RemoteArray.open(process.argv[1], {});
         const { data, shape } = await arr.read("0, :", {});
         console.log(JSON.stringify({ resolved, shape, first: Array.from(data) }));`;
+      // The process must exit once its work is done: a request deadline's timer left
+      // pending (60 s) would keep Node alive.
+      const started = Date.now();
       const out = execFileSync(process.execPath, ["--input-type=module", "-e", script,
         url(`/tests/fixtures/blosc2/${f.file}`)], { cwd: scratch.dir, encoding: "utf8", timeout: 30000 });
+      assert.ok(Date.now() - started < 10000, `the script took ${Date.now() - started} ms to exit`);
       const got = JSON.parse(out.trim().split("\n").at(-1));
       assert.match(got.resolved, /node[\\/]chunkwise\.js$/);
       const e = readNpy(path.join(fixtures, "blosc2", f.npy));
