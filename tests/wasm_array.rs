@@ -3,6 +3,9 @@
 //! Chromium and a dedicated worker.
 #![cfg(target_arch = "wasm32")]
 
+#[path = "wasm_common/server.rs"]
+mod server;
+
 #[path = "wasm_common/array_checks.rs"]
 mod checks;
 

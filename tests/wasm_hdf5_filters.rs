@@ -4,6 +4,9 @@
 //! the `.npy` of the array that was written.
 #![cfg(target_arch = "wasm32")]
 
+#[path = "wasm_common/server.rs"]
+mod server;
+
 use chunkwise::array::{OpenOptions, ReadOptions, RemoteArray};
 use chunkwise::io::fetch::FetchSource;
 use chunkwise::io::{ByteRange, Counted, RangeSource, Traffic};
@@ -22,7 +25,10 @@ async fn fetch_all(url: &str) -> Vec<u8> {
 
 #[wasm_bindgen_test]
 async fn szip_nbit_scaleoffset_read_as_written() {
-    let Some(base) = option_env!("CHUNKWISE_TEST_BASE_URL") else {
+    let Some(base) = server::url(
+        option_env!("CHUNKWISE_TEST_BASE_URL"),
+        "CHUNKWISE_TEST_BASE_URL",
+    ) else {
         eprintln!("CHUNKWISE_TEST_BASE_URL not set at build time: skipped");
         return;
     };

@@ -4,6 +4,9 @@
 //! `scripts/test-wasm.sh` runs this file in Node, headless Chromium and a dedicated worker.
 #![cfg(target_arch = "wasm32")]
 
+#[path = "wasm_common/server.rs"]
+mod server;
+
 use chunkwise::wasm::RemoteArray;
 use js_sys::Reflect;
 use wasm_bindgen::{JsCast, JsValue};
@@ -11,7 +14,10 @@ use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::wasm_bindgen_test;
 
 fn base() -> Option<&'static str> {
-    option_env!("CHUNKWISE_TEST_BASE_URL")
+    server::url(
+        option_env!("CHUNKWISE_TEST_BASE_URL"),
+        "CHUNKWISE_TEST_BASE_URL",
+    )
 }
 
 async fn read(path: &str, selection: &str) -> (JsValue, String) {

@@ -6,9 +6,13 @@
 //! - `CHUNKWISE_TEST_FAIL_FIRST_BASE_URL`: a server answering 503 to its first 2 GETs (fresh
 //!   for each run; only one test uses it).
 //!
-//! Without them the tests print a note and pass without checking anything. Needs the
+//! Without them the tests fail (`wasm_common/server.rs`; `CHUNKWISE_WASM_SKIP_SERVER=1` at
+//! build time skips them instead). Needs the
 //! `conformance` feature (`cargo test --target wasm32-unknown-unknown --features conformance`).
 #![cfg(all(target_arch = "wasm32", feature = "conformance"))]
+
+#[path = "wasm_common/server.rs"]
+mod server;
 
 use chunkwise::io::conformance::check_source;
 use chunkwise::io::fetch::{FetchOptions, FetchSource};
@@ -30,7 +34,10 @@ fn pattern(n: usize) -> Vec<u8> {
 }
 
 fn base() -> Option<&'static str> {
-    let b = option_env!("CHUNKWISE_TEST_BASE_URL");
+    let b = server::url(
+        option_env!("CHUNKWISE_TEST_BASE_URL"),
+        "CHUNKWISE_TEST_BASE_URL",
+    );
     if b.is_none() {
         console_log!(
             "CHUNKWISE_TEST_BASE_URL unset at build time: skipping (run scripts/test-wasm.sh)"
@@ -143,7 +150,10 @@ async fn abort_signal_cancels() {
 
 #[wasm_bindgen_test]
 async fn server_ignoring_ranges() {
-    let Some(base) = option_env!("CHUNKWISE_TEST_IGNORE_RANGE_BASE_URL") else {
+    let Some(base) = server::url(
+        option_env!("CHUNKWISE_TEST_IGNORE_RANGE_BASE_URL"),
+        "CHUNKWISE_TEST_IGNORE_RANGE_BASE_URL",
+    ) else {
         console_log!("CHUNKWISE_TEST_IGNORE_RANGE_BASE_URL unset: skipping");
         return;
     };
@@ -173,7 +183,10 @@ async fn server_ignoring_ranges() {
 
 #[wasm_bindgen_test]
 async fn retries_ride_out_injected_failures() {
-    let Some(base) = option_env!("CHUNKWISE_TEST_FAIL_FIRST_BASE_URL") else {
+    let Some(base) = server::url(
+        option_env!("CHUNKWISE_TEST_FAIL_FIRST_BASE_URL"),
+        "CHUNKWISE_TEST_FAIL_FIRST_BASE_URL",
+    ) else {
         console_log!("CHUNKWISE_TEST_FAIL_FIRST_BASE_URL unset: skipping");
         return;
     };

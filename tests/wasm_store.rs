@@ -4,6 +4,9 @@
 //! runs this file in Node, headless Chromium and a dedicated worker.
 #![cfg(target_arch = "wasm32")]
 
+#[path = "wasm_common/server.rs"]
+mod server;
+
 use chunkwise::array::{OpenOptions, ReadOptions, RemoteArray};
 use chunkwise::cache::CacheCoordinator;
 use chunkwise::io::fetch::FetchSource;
@@ -17,7 +20,10 @@ use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::wasm_bindgen_test;
 
 fn base() -> Option<&'static str> {
-    option_env!("CHUNKWISE_TEST_BASE_URL")
+    server::url(
+        option_env!("CHUNKWISE_TEST_BASE_URL"),
+        "CHUNKWISE_TEST_BASE_URL",
+    )
 }
 
 async fn fetch_all(url: &str) -> Vec<u8> {

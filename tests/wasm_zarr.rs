@@ -5,6 +5,9 @@
 //! `scripts/test-wasm.sh` runs this file in Node, headless Chromium and a dedicated worker.
 #![cfg(target_arch = "wasm32")]
 
+#[path = "wasm_common/server.rs"]
+mod server;
+
 use chunkwise::array::{OpenOptions, ReadOptions};
 use chunkwise::cache::CacheCoordinator;
 use chunkwise::io::fetch::FetchSource;
@@ -16,7 +19,10 @@ use wasm_bindgen::JsValue;
 use wasm_bindgen_test::wasm_bindgen_test;
 
 fn base() -> Option<&'static str> {
-    option_env!("CHUNKWISE_TEST_BASE_URL")
+    server::url(
+        option_env!("CHUNKWISE_TEST_BASE_URL"),
+        "CHUNKWISE_TEST_BASE_URL",
+    )
 }
 
 async fn fetch_all(url: &str) -> Vec<u8> {

@@ -812,15 +812,22 @@ async fn a_shard_index_and_its_chunks_come_from_one_version() {
             .await
             .unwrap();
         let e = arr
-            .read(&Selection::parse("0:4, 0:3").unwrap(), &ReadOptions::default())
+            .read(
+                &Selection::parse("0:4, 0:3").unwrap(),
+                &ReadOptions::default(),
+            )
             .await
             .expect_err("a shard's index and data from two versions");
         assert_eq!(e.code(), "SOURCE_CHANGED", "{name}: {e}");
         assert!(e.to_string().contains(&format!("{name}/c/0/0")), "{e}");
     }
-    let arr = open_array(&server.url("zarr/v3.zarr"), vec![], with_path("temperature"))
-        .await
-        .unwrap();
+    let arr = open_array(
+        &server.url("zarr/v3.zarr"),
+        vec![],
+        with_path("temperature"),
+    )
+    .await
+    .unwrap();
     let got = arr
         .read(&Selection::all(), &ReadOptions::default())
         .await

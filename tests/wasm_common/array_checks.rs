@@ -10,9 +10,13 @@ use chunkwise::npy::read_npy;
 use chunkwise::selection::Selection;
 use std::sync::Arc;
 
-/// Base URL of the fixture server, or None when the tests were built without one.
+/// Base URL of the fixture server (see `server.rs`: a missing one fails the test, unless a
+/// skip was asked for at build time).
 pub fn base() -> Option<&'static str> {
-    option_env!("CHUNKWISE_TEST_BASE_URL")
+    crate::server::url(
+        option_env!("CHUNKWISE_TEST_BASE_URL"),
+        "CHUNKWISE_TEST_BASE_URL",
+    )
 }
 
 async fn fetch_all(url: &str) -> Vec<u8> {
