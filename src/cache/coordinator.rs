@@ -15,11 +15,12 @@
 
 use super::discovery::{self, DiscoveryRecord, NodesRecord, SourceIdentity, SourceRecord};
 use super::identity::Salt;
-use super::{CacheKey, CachePolicy, CacheStats, PayloadCache, SourceKey, DEFAULT_MAX_CACHE_BYTES};
+use super::{
+    ByteLru, CacheKey, CachePolicy, CacheStats, PayloadCache, SourceKey, DEFAULT_MAX_CACHE_BYTES,
+};
 use bytes::Bytes;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 /// Counters of a [`CacheCoordinator`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -69,10 +70,24 @@ struct Inner {
     memory: PayloadCache,
     #[cfg(not(target_arch = "wasm32"))]
     disk: Option<Disk>,
-    discovery: Mutex<HashMap<String, Bytes>>,
-    sources: Mutex<HashMap<String, Bytes>>,
+    /// Discovery records in memory (under DISK, a front of `discovery/`), bounded by
+    /// [`MAX_MEMORY_RECORD_BYTES`].
+    discovery: ByteLru<String>,
+    /// Complete copies of small sources in memory, bounded by [`MAX_MEMORY_SOURCE_BYTES`].
+    sources: ByteLru<String>,
     counters: Counters,
 }
+
+/// Most bytes of discovery records kept in memory (least recently used go first; under DISK
+/// they stay on disk). A record is a few KiB (an HDF5 chunk map of 10,000 chunks about
+/// 1 MiB), so this holds hundreds of datasets.
+pub const MAX_MEMORY_RECORD_BYTES: u64 = 64 << 20;
+
+/// Most bytes of complete small-source copies kept in memory (least recently used go first;
+/// an array already open keeps its own copy). Not counted against `max_cache_bytes` (spec:
+/// "Source copies do not count against max_cache_bytes"), but bounded, so a long session
+/// opening many small files does not grow without end: sixteen 8 MiB files.
+pub const MAX_MEMORY_SOURCE_BYTES: u64 = 128 << 20;
 
 /// Owner of discovery records, compressed payload and small-source copies, shared by the
 /// arrays and stores opened with it. Cloning shares it.
@@ -90,11 +105,6 @@ impl std::fmt::Debug for CacheCoordinator {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // Entries are whole values: a panic elsewhere cannot leave one half-written.
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl CacheCoordinator {
     fn build(policy: CachePolicy, max_cache_bytes: Option<u64>) -> CacheCoordinator {
         let bound = match policy {
@@ -110,8 +120,8 @@ impl CacheCoordinator {
                 memory: PayloadCache::new(bound),
                 #[cfg(not(target_arch = "wasm32"))]
                 disk: None,
-                discovery: Mutex::new(HashMap::new()),
-                sources: Mutex::new(HashMap::new()),
+                discovery: ByteLru::whole_objects(MAX_MEMORY_RECORD_BYTES),
+                sources: ByteLru::whole_objects(MAX_MEMORY_SOURCE_BYTES),
                 counters: Counters::default(),
             }),
         }
@@ -232,8 +242,8 @@ impl CacheCoordinator {
     /// of the old version can mix with the new; spec: remote cache design, "Freshness").
     pub fn forget_source(&self, key: &SourceKey) {
         let prefix = format!("{}\n", key.source_id());
-        lock(&self.inner.discovery).retain(|k, _| !k.starts_with(&prefix));
-        lock(&self.inner.sources).remove(&key.source_id());
+        self.inner.discovery.retain(|k| !k.starts_with(&prefix));
+        self.inner.sources.remove(&key.source_id());
         self.inner.memory.retain(|k| !k.source.starts_with(&prefix));
         #[cfg(not(target_arch = "wasm32"))]
         if let Some(d) = &self.inner.disk {
@@ -319,13 +329,13 @@ impl CacheCoordinator {
     }
 
     fn get_record(&self, key: &str) -> Option<Bytes> {
-        if let Some(b) = lock(&self.inner.discovery).get(key) {
-            return Some(b.clone());
+        if let Some(b) = self.inner.discovery.get(&key.to_string()) {
+            return Some(b);
         }
         #[cfg(not(target_arch = "wasm32"))]
         if let Some(d) = &self.inner.disk {
             let b = d.discovery.get(key)?;
-            lock(&self.inner.discovery).insert(key.to_string(), b.clone());
+            self.inner.discovery.insert(key.to_string(), b.clone());
             return Some(b);
         }
         None
@@ -337,11 +347,13 @@ impl CacheCoordinator {
         if let Some(d) = &self.inner.disk {
             d.discovery.put(key, &json);
         }
-        lock(&self.inner.discovery).insert(key.to_string(), Bytes::from(json));
+        self.inner
+            .discovery
+            .insert(key.to_string(), Bytes::from(json));
     }
 
     fn drop_record(&self, key: &str) {
-        lock(&self.inner.discovery).remove(key);
+        self.inner.discovery.remove(&key.to_string());
         #[cfg(not(target_arch = "wasm32"))]
         if let Some(d) = &self.inner.disk {
             d.discovery.remove(key);
@@ -395,12 +407,12 @@ impl CacheCoordinator {
             .get_record(&id_key)
             .and_then(|b| discovery::from_json::<SourceRecord>(&b))?
             .source;
-        let mem = lock(&self.inner.sources).get(source_id).cloned();
+        let mem = self.inner.sources.get(&source_id.to_string());
         #[cfg(not(target_arch = "wasm32"))]
         let mem = mem.or_else(|| {
             let d = self.inner.disk.as_ref()?;
             let b = d.sources.get(source_id)?;
-            lock(&self.inner.sources).insert(source_id.to_string(), b.clone());
+            self.inner.sources.insert(source_id.to_string(), b.clone());
             Some(b)
         });
         match mem {
@@ -421,7 +433,7 @@ impl CacheCoordinator {
         if let Some(d) = &self.inner.disk {
             d.sources.put(source_id, &bytes);
         }
-        lock(&self.inner.sources).insert(source_id.to_string(), bytes);
+        self.inner.sources.insert(source_id.to_string(), bytes);
         let rec = SourceRecord {
             version: discovery::DISCOVERY_VERSION,
             source: ident.clone(),
@@ -474,8 +486,8 @@ impl CacheCoordinator {
     /// Drops what is held in memory (payload, records, source copies); disk entries stay.
     pub fn clear_memory(&self) {
         self.inner.memory.clear();
-        lock(&self.inner.discovery).clear();
-        lock(&self.inner.sources).clear();
+        self.inner.discovery.clear();
+        self.inner.sources.clear();
     }
 }
 

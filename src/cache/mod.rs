@@ -16,11 +16,12 @@ pub mod discovery;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod disk;
 pub mod identity;
+mod lru;
 mod payload;
 mod policy;
 
 pub use coordinator::{CacheCoordinator, CoordinatorStats};
 pub use discovery::{DiscoveryRecord, Seed};
 pub use identity::SourceKey;
-pub use payload::{CacheKey, CacheStats, Item, PayloadCache};
+pub use payload::{ByteLru, CacheKey, CacheStats, Item, PayloadCache};
 pub use policy::{CachePolicy, DEFAULT_MAX_CACHE_BYTES};

@@ -1,8 +1,7 @@
 //! The compressed-payload cache: one byte-bounded LRU shared by every format.
 
-use bytes::Bytes;
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+pub use super::lru::ByteLru;
+use std::sync::Arc;
 
 /// What is cached for one source.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -40,147 +39,20 @@ pub struct CacheStats {
     pub evictions: u64,
 }
 
-/// A least-recently-used cache of compressed payload bounded by `max_bytes` (payload bytes
-/// only: keys and bookkeeping are not counted, as the spec's `max_cache_bytes` bounds
-/// "retained compressed payload"). An entry larger than the bound is not retained.
-/// Cloning shares the cache.
-#[derive(Debug, Clone)]
-pub struct PayloadCache {
-    inner: Arc<Mutex<Inner>>,
-}
+/// The compressed-payload cache: a [`ByteLru`] by [`CacheKey`].
+pub type PayloadCache = ByteLru<CacheKey>;
 
-#[derive(Debug)]
-struct Inner {
-    max_bytes: u64,
-    tick: u64,
-    map: HashMap<CacheKey, (Bytes, u64)>,
-    order: BTreeMap<u64, CacheKey>,
-    stats: CacheStats,
-}
-
-impl PayloadCache {
-    /// An empty cache holding at most `max_bytes` of payload (0 retains nothing).
-    pub fn new(max_bytes: u64) -> Self {
-        PayloadCache {
-            inner: Arc::new(Mutex::new(Inner {
-                max_bytes,
-                tick: 0,
-                map: HashMap::new(),
-                order: BTreeMap::new(),
-                stats: CacheStats::default(),
-            })),
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        // A panic while holding the lock cannot leave the maps inconsistent in a way that
-        // returns wrong data (entries are whole), so a poisoned lock is still usable.
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The payload for `key`, marking it most recently used.
-    pub fn get(&self, key: &CacheKey) -> Option<Bytes> {
-        let mut g = self.lock();
-        g.tick += 1;
-        let tick = g.tick;
-        let found = match g.map.get_mut(key) {
-            Some((bytes, t)) => {
-                let old = *t;
-                *t = tick;
-                Some((bytes.clone(), old))
-            }
-            None => None,
-        };
-        match found {
-            Some((bytes, old)) => {
-                g.order.remove(&old);
-                g.order.insert(tick, key.clone());
-                g.stats.hits += 1;
-                Some(bytes)
-            }
-            None => {
-                g.stats.misses += 1;
-                None
-            }
-        }
-    }
-
-    /// Whether `key` is present (does not change recency or counters).
-    pub fn contains(&self, key: &CacheKey) -> bool {
-        self.lock().map.contains_key(key)
-    }
-
-    /// Stores `payload` under `key` as most recently used, then evicts least recently used
-    /// entries until the total is within the bound.
-    pub fn insert(&self, key: CacheKey, payload: Bytes) {
-        let mut g = self.lock();
-        let len = payload.len() as u64;
-        if len > g.max_bytes {
-            return;
-        }
-        g.tick += 1;
-        let tick = g.tick;
-        if let Some((old, t)) = g.map.insert(key.clone(), (payload, tick)) {
-            g.stats.bytes -= old.len() as u64;
-            g.stats.entries -= 1;
-            g.order.remove(&t);
-        }
-        g.order.insert(tick, key);
-        g.stats.bytes += len;
-        g.stats.entries += 1;
-        while g.stats.bytes > g.max_bytes {
-            let Some((_, k)) = g.order.pop_first() else {
-                break;
-            };
-            if let Some((b, _)) = g.map.remove(&k) {
-                g.stats.bytes -= b.len() as u64;
-                g.stats.entries -= 1;
-                g.stats.evictions += 1;
-            }
-        }
-    }
-
+impl ByteLru<CacheKey> {
     /// Drops every entry of one source.
     pub fn remove_source(&self, source: &str) {
         self.retain(|k| &*k.source != source);
-    }
-
-    /// Keeps only the entries whose key `keep` accepts.
-    pub fn retain(&self, keep: impl Fn(&CacheKey) -> bool) {
-        let mut g = self.lock();
-        let keys: Vec<CacheKey> = g.map.keys().filter(|k| !keep(k)).cloned().collect();
-        for k in keys {
-            if let Some((b, t)) = g.map.remove(&k) {
-                g.order.remove(&t);
-                g.stats.bytes -= b.len() as u64;
-                g.stats.entries -= 1;
-            }
-        }
-    }
-
-    /// Drops everything.
-    pub fn clear(&self) {
-        let mut g = self.lock();
-        g.map.clear();
-        g.order.clear();
-        g.stats.bytes = 0;
-        g.stats.entries = 0;
-    }
-
-    /// The bound in bytes.
-    pub fn max_bytes(&self) -> u64 {
-        self.lock().max_bytes
-    }
-
-    /// Current counters.
-    pub fn stats(&self) -> CacheStats {
-        self.lock().stats
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bytes::Bytes;
 
     fn key(i: u64) -> CacheKey {
         CacheKey {

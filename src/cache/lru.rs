@@ -1,0 +1,194 @@
+//! [`ByteLru`]: the one byte-bounded least-recently-used map of the caches (compressed
+//! payload, and the in-memory discovery records and small-source copies).
+
+use super::CacheStats;
+use bytes::Bytes;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::Hash;
+use std::sync::{Arc, Mutex};
+
+/// A least-recently-used map of byte blobs bounded by `max_bytes` (the blobs' bytes only:
+/// keys and bookkeeping are not counted, as the spec's `max_cache_bytes` bounds "retained
+/// compressed payload"). An entry larger than the bound is not retained. Every blob is copied
+/// on insert, so an entry owns exactly its bytes: a slice of a larger buffer (a chunk cut out
+/// of a coalesced fetch) would otherwise keep the whole buffer, gaps included, alive, and
+/// the bound would not bound memory. Cloning shares the map.
+#[derive(Debug, Clone)]
+pub struct ByteLru<K> {
+    inner: Arc<Mutex<Inner<K>>>,
+}
+
+#[derive(Debug)]
+struct Inner<K> {
+    max_bytes: u64,
+    /// Whether inserts copy (see [`ByteLru::new`] and [`ByteLru::whole_objects`]).
+    copy: bool,
+    tick: u64,
+    map: HashMap<K, (Bytes, u64)>,
+    order: BTreeMap<u64, K>,
+    stats: CacheStats,
+}
+
+impl<K: Clone + Eq + Hash> ByteLru<K> {
+    /// An empty cache holding at most `max_bytes` of payload (0 retains nothing).
+    pub fn new(max_bytes: u64) -> Self {
+        ByteLru {
+            inner: Arc::new(Mutex::new(Inner {
+                max_bytes,
+                copy: true,
+                tick: 0,
+                map: HashMap::new(),
+                order: BTreeMap::new(),
+                stats: CacheStats::default(),
+            })),
+        }
+    }
+
+    /// A map for blobs that are whole objects already (complete source bodies, records
+    /// serialised on their own): inserts keep them as given, without a copy.
+    pub fn whole_objects(max_bytes: u64) -> Self {
+        let m = Self::new(max_bytes);
+        m.lock().copy = false;
+        m
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner<K>> {
+        // A panic while holding the lock cannot leave the maps inconsistent in a way that
+        // returns wrong data (entries are whole), so a poisoned lock is still usable.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The payload for `key`, marking it most recently used.
+    pub fn get(&self, key: &K) -> Option<Bytes> {
+        let mut g = self.lock();
+        g.tick += 1;
+        let tick = g.tick;
+        let found = match g.map.get_mut(key) {
+            Some((bytes, t)) => {
+                let old = *t;
+                *t = tick;
+                Some((bytes.clone(), old))
+            }
+            None => None,
+        };
+        match found {
+            Some((bytes, old)) => {
+                g.order.remove(&old);
+                g.order.insert(tick, key.clone());
+                g.stats.hits += 1;
+                Some(bytes)
+            }
+            None => {
+                g.stats.misses += 1;
+                None
+            }
+        }
+    }
+
+    /// Whether `key` is present (does not change recency or counters).
+    pub fn contains(&self, key: &K) -> bool {
+        self.lock().map.contains_key(key)
+    }
+
+    /// Stores a copy of `payload` under `key` as most recently used, then evicts least
+    /// recently used entries until the total is within the bound.
+    pub fn insert(&self, key: K, payload: Bytes) {
+        let len = payload.len() as u64;
+        let (max, copy) = {
+            let g = self.lock();
+            (g.max_bytes, g.copy)
+        };
+        if len > max {
+            return;
+        }
+        // Copied outside the lock: the entry owns exactly its bytes (see the type's docs).
+        let payload = if copy {
+            Bytes::copy_from_slice(&payload)
+        } else {
+            payload
+        };
+        let mut g = self.lock();
+        g.tick += 1;
+        let tick = g.tick;
+        if let Some((old, t)) = g.map.insert(key.clone(), (payload, tick)) {
+            g.stats.bytes -= old.len() as u64;
+            g.stats.entries -= 1;
+            g.order.remove(&t);
+        }
+        g.order.insert(tick, key);
+        g.stats.bytes += len;
+        g.stats.entries += 1;
+        while g.stats.bytes > g.max_bytes {
+            let Some((_, k)) = g.order.pop_first() else {
+                break;
+            };
+            if let Some((b, _)) = g.map.remove(&k) {
+                g.stats.bytes -= b.len() as u64;
+                g.stats.entries -= 1;
+                g.stats.evictions += 1;
+            }
+        }
+    }
+
+    /// Drops the entry under `key`.
+    pub fn remove(&self, key: &K) {
+        self.retain(|k| k != key);
+    }
+
+    /// Keeps only the entries whose key `keep` accepts.
+    pub fn retain(&self, keep: impl Fn(&K) -> bool) {
+        let mut g = self.lock();
+        let keys: Vec<K> = g.map.keys().filter(|k| !keep(k)).cloned().collect();
+        for k in keys {
+            if let Some((b, t)) = g.map.remove(&k) {
+                g.order.remove(&t);
+                g.stats.bytes -= b.len() as u64;
+                g.stats.entries -= 1;
+            }
+        }
+    }
+
+    /// Drops everything.
+    pub fn clear(&self) {
+        let mut g = self.lock();
+        g.map.clear();
+        g.order.clear();
+        g.stats.bytes = 0;
+        g.stats.entries = 0;
+    }
+
+    /// The bound in bytes.
+    pub fn max_bytes(&self) -> u64 {
+        self.lock().max_bytes
+    }
+
+    /// Current counters.
+    pub fn stats(&self) -> CacheStats {
+        self.lock().stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_owns_exactly_its_bytes() {
+        let fetched = Bytes::from(vec![7u8; 1 << 20]);
+        let c = ByteLru::new(1 << 30);
+        c.insert("chunk", fetched.slice(1000..2000));
+        let kept = c.get(&"chunk").unwrap();
+        assert_eq!(kept.len(), 1000);
+        let (start, end) = (
+            fetched.as_ptr() as usize,
+            fetched.as_ptr() as usize + fetched.len(),
+        );
+        let p = kept.as_ptr() as usize;
+        assert!(
+            p < start || p >= end,
+            "the entry does not point into the fetched buffer"
+        );
+        c.remove(&"chunk");
+        assert!(!c.contains(&"chunk"));
+    }
+}
