@@ -11,7 +11,7 @@ use std::time::Duration;
 /// Natively this is `tokio::time::sleep`, so it must run inside a tokio runtime with the time
 /// driver enabled (as every native caller here does). In wasm, if the host has no
 /// `setTimeout`, it returns at once rather than failing: a missed backoff only makes a retry
-/// come sooner.
+/// come sooner. Dropped before its end, it clears its timer (`clearTimeout`).
 #[cfg(not(target_arch = "wasm32"))]
 pub async fn sleep(duration: Duration) {
     tokio::time::sleep(duration).await;
@@ -30,10 +30,37 @@ pub async fn sleep(duration: Duration) {
     };
     // setTimeout takes a 32-bit signed delay in ms; longer delays fire at once, so clamp.
     let ms = duration.as_millis().min(i32::MAX as u128) as f64;
+    let mut id = wasm_bindgen::JsValue::UNDEFINED;
     let promise = js_sys::Promise::new(&mut |resolve, _reject| {
-        let _ = set_timeout.call2(&global, &resolve, &ms.into());
+        id = set_timeout
+            .call2(&global, &resolve, &ms.into())
+            .unwrap_or(wasm_bindgen::JsValue::UNDEFINED);
     });
+    let _clear = ClearTimer { global, id };
     let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
+/// Clears a `setTimeout` timer when dropped: a sleep dropped before its end (the deadline of
+/// work that finished first) must not leave its timer pending, which would keep a Node
+/// process alive until it fires (60 s for a request deadline) and hold its callback.
+/// Clearing a timer that already fired does nothing.
+#[cfg(target_arch = "wasm32")]
+struct ClearTimer {
+    global: js_sys::Object,
+    id: wasm_bindgen::JsValue,
+}
+
+#[cfg(target_arch = "wasm32")]
+impl Drop for ClearTimer {
+    fn drop(&mut self) {
+        use wasm_bindgen::JsCast;
+        if let Some(clear) = js_sys::Reflect::get(&self.global, &"clearTimeout".into())
+            .ok()
+            .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+        {
+            let _ = clear.call1(&self.global, &self.id);
+        }
+    }
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
