@@ -94,7 +94,8 @@ enum Command {
         /// Test fault (repeatable): never-answer (read requests, never answer);
         /// trickle-ms=N (body one byte every N ms); etag-per-request (a new ETag on every
         /// answer); redirect-loop (302 to the same URL); redirect-endless (302 to a new
-        /// ?hop=N each time); status=SUFFIX:CODE (answer CODE to paths ending in SUFFIX).
+        /// ?hop=N each time); status=SUFFIX:CODE (answer CODE to paths ending in SUFFIX);
+        /// after=N:SPEC (SPEC only once N GET requests were received).
         #[arg(long = "fault", value_name = "SPEC")]
         faults: Vec<native_harness::serve::Fault>,
         /// Access-Control-Allow-Origin sent on every answer (default *, any origin).

@@ -31,6 +31,12 @@
 //! Test-only faults ([`ServeOptions::fail_first`], [`ServeOptions::ignore_range`],
 //! [`ServeOptions::faults`], see [`Fault`]) and an added per-request latency
 //! ([`ServeOptions::latency_ms`]) simulate real networks and servers.
+//!
+//! Log (stderr, unless [`ServeOptions::quiet`]): one line per answer,
+//! `METHOD PATH range=RANGE STATUS BODY_LEN` (`range=-` without a `Range` header; `BODY_LEN`
+//! is the length announced), printed when the headers are ready; and, for a file body that
+//! ended before all of it was sent (the client closed the connection, or the server
+//! stopped), one line `cut METHOD PATH range=RANGE sent=N of=BODY_LEN` when it is dropped.
 
 use bytes::Bytes;
 use futures::StreamExt;
@@ -109,6 +115,27 @@ pub enum Fault {
         /// Status code sent.
         code: u16,
     },
+    /// `after=N:SPEC`: the fault SPEC, applied only once N `GET` requests have been received
+    /// (from the (N+1)th `GET` on, and to `HEAD` requests from then on), so that an open can
+    /// complete before, for example, `after=2:trickle-ms=50` slows the reads that follow.
+    After {
+        /// `GET` requests answered without the fault.
+        gets: u64,
+        /// The fault applied after them.
+        fault: Box<Fault>,
+    },
+}
+
+impl Fault {
+    /// The fault in effect for a request once `gets_before` `GET` requests came before it
+    /// (an [`Fault::After`] unwrapped, or none yet).
+    fn in_effect(&self, gets_before: u64) -> Option<&Fault> {
+        match self {
+            Fault::After { gets, fault } if gets_before >= *gets => fault.in_effect(gets_before),
+            Fault::After { .. } => None,
+            f => Some(f),
+        }
+    }
 }
 
 impl FromStr for Fault {
@@ -117,7 +144,7 @@ impl FromStr for Fault {
         let bad = || {
             format!(
                 "unknown fault {spec:?}: expected never-answer, trickle-ms=N, etag-per-request, \
-                 redirect-loop, redirect-endless or status=SUFFIX:CODE"
+                 redirect-loop, redirect-endless, status=SUFFIX:CODE or after=N:SPEC"
             )
         };
         Ok(match spec.split_once('=') {
@@ -138,6 +165,13 @@ impl FromStr for Fault {
                 Fault::Status {
                     suffix: suffix.to_string(),
                     code,
+                }
+            }
+            Some(("after", v)) => {
+                let (n, spec) = v.split_once(':').ok_or_else(bad)?;
+                Fault::After {
+                    gets: n.parse().map_err(|_| bad())?,
+                    fault: Box::new(spec.parse()?),
                 }
             }
             Some(_) => return Err(bad()),
@@ -189,6 +223,8 @@ pub struct ServerStats {
     /// Body bytes handed to the connection (bytes). For a client that drops a streamed body
     /// early this stays below the announced length.
     pub bytes_sent: u64,
+    /// File bodies dropped before all their bytes were sent (each also logs a `cut` line).
+    pub bodies_cut: u64,
 }
 
 #[derive(Default)]
@@ -197,6 +233,7 @@ struct Shared {
     gets: AtomicU64,
     connections: AtomicU64,
     bytes_sent: AtomicU64,
+    bodies_cut: AtomicU64,
     etag_serial: AtomicU64,
     log: Mutex<std::collections::VecDeque<RequestRecord>>,
 }
@@ -240,6 +277,7 @@ impl ServerHandle {
             gets: self.shared.gets.load(Ordering::SeqCst),
             connections: self.shared.connections.load(Ordering::SeqCst),
             bytes_sent: self.shared.bytes_sent.load(Ordering::SeqCst),
+            bodies_cut: self.shared.bodies_cut.load(Ordering::SeqCst),
         }
     }
     /// The requests answered so far (the most recent 10,000), in the order answered.
@@ -469,13 +507,22 @@ async fn answer(
             return (r, n);
         }
     };
-    if !head {
+    let gets_before = if head {
+        state.shared.gets.load(Ordering::SeqCst)
+    } else {
         let n = state.shared.gets.fetch_add(1, Ordering::SeqCst);
         if n < state.opts.fail_first {
             return status(StatusCode::SERVICE_UNAVAILABLE, "injected failure\n");
         }
-    }
-    if let Some(r) = injected(state, req).await {
+        n
+    };
+    let faults: Vec<&Fault> = state
+        .opts
+        .faults
+        .iter()
+        .filter_map(|f| f.in_effect(gets_before))
+        .collect();
+    if let Some(r) = injected(&faults, req).await {
         return r;
     }
     let url_path = req.uri().path();
@@ -502,20 +549,21 @@ async fn answer(
         }
         let index = path.join("index.html");
         return match tokio::fs::metadata(&index).await {
-            Ok(m) if m.is_file() => serve_file(state, &index, &m, req, range, head).await,
+            Ok(m) if m.is_file() => serve_file(state, &faults, &index, &m, req, range, head).await,
             _ => listing(&path, url_path, head).await,
         };
     }
-    serve_file(state, &path, &meta, req, range, head).await
+    serve_file(state, &faults, &path, &meta, req, range, head).await
 }
 
-/// The answer of a [`Fault`] that replaces the normal one, if any applies to `req`.
+/// The answer of a [`Fault`] in effect (`faults`) that replaces the normal one, if any
+/// applies to `req`.
 async fn injected(
-    state: &State,
+    faults: &[&Fault],
     req: &Request<hyper::body::Incoming>,
 ) -> Option<(Response<Body>, u64)> {
     let path = req.uri().path();
-    for fault in &state.opts.faults {
+    for &fault in faults {
         match fault {
             Fault::NeverAnswer => std::future::pending::<()>().await,
             Fault::RedirectLoop | Fault::RedirectEndless => {
@@ -693,6 +741,7 @@ fn if_range_holds(value: &str, etag: &str, last_modified: &str) -> bool {
 
 async fn serve_file(
     state: &State,
+    faults: &[&Fault],
     path: &Path,
     meta: &std::fs::Metadata,
     req: &Request<hyper::body::Incoming>,
@@ -702,7 +751,7 @@ async fn serve_file(
     let len = meta.len();
     let mtime = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
     let mut etag = chunkwise::io::file::etag_for(len, mtime);
-    if state.opts.faults.contains(&Fault::EtagPerRequest) {
+    if faults.contains(&&Fault::EtagPerRequest) {
         let n = state.shared.etag_serial.fetch_add(1, Ordering::SeqCst);
         etag = format!("\"r{n}-{}", &etag[1..]);
     }
@@ -744,11 +793,24 @@ async fn serve_file(
     let body = if head || n == 0 {
         empty()
     } else {
-        let trickle = state.opts.faults.iter().find_map(|f| match f {
+        let trickle = faults.iter().find_map(|f| match f {
             Fault::TrickleMs(ms) => Some(Duration::from_millis(*ms)),
             _ => None,
         });
-        match file_body(state.shared.clone(), path, start, n, trickle).await {
+        let cut = CutLog {
+            shared: state.shared.clone(),
+            line: (!state.opts.quiet).then(|| {
+                format!(
+                    "{} {} range={}",
+                    req.method(),
+                    req.uri().path(),
+                    range.unwrap_or("-")
+                )
+            }),
+            sent: 0,
+            of: n,
+        };
+        match file_body(cut, path, start, n, trickle).await {
             Ok(b) => b,
             Err(_) => return status(StatusCode::INTERNAL_SERVER_ERROR, "cannot read file\n"),
         }
@@ -759,10 +821,38 @@ async fn serve_file(
     (r, if head { 0 } else { n })
 }
 
-/// Streams `n` bytes of `path` from `start` in [`PIECE`]-sized frames, counting what is sent;
-/// with `trickle`, one byte per frame, each after that pause.
-async fn file_body(
+/// The record of one file body being sent: counts its bytes, and when dropped before all
+/// `of` bytes were sent, counts a cut body and logs `cut {line} sent=N of=M` (`line` is
+/// `METHOD PATH range=RANGE`; `None` when quiet).
+struct CutLog {
     shared: Arc<Shared>,
+    line: Option<String>,
+    sent: u64,
+    of: u64,
+}
+
+impl CutLog {
+    fn sent(&mut self, n: u64) {
+        self.sent += n;
+        self.shared.bytes_sent.fetch_add(n, Ordering::SeqCst);
+    }
+}
+
+impl Drop for CutLog {
+    fn drop(&mut self) {
+        if self.sent < self.of {
+            self.shared.bodies_cut.fetch_add(1, Ordering::SeqCst);
+            if let Some(line) = &self.line {
+                eprintln!("cut {line} sent={} of={}", self.sent, self.of);
+            }
+        }
+    }
+}
+
+/// Streams `n` bytes of `path` from `start` in [`PIECE`]-sized frames, counting what is sent
+/// into `cut`; with `trickle`, one byte per frame, each after that pause.
+async fn file_body(
+    cut: CutLog,
     path: &Path,
     start: u64,
     n: u64,
@@ -770,8 +860,7 @@ async fn file_body(
 ) -> std::io::Result<Body> {
     let mut file = tokio::fs::File::open(path).await?;
     file.seek(std::io::SeekFrom::Start(start)).await?;
-    let stream = futures::stream::unfold((file, n), move |(mut file, left)| {
-        let shared = shared.clone();
+    let stream = futures::stream::unfold((file, n, cut), move |(mut file, left, mut cut)| {
         async move {
             if left == 0 {
                 return None;
@@ -784,15 +873,15 @@ async fn file_body(
             let mut buf = vec![0u8; want];
             match file.read_exact(&mut buf).await {
                 Ok(_) => {
-                    shared.bytes_sent.fetch_add(want as u64, Ordering::SeqCst);
+                    cut.sent(want as u64);
                     Some((
                         Ok(Frame::data(Bytes::from(buf))),
-                        (file, left - want as u64),
+                        (file, left - want as u64, cut),
                     ))
                 }
                 // The file shrank under us: end the body with an error (the client sees a
                 // truncated body rather than wrong bytes).
-                Err(e) => Some((Err(e), (file, 0))),
+                Err(e) => Some((Err(e), (file, 0, cut))),
             }
         }
     });
@@ -893,6 +982,23 @@ mod tests {
                 code: 410
             })
         );
+        assert_eq!(
+            "after=2:trickle-ms=50".parse(),
+            Ok(Fault::After {
+                gets: 2,
+                fault: Box::new(Fault::TrickleMs(50))
+            })
+        );
+        assert_eq!(
+            "after=0:status=a:5:404".parse(),
+            Ok(Fault::After {
+                gets: 0,
+                fault: Box::new(Fault::Status {
+                    suffix: "a:5".into(),
+                    code: 404
+                })
+            })
+        );
         for bad in [
             "",
             "trickle-ms=x",
@@ -900,9 +1006,87 @@ mod tests {
             "status=a:99",
             "status=a",
             "nope=1",
+            "after=2",
+            "after=x:never-answer",
+            "after=2:nope",
         ] {
             assert!(bad.parse::<Fault>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn after_applies_from_the_next_get_on() {
+        let f: Fault = "after=2:never-answer".parse().unwrap();
+        assert_eq!(f.in_effect(0), None);
+        assert_eq!(f.in_effect(1), None);
+        assert_eq!(f.in_effect(2), Some(&Fault::NeverAnswer));
+        assert_eq!(f.in_effect(3), Some(&Fault::NeverAnswer));
+        // Nested, the larger count wins.
+        let f: Fault = "after=1:after=3:never-answer".parse().unwrap();
+        assert_eq!(f.in_effect(2), None);
+        assert_eq!(f.in_effect(3), Some(&Fault::NeverAnswer));
+        assert_eq!(Fault::NeverAnswer.in_effect(0), Some(&Fault::NeverAnswer));
+    }
+
+    /// Sends `GET /{path}` on a new connection; returns the connection and the status line.
+    async fn get(addr: SocketAddr, path: &str) -> (tokio::net::TcpStream, String) {
+        use tokio::io::AsyncWriteExt;
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(format!("GET /{path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n") {
+            s.read_exact(&mut byte).await.unwrap();
+            head.push(byte[0]);
+        }
+        (s, String::from_utf8(head).unwrap().trim_end().to_string())
+    }
+
+    #[tokio::test]
+    async fn after_spares_the_first_gets_and_a_dropped_body_is_counted_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.bin"), vec![7u8; 1000]).unwrap();
+        let server = spawn(ServeOptions {
+            root: dir.path().into(),
+            quiet: true,
+            faults: vec!["after=1:trickle-ms=20".parse().unwrap()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        // The first GET is answered whole at once.
+        let (mut s, status) = get(server.addr(), "a.bin").await;
+        assert_eq!(status, "HTTP/1.1 200 OK");
+        let mut all = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !all.ends_with(&[7u8; 1000]) {
+            let n = s.read(&mut buf).await.unwrap();
+            assert!(n > 0, "closed early");
+            all.extend_from_slice(&buf[..n]);
+        }
+        drop(s);
+        // The second trickles; closing the connection cuts its body.
+        let (s, status) = get(server.addr(), "a.bin").await;
+        assert_eq!(status, "HTTP/1.1 200 OK");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(server.stats().bodies_cut, 0);
+        drop(s);
+        let t = std::time::Instant::now();
+        while server.stats().bodies_cut == 0 {
+            assert!(
+                t.elapsed() < Duration::from_secs(5),
+                "the cut body was not noticed"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let stats = server.stats();
+        assert_eq!(stats.bodies_cut, 1);
+        assert!(
+            stats.bytes_sent > 1000 && stats.bytes_sent < 1100,
+            "{stats:?}"
+        );
     }
 
     #[test]

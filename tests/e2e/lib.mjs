@@ -21,19 +21,24 @@ export function manifest(dir) {
 }
 
 /**
- * Starts `chunkwise serve --root ROOT --port 0` and resolves once it prints its URL.
+ * Starts `chunkwise serve --root ROOT --port 0` (with `--fault SPEC` for each of `faults`) and
+ * resolves once it prints its URL.
  * Every request line it logs on stderr (`METHOD PATH range=R STATUS BODY_LEN`) is parsed into
- * `server.log` unless `quiet`. `server.stop()` ends it by PID.
+ * `server.log` unless `quiet`, and every `cut METHOD PATH range=R sent=N of=M` line (a body
+ * dropped before its end: the client closed the connection) into `server.cuts` as
+ * { method, path, range, sent, of }. `server.stop()` ends it by PID.
  */
-export function startServer({ root = repo, latencyMs = 0, quiet = false, timeoutMs = 20000 } = {}) {
+export function startServer({ root = repo, latencyMs = 0, quiet = false, timeoutMs = 20000, faults = [] } = {}) {
   const args = ["serve", "--root", root, "--port", "0"];
   if (latencyMs) args.push("--latency-ms", String(latencyMs));
   if (quiet) args.push("--quiet");
+  for (const f of faults) args.push("--fault", f);
   if (!fs.existsSync(cli)) {
     throw new Error(`${cli} is missing: build it with cargo build --release -p native-harness`);
   }
   const proc = spawn(cli, args, { stdio: ["ignore", "pipe", "pipe"] });
   const log = [];
+  const cuts = [];
   let errText = "";
   let errLine = "";
   proc.stderr.setEncoding("utf8");
@@ -43,9 +48,13 @@ export function startServer({ root = repo, latencyMs = 0, quiet = false, timeout
     errLine = lines.pop();
     for (const line of lines) {
       const m = /^(\S+) (\S+) range=(\S+) (\d{3}) (\d+)$/.exec(line.trim());
+      const c = /^cut (\S+) (\S+) range=(\S+) sent=(\d+) of=(\d+)$/.exec(line.trim());
       if (m) {
         log.push({ method: m[1], path: m[2], range: m[3] === "-" ? null : m[3],
           status: Number(m[4]), bytes: Number(m[5]) });
+      } else if (c) {
+        cuts.push({ method: c[1], path: c[2], range: c[3] === "-" ? null : c[3],
+          sent: Number(c[4]), of: Number(c[5]) });
       } else if (errText.length < 4000) errText += line + "\n";
     }
   });
@@ -71,6 +80,7 @@ export function startServer({ root = repo, latencyMs = 0, quiet = false, timeout
         url: m[1],
         pid: proc.pid,
         log,
+        cuts,
         /** Requests the server answered for `urlPath` (GET and HEAD), and their body bytes. */
         counted(urlPath, since = 0) {
           const hits = log.slice(since).filter((r) => r.path === urlPath && r.method !== "OPTIONS");
