@@ -503,7 +503,18 @@ impl RemoteArray {
     /// source ([`CacheCoordinator::forget_source`]), so reopening reads the new version.
     pub async fn read(&self, selection: &Selection, opts: &ReadOptions<'_>) -> Result<ArrayData> {
         let result = match &self.zarr {
-            Some(z) => self.read_zarr(z, selection, opts).await,
+            Some(z) => {
+                let r = self.read_zarr(z, selection, opts).await;
+                // Object versions learnt by this read go into the store's record, so a later
+                // open (another process, under DISK) checks its answers against them.
+                if z.store().take_new_versions() {
+                    if let Ok(json) = serde_json::to_vec(&z.store().discovery()) {
+                        self.coordinator
+                            .put_record(&zarr_record_key(&self.key), json);
+                    }
+                }
+                r
+            }
             None => self.read_chunks(selection, opts).await,
         };
         if let Err(Error::Io(crate::io::IoError::SourceChanged { .. })) = &result {

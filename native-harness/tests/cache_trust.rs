@@ -392,3 +392,102 @@ async fn signed_urls_persist_only_under_a_cache_key() {
     assert!(npy_data(&out) == expected("v1", "0:10"));
     server.shutdown().await;
 }
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let t = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &t);
+        } else {
+            std::fs::copy(e.path(), &t).unwrap();
+        }
+    }
+}
+
+/// A Zarr shard rewritten in place between two runs with a DISK cache: the second run's
+/// shard index comes from the new version while an inner chunk of the old one is cached.
+/// The answer's version differs from the one recorded, so the open restarts and the read is
+/// exactly the new version, never the cached inner chunk beside new ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zarr_shard_rewritten_in_place_is_never_mixed() {
+    let root = tempfile::tempdir().unwrap();
+    let store = root.path().join("shards.zarr");
+    copy_dir(&versions().join("zarr_v1/shards.zarr"), &store);
+    let server = serve(root.path()).await;
+    let url = server.url("shards.zarr");
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let out = tmp.path().join("z.npy");
+    let want = |v: &str, sel: &str| {
+        let n = npy(&versions().join(format!("zarr_{v}.npy")));
+        let s = Selection::parse(sel).unwrap();
+        reference(&n.data, &n.shape, 4, &s.resolve(&n.shape).unwrap())
+    };
+    let (ok, _, err) = read_disk(&url, "0:5, 0:5", &cache, &out, &[]).await;
+    assert!(ok, "{err}");
+    assert!(npy_data(&out) == want("v1", "0:5, 0:5"));
+
+    let shard = store.join("c/0/0");
+    std::fs::copy(versions().join("zarr_v2/shards.zarr/c/0/0"), &shard).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&shard)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .unwrap();
+    let (ok, j, err) = read_disk(&url, "0:10, 0:10", &cache, &out, &[]).await;
+    assert!(ok, "{err}");
+    assert!(
+        npy_data(&out) == want("v2", "0:10, 0:10"),
+        "the read is exactly the new shard's values: {j}"
+    );
+    server.shutdown().await;
+}
+
+/// Zarr entries under DISK hold nothing of the URL's user info or query, and a cache key
+/// names a Zarr store whose URL is signed anew each time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zarr_cache_entries_hold_no_secret_and_follow_the_cache_key() {
+    let root = tempfile::tempdir().unwrap();
+    copy_dir(
+        &versions().join("zarr_v1/shards.zarr"),
+        &root.path().join("shards.zarr"),
+    );
+    let server = serve(root.path()).await;
+    let base = server.url("");
+    let authed = base.replacen("http://", "http://reader:pa55word@", 1);
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let out = tmp.path().join("z.npy");
+    let url = format!("{authed}shards.zarr?token=t0ken-123");
+    let (ok, _, err) = read_disk(&url, "0:10, 0:10", &cache, &out, &[]).await;
+    assert!(ok, "{err}");
+    let mut files = Vec::new();
+    all_files(&cache, &mut files);
+    assert!(
+        files.iter().filter(|f| f.is_file()).count() > 3,
+        "{files:?}"
+    );
+    for f in files.iter().filter(|f| f.is_file()) {
+        let text = String::from_utf8_lossy(&std::fs::read(f).unwrap()).to_string();
+        for secret in ["pa55word", "reader", "t0ken-123", "token="] {
+            assert!(!text.contains(secret), "{} holds {secret:?}", f.display());
+        }
+    }
+    let key = ["--cache-key", "shards-v1"];
+    let signed = |sig: &str| format!("{base}shards.zarr?X-Amz-Expires=60&X-Amz-Signature={sig}");
+    let (ok, j1, err) = read_disk(&signed("aaaa"), "0:10, 0:10", &cache, &out, &key).await;
+    assert!(ok, "{err}");
+    assert!(j1["requests"].as_u64().unwrap() > 0);
+    let (ok, j2, err) = read_disk(&signed("bbbb"), "0:10, 0:10", &cache, &out, &key).await;
+    assert!(ok, "{err}");
+    assert_eq!(
+        j2["requests"], 0,
+        "another signature, the same cache key: {j2}"
+    );
+    let n = npy(&versions().join("zarr_v1.npy"));
+    let s = Selection::parse("0:10, 0:10").unwrap();
+    assert!(npy_data(&out) == reference(&n.data, &n.shape, 4, &s.resolve(&n.shape).unwrap()));
+    server.shutdown().await;
+}

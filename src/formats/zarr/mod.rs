@@ -437,14 +437,15 @@ impl ZarrArray {
         &self.grid
     }
 
-    /// The part of the payload-cache stamp this array contributes: location, geometry,
-    /// dtype, fill value and codecs (spec: "The source stamp includes location, geometry,
-    /// dtype, conversion layout, and the storage-options fingerprint"; the caller adds the
-    /// last two).
+    /// The part of the payload-cache stamp this array contributes: path, geometry, dtype,
+    /// fill value and codecs (spec: "The source stamp includes location, geometry, dtype,
+    /// conversion layout, and the storage-options fingerprint"; the caller adds the location
+    /// and fingerprint as its cache key, and the conversion layout). The store's URL is not
+    /// in it: the caller's key names the store without the URL's query or user info, or by
+    /// a cache key.
     pub fn stamp(&self) -> String {
         format!(
-            "zarr:{}#path={};v={};shape={:?};chunks={:?};read={:?};dtype={};fill={:?};codecs={}",
-            self.store.base(),
+            "zarr#path={};v={};shape={:?};chunks={:?};read={:?};dtype={};fill={:?};codecs={}",
             self.path,
             self.meta.zarr_format,
             self.meta.shape,

@@ -8,7 +8,7 @@ use super::ZarrError;
 use crate::io::{ByteRange, Fetched, IoError, MaybeSend, MaybeSync, RangeSource};
 use bytes::Bytes;
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 /// Largest metadata object accepted (bytes); consolidated metadata of a large store can be
@@ -39,8 +39,10 @@ where
 /// The metadata a [`ZarrStore`] remembered, serialisable so a cache can restore it.
 ///
 /// JSON form (version 1): `{"version": 1, "base": "<store URL>", "objects": {"<key>":
-/// "<metadata JSON text>" | null}}`, where `null` records a key known to be missing. Keys are
-/// relative to `base` without a leading `/` (`zarr.json`, `temperature/.zarray`).
+/// "<metadata JSON text>" | null}, "versions": {"<key>": {"len", "etag", "last_modified"}}}`,
+/// where `null` records a key known to be missing, and `versions` (absent when empty) the
+/// size and validators of each chunk or shard object read so far. Keys are relative to `base`
+/// without a leading `/` (`zarr.json`, `temperature/.zarray`, `temperature/c/0/0`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ZarrDiscovery {
     /// Layout version of this record ([`ZarrDiscovery::VERSION`]).
@@ -49,7 +51,28 @@ pub struct ZarrDiscovery {
     pub base: String,
     /// Metadata objects by key; `None` for keys known to be missing.
     pub objects: BTreeMap<String, Option<String>>,
+    /// The version (size and validators) of each chunk or shard object read so far, at most
+    /// [`MAX_OBJECT_VERSIONS`].
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub versions: BTreeMap<String, ObjectVersion>,
 }
+
+/// The version of one stored object as its answers described it: a later answer for the
+/// same key with another size, or another `ETag` or `Last-Modified` (when both carry one),
+/// is another version ([`IoError::SourceChanged`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ObjectVersion {
+    /// Size in bytes.
+    pub len: u64,
+    /// HTTP `ETag`.
+    pub etag: Option<String>,
+    /// HTTP `Last-Modified`.
+    pub last_modified: Option<String>,
+}
+
+/// Most chunk or shard object versions a [`ZarrStore`] remembers (about 100 bytes each);
+/// objects read beyond that are not checked against an earlier version.
+pub const MAX_OBJECT_VERSIONS: usize = 16_384;
 
 impl ZarrDiscovery {
     /// The current layout version.
@@ -111,12 +134,11 @@ pub struct ZarrStore {
     query: String,
     opener: Arc<dyn KeyOpener>,
     remembered: Mutex<BTreeMap<String, Option<String>>>,
-    /// The sources of chunk and shard objects read recently, so every read of one object
-    /// goes through one transport, which refuses an answer whose size, `ETag` or
-    /// `Last-Modified` differs from its first ([`IoError::SourceChanged`]): a shard's index
-    /// and its inner chunks then come from one version of the shard. Bounded by
-    /// [`MAX_OPEN_OBJECTS`], oldest dropped first.
-    objects: Mutex<OpenObjects>,
+    /// The version of each chunk or shard object seen (this session's answers, and those
+    /// restored from a record): every answer for the object must match it, so a shard's
+    /// index and its inner chunks, or a cached inner chunk and a fresh index, come from one
+    /// version of the shard ([`ObjectVersions`]).
+    versions: Arc<ObjectVersions>,
     reads: InFlight<Option<Fetched>>,
     range_reads: InFlight<Option<Vec<Bytes>>>,
 }
@@ -129,17 +151,82 @@ impl std::fmt::Debug for ZarrStore {
     }
 }
 
-/// Most chunk or shard object sources a [`ZarrStore`] keeps (a local store's hold an open
-/// file each). A read has at most its concurrency (6 by default) objects in flight, and a
-/// shard's index and data reads follow each other, so 64 keeps every object for the span of
-/// its reads while bounding descriptors and memory.
-pub const MAX_OPEN_OBJECTS: usize = 64;
+/// The versions of the chunk and shard objects a store has seen, checked on every answer.
+#[derive(Debug, Default)]
+struct ObjectVersions {
+    by_key: Mutex<BTreeMap<String, ObjectVersion>>,
+    /// Set when a version was added since the last [`ZarrStore::take_new_versions`].
+    added: std::sync::atomic::AtomicBool,
+}
 
-/// Sources of recently read chunk and shard objects, by key, oldest first.
-#[derive(Default)]
-struct OpenObjects {
-    by_key: HashMap<String, Arc<dyn RangeSource>>,
-    order: std::collections::VecDeque<String>,
+impl ObjectVersions {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, ObjectVersion>> {
+        // Whole entries only: a poisoned lock still holds consistent data.
+        self.by_key.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records the version `info` describes for `key`, or checks it against the one
+    /// recorded.
+    ///
+    /// # Errors
+    /// [`IoError::SourceChanged`] naming the object and what differs.
+    fn check(&self, key: &str, info: &crate::io::SourceInfo) -> Result<(), IoError> {
+        let now = ObjectVersion {
+            len: info.len,
+            etag: info.etag.clone(),
+            last_modified: info.last_modified.clone(),
+        };
+        let mut g = self.lock();
+        let Some(seen) = g.get(key) else {
+            if g.len() < MAX_OBJECT_VERSIONS {
+                g.insert(key.to_string(), now);
+                self.added.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            return Ok(());
+        };
+        let differs = |what: &str, a: &dyn std::fmt::Debug, b: &dyn std::fmt::Debug| {
+            Err(IoError::SourceChanged {
+                location: info.location.clone(),
+                detail: format!("{what} was {a:?}, now {b:?}"),
+            })
+        };
+        if seen.len != now.len {
+            return differs("length", &seen.len, &now.len);
+        }
+        if let (Some(a), Some(b)) = (&seen.etag, &now.etag) {
+            if a != b {
+                return differs("ETag", a, b);
+            }
+        }
+        if let (Some(a), Some(b)) = (&seen.last_modified, &now.last_modified) {
+            if a != b {
+                return differs("Last-Modified", a, b);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The source of one chunk or shard object whose every answer is checked against the
+/// object's recorded version.
+struct VersionChecked {
+    inner: Arc<dyn RangeSource>,
+    key: String,
+    versions: Arc<ObjectVersions>,
+}
+
+#[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
+impl RangeSource for VersionChecked {
+    fn location(&self) -> &str {
+        self.inner.location()
+    }
+
+    async fn read(&self, range: ByteRange) -> Result<Fetched, IoError> {
+        let f = self.inner.read(range).await?;
+        self.versions.check(&self.key, &f.info)?;
+        Ok(f)
+    }
 }
 
 /// `base` split before its query: `("https://h/a.zarr", "?token=abc")`. Only URLs
@@ -179,7 +266,7 @@ impl ZarrStore {
             query: query.to_string(),
             opener,
             remembered: Mutex::new(BTreeMap::new()),
-            objects: Mutex::default(),
+            versions: Arc::default(),
             reads: InFlight::new(),
             range_reads: InFlight::new(),
         }
@@ -208,6 +295,7 @@ impl ZarrStore {
             });
         }
         *store.lock() = discovery.objects;
+        *store.versions.lock() = discovery.versions;
         Ok(store)
     }
 
@@ -219,17 +307,28 @@ impl ZarrStore {
             return false;
         }
         self.lock().extend(discovery.objects);
+        let mut v = self.versions.lock();
+        for (k, ver) in discovery.versions {
+            if v.len() >= MAX_OBJECT_VERSIONS {
+                break;
+            }
+            v.entry(k).or_insert(ver);
+        }
         true
     }
 
-    fn open_objects(&self) -> std::sync::MutexGuard<'_, OpenObjects> {
-        // Whole entries only: a poisoned lock still holds consistent data.
-        self.objects.lock().unwrap_or_else(|e| e.into_inner())
+    /// Forgets the object versions seen (after a source changed: the next reads start
+    /// afresh).
+    pub fn forget_objects(&self) {
+        self.versions.lock().clear();
     }
 
-    /// Forgets the kept object sources (after a source changed: the next reads start afresh).
-    pub fn forget_objects(&self) {
-        *self.open_objects() = OpenObjects::default();
+    /// Whether object versions were added since the last call (then the caller saves
+    /// [`ZarrStore::discovery`] again, so a later session checks against them).
+    pub fn take_new_versions(&self) -> bool {
+        self.versions
+            .added
+            .swap(false, std::sync::atomic::Ordering::Relaxed)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Option<String>>> {
@@ -270,31 +369,18 @@ impl ZarrStore {
                 .trim_end_matches('/')
                 .to_string(),
             objects: self.lock().clone(),
+            versions: self.versions.lock().clone(),
         }
     }
 
     fn source(&self, key: &str) -> Result<Option<Arc<dyn RangeSource>>, ZarrError> {
-        let chunk = !is_metadata_key(key);
-        if chunk {
-            if let Some(s) = self.open_objects().by_key.get(key) {
-                return Ok(Some(s.clone()));
-            }
-        }
         match self.opener.open(&self.request_url(key)) {
-            Ok(s) => {
-                if chunk {
-                    let mut g = self.open_objects();
-                    if g.by_key.insert(key.to_string(), s.clone()).is_none() {
-                        g.order.push_back(key.to_string());
-                        while g.order.len() > MAX_OPEN_OBJECTS {
-                            if let Some(old) = g.order.pop_front() {
-                                g.by_key.remove(&old);
-                            }
-                        }
-                    }
-                }
-                Ok(Some(s))
-            }
+            Ok(s) if is_metadata_key(key) => Ok(Some(s)),
+            Ok(s) => Ok(Some(Arc::new(VersionChecked {
+                inner: s,
+                key: key.to_string(),
+                versions: self.versions.clone(),
+            }))),
             Err(IoError::NotFound { .. }) => Ok(None),
             Err(e) => Err(ZarrError::Io(e)),
         }
