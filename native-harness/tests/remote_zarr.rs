@@ -835,3 +835,57 @@ async fn a_shard_index_and_its_chunks_come_from_one_version() {
     assert_eq!(got.data, fixture_npy("v3_temperature.npy").data);
     server.shutdown().await;
 }
+
+/// Node names holding `%`, a space, `#` or `?` (zarr-python writes them as they are): over
+/// HTTP their keys are percent-encoded, so `t%41` reads its own values, not those of `tA`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_names_with_reserved_characters_read_their_own_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let venv = std::env::var("CHUNKWISE_VENV")
+        .unwrap_or_else(|_| format!("{}/.cache/chunkwise/venv", std::env::var("HOME").unwrap()));
+    // zarr 3.1.6 (scripts/requirements.txt); the values are given here, so the test knows
+    // them without reading anything back.
+    let script = r#"
+import sys, numpy as np, zarr
+g = zarr.open_group(sys.argv[1] + "/names.zarr", mode="w", zarr_format=3)
+g.create_array("t%41", data=np.arange(5, dtype="<i4"))
+g.create_array("tA", data=np.arange(100, 105, dtype="<i4"))
+g.create_array("s%20p", data=np.full(3, 7, dtype="<i4"))
+g.create_array("s p", data=np.full(3, -1, dtype="<i4"))
+g.create_array("h#sh", data=np.full(2, 9, dtype="<i4"))
+g.create_array("q?x", data=np.full(2, 11, dtype="<i4"))
+"#;
+    let status = std::process::Command::new(format!("{venv}/bin/python"))
+        .args(["-c", script, dir.path().to_str().unwrap()])
+        .status()
+        .expect("the Python venv (scripts/setup.sh python) writes the store");
+    assert!(status.success());
+    let server = spawn(ServeOptions {
+        root: dir.path().to_path_buf(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .expect("server starts");
+    let url = server.url("names.zarr");
+    let le = |v: &[i32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    for (path, want) in [
+        ("/t%41", le(&[0, 1, 2, 3, 4])),
+        ("/tA", le(&[100, 101, 102, 103, 104])),
+        ("/s%20p", le(&[7, 7, 7])),
+        ("/s p", le(&[-1, -1, -1])),
+        ("/h#sh", le(&[9, 9])),
+        ("/q?x", le(&[11, 11])),
+    ] {
+        let arr = open_array(&url, vec![], with_path(path))
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        let got = arr
+            .read(&Selection::all(), &ReadOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!(got.data, want, "{path}");
+    }
+    server.shutdown().await;
+}

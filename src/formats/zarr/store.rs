@@ -229,6 +229,20 @@ impl RangeSource for VersionChecked {
     }
 }
 
+/// `key` with every byte other than RFC 3986 unreserved characters (`A-Z a-z 0-9 - . _ ~`)
+/// and the `/` between names percent-encoded (RFC 3986 §2.1).
+fn percent_encode_key(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    for b in key.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// `base` split before its query: `("https://h/a.zarr", "?token=abc")`. Only URLs
 /// (`scheme://`) have a query; a `#` fragment, never sent, stays with it.
 fn split_query(base: &str) -> (&str, &str) {
@@ -351,7 +365,15 @@ impl ZarrStore {
     /// The URL or path `key` is requested at: the key joined to the root's path, then the
     /// base's query.
     pub fn request_url(&self, key: &str) -> String {
-        format!("{}{}", self.url(key), self.query)
+        let key = key.trim_start_matches('/');
+        if self.root.contains("://") {
+            // A key is node and chunk names as Zarr writes them to storage, any characters
+            // (`t%41`, `s p`, `h#sh`): in a URL each byte outside RFC 3986's unreserved set
+            // is percent-encoded, or a server decoding `%41` would serve the node `tA`.
+            format!("{}/{}{}", self.root, percent_encode_key(key), self.query)
+        } else {
+            format!("{}/{}{}", self.root, key, self.query)
+        }
     }
 
     /// Whether a record's `base` names this store (records keep the public URL only).
@@ -586,6 +608,24 @@ mod tests {
         );
         let same: ZarrDiscovery = serde_json::from_str(&saved).unwrap();
         assert!(ZarrStore::with_discovery("mem://t", s.opener.clone(), same).is_err());
+    }
+
+    #[test]
+    fn url_keys_are_percent_encoded() {
+        let s = ZarrStore::new(
+            "https://h/a%20b.zarr?t=1",
+            store(Arc::default()).opener.clone(),
+        );
+        assert_eq!(
+            s.request_url("t%41/s p/h#sh/c/0.1/zarr.json"),
+            "https://h/a%20b.zarr/t%2541/s%20p/h%23sh/c/0.1/zarr.json?t=1"
+        );
+        assert_eq!(
+            s.request_url("caf\u{e9}/x"),
+            "https://h/a%20b.zarr/caf%C3%A9/x?t=1"
+        );
+        let local = ZarrStore::new("/tmp/s p.zarr", store(Arc::default()).opener.clone());
+        assert_eq!(local.request_url("t%41/x"), "/tmp/s p.zarr/t%41/x");
     }
 
     #[test]
