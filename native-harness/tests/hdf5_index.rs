@@ -42,6 +42,11 @@ async fn ten_thousand_chunk_indexes_in_few_round_trips() {
         root: dir.path().to_path_buf(),
         port: 0,
         quiet: true,
+        // Round trips are counted as waves of requests in flight: with answers in well
+        // under a millisecond (TCP_NODELAY, loopback) a loaded machine can finish one
+        // request of a batch before it sends the next. A little latency keeps a batch one
+        // wave, as it is on any real network.
+        latency_ms: 10,
         ..Default::default()
     })
     .await
