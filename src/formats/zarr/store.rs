@@ -171,39 +171,27 @@ impl ObjectVersions {
     /// # Errors
     /// [`IoError::SourceChanged`] naming the object and what differs.
     fn check(&self, key: &str, info: &crate::io::SourceInfo) -> Result<(), IoError> {
-        let now = ObjectVersion {
-            len: info.len,
-            etag: info.etag.clone(),
-            last_modified: info.last_modified.clone(),
-        };
         let mut g = self.lock();
         let Some(seen) = g.get(key) else {
             if g.len() < MAX_OBJECT_VERSIONS {
+                let now = ObjectVersion {
+                    len: info.len,
+                    etag: info.etag.clone(),
+                    last_modified: info.last_modified.clone(),
+                };
                 g.insert(key.to_string(), now);
                 self.added.store(true, std::sync::atomic::Ordering::Relaxed);
             }
             return Ok(());
         };
-        let differs = |what: &str, a: &dyn std::fmt::Debug, b: &dyn std::fmt::Debug| {
-            Err(IoError::SourceChanged {
-                location: info.location.clone(),
-                detail: format!("{what} was {a:?}, now {b:?}"),
-            })
+        // The transport's own rule between two answers of one object.
+        let seen = crate::io::SourceInfo {
+            location: info.location.clone(),
+            len: seen.len,
+            etag: seen.etag.clone(),
+            last_modified: seen.last_modified.clone(),
         };
-        if seen.len != now.len {
-            return differs("length", &seen.len, &now.len);
-        }
-        if let (Some(a), Some(b)) = (&seen.etag, &now.etag) {
-            if a != b {
-                return differs("ETag", a, b);
-            }
-        }
-        if let (Some(a), Some(b)) = (&seen.last_modified, &now.last_modified) {
-            if a != b {
-                return differs("Last-Modified", a, b);
-            }
-        }
-        Ok(())
+        crate::io::Validators::expecting(seen).check(info)
     }
 }
 
