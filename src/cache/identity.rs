@@ -452,7 +452,10 @@ mod tests {
         let r = redact_text(
             "cannot read http://alice:PW6@[::1]:44807/nope.b2nd?token=SECRETTOK (HTTP 404)",
         );
-        assert_eq!(r, "cannot read http://***@[::1]:44807/nope.b2nd?*** (HTTP 404)");
+        assert_eq!(
+            r,
+            "cannot read http://***@[::1]:44807/nope.b2nd?*** (HTTP 404)"
+        );
         assert_eq!(
             redact_text("[http://[::1]:9/a?t=SECRET]"),
             "[http://[::1]:9/a?***]"
