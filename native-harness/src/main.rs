@@ -239,16 +239,37 @@ fn repo_root() -> PathBuf {
     here.parent().map(PathBuf::from).unwrap_or(here)
 }
 
+/// The `--header` arguments as (name, value) pairs, trimmed. A header must be
+/// `Name: value` with a name of RFC 9110 token characters (section 5.6.2) and a value of
+/// visible ASCII, spaces and tabs (what the HTTP client sends).
+///
+/// # Errors
+/// [`chunkwise::Error::InvalidArgument`] naming the header by its position (1-based), never
+/// by its text: a malformed header may be a credential typed without its colon.
 fn parse_headers(raw: &[String]) -> Result<Vec<(String, String)>, chunkwise::Error> {
+    let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    let vchar = |c: char| c == '\t' || (' '..='~').contains(&c);
     raw.iter()
-        .map(|h| {
-            h.split_once(':')
-                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-                .ok_or_else(|| {
-                    chunkwise::Error::InvalidArgument(format!(
-                        "header {h:?} is not \"Name: value\""
-                    ))
-                })
+        .enumerate()
+        .map(|(i, h)| {
+            let bad = |what: &str| {
+                chunkwise::Error::InvalidArgument(format!("--header {} {what}", i + 1))
+            };
+            let (k, v) = h
+                .split_once(':')
+                .map(|(k, v)| (k.trim(), v.trim()))
+                .ok_or_else(|| bad("is not \"Name: value\" (no colon)"))?;
+            if k.is_empty() || !k.chars().all(tchar) {
+                return Err(bad(
+                    "has no valid name before its colon (letters, digits and !#$%&'*+-.^_`|~)",
+                ));
+            }
+            if !v.chars().all(vchar) {
+                return Err(bad(&format!(
+                    "({k}) has a value with control or non-ASCII characters"
+                )));
+            }
+            Ok((k.to_string(), v.to_string()))
         })
         .collect()
 }
