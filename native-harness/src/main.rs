@@ -556,7 +556,7 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             out,
         } => {
             let text = input.to_string_lossy();
-            let report = if text.starts_with("http://") || text.starts_with("https://") {
+            let report = if source::is_url(&text) {
                 native_harness::partition_cli::partition_remote_command(
                     &text,
                     scope.as_deref(),

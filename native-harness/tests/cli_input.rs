@@ -1,5 +1,6 @@
 //! How the real binary takes what a user types: `--header` values that are malformed are
-//! refused as INVALID_ARGUMENT without being echoed. Reads go to the real range server on loopback; the fixture was written by
+//! refused as INVALID_ARGUMENT without being echoed, and a URL's scheme is recognised in any
+//! case. Reads go to the real range server on loopback; the fixture was written by
 //! python-blosc2 from a seeded array (`tests/fixtures/gen_blosc2.py`), and the expected values
 //! are its `.npy`.
 
@@ -99,4 +100,37 @@ async fn malformed_headers_are_invalid_arguments_and_never_echoed() {
         assert!(err.contains(which), "{headers:?}: {err}");
         assert!(!out.exists());
     }
+}
+
+#[tokio::test]
+async fn an_uppercase_scheme_is_a_url() {
+    let server = serve().await;
+    let base = server.base_url();
+    let rest = base.strip_prefix("http://").expect("an http base URL");
+    let tmp = tempfile::tempdir().unwrap();
+    for scheme in ["HTTP://", "Http://", "hTtP://"] {
+        let out = tmp
+            .path()
+            .join(format!("{}.npy", scheme.trim_end_matches("://")));
+        let url = format!("{scheme}{rest}{FIXTURE}.b2nd");
+        let (ok, err) = read(&url, &out, &[]).await;
+        assert!(ok, "{url}: {err}");
+        assert_values(&out);
+    }
+    // Still a URL when nothing is there: the server's 404, not a missing local file.
+    let (ok, err) = read(
+        &format!("HTTP://{rest}absent.b2nd"),
+        &tmp.path().join("x.npy"),
+        &[],
+    )
+    .await;
+    assert!(!ok);
+    assert_eq!(code(&err), "NOT_FOUND", "{err}");
+    assert!(
+        server
+            .requests()
+            .iter()
+            .any(|r| r.path == "/absent.b2nd" && r.status == 404),
+        "the server was not asked: {err}"
+    );
 }
