@@ -728,14 +728,18 @@ fn sample_2d(repo: &std::path::Path) -> Result<PathBuf, String> {
 }
 
 fn main() {
+    let cli = Cli::parse();
     // Output piped into `head` and the like: end quietly when the reader goes away, as
     // command-line tools do, rather than panic on a failed write (Rust ignores SIGPIPE).
+    // Not `serve`: a server outlives clients and log readers that go away (SIGPIPE stays
+    // ignored, so such a write is an error for that write only).
     #[cfg(unix)]
-    // SAFETY: restoring the default disposition of one signal before any thread starts.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    if !matches!(cli.command, Command::Serve { .. }) {
+        // SAFETY: restoring the default disposition of one signal before any thread starts.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
     }
-    let cli = Cli::parse();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
