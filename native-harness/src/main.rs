@@ -239,16 +239,37 @@ fn repo_root() -> PathBuf {
     here.parent().map(PathBuf::from).unwrap_or(here)
 }
 
+/// The `--header` arguments as (name, value) pairs, trimmed. A header must be
+/// `Name: value` with a name of RFC 9110 token characters (section 5.6.2) and a value of
+/// visible ASCII, spaces and tabs (what the HTTP client sends).
+///
+/// # Errors
+/// [`chunkwise::Error::InvalidArgument`] naming the header by its position (1-based), never
+/// by its text: a malformed header may be a credential typed without its colon.
 fn parse_headers(raw: &[String]) -> Result<Vec<(String, String)>, chunkwise::Error> {
+    let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    let vchar = |c: char| c == '\t' || (' '..='~').contains(&c);
     raw.iter()
-        .map(|h| {
-            h.split_once(':')
-                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-                .ok_or_else(|| {
-                    chunkwise::Error::InvalidArgument(format!(
-                        "header {h:?} is not \"Name: value\""
-                    ))
-                })
+        .enumerate()
+        .map(|(i, h)| {
+            let bad = |what: &str| {
+                chunkwise::Error::InvalidArgument(format!("--header {} {what}", i + 1))
+            };
+            let (k, v) = h
+                .split_once(':')
+                .map(|(k, v)| (k.trim(), v.trim()))
+                .ok_or_else(|| bad("is not \"Name: value\" (no colon)"))?;
+            if k.is_empty() || !k.chars().all(tchar) {
+                return Err(bad(
+                    "has no valid name before its colon (letters, digits and !#$%&'*+-.^_`|~)",
+                ));
+            }
+            if !v.chars().all(vchar) {
+                return Err(bad(&format!(
+                    "({k}) has a value with control or non-ASCII characters"
+                )));
+            }
+            Ok((k.to_string(), v.to_string()))
         })
         .collect()
 }
@@ -535,7 +556,7 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             out,
         } => {
             let text = input.to_string_lossy();
-            let report = if text.starts_with("http://") || text.starts_with("https://") {
+            let report = if source::is_url(&text) {
                 native_harness::partition_cli::partition_remote_command(
                     &text,
                     scope.as_deref(),
@@ -707,14 +728,18 @@ fn sample_2d(repo: &std::path::Path) -> Result<PathBuf, String> {
 }
 
 fn main() {
+    let cli = Cli::parse();
     // Output piped into `head` and the like: end quietly when the reader goes away, as
     // command-line tools do, rather than panic on a failed write (Rust ignores SIGPIPE).
+    // Not `serve`: a server outlives clients and log readers that go away (SIGPIPE stays
+    // ignored, so such a write is an error for that write only).
     #[cfg(unix)]
-    // SAFETY: restoring the default disposition of one signal before any thread starts.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    if !matches!(cli.command, Command::Serve { .. }) {
+        // SAFETY: restoring the default disposition of one signal before any thread starts.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
     }
-    let cli = Cli::parse();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

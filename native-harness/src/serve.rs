@@ -375,6 +375,12 @@ pub async fn spawn(opts: ServeOptions) -> std::io::Result<ServerHandle> {
     })
 }
 
+/// Writes one log line to stderr. A failed write (the reader of the log has gone) is
+/// ignored: the log must not take the server down, nor the answer it describes.
+fn log(line: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
 /// Serves until Ctrl-C or SIGTERM. Prints `serving DIR at http://127.0.0.1:PORT/` on stdout
 /// (flushed) once the port is bound, so scripts can wait for that line.
 ///
@@ -460,14 +466,14 @@ async fn handle(state: &State, req: Request<hyper::body::Incoming>) -> Response<
         body_len,
     };
     if !state.opts.quiet {
-        eprintln!(
+        log(format_args!(
             "{} {} range={} {} {}",
             record.method,
             record.path,
             record.range.as_deref().unwrap_or("-"),
             record.status,
             record.body_len
-        );
+        ));
     }
     state.shared.requests.fetch_add(1, Ordering::SeqCst);
     if let Ok(mut log) = state.shared.log.lock() {
@@ -843,7 +849,7 @@ impl Drop for CutLog {
         if self.sent < self.of {
             self.shared.bodies_cut.fetch_add(1, Ordering::SeqCst);
             if let Some(line) = &self.line {
-                eprintln!("cut {line} sent={} of={}", self.sent, self.of);
+                log(format_args!("cut {line} sent={} of={}", self.sent, self.of));
             }
         }
     }

@@ -11,6 +11,17 @@ use chunkwise::io::{Counted, RangeSource, Traffic};
 use chunkwise::store::RemoteStore;
 use std::sync::Arc;
 
+/// Whether `source` is an `http://` or `https://` URL (the scheme in any case, as RFC 3986
+/// section 3.1 says schemes are case-insensitive); anything else is a local path.
+pub fn is_url(source: &str) -> bool {
+    let has = |scheme: &str| {
+        source
+            .get(..scheme.len())
+            .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
+    };
+    has("http://") || has("https://")
+}
+
 /// Builds the transport for `source` (URL or path) counting into `traffic`. Retries wrap the
 /// counter, so every attempt counts as a request.
 pub fn transport(
@@ -18,7 +29,7 @@ pub fn transport(
     headers: Vec<(String, String)>,
     traffic: &Traffic,
 ) -> Result<Arc<dyn RangeSource>, chunkwise::Error> {
-    if source.starts_with("http://") || source.starts_with("https://") {
+    if is_url(source) {
         let http = HttpSource::with_options(
             source,
             HttpOptions {
@@ -54,7 +65,7 @@ pub fn source_key(
     coordinator: &CacheCoordinator,
     cache_key: Option<&str>,
 ) -> chunkwise::cache::SourceKey {
-    let location = if source.starts_with("http://") || source.starts_with("https://") {
+    let location = if is_url(source) {
         source.to_string()
     } else {
         std::fs::canonicalize(source)
@@ -135,34 +146,32 @@ pub fn zarr_opener(
     traffic: &Traffic,
 ) -> Result<Arc<dyn KeyOpener>, chunkwise::Error> {
     let traffic = traffic.clone();
-    Ok(
-        if base.starts_with("http://") || base.starts_with("https://") {
-            let options = HttpOptions {
-                headers,
-                ..Default::default()
-            };
-            let client = HttpSource::client_for(&options).map_err(|message| {
-                chunkwise::io::IoError::Network {
-                    location: base.to_string(),
-                    message,
-                }
-            })?;
-            Arc::new(
-                move |url: &str| -> Result<Arc<dyn RangeSource>, chunkwise::io::IoError> {
-                    let http = HttpSource::with_client(url, client.clone(), options.clone())?;
-                    let counted = Counted::new(http, traffic.clone());
-                    Ok(Arc::new(Retrying::new(counted, RetryConfig::default())))
-                },
-            )
-        } else {
-            Arc::new(
-                move |path: &str| -> Result<Arc<dyn RangeSource>, chunkwise::io::IoError> {
-                    let file = FileSource::open(path)?;
-                    Ok(Arc::new(Counted::new(file, traffic.clone())))
-                },
-            )
-        },
-    )
+    Ok(if is_url(base) {
+        let options = HttpOptions {
+            headers,
+            ..Default::default()
+        };
+        let client = HttpSource::client_for(&options).map_err(|message| {
+            chunkwise::io::IoError::Network {
+                location: base.to_string(),
+                message,
+            }
+        })?;
+        Arc::new(
+            move |url: &str| -> Result<Arc<dyn RangeSource>, chunkwise::io::IoError> {
+                let http = HttpSource::with_client(url, client.clone(), options.clone())?;
+                let counted = Counted::new(http, traffic.clone());
+                Ok(Arc::new(Retrying::new(counted, RetryConfig::default())))
+            },
+        )
+    } else {
+        Arc::new(
+            move |path: &str| -> Result<Arc<dyn RangeSource>, chunkwise::io::IoError> {
+                let file = FileSource::open(path)?;
+                Ok(Arc::new(Counted::new(file, traffic.clone())))
+            },
+        )
+    })
 }
 
 /// Opens the Zarr array at `options.path` (or the store root) of the store at `base`, whose

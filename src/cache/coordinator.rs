@@ -164,9 +164,9 @@ impl CacheCoordinator {
     ///
     /// # Errors
     /// [`crate::Error::InvalidArgument`] when the directories cannot be created or listed,
-    /// or when `dir` or one of its namespace directories already exists and other users can
-    /// write to it (group or world write bit): such a directory could be made to serve
-    /// another user's entries.
+    /// or when `dir` or one of its namespace directories already exists and is owned by
+    /// another user (root is not exempt) or other users can write to it (group or world
+    /// write bit): such a directory could be made to serve another user's entries.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn disk(
         dir: impl AsRef<std::path::Path>,

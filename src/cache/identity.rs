@@ -130,35 +130,67 @@ pub fn redact_url(url: &str) -> String {
     format!("{scheme}://{authority}{path}{query}")
 }
 
-/// `text` with every `http://` or `https://` URL in it passed through [`redact_url`]. A URL
-/// ends at white space, a quote, `<`, `>`, or a closing bracket. Every message chunkwise
-/// prints or hands to JS goes through this ([`crate::Error::message`]).
+/// `text` with every URL in it passed through [`redact_url`]. A URL is any `scheme://`
+/// (RFC 3986 section 3.1: a letter, then letters, digits, `+`, `-` or `.`; any case) and
+/// what follows up to white space, a quote, `<`, `>`, `}`, `` ` ``, or a `)` or `]` that
+/// closes nothing opened inside the URL (so `(http://h/x)` and `http://[::1]:80/x` both
+/// end where they should). `:`, `,` and `.` at its end, before what ends it, are the
+/// sentence's and are kept. Every message chunkwise prints or hands to JS goes through
+/// this ([`crate::Error::message`]).
 pub fn redact_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     loop {
-        let next = ["http://", "https://"]
-            .iter()
-            .filter_map(|p| {
-                rest.char_indices().map(|(i, _)| i).find(|&i| {
-                    rest[i..].len() >= p.len() && rest[i..i + p.len()].eq_ignore_ascii_case(p)
-                })
-            })
-            .min();
-        let Some(start) = next else {
+        let Some(start) = next_url(rest) else {
             out.push_str(rest);
             return out;
         };
         out.push_str(&rest[..start]);
         let tail = &rest[start..];
-        let end = tail
-            .find(|c: char| {
-                c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | ')' | ']' | '}' | '`')
-            })
-            .unwrap_or(tail.len());
-        out.push_str(&redact_url(&tail[..end]));
-        rest = &tail[end..];
+        let end = url_end(tail);
+        let url = tail[..end].trim_end_matches([':', ',', '.']);
+        out.push_str(&redact_url(url));
+        rest = &tail[url.len()..];
     }
+}
+
+/// Where the first URL (`scheme://`, [`redact_text`]) in `text` starts.
+fn next_url(text: &str) -> Option<usize> {
+    let is_scheme = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.');
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(i) = text[from..].find("://").map(|i| i + from) {
+        // The longest run of scheme characters before `://`, from its first letter.
+        let mut s = i;
+        while s > 0 && is_scheme(bytes[s - 1]) {
+            s -= 1;
+        }
+        if let Some(k) = (s..i).find(|&k| bytes[k].is_ascii_alphabetic()) {
+            return Some(k);
+        }
+        from = i + 3;
+    }
+    None
+}
+
+/// The length of the URL at the start of `tail` ([`redact_text`]'s rule for its end,
+/// before trailing punctuation is given back).
+fn url_end(tail: &str) -> usize {
+    let (mut round, mut square) = (0usize, 0usize);
+    for (i, c) in tail.char_indices() {
+        match c {
+            c if c.is_whitespace() => return i,
+            '"' | '\'' | '<' | '>' | '}' | '`' => return i,
+            '(' => round += 1,
+            '[' => square += 1,
+            ')' if round == 0 => return i,
+            ']' if square == 0 => return i,
+            ')' => round -= 1,
+            ']' => square -= 1,
+            _ => {}
+        }
+    }
+    tail.len()
 }
 
 /// Whether the query of `url` carries a signature or an expiry (a signed URL: `sig`,
@@ -413,6 +445,64 @@ mod tests {
             "{r}"
         );
         assert_eq!(redact_text("no url here"), "no url here");
+    }
+
+    #[test]
+    fn an_ipv6_host_keeps_its_url_whole() {
+        let r = redact_text(
+            "cannot read http://alice:PW6@[::1]:44807/nope.b2nd?token=SECRETTOK (HTTP 404)",
+        );
+        assert_eq!(
+            r,
+            "cannot read http://***@[::1]:44807/nope.b2nd?*** (HTTP 404)"
+        );
+        assert_eq!(
+            redact_text("[http://[::1]:9/a?t=SECRET]"),
+            "[http://[::1]:9/a?***]"
+        );
+        // A bracket the URL did not open still ends it.
+        assert_eq!(redact_text("(http://h/x?t=SECRET)"), "(http://h/x?***)");
+        assert_eq!(
+            redact_text("(see http://h/x(1)?t=SECRET) more"),
+            "(see http://h/x(1)?***) more"
+        );
+    }
+
+    #[test]
+    fn every_scheme_is_a_url() {
+        assert_eq!(
+            redact_text("get ftp://u:PW@h/x?token=T failed"),
+            "get ftp://***@h/x?*** failed"
+        );
+        assert_eq!(
+            redact_text("s3://bucket/key.zarr?X-Amz-Security-Token=T: denied"),
+            "s3://bucket/key.zarr?***: denied"
+        );
+        assert_eq!(
+            redact_text("via git+ssh://me:PW@h/r.git"),
+            "via git+ssh://***@h/r.git"
+        );
+        // `://` after no scheme (a scheme starts with a letter) is left alone.
+        assert_eq!(redact_text("odd ://u:p@h?q"), "odd ://u:p@h?q");
+        assert_eq!(redact_text("9://u:p@h?q"), "9://u:p@h?q");
+    }
+
+    #[test]
+    fn punctuation_after_a_url_stays_in_the_sentence() {
+        assert_eq!(
+            redact_text("reading http://h/h1.h5?x=1: the deadline passed"),
+            "reading http://h/h1.h5?***: the deadline passed"
+        );
+        assert_eq!(
+            redact_text("tried http://h/a?k=v, http://h/b?k=v."),
+            "tried http://h/a?***, http://h/b?***."
+        );
+        assert_eq!(redact_text("at http://h/a.b2nd."), "at http://h/a.b2nd.");
+        // Inside a URL they are the URL's.
+        assert_eq!(
+            redact_text("http://h/a.b2nd?x=1:2,3.4 end"),
+            "http://h/a.b2nd?*** end"
+        );
     }
 
     #[test]

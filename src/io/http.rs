@@ -115,9 +115,10 @@ impl HttpSource {
             message,
         };
         let mut headers = HeaderMap::new();
-        for (k, v) in &options.headers {
+        for (i, (k, v)) in options.headers.iter().enumerate() {
+            // Not the name itself: a malformed one may hold a credential.
             let name = HeaderName::from_bytes(k.as_bytes())
-                .map_err(|e| net(format!("invalid header name {k:?}: {e}")))?;
+                .map_err(|e| net(format!("invalid name of header {}: {e}", i + 1)))?;
             let value = HeaderValue::from_str(v)
                 .map_err(|e| net(format!("invalid value for header {k:?}: {e}")))?;
             headers.append(name, value);
