@@ -36,8 +36,8 @@ pub mod http;
 pub mod sleep;
 
 pub use coalesce::{coalesce_ranges, read_coalesced, CoalesceOptions, CoalescePlan};
-pub use content_range::DEFAULT_WHOLE_READ_LIMIT;
 pub(crate) use content_range::Validators;
+pub use content_range::DEFAULT_WHOLE_READ_LIMIT;
 pub use error::{IoError, TimeoutScope};
 pub use range::ByteRange;
 pub use retry::{RetryConfig, Retrying};
