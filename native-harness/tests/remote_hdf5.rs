@@ -382,6 +382,9 @@ async fn large_file_request_budget() {
         root: dir.path().to_path_buf(),
         port: 0,
         quiet: true,
+        // Round trips are waves of requests in flight: a little latency keeps the requests
+        // of one batch in one wave on a loaded machine, as on any real network.
+        latency_ms: 10,
         ..Default::default()
     })
     .await
@@ -453,6 +456,9 @@ async fn discovery_in_rounds_matches_whole_file_discovery() {
         root: fixtures(),
         port: 0,
         quiet: true,
+        // One round trip per round is counted as one wave of requests in flight (see
+        // large_file_request_budget).
+        latency_ms: 10,
         ..Default::default()
     })
     .await
