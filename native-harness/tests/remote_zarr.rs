@@ -889,3 +889,64 @@ g.create_array("q?x", data=np.full(2, 11, dtype="<i4"))
     }
     server.shutdown().await;
 }
+
+/// A zstd codec after `sharding_indexed` (zarr-python adds one when given a sharding
+/// serializer and its default compressors): the outer codec decodes a whole shard, whose size
+/// the codec chain only bounds (or does not know), so it is read from the frame header.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outer_compressor_after_sharding_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let venv = std::env::var("CHUNKWISE_VENV")
+        .unwrap_or_else(|_| format!("{}/.cache/chunkwise/venv", std::env::var("HOME").unwrap()));
+    // zarr 3.1.6 (scripts/requirements.txt); the expected values are saved beside the store.
+    let script = r#"
+import sys, numpy as np, zarr
+from zarr.codecs import ShardingCodec, BytesCodec, ZstdCodec, GzipCodec
+out = sys.argv[1]
+a = np.random.default_rng(99).standard_normal((64, 64))
+np.save(out + "/a.npy", a)
+g = zarr.open_group(out + "/outer.zarr", mode="w", zarr_format=3)
+for name, inner, loc, outer in [
+    ("zstd_start", [BytesCodec(), ZstdCodec()], "start", [ZstdCodec()]),
+    ("zstd_end", [BytesCodec()], "end", [ZstdCodec()]),
+    ("gzip_end", [BytesCodec()], "end", [GzipCodec()]),
+]:
+    z = g.create_array(name, shape=a.shape, dtype="f8", chunks=(32, 32), fill_value=0,
+        serializer=ShardingCodec(chunk_shape=(8, 8), codecs=inner, index_location=loc),
+        compressors=outer)
+    z[:] = a
+"#;
+    let status = std::process::Command::new(format!("{venv}/bin/python"))
+        .args(["-c", script, dir.path().to_str().unwrap()])
+        .status()
+        .expect("the Python venv (scripts/setup.sh python) writes the store");
+    assert!(status.success());
+    let want = read_npy(&std::fs::read(dir.path().join("a.npy")).unwrap()).unwrap();
+    let server = spawn(ServeOptions {
+        root: dir.path().to_path_buf(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .expect("server starts");
+    let url = server.url("outer.zarr");
+    for name in ["zstd_start", "zstd_end", "gzip_end"] {
+        let arr = open_array(&url, vec![], with_path(name))
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        for sel in ["", "0:8, 0:8", "30:40, 5:60"] {
+            let s = Selection::parse(sel).unwrap();
+            let got = arr
+                .read(&s, &ReadOptions::default())
+                .await
+                .unwrap_or_else(|e| panic!("{name}[{sel}]: {e}"));
+            let dims = s.resolve(&want.shape).unwrap();
+            assert!(
+                got.data == reference(&want.data, &want.shape, 8, &dims),
+                "{name}[{sel}] differs from the array written"
+            );
+        }
+    }
+    server.shutdown().await;
+}

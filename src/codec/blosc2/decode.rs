@@ -117,6 +117,24 @@ pub(crate) fn zstd_window(src: &[u8]) -> Option<u64> {
     Some(fcs)
 }
 
+/// The content size a zstd frame header declares (RFC 8878 §3.1.1.1.4), `None` when the
+/// frame does not carry one (streaming writers) or the header is not a zstd frame's.
+pub(crate) fn zstd_content_size(src: &[u8]) -> Option<u64> {
+    if src.get(..4)? != [0x28, 0xB5, 0x2F, 0xFD] {
+        return None;
+    }
+    let fhd = *src.get(4)?;
+    let single = fhd & 0x20 != 0;
+    let pos = 5 + usize::from(!single) + [0, 1, 2, 4][(fhd & 3) as usize];
+    match (fhd >> 6, single) {
+        (0, false) => None,
+        (0, true) => Some(*src.get(pos)? as u64),
+        (1, _) => Some(u16::from_le_bytes(src.get(pos..pos + 2)?.try_into().ok()?) as u64 + 256),
+        (2, _) => Some(u32::from_le_bytes(src.get(pos..pos + 4)?.try_into().ok()?) as u64),
+        _ => Some(u64::from_le_bytes(src.get(pos..pos + 8)?.try_into().ok()?)),
+    }
+}
+
 fn read_i32(src: &[u8], at: usize) -> i32 {
     i32::from_le_bytes([src[at], src[at + 1], src[at + 2], src[at + 3]])
 }
@@ -574,6 +592,18 @@ pub fn decode_block(
 #[cfg(test)]
 mod zstd_tests {
     use super::*;
+
+    #[test]
+    fn zstd_content_size_from_frame_header() {
+        for n in [0usize, 7, 255, 256, 300, 70_000] {
+            let frame = ruzstd::encoding::compress_to_vec(
+                &vec![3u8; n][..],
+                ruzstd::encoding::CompressionLevel::Fastest,
+            );
+            assert_eq!(zstd_content_size(&frame), Some(n as u64), "{n}");
+        }
+        assert_eq!(zstd_content_size(b"not zstd"), None);
+    }
 
     #[test]
     fn zstd_window_from_frame_header() {

@@ -97,24 +97,78 @@ fn other(detail: impl Into<String>) -> CodecError {
 /// log 23), as frames without a content-size field carry.
 const ZSTD_STREAM_WINDOW: usize = 8 << 20;
 
-/// Decodes one zstd frame into exactly `limit` bytes (the decoded size the chunk's metadata
-/// implies), whether or not the frame header carries its content size.
-fn zstd(data: &[u8], limit: usize) -> Result<Vec<u8>, CodecError> {
+/// What a codec knows of the size it decodes to, from the codec chain (`zarrs`'
+/// [`BytesRepresentation`]): exact for a chunk, at most a bound, or nothing (the outer codec
+/// of a shard).
+#[derive(Clone, Copy, Debug)]
+enum DecodedSize {
+    Exact(usize),
+    AtMost(usize),
+    Unknown,
+}
+
+impl DecodedSize {
+    /// The largest size accepted: the bound, or [`super::MAX_CHUNK_BYTES`] when unknown.
+    fn limit(self) -> usize {
+        match self {
+            DecodedSize::Exact(n) | DecodedSize::AtMost(n) => n,
+            DecodedSize::Unknown => super::MAX_CHUNK_BYTES as usize,
+        }
+    }
+
+    /// Checks a size a frame or chunk header declares.
+    fn check(self, what: &str, n: usize) -> Result<(), CodecError> {
+        let ok = match self {
+            DecodedSize::Exact(m) => n == m,
+            _ => n <= self.limit(),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(other(format!(
+                "{what} holds {n} bytes, {} expected",
+                match self {
+                    DecodedSize::Exact(m) => m.to_string(),
+                    _ => format!("at most {}", self.limit()),
+                }
+            )))
+        }
+    }
+}
+
+/// Decodes one zstd frame to `size`, whether or not its header carries its content size;
+/// where `size` is [`DecodedSize::Unknown`] the header must carry it.
+fn zstd(data: &[u8], size: DecodedSize) -> Result<Vec<u8>, CodecError> {
+    let declared = blosc2::zstd_content_size(data);
+    let n = match (size, declared) {
+        (DecodedSize::Exact(n), _) => n,
+        (_, Some(d)) => {
+            let d = usize::try_from(d).map_err(|_| other("zstd content size too large"))?;
+            size.check("zstd frame", d)?;
+            d
+        }
+        (DecodedSize::AtMost(n), None) => n,
+        (DecodedSize::Unknown, None) => {
+            return Err(other(
+                "zstd frame without a content size where the codec chain bounds no size",
+            ))
+        }
+    };
     // ruzstd reserves the declared window before decoding: refuse windows far beyond both the
     // chunk and a streaming writer's default.
     let window = blosc2::zstd_window(data).ok_or_else(|| other("zstd frame header invalid"))?;
-    let bound = (limit.next_power_of_two() * 2).max(ZSTD_STREAM_WINDOW) as u64;
+    let bound = (n.next_power_of_two() * 2).max(ZSTD_STREAM_WINDOW) as u64;
     if window > bound {
         return Err(other(format!(
-            "zstd window {window} bytes for a {limit}-byte chunk"
+            "zstd window {window} bytes for a {n}-byte chunk"
         )));
     }
-    let mut out = vec![0u8; limit];
+    let mut out = vec![0u8; n];
     let mut dec = ruzstd::decoding::FrameDecoder::new();
-    let n = dec
+    let got = dec
         .decode_all(data, &mut out)
         .map_err(|e| other(format!("zstd: {e}")))?;
-    out.truncate(n);
+    out.truncate(got);
     Ok(out)
 }
 
@@ -231,31 +285,22 @@ fn undelta(dtype: &DType, astype: &DType, data: &[u8]) -> Result<Vec<u8>, CodecE
 }
 
 impl OwnCodec {
-    fn decode_vec(&self, data: &[u8], limit: usize) -> Result<Vec<u8>, CodecError> {
+    fn decode_vec(&self, data: &[u8], size: DecodedSize) -> Result<Vec<u8>, CodecError> {
         let out = match self.kind {
             Kind2::Blosc => {
                 let h =
                     blosc2::ChunkHeader::parse(data).map_err(|e| other(format!("blosc: {e}")))?;
-                if h.nbytes != limit {
-                    return Err(other(format!(
-                        "blosc chunk holds {} bytes, {limit} expected",
-                        h.nbytes
-                    )));
-                }
+                size.check("blosc chunk", h.nbytes)?;
                 blosc2::decode_chunk(data).map_err(|e| other(format!("blosc: {e}")))?
             }
-            Kind2::Zstd => zstd(data, limit)?,
+            Kind2::Zstd => zstd(data, size)?,
             Kind2::Lz4 => {
                 // numcodecs LZ4: u32 little-endian decoded size, then one LZ4 block.
                 let n = data
                     .get(..4)
                     .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
                     .ok_or_else(|| other("lz4 header cut short"))?;
-                if n != limit {
-                    return Err(other(format!(
-                        "lz4 chunk holds {n} bytes, {limit} expected"
-                    )));
-                }
+                size.check("lz4 chunk", n)?;
                 let mut out = vec![0u8; n];
                 match blosc2::lz4::decompress(&data[4..], &mut out) {
                     Some(k) if k == n => out,
@@ -263,22 +308,18 @@ impl OwnCodec {
                 }
             }
             Kind2::Delta { dtype, astype } => {
-                let stored = limit / dtype.itemsize * astype.itemsize;
-                if !limit.is_multiple_of(dtype.itemsize) || data.len() != stored {
+                // One stored element per element: the decoded size follows from the stored.
+                if !data.len().is_multiple_of(astype.itemsize) {
                     return Err(other(format!(
-                        "delta: {} stored bytes, {stored} expected for {limit} decoded bytes",
+                        "delta: {} stored bytes, not whole {astype} elements",
                         data.len()
                     )));
                 }
+                size.check("delta", data.len() / astype.itemsize * dtype.itemsize)?;
                 undelta(&dtype, &astype, data)?
             }
         };
-        if out.len() != limit {
-            return Err(other(format!(
-                "decoded {} bytes, {limit} expected",
-                out.len()
-            )));
-        }
+        size.check("the decoded chunk", out.len())?;
         Ok(out)
     }
 }
@@ -338,11 +379,13 @@ impl BytesToBytesCodecTraits for OwnCodec {
         decoded_representation: &BytesRepresentation,
         _options: &CodecOptions,
     ) -> Result<ArrayBytesRaw<'a>, CodecError> {
-        let limit = decoded_representation
-            .size()
-            .ok_or_else(|| other("decoded size unknown"))?;
-        let limit = usize::try_from(limit).map_err(|_| other("decoded size too large"))?;
-        Ok(Cow::Owned(self.decode_vec(&encoded_value, limit)?))
+        let fits = |n: u64| usize::try_from(n).map_err(|_| other("decoded size too large"));
+        let size = match decoded_representation {
+            BytesRepresentation::FixedSize(n) => DecodedSize::Exact(fits(*n)?),
+            BytesRepresentation::BoundedSize(n) => DecodedSize::AtMost(fits(*n)?),
+            BytesRepresentation::UnboundedSize => DecodedSize::Unknown,
+        };
+        Ok(Cow::Owned(self.decode_vec(&encoded_value, size)?))
     }
 
     /// Delta keeps one stored element per element: its stored size follows from the decoded
