@@ -491,3 +491,26 @@ async fn zarr_cache_entries_hold_no_secret_and_follow_the_cache_key() {
     assert!(npy_data(&out) == reference(&n.data, &n.shape, 4, &s.resolve(&n.shape).unwrap()));
     server.shutdown().await;
 }
+
+/// A Zarr shard deleted between two DISK runs (an inner chunk of it cached): not fill values
+/// beside the cached chunk, but a restart that reads the store as it now is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zarr_shard_deleted_between_runs_is_not_mixed_with_its_cached_chunks() {
+    let root = tempfile::tempdir().unwrap();
+    let store = root.path().join("shards.zarr");
+    copy_dir(&versions().join("zarr_v1/shards.zarr"), &store);
+    let server = serve(root.path()).await;
+    let url = server.url("shards.zarr");
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let out = tmp.path().join("z.npy");
+    let (ok, _, err) = read_disk(&url, "0:5, 0:5", &cache, &out, &[]).await;
+    assert!(ok, "{err}");
+    std::fs::remove_file(store.join("c/0/0")).unwrap();
+    let (ok, j, err) = read_disk(&url, "0:10, 0:10", &cache, &out, &[]).await;
+    assert!(ok, "{err}");
+    // The store now holds no shard: every element is the fill value (0), none is v1's.
+    assert!(npy_data(&out).iter().all(|&b| b == 0), "{j}");
+    assert_eq!(j["missing_chunks"], 4, "{j}");
+    server.shutdown().await;
+}

@@ -950,3 +950,37 @@ for name, inner, loc, outer in [
     }
     server.shutdown().await;
 }
+
+/// A shard whose index was read and which then answers 404 for its inner chunks changed
+/// between the two reads: `SOURCE_CHANGED`, not fill values beside nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shard_that_vanishes_after_its_index_is_source_changed() {
+    // zarr.json, then the shard index (a suffix read); from the third GET on, the shard 404s.
+    let fault: native_harness::serve::Fault =
+        "after=2:status=sharded_end/c/0/0:404".parse().unwrap();
+    let server = spawn(ServeOptions {
+        root: fixtures(),
+        port: 0,
+        quiet: true,
+        faults: vec![fault],
+        ..Default::default()
+    })
+    .await
+    .expect("server starts");
+    let arr = open_array(
+        &server.url("zarr/v3.zarr"),
+        vec![],
+        with_path("sharded_end"),
+    )
+    .await
+    .unwrap();
+    let e = arr
+        .read(
+            &Selection::parse("0:4, 0:3").unwrap(),
+            &ReadOptions::default(),
+        )
+        .await
+        .expect_err("a shard present for its index and absent for its data");
+    assert_eq!(e.code(), "SOURCE_CHANGED", "{e}");
+    server.shutdown().await;
+}

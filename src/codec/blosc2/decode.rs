@@ -599,8 +599,14 @@ mod zstd_tests {
         // bytes: single segment with 1-, 2- (+256) and 4-byte content sizes.
         let hex = |s: &str| crate::cache::identity::unhex(s).unwrap();
         assert_eq!(zstd_content_size(&hex("28b52ffd2007390000030303")), Some(7));
-        assert_eq!(zstd_content_size(&hex("28b52ffd602c004d00001003")), Some(300));
-        assert_eq!(zstd_content_size(&hex("28b52ffda070110100550000")), Some(70_000));
+        assert_eq!(
+            zstd_content_size(&hex("28b52ffd602c004d00001003")),
+            Some(300)
+        );
+        assert_eq!(
+            zstd_content_size(&hex("28b52ffda070110100550000")),
+            Some(70_000)
+        );
         // No content size (a streaming writer's frame: window descriptor, flag 0).
         assert_eq!(zstd_content_size(&hex("28b52ffd0058")), None);
         assert_eq!(zstd_content_size(b"not zstd"), None);

@@ -211,9 +211,21 @@ impl RangeSource for VersionChecked {
     }
 
     async fn read(&self, range: ByteRange) -> Result<Fetched, IoError> {
-        let f = self.inner.read(range).await?;
-        self.versions.check(&self.key, &f.info)?;
-        Ok(f)
+        match self.inner.read(range).await {
+            Ok(f) => {
+                self.versions.check(&self.key, &f.info)?;
+                Ok(f)
+            }
+            // An object seen before that is now absent changed too: reading it as missing
+            // (fill values) would set fill beside chunks of the version seen.
+            Err(IoError::NotFound { location }) if self.versions.lock().contains_key(&self.key) => {
+                Err(IoError::SourceChanged {
+                    location,
+                    detail: "was present, now absent (404)".into(),
+                })
+            }
+            Err(e) => Err(e),
+        }
     }
 }
 
