@@ -247,8 +247,6 @@ fn repo_root() -> PathBuf {
 /// [`chunkwise::Error::InvalidArgument`] naming the header by its position (1-based), never
 /// by its text: a malformed header may be a credential typed without its colon.
 fn parse_headers(raw: &[String]) -> Result<Vec<(String, String)>, chunkwise::Error> {
-    let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
-    let vchar = |c: char| c == '\t' || (' '..='~').contains(&c);
     raw.iter()
         .enumerate()
         .map(|(i, h)| {
@@ -259,16 +257,7 @@ fn parse_headers(raw: &[String]) -> Result<Vec<(String, String)>, chunkwise::Err
                 .split_once(':')
                 .map(|(k, v)| (k.trim(), v.trim()))
                 .ok_or_else(|| bad("is not \"Name: value\" (no colon)"))?;
-            if k.is_empty() || !k.chars().all(tchar) {
-                return Err(bad(
-                    "has no valid name before its colon (letters, digits and !#$%&'*+-.^_`|~)",
-                ));
-            }
-            if !v.chars().all(vchar) {
-                return Err(bad(&format!(
-                    "({k}) has a value with control or non-ASCII characters"
-                )));
-            }
+            chunkwise::io::headers::check_header(k, v).map_err(bad)?;
             Ok((k.to_string(), v.to_string()))
         })
         .collect()

@@ -153,10 +153,15 @@ impl FetchSource {
         // Browsers forbid scripts to set Accept-Encoding (and add `identity` to range requests
         // themselves); Node and workerd accept it. Ignore a refusal.
         let _ = headers.set("Accept-Encoding", "identity");
-        for (k, v) in &self.options.headers {
-            headers
-                .append(k, v)
-                .map_err(|e| self.js(&format!("header {k:?}"), e))?;
+        for (i, (k, v)) in self.options.headers.iter().enumerate() {
+            // The host's message repeats the value (a token): name the header's position only.
+            headers.append(k, v).map_err(|_| IoError::Network {
+                location: self.url.clone(),
+                message: format!(
+                    "header {} was refused by fetch (invalid name or value)",
+                    i + 1
+                ),
+            })?;
         }
         let init = RequestInit::new();
         init.set_method("GET");

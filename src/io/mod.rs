@@ -18,6 +18,7 @@ mod source;
 
 pub mod coalesce;
 pub mod deadline;
+pub mod headers;
 pub mod memory;
 pub mod retry;
 pub mod traffic;

@@ -150,10 +150,14 @@ pub(crate) fn parse_open_options(
         for entry in js_sys::Object::entries(&obj).iter() {
             let pair: js_sys::Array = entry.unchecked_into();
             let k = pair.get(0).as_string().unwrap_or_default();
+            let n = headers.len() + 1;
             let v = pair
                 .get(1)
                 .as_string()
-                .ok_or_else(|| arg_error(format!("header {k} must be a string")))?;
+                .ok_or_else(|| arg_error(format!("header {n} must be a string")))?;
+            // Checked here, so fetch's own message (which repeats the value) never shows.
+            crate::io::headers::check_header(&k, &v)
+                .map_err(|why| arg_error(format!("header {n} {why}")))?;
             headers.push((k, v));
         }
     }

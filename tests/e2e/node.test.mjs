@@ -126,6 +126,18 @@ describe("pkg/node", () => {
         assert.ok(!e.message.includes("pa55word"), e.message);
         return true;
       });
+    // A header value read from a file keeps its newline: refused before any request, and
+    // the token is not repeated in the message.
+    for (headers, what) of [[{ Authorization: "Bearer S3CRET-TOKEN\n" }, "value"],
+                            [{ "Bad Name": "S3CRET-TOKEN" }, "name"]]) {
+      await assert.rejects(
+        chunkwise.RemoteArray.open(`${server.url}tests/fixtures/blosc2/${blosc2.nd3_u2.file}`, { headers }),
+        (e) => {
+          assert.equal(e.code, "INVALID_ARGUMENT", `${what}: ${e.message}`);
+          assert.ok(!e.message.includes("S3CRET"), e.message);
+          return true;
+        });
+    }
     // Two signatures of one object under one cacheKey share the page-wide cache: the
     // second open makes no request.
     const file = `tests/fixtures/blosc2/${blosc2.nd3_u2.file}`;
