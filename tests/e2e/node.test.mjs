@@ -128,7 +128,7 @@ describe("pkg/node", () => {
       });
     // A header value read from a file keeps its newline: refused before any request, and
     // the token is not repeated in the message.
-    for (headers, what) of [[{ Authorization: "Bearer S3CRET-TOKEN\n" }, "value"],
+    for (const [headers, what] of [[{ Authorization: "Bearer S3CRET-TOKEN\n" }, "value"],
                             [{ "Bad Name": "S3CRET-TOKEN" }, "name"]]) {
       await assert.rejects(
         chunkwise.RemoteArray.open(`${server.url}tests/fixtures/blosc2/${blosc2.nd3_u2.file}`, { headers }),
