@@ -9,7 +9,7 @@ use chunkwise::cache::CacheCoordinator;
 use chunkwise::io::Traffic;
 use chunkwise::npy::{read_npy, Npy};
 use chunkwise::selection::Selection;
-use native_harness::serve::{spawn, ServeOptions, ServerHandle};
+use native_harness::serve::ServerHandle;
 use native_harness::source::transport;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -40,10 +40,7 @@ fn versions() -> &'static Path {
         }
         let dir = std::env::temp_dir().join(format!("{PREFIX}{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let venv = std::env::var("CHUNKWISE_VENV").unwrap_or_else(|_| {
-            format!("{}/.cache/chunkwise/venv", std::env::var("HOME").unwrap())
-        });
-        let status = std::process::Command::new(format!("{venv}/bin/python"))
+        let status = std::process::Command::new(native_harness::venv_python())
             .arg(fixtures().join("gen_versions.py"))
             .arg(&dir)
             .status()
@@ -54,14 +51,7 @@ fn versions() -> &'static Path {
 }
 
 async fn serve(root: &Path) -> ServerHandle {
-    spawn(ServeOptions {
-        root: root.to_path_buf(),
-        port: 0,
-        quiet: true,
-        ..Default::default()
-    })
-    .await
-    .expect("server starts")
+    common::fault_server(root, &[], false).await
 }
 
 /// Puts version `v` at `dir/data.b2nd`, as a publisher rewriting the file in place would

@@ -798,15 +798,7 @@ async fn a_store_url_query_is_kept_on_every_key() {
 /// Unsharded chunks, each read once, still read.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shard_index_and_its_chunks_come_from_one_version() {
-    let server = spawn(ServeOptions {
-        root: fixtures(),
-        port: 0,
-        quiet: true,
-        faults: vec![native_harness::serve::Fault::EtagPerRequest],
-        ..Default::default()
-    })
-    .await
-    .expect("server starts");
+    let server = common::fault_server(&fixtures(), &["etag-per-request"], false).await;
     for name in ["sharded_end", "sharded_start"] {
         let arr = open_array(&server.url("zarr/v3.zarr"), vec![], with_path(name))
             .await
@@ -841,8 +833,6 @@ async fn a_shard_index_and_its_chunks_come_from_one_version() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn node_names_with_reserved_characters_read_their_own_values() {
     let dir = tempfile::tempdir().unwrap();
-    let venv = std::env::var("CHUNKWISE_VENV")
-        .unwrap_or_else(|_| format!("{}/.cache/chunkwise/venv", std::env::var("HOME").unwrap()));
     // zarr 3.1.6 (scripts/requirements.txt); the values are given here, so the test knows
     // them without reading anything back.
     let script = r#"
@@ -855,19 +845,12 @@ g.create_array("s p", data=np.full(3, -1, dtype="<i4"))
 g.create_array("h#sh", data=np.full(2, 9, dtype="<i4"))
 g.create_array("q?x", data=np.full(2, 11, dtype="<i4"))
 "#;
-    let status = std::process::Command::new(format!("{venv}/bin/python"))
+    let status = std::process::Command::new(native_harness::venv_python())
         .args(["-c", script, dir.path().to_str().unwrap()])
         .status()
         .expect("the Python venv (scripts/setup.sh python) writes the store");
     assert!(status.success());
-    let server = spawn(ServeOptions {
-        root: dir.path().to_path_buf(),
-        port: 0,
-        quiet: true,
-        ..Default::default()
-    })
-    .await
-    .expect("server starts");
+    let server = common::fault_server(dir.path(), &[], false).await;
     let url = server.url("names.zarr");
     let le = |v: &[i32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
     for (path, want) in [
@@ -896,8 +879,6 @@ g.create_array("q?x", data=np.full(2, 11, dtype="<i4"))
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_outer_compressor_after_sharding_reads() {
     let dir = tempfile::tempdir().unwrap();
-    let venv = std::env::var("CHUNKWISE_VENV")
-        .unwrap_or_else(|_| format!("{}/.cache/chunkwise/venv", std::env::var("HOME").unwrap()));
     // zarr 3.1.6 (scripts/requirements.txt); the expected values are saved beside the store.
     let script = r#"
 import sys, numpy as np, zarr
@@ -916,20 +897,13 @@ for name, inner, loc, outer in [
         compressors=outer)
     z[:] = a
 "#;
-    let status = std::process::Command::new(format!("{venv}/bin/python"))
+    let status = std::process::Command::new(native_harness::venv_python())
         .args(["-c", script, dir.path().to_str().unwrap()])
         .status()
         .expect("the Python venv (scripts/setup.sh python) writes the store");
     assert!(status.success());
     let want = read_npy(&std::fs::read(dir.path().join("a.npy")).unwrap()).unwrap();
-    let server = spawn(ServeOptions {
-        root: dir.path().to_path_buf(),
-        port: 0,
-        quiet: true,
-        ..Default::default()
-    })
-    .await
-    .expect("server starts");
+    let server = common::fault_server(dir.path(), &[], false).await;
     let url = server.url("outer.zarr");
     for name in ["zstd_start", "zstd_end", "gzip_end"] {
         let arr = open_array(&url, vec![], with_path(name))
