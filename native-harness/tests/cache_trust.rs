@@ -29,17 +29,7 @@ fn npy(path: &Path) -> Npy {
 fn versions() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        const PREFIX: &str = "chunkwise-versions-";
-        for e in std::fs::read_dir(std::env::temp_dir()).unwrap().flatten() {
-            let name = e.file_name().to_string_lossy().to_string();
-            if let Some(pid) = name.strip_prefix(PREFIX) {
-                if !Path::new("/proc").join(pid).exists() {
-                    let _ = std::fs::remove_dir_all(e.path());
-                }
-            }
-        }
-        let dir = std::env::temp_dir().join(format!("{PREFIX}{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = common::process_dir("chunkwise-versions-");
         let status = std::process::Command::new(native_harness::venv_python())
             .arg(fixtures().join("gen_versions.py"))
             .arg(&dir)
@@ -395,30 +385,54 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// A served copy of version 1 of the sharded Zarr store, with a DISK cache directory and an
+/// output path for `read_disk`.
+struct ZarrRun {
+    _root: tempfile::TempDir,
+    /// The served store (`shards.zarr`), to rewrite or delete objects in.
+    store: PathBuf,
+    server: ServerHandle,
+    _tmp: tempfile::TempDir,
+    cache: PathBuf,
+    out: PathBuf,
+}
+
+async fn zarr_run() -> ZarrRun {
+    let root = tempfile::tempdir().unwrap();
+    let store = root.path().join("shards.zarr");
+    copy_dir(&versions().join("zarr_v1/shards.zarr"), &store);
+    let server = serve(root.path()).await;
+    let tmp = tempfile::tempdir().unwrap();
+    ZarrRun {
+        cache: tmp.path().join("cache"),
+        out: tmp.path().join("z.npy"),
+        _root: root,
+        store,
+        server,
+        _tmp: tmp,
+    }
+}
+
+/// The elements `sel` of Zarr version `v` as written.
+fn zarr_expected(v: &str, sel: &str) -> Vec<u8> {
+    let n = npy(&versions().join(format!("zarr_{v}.npy")));
+    let s = Selection::parse(sel).unwrap();
+    reference(&n.data, &n.shape, 4, &s.resolve(&n.shape).unwrap())
+}
+
 /// A Zarr shard rewritten in place between two runs with a DISK cache: the second run's
 /// shard index comes from the new version while an inner chunk of the old one is cached.
 /// The answer's version differs from the one recorded, so the open restarts and the read is
 /// exactly the new version, never the cached inner chunk beside new ones.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_zarr_shard_rewritten_in_place_is_never_mixed() {
-    let root = tempfile::tempdir().unwrap();
-    let store = root.path().join("shards.zarr");
-    copy_dir(&versions().join("zarr_v1/shards.zarr"), &store);
-    let server = serve(root.path()).await;
-    let url = server.url("shards.zarr");
-    let tmp = tempfile::tempdir().unwrap();
-    let cache = tmp.path().join("cache");
-    let out = tmp.path().join("z.npy");
-    let want = |v: &str, sel: &str| {
-        let n = npy(&versions().join(format!("zarr_{v}.npy")));
-        let s = Selection::parse(sel).unwrap();
-        reference(&n.data, &n.shape, 4, &s.resolve(&n.shape).unwrap())
-    };
-    let (ok, _, err) = read_disk(&url, "0:5, 0:5", &cache, &out, &[]).await;
+    let r = zarr_run().await;
+    let url = r.server.url("shards.zarr");
+    let (ok, _, err) = read_disk(&url, "0:5, 0:5", &r.cache, &r.out, &[]).await;
     assert!(ok, "{err}");
-    assert!(npy_data(&out) == want("v1", "0:5, 0:5"));
+    assert!(npy_data(&r.out) == zarr_expected("v1", "0:5, 0:5"));
 
-    let shard = store.join("c/0/0");
+    let shard = r.store.join("c/0/0");
     std::fs::copy(versions().join("zarr_v2/shards.zarr/c/0/0"), &shard).unwrap();
     std::fs::File::options()
         .write(true)
@@ -426,35 +440,28 @@ async fn a_zarr_shard_rewritten_in_place_is_never_mixed() {
         .unwrap()
         .set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
         .unwrap();
-    let (ok, j, err) = read_disk(&url, "0:10, 0:10", &cache, &out, &[]).await;
+    let (ok, j, err) = read_disk(&url, "0:10, 0:10", &r.cache, &r.out, &[]).await;
     assert!(ok, "{err}");
     assert!(
-        npy_data(&out) == want("v2", "0:10, 0:10"),
+        npy_data(&r.out) == zarr_expected("v2", "0:10, 0:10"),
         "the read is exactly the new shard's values: {j}"
     );
-    server.shutdown().await;
+    r.server.shutdown().await;
 }
 
 /// Zarr entries under DISK hold nothing of the URL's user info or query, and a cache key
 /// names a Zarr store whose URL is signed anew each time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zarr_cache_entries_hold_no_secret_and_follow_the_cache_key() {
-    let root = tempfile::tempdir().unwrap();
-    copy_dir(
-        &versions().join("zarr_v1/shards.zarr"),
-        &root.path().join("shards.zarr"),
-    );
-    let server = serve(root.path()).await;
-    let base = server.url("");
+    let r = zarr_run().await;
+    let (cache, out) = (&r.cache, &r.out);
+    let base = r.server.url("");
     let authed = base.replacen("http://", "http://reader:pa55word@", 1);
-    let tmp = tempfile::tempdir().unwrap();
-    let cache = tmp.path().join("cache");
-    let out = tmp.path().join("z.npy");
     let url = format!("{authed}shards.zarr?token=t0ken-123");
-    let (ok, _, err) = read_disk(&url, "0:10, 0:10", &cache, &out, &[]).await;
+    let (ok, _, err) = read_disk(&url, "0:10, 0:10", cache, out, &[]).await;
     assert!(ok, "{err}");
     let mut files = Vec::new();
-    all_files(&cache, &mut files);
+    all_files(cache, &mut files);
     assert!(
         files.iter().filter(|f| f.is_file()).count() > 3,
         "{files:?}"
@@ -467,40 +474,32 @@ async fn zarr_cache_entries_hold_no_secret_and_follow_the_cache_key() {
     }
     let key = ["--cache-key", "shards-v1"];
     let signed = |sig: &str| format!("{base}shards.zarr?X-Amz-Expires=60&X-Amz-Signature={sig}");
-    let (ok, j1, err) = read_disk(&signed("aaaa"), "0:10, 0:10", &cache, &out, &key).await;
+    let (ok, j1, err) = read_disk(&signed("aaaa"), "0:10, 0:10", cache, out, &key).await;
     assert!(ok, "{err}");
     assert!(j1["requests"].as_u64().unwrap() > 0);
-    let (ok, j2, err) = read_disk(&signed("bbbb"), "0:10, 0:10", &cache, &out, &key).await;
+    let (ok, j2, err) = read_disk(&signed("bbbb"), "0:10, 0:10", cache, out, &key).await;
     assert!(ok, "{err}");
     assert_eq!(
         j2["requests"], 0,
         "another signature, the same cache key: {j2}"
     );
-    let n = npy(&versions().join("zarr_v1.npy"));
-    let s = Selection::parse("0:10, 0:10").unwrap();
-    assert!(npy_data(&out) == reference(&n.data, &n.shape, 4, &s.resolve(&n.shape).unwrap()));
-    server.shutdown().await;
+    assert!(npy_data(out) == zarr_expected("v1", "0:10, 0:10"));
+    r.server.shutdown().await;
 }
 
 /// A Zarr shard deleted between two DISK runs (an inner chunk of it cached): not fill values
 /// beside the cached chunk, but a restart that reads the store as it now is.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_zarr_shard_deleted_between_runs_is_not_mixed_with_its_cached_chunks() {
-    let root = tempfile::tempdir().unwrap();
-    let store = root.path().join("shards.zarr");
-    copy_dir(&versions().join("zarr_v1/shards.zarr"), &store);
-    let server = serve(root.path()).await;
-    let url = server.url("shards.zarr");
-    let tmp = tempfile::tempdir().unwrap();
-    let cache = tmp.path().join("cache");
-    let out = tmp.path().join("z.npy");
-    let (ok, _, err) = read_disk(&url, "0:5, 0:5", &cache, &out, &[]).await;
+    let r = zarr_run().await;
+    let url = r.server.url("shards.zarr");
+    let (ok, _, err) = read_disk(&url, "0:5, 0:5", &r.cache, &r.out, &[]).await;
     assert!(ok, "{err}");
-    std::fs::remove_file(store.join("c/0/0")).unwrap();
-    let (ok, j, err) = read_disk(&url, "0:10, 0:10", &cache, &out, &[]).await;
+    std::fs::remove_file(r.store.join("c/0/0")).unwrap();
+    let (ok, j, err) = read_disk(&url, "0:10, 0:10", &r.cache, &r.out, &[]).await;
     assert!(ok, "{err}");
     // The store now holds no shard: every element is the fill value (0), none is v1's.
-    assert!(npy_data(&out).iter().all(|&b| b == 0), "{j}");
+    assert!(npy_data(&r.out).iter().all(|&b| b == 0), "{j}");
     assert_eq!(j["missing_chunks"], 4, "{j}");
-    server.shutdown().await;
+    r.server.shutdown().await;
 }

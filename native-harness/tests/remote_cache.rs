@@ -32,19 +32,7 @@ fn npy(path: &Path) -> Npy {
 fn big_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        // A static is never dropped, so the directory outlives the run: remove those of
-        // earlier runs whose process is gone.
-        const PREFIX: &str = "chunkwise-cache-big-";
-        for e in std::fs::read_dir(std::env::temp_dir()).unwrap().flatten() {
-            let name = e.file_name().to_string_lossy().to_string();
-            if let Some(pid) = name.strip_prefix(PREFIX) {
-                if !Path::new("/proc").join(pid).exists() {
-                    let _ = std::fs::remove_dir_all(e.path());
-                }
-            }
-        }
-        let dir = std::env::temp_dir().join(format!("{PREFIX}{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = common::process_dir("chunkwise-cache-big-");
         let venv = std::env::var("CHUNKWISE_VENV").unwrap_or_else(|_| {
             format!("{}/.cache/chunkwise/venv", std::env::var("HOME").unwrap())
         });

@@ -33,14 +33,7 @@ fn with_path(path: &str) -> OpenOptions {
 }
 
 async fn server() -> native_harness::serve::ServerHandle {
-    spawn(ServeOptions {
-        root: fixtures(),
-        port: 0,
-        quiet: true,
-        ..Default::default()
-    })
-    .await
-    .expect("server starts")
+    common::fault_server(&fixtures(), &[], false).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -585,18 +578,12 @@ async fn server_of(
     root: &Path,
     fault_status: Vec<(String, u16)>,
 ) -> native_harness::serve::ServerHandle {
-    spawn(ServeOptions {
-        root: root.to_path_buf(),
-        port: 0,
-        quiet: true,
-        faults: fault_status
-            .into_iter()
-            .map(|(suffix, code)| native_harness::serve::Fault::Status { suffix, code })
-            .collect(),
-        ..Default::default()
-    })
-    .await
-    .expect("server starts")
+    let specs: Vec<String> = fault_status
+        .iter()
+        .map(|(suffix, code)| format!("status={suffix}:{code}"))
+        .collect();
+    let specs: Vec<&str> = specs.iter().map(String::as_str).collect();
+    common::fault_server(root, &specs, false).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

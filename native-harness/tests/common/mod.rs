@@ -60,3 +60,20 @@ pub async fn fault_server(
     .await
     .expect("server starts")
 }
+
+/// A directory of this test process for files written at test time, named `PREFIX<pid>` in
+/// the temporary directory. Such directories are kept in statics, which are never dropped, so
+/// those of earlier runs whose process is gone are removed first.
+pub fn process_dir(prefix: &str) -> std::path::PathBuf {
+    for e in std::fs::read_dir(std::env::temp_dir()).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if let Some(pid) = name.strip_prefix(prefix) {
+            if !std::path::Path::new("/proc").join(pid).exists() {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+    let dir = std::env::temp_dir().join(format!("{prefix}{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
