@@ -17,7 +17,6 @@
 //! request. Chunks of formats that are not Blosc2 are kept converted to Blosc2
 //! ([`crate::cache::convert`]).
 
-use crate::cache::discovery::{DiscoveryRecord, DISCOVERY_VERSION};
 use crate::cache::{
     convert, CacheCoordinator, CacheKey, CachePolicy, Item, PayloadCache, Seed, SourceKey,
     DEFAULT_MAX_CACHE_BYTES,
@@ -25,10 +24,9 @@ use crate::cache::{
 use crate::dtype::DType;
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::formats::{b2nd::B2ndArray, ArrayFormat, ArrayInfo, ChunkPlace, FormatError};
-use crate::io::memory::MemorySource;
+use crate::formats::{ArrayFormat, ArrayInfo, ChunkPlace, FormatError};
 use crate::io::{
-    read_coalesced, ByteRange, CoalesceOptions, RangeSource, SourceInfo, Traffic, TrafficSnapshot,
+    read_coalesced, CoalesceOptions, RangeSource, SourceInfo, Traffic, TrafficSnapshot,
 };
 use crate::selection::{Plan, Selection};
 use bytes::Bytes;
@@ -192,251 +190,34 @@ fn check_cancel(cancel: &Option<CancelFlag>) -> Result<()> {
 }
 
 impl RemoteArray {
-    /// Opens an array from a transport. `transport` should already count its requests into
-    /// `traffic` (wrap it in [`crate::io::Counted`]); reads served from the cache or from a
-    /// complete in-memory copy never reach it.
-    ///
-    /// # Errors
-    /// I/O errors of the first reads; [`FormatError`] when the source is not a supported
-    /// array or is malformed.
-    pub async fn open_source(
-        transport: Arc<dyn RangeSource>,
-        traffic: Traffic,
-        options: OpenOptions,
-    ) -> Result<RemoteArray> {
-        let coordinator = CacheCoordinator::new(options.cache, options.max_cache_bytes)?;
-        let key = coordinator.source_key(transport.location(), &[]);
-        Self::open_with_cache(transport, traffic, options, coordinator, key).await
-    }
-
-    /// Opens an array whose caches are owned by `coordinator` (shared with other arrays and
-    /// stores), under the cache identity `key` (URL and credential fingerprint of the
-    /// request headers `transport` sends). `options.cache` and `options.max_cache_bytes`
-    /// are the coordinator's business and ignored here.
-    ///
-    /// Warm (a discovery record for `key` and `options.path` is held): no request; the
-    /// recorded size and validators are trusted (sources are assumed immutable), and every
-    /// later answer of the transport is checked against them ([`crate::io::Validated`]): a
-    /// source rewritten at the same URL fails the read with `SOURCE_CHANGED` and its cached
-    /// records and payload are dropped, so the next open discovers it afresh. Cold: as
-    /// [`RemoteArray::open_source`] describes, except that a complete copy of a small
-    /// source already held by the coordinator replaces the fetch; the discovery record and
-    /// a small source's copy are then stored.
-    ///
-    /// # Errors
-    /// As [`RemoteArray::open_source`].
-    pub async fn open_with_cache(
-        transport: Arc<dyn RangeSource>,
-        traffic: Traffic,
-        options: OpenOptions,
-        coordinator: CacheCoordinator,
-        key: SourceKey,
-    ) -> Result<RemoteArray> {
-        let coordinator = coordinator.for_source(&key);
-        let scope = options.path.clone().unwrap_or_default();
-        let record_key = key.scoped(&scope);
-        let source_id = key.source_id();
-        let copy = coordinator.source_copy(&source_id);
-        if let Some(rec) = coordinator.discovery(&record_key) {
-            // Records hold the public URL only; the transport knows the one to request.
-            let info = SourceInfo {
-                location: transport.location().to_string(),
-                ..SourceInfo::from(&rec.source)
-            };
-            let source: Arc<dyn RangeSource> = match &copy {
-                Some((ident, bytes)) if *ident == rec.source => {
-                    Arc::new(MemorySource::with_info(info.clone(), bytes.clone()))
-                }
-                _ => Arc::new(crate::io::Validated::new(transport.clone(), info.clone())),
-            };
-            // A record that no longer builds a reader is a miss: discover afresh.
-            if let Ok(format) = rec.seed.rebuild(&info.location, info.len) {
-                return Ok(Self::assemble(
-                    source,
-                    format,
-                    coordinator,
-                    &key,
-                    &scope,
-                    options,
-                    traffic,
-                    info,
-                ));
-            }
-        }
-        let (source, head_bytes, info) =
-            Self::open_bytes(transport, &options, &coordinator, &source_id, copy).await?;
-        let len = info.len;
-        let format: Box<dyn ArrayFormat> = if crate::formats::b2nd::is_frame(&head_bytes) {
-            Box::new(B2ndArray::open(&*source, head_bytes, len).await?)
-        } else if crate::formats::hdf5::is_hdf5(&head_bytes) {
-            Box::new(
-                crate::formats::hdf5::Hdf5Array::open(
-                    &*source,
-                    head_bytes,
-                    len,
-                    options.path.as_deref(),
-                )
-                .await?,
-            )
-        } else {
-            let magic: String = head_bytes
-                .iter()
-                .take(8)
-                .map(|b| format!("{b:02x}"))
-                .collect();
-            return Err(FormatError::Unrecognised {
-                location: info.location.clone(),
-                magic,
-            }
-            .into());
-        };
-        if let Some(seed) = format.seed() {
-            coordinator.put_discovery(
-                &record_key,
-                &DiscoveryRecord {
-                    version: DISCOVERY_VERSION,
-                    source: (&info).into(),
-                    seed,
-                },
-            );
-        }
-        Ok(Self::assemble(
-            source,
-            format,
-            coordinator,
-            &key,
-            &scope,
-            options,
-            traffic,
-            info,
-        ))
-    }
-
-    /// The source to discover from, its first bytes and its identity: the coordinator's
-    /// complete copy `copy` of a small source when held (no request), else
-    /// [`RemoteArray::fetch_head`], publishing a small source's bytes as the copy of
-    /// `source_id` (spec: remote cache design, "Complete source object").
-    pub(crate) async fn open_bytes(
-        transport: Arc<dyn RangeSource>,
-        options: &OpenOptions,
-        coordinator: &CacheCoordinator,
-        source_id: &str,
-        copy: Option<(crate::cache::discovery::SourceIdentity, Bytes)>,
-    ) -> Result<(Arc<dyn RangeSource>, Bytes, SourceInfo)> {
-        if let Some((ident, bytes)) = copy {
-            let info = SourceInfo::from(&ident);
-            return Ok((
-                Arc::new(MemorySource::with_info(info.clone(), bytes.clone())),
-                bytes,
-                info,
-            ));
-        }
-        let (source, head, info) = Self::fetch_head(transport, options).await?;
-        if info.len <= options.small_source_bytes {
-            coordinator.put_source_copy(source_id, &(&info).into(), head.clone());
-        }
-        Ok((source, head, info))
-    }
-
-    /// The first read of a cold open: [`OpenOptions::head_bytes`] from the start, and for a
-    /// small source the rest of it. Returns the source to read from (a complete copy in
-    /// memory for a small source), the first bytes (all of them for a small source) and
-    /// the source's identity.
-    pub(crate) async fn fetch_head(
-        transport: Arc<dyn RangeSource>,
-        options: &OpenOptions,
-    ) -> Result<(Arc<dyn RangeSource>, Bytes, SourceInfo)> {
-        let head = match transport
-            .read(ByteRange::bounded(0..options.head_bytes.max(16)))
-            .await
-        {
-            // An empty object cannot hold any array: say so rather than "range not satisfiable".
-            Err(crate::io::IoError::RangeNotSatisfiable { len: 0, .. }) => {
-                return Err(FormatError::Unrecognised {
-                    location: transport.location().to_string(),
-                    magic: "(empty: 0 bytes)".into(),
-                }
-                .into())
-            }
-            other => other?,
-        };
-        let info = head.info.clone();
-        let len = info.len;
-        // A server that ignored `Range` sent the whole object already: keep it rather than
-        // ask again (each later read would download it whole too).
-        if let Some(whole) = head.whole.filter(|w| w.len() as u64 == len) {
-            let source: Arc<dyn RangeSource> =
-                Arc::new(MemorySource::with_info(info.clone(), whole.clone()));
-            let head_bytes = if len <= options.small_source_bytes {
-                whole
-            } else {
-                head.bytes
-            };
-            return Ok((source, head_bytes, info));
-        }
-        let (source, head_bytes): (Arc<dyn RangeSource>, Bytes) = if len
-            <= options.small_source_bytes
-        {
-            // Fetch only what the first read did not bring.
-            let whole = if head.range.end >= len {
-                head.bytes.clone()
-            } else {
-                let rest = transport
-                    .read(ByteRange::bounded(head.range.end..len))
-                    .await?;
-                if rest.range != (head.range.end..len) {
-                    return Err(crate::io::IoError::BadContentRange {
-                        location: info.location.clone(),
-                        detail: format!("asked {}..{len}, got {:?}", head.range.end, rest.range),
-                    }
-                    .into());
-                }
-                let mut v = Vec::with_capacity(len as usize);
-                v.extend_from_slice(&head.bytes);
-                v.extend_from_slice(&rest.bytes);
-                Bytes::from(v)
-            };
-            (
-                Arc::new(MemorySource::with_info(info.clone(), whole.clone())),
-                whole,
-            )
-        } else {
-            (transport, head.bytes.clone())
-        };
-        Ok((source, head_bytes, info))
-    }
-
+    /// A handle from its parts, built by the opener ([`crate::open`]), which decides them:
+    /// the source to read, the discovered format, the caches, the cache identity `key`, the
+    /// payload identities (`identity`, `converted`: see the fields) and, for a Zarr array,
+    /// its store-backed reader.
     #[allow(clippy::too_many_arguments)]
-    fn assemble(
+    pub(crate) fn from_parts(
         source: Arc<dyn RangeSource>,
         format: Box<dyn ArrayFormat>,
         coordinator: CacheCoordinator,
-        key: &SourceKey,
-        scope: &str,
         options: OpenOptions,
         traffic: Traffic,
+        key: SourceKey,
+        identity: Arc<str>,
+        converted: Option<Arc<str>>,
         info: SourceInfo,
+        zarr: Option<Arc<crate::formats::zarr::ZarrArray>>,
     ) -> RemoteArray {
-        let identity: Arc<str> = Arc::from(format!(
-            "{}\nlen={};etag={};lm={}",
-            key.scoped(scope),
-            info.len,
-            info.etag.as_deref().unwrap_or(""),
-            info.last_modified.as_deref().unwrap_or("")
-        ));
-        let converted = (!format.payload_is_blosc2() && coordinator.retains_payload())
-            .then(|| convert::stamp(&identity, format.grid(), format.dtype()));
         RemoteArray {
             source,
             format,
             coordinator,
             options,
             traffic,
-            key: key.clone(),
+            key,
             identity,
             converted,
             info,
-            zarr: None,
+            zarr,
         }
     }
 
@@ -883,86 +664,6 @@ impl HeapCache<'_> {
 /// cache re-encoded as Blosc2 ([`crate::cache::convert`]); planning, the cache and assembly
 /// are the shared ones.
 impl RemoteArray {
-    /// Opens the Zarr array at `path` of `store` (`""` when the store root is the array)
-    /// with a cache coordinator of its own made from `options.cache` and
-    /// `options.max_cache_bytes`. `traffic` must be what the store's
-    /// [`crate::formats::zarr::KeyOpener`] counts into; `key` names the store (normalised
-    /// URL and credential fingerprint of the request headers).
-    ///
-    /// Peak memory of a read, besides the result: for each of the at most
-    /// [`OpenOptions::concurrency`] objects in flight, its stored bytes and two decoded-chunk
-    /// buffers (for a shard, those of its touched inner chunks), plus one Blosc2-encoded copy
-    /// of the chunk being converted into the cache. Chunks over
-    /// [`crate::formats::zarr::MAX_CHUNK_BYTES`] are refused at open.
-    ///
-    /// # Errors
-    /// As [`crate::formats::zarr::ZarrArray::open`].
-    pub async fn open_zarr(
-        store: Arc<crate::formats::zarr::ZarrStore>,
-        path: &str,
-        traffic: Traffic,
-        key: SourceKey,
-        options: OpenOptions,
-    ) -> Result<RemoteArray> {
-        let coordinator = CacheCoordinator::new(options.cache, options.max_cache_bytes)?;
-        Self::open_zarr_with_cache(store, path, traffic, key, options, coordinator).await
-    }
-
-    /// Opens the Zarr array at `path` of `store` with caches owned by `coordinator`. The
-    /// store's remembered metadata ([`crate::formats::zarr::ZarrDiscovery`]) is kept as the
-    /// coordinator's discovery record of the store, so a reopen in the same coordinator
-    /// (or, under DISK, in the same cache directory) makes no metadata request. Converted
-    /// chunks are stamped with the store key, the array path, its metadata
-    /// ([`crate::formats::zarr::ZarrArray::stamp`]: geometry, dtype, codecs), and the
-    /// conversion layout ([`convert::stamp`]).
-    ///
-    /// # Errors
-    /// As [`crate::formats::zarr::ZarrArray::open`].
-    pub async fn open_zarr_with_cache(
-        store: Arc<crate::formats::zarr::ZarrStore>,
-        path: &str,
-        traffic: Traffic,
-        key: SourceKey,
-        options: OpenOptions,
-        coordinator: CacheCoordinator,
-    ) -> Result<RemoteArray> {
-        let coordinator = coordinator.for_source(&key);
-        let record_key = zarr_record_key(&key);
-        if let Some(d) = coordinator
-            .record(&record_key)
-            .and_then(|b| serde_json::from_slice(&b).ok())
-        {
-            store.remember(d);
-        }
-        let z = Arc::new(crate::formats::zarr::ZarrArray::open(store, path).await?);
-        if let Ok(json) = serde_json::to_vec(&z.store().discovery()) {
-            coordinator.put_record(&record_key, json);
-        }
-        let scope = crate::formats::zarr::normalise_path(path);
-        let identity: Arc<str> = Arc::from(format!("{}\n{}", key.scoped(&scope), z.stamp()));
-        let converted = coordinator
-            .retains_payload()
-            .then(|| convert::stamp(&identity, z.grid(), z.meta().dtype));
-        let location = z.store().url(z.path());
-        let info = SourceInfo {
-            location: location.clone(),
-            ..Default::default()
-        };
-        Ok(RemoteArray {
-            // Never read: a Zarr array's chunks are objects reached through its store.
-            source: Arc::new(MemorySource::new(location, Bytes::new())),
-            format: Box::new(z.clone()),
-            coordinator,
-            options,
-            traffic,
-            key,
-            identity,
-            converted,
-            info,
-            zarr: Some(z),
-        })
-    }
-
     /// The Zarr metadata remembered so far (for a cache to restore the store with
     /// [`crate::formats::zarr::ZarrStore::with_discovery`]); `None` for other formats.
     pub fn zarr_discovery(&self) -> Option<crate::formats::zarr::ZarrDiscovery> {

@@ -27,6 +27,7 @@ pub mod error;
 pub mod formats;
 pub mod io;
 pub mod npy;
+pub mod open;
 pub mod partition;
 pub mod selection;
 pub mod store;

@@ -13,11 +13,10 @@
 //! copy serves every dataset.
 
 use crate::array::{OpenOptions, RemoteArray};
-use crate::cache::discovery::{NodesRecord, DISCOVERY_VERSION};
 use crate::cache::{CacheCoordinator, SourceKey};
 use crate::error::Result;
 use crate::formats::zarr::ZarrStore;
-use crate::formats::{FormatError, Node};
+use crate::formats::Node;
 use crate::io::{RangeSource, SourceInfo, Traffic, TrafficSnapshot};
 use std::sync::Arc;
 
@@ -28,9 +27,6 @@ pub const MAX_NODES: usize = 100_000;
 /// Deepest group nesting followed (a hard link to an ancestor would otherwise recurse
 /// forever).
 pub const MAX_DEPTH: usize = 64;
-
-/// Scope under which a container's listing is recorded.
-const NODES_SCOPE: &str = "#nodes";
 
 /// A container opened once; its arrays share its caches and traffic.
 pub struct RemoteStore {
@@ -45,7 +41,7 @@ pub struct RemoteStore {
 
 /// What a store reads its leaves from.
 #[derive(Clone)]
-enum Container {
+pub(crate) enum Container {
     /// One object (an HDF5 file) read by ranges.
     File(Arc<dyn RangeSource>),
     /// A Zarr store: one object per key, metadata remembered.
@@ -68,129 +64,27 @@ pub fn normalise_path(path: &str) -> String {
 }
 
 impl RemoteStore {
-    /// Opens the container at `transport` (counting into `traffic`) and lists it. `key` is
-    /// the cache identity (URL and fingerprint of the headers `transport` sends).
-    /// `options.path` is ignored; the other options apply to every [`RemoteStore::get`].
-    ///
-    /// Warm (the coordinator holds the listing): no request.
-    ///
-    /// # Errors
-    /// I/O errors; [`FormatError::Unsupported`] when the source is not a container read
-    /// here (HDF5 only for now; a `.b2nd` is a single array: open it with
-    /// [`RemoteArray::open_with_cache`]); [`FormatError::Invalid`] when the root group
-    /// cannot be read.
-    pub async fn open(
-        transport: Arc<dyn RangeSource>,
+    /// A store from its parts, built by the opener ([`crate::open`]): what its leaves are
+    /// read from, its traffic, caches and cache identity, the options every
+    /// [`RemoteStore::get`] takes, the container's identity and its listing.
+    pub(crate) fn from_parts(
+        container: Container,
         traffic: Traffic,
-        options: OpenOptions,
         coordinator: CacheCoordinator,
         key: SourceKey,
-    ) -> Result<RemoteStore> {
-        let coordinator = coordinator.for_source(&key);
-        let options = OpenOptions {
-            path: None,
-            ..options
-        };
-        let store = |info: SourceInfo, nodes: Vec<Node>| RemoteStore {
-            container: Container::File(transport.clone()),
-            traffic: traffic.clone(),
-            coordinator: coordinator.clone(),
-            key: key.clone(),
-            options: options.clone(),
-            info,
-            nodes,
-        };
-        if let Some(rec) = coordinator.nodes(&key.scoped(NODES_SCOPE)) {
-            let info = SourceInfo {
-                location: transport.location().to_string(),
-                ..SourceInfo::from(&rec.source)
-            };
-            return Ok(store(info, rec.nodes));
-        }
-        let source_id = key.source_id();
-        let copy = coordinator.source_copy(&source_id);
-        let (source, head, info) =
-            RemoteArray::open_bytes(transport.clone(), &options, &coordinator, &source_id, copy)
-                .await?;
-        if !crate::formats::hdf5::is_hdf5(&head) {
-            let what = if crate::formats::b2nd::is_frame(&head) {
-                "a Blosc2 frame (a single array: open it as an array)".to_string()
-            } else {
-                format!(
-                    "first bytes {}",
-                    head.iter()
-                        .take(8)
-                        .map(|b| format!("{b:02x}"))
-                        .collect::<String>()
-                )
-            };
-            return Err(FormatError::Unsupported {
-                location: info.location.clone(),
-                format: "store",
-                detail: format!("stores list HDF5 files and Zarr stores; this source is {what}"),
-            }
-            .into());
-        }
-        // The batched listing: shapes and dtypes from object headers, no chunk index read
-        // (chunk maps wait until a dataset is opened).
-        let nodes = crate::formats::hdf5::list(&*source, head, info.len).await?;
-        coordinator.put_nodes(
-            &key.scoped(NODES_SCOPE),
-            &NodesRecord {
-                version: DISCOVERY_VERSION,
-                source: (&info).into(),
-                nodes: nodes.clone(),
-            },
-        );
-        Ok(store(info, nodes))
-    }
-
-    /// Opens the Zarr store `store` (whose [`crate::formats::zarr::KeyOpener`] counts into
-    /// `traffic`) and lists its groups and arrays ([`crate::formats::zarr::list_nodes`]:
-    /// consolidated metadata when the store has it, else a walk of the group metadata). The
-    /// store's remembered metadata is kept by `coordinator` as for
-    /// [`RemoteArray::open_zarr_with_cache`], so a reopen makes no metadata request.
-    ///
-    /// # Errors
-    /// [`FormatError`] when the root is not a Zarr group or array or its metadata is
-    /// malformed; I/O errors.
-    pub async fn open_zarr(
-        store: Arc<ZarrStore>,
-        traffic: Traffic,
         options: OpenOptions,
-        coordinator: CacheCoordinator,
-        key: SourceKey,
-    ) -> Result<RemoteStore> {
-        let coordinator = coordinator.for_source(&key);
-        let record_key = crate::array::zarr_record_key(&key);
-        if let Some(d) = coordinator
-            .record(&record_key)
-            .and_then(|b| serde_json::from_slice(&b).ok())
-        {
-            store.remember(d);
-        }
-        let nodes = crate::formats::zarr::list_nodes(&store)
-            .await
-            .map_err(FormatError::from)?;
-        if let Ok(json) = serde_json::to_vec(&store.discovery()) {
-            coordinator.put_record(&record_key, json);
-        }
-        let info = SourceInfo {
-            location: store.base().to_string(),
-            ..Default::default()
-        };
-        Ok(RemoteStore {
-            container: Container::Zarr(store),
+        info: SourceInfo,
+        nodes: Vec<Node>,
+    ) -> RemoteStore {
+        RemoteStore {
+            container,
             traffic,
             coordinator,
             key,
-            options: OpenOptions {
-                path: None,
-                ..options
-            },
+            options,
             info,
             nodes,
-        })
+        }
     }
 
     /// Groups and arrays of the container, sorted by path (the root group `/` first).

@@ -1,49 +1,15 @@
-//! Opening a SOURCE argument natively: an `http(s)://` URL through [`HttpSource`] with
-//! retries, anything else as a local file; both counted into one [`Traffic`].
+//! Opening a SOURCE argument natively: the CLI's flags converted for the core's opener
+//! ([`chunkwise::open`]), which builds the transports and decides the format.
 
 use chunkwise::array::{OpenOptions, RemoteArray};
 use chunkwise::cache::{CacheCoordinator, CachePolicy};
-use chunkwise::formats::zarr::{KeyOpener, ZarrStore};
-use chunkwise::io::file::FileSource;
-use chunkwise::io::http::{HttpOptions, HttpSource};
-use chunkwise::io::retry::{RetryConfig, Retrying};
-use chunkwise::io::{Counted, RangeSource, Traffic};
+use chunkwise::io::Traffic;
 use chunkwise::store::RemoteStore;
-use std::sync::Arc;
 
-/// Whether `source` is an `http://` or `https://` URL (the scheme in any case, as RFC 3986
-/// section 3.1 says schemes are case-insensitive); anything else is a local path.
-pub fn is_url(source: &str) -> bool {
-    let has = |scheme: &str| {
-        source
-            .get(..scheme.len())
-            .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
-    };
-    has("http://") || has("https://")
-}
+pub use chunkwise::open::{is_url, open_zarr, source_key, transport, zarr_store};
 
-/// Builds the transport for `source` (URL or path) counting into `traffic`. Retries wrap the
-/// counter, so every attempt counts as a request.
-pub fn transport(
-    source: &str,
-    headers: Vec<(String, String)>,
-    traffic: &Traffic,
-) -> Result<Arc<dyn RangeSource>, chunkwise::Error> {
-    if is_url(source) {
-        let http = HttpSource::with_options(
-            source,
-            HttpOptions {
-                headers,
-                ..Default::default()
-            },
-        )?;
-        let counted = Counted::new(http, traffic.clone());
-        Ok(Arc::new(Retrying::new(counted, RetryConfig::default())))
-    } else {
-        let file = FileSource::open(source)?;
-        Ok(Arc::new(Counted::new(file, traffic.clone())))
-    }
-}
+/// The object opener of a Zarr store at `base` ([`chunkwise::open::key_opener`]).
+pub use chunkwise::open::key_opener as zarr_opener;
 
 /// Opens an array at `source` (a file, an object URL, or a Zarr store or array root) with a
 /// cache coordinator of its own made from `options.cache` and `options.max_cache_bytes`.
@@ -54,25 +20,6 @@ pub async fn open_array(
 ) -> Result<RemoteArray, chunkwise::Error> {
     let coordinator = CacheCoordinator::new(options.cache, options.max_cache_bytes)?;
     open_array_cached(source, headers, options, coordinator).await
-}
-
-/// The cache identity of a SOURCE argument under `coordinator`'s salt: `cache_key` when
-/// given (`--cache-key`), else the URL as given (its query and user info only in the salted
-/// fingerprint), or a local file's canonical path; with the fingerprint of `headers`.
-pub fn source_key(
-    source: &str,
-    headers: &[(String, String)],
-    coordinator: &CacheCoordinator,
-    cache_key: Option<&str>,
-) -> chunkwise::cache::SourceKey {
-    let location = if is_url(source) {
-        source.to_string()
-    } else {
-        std::fs::canonicalize(source)
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|_| source.to_string())
-    };
-    coordinator.key_for(&location, headers, cache_key)
 }
 
 /// The cache coordinator of the CLI flags `--cache memory|disk|none` and `--cache-dir DIR`
@@ -102,117 +49,33 @@ pub fn coordinator(
     }
 }
 
-/// Opens an array at `source` whose caches `coordinator` owns. A URL ending in `.zarr`, a
-/// local directory, or a URL with no object of its own (404) or with bytes of no known format
-/// opens as a Zarr store (or array) root.
+/// Opens an array at `source` whose caches `coordinator` owns ([`chunkwise::open::open_array`]:
+/// a URL ending in `.zarr`, a local directory, or a URL with no object of its own (404) or
+/// with bytes of no known format opens as a Zarr store (or array) root).
 pub async fn open_array_cached(
     source: &str,
     headers: Vec<(String, String)>,
     options: OpenOptions,
     coordinator: CacheCoordinator,
 ) -> Result<RemoteArray, chunkwise::Error> {
-    if chunkwise::formats::zarr::looks_like_store(source) || std::path::Path::new(source).is_dir() {
-        return open_zarr(source, headers, options, coordinator).await;
-    }
-    let traffic = Traffic::new();
-    let key = source_key(source, &headers, &coordinator, options.cache_key.as_deref());
-    let t = transport(source, headers.clone(), &traffic)?;
-    let first =
-        RemoteArray::open_with_cache(t, traffic, options.clone(), coordinator.clone(), key).await;
-    chunkwise::formats::zarr::or_zarr(first, false, || {
-        open_zarr(source, headers, options, coordinator)
-    })
-    .await
-}
-
-/// A Zarr store at `base` (URL or local directory): one counted, retried source per object
-/// key, sharing one HTTP client.
-pub fn zarr_store(
-    base: &str,
-    headers: Vec<(String, String)>,
-    traffic: &Traffic,
-) -> Result<Arc<ZarrStore>, chunkwise::Error> {
-    Ok(Arc::new(ZarrStore::new(
-        base,
-        zarr_opener(base, headers, traffic)?,
-    )))
-}
-
-/// The object opener of a Zarr store at `base`: an [`HttpSource`] per key (sharing one
-/// client, counted into `traffic`, retried) for a URL, a [`FileSource`] per key otherwise.
-pub fn zarr_opener(
-    base: &str,
-    headers: Vec<(String, String)>,
-    traffic: &Traffic,
-) -> Result<Arc<dyn KeyOpener>, chunkwise::Error> {
-    let traffic = traffic.clone();
-    Ok(if is_url(base) {
-        let options = HttpOptions {
-            headers,
-            ..Default::default()
-        };
-        let client = HttpSource::client_for(&options).map_err(|message| {
-            chunkwise::io::IoError::Network {
-                location: base.to_string(),
-                message,
-            }
-        })?;
-        Arc::new(
-            move |url: &str| -> Result<Arc<dyn RangeSource>, chunkwise::io::IoError> {
-                let http = HttpSource::with_client(url, client.clone(), options.clone())?;
-                let counted = Counted::new(http, traffic.clone());
-                Ok(Arc::new(Retrying::new(counted, RetryConfig::default())))
-            },
-        )
-    } else {
-        Arc::new(
-            move |path: &str| -> Result<Arc<dyn RangeSource>, chunkwise::io::IoError> {
-                let file = FileSource::open(path)?;
-                Ok(Arc::new(Counted::new(file, traffic.clone())))
-            },
-        )
-    })
-}
-
-/// Opens the Zarr array at `options.path` (or the store root) of the store at `base`, whose
-/// caches (remembered metadata, converted chunks) `coordinator` owns.
-pub async fn open_zarr(
-    base: &str,
-    headers: Vec<(String, String)>,
-    options: OpenOptions,
-    coordinator: CacheCoordinator,
-) -> Result<RemoteArray, chunkwise::Error> {
-    let traffic = Traffic::new();
-    let key = source_key(base, &headers, &coordinator, options.cache_key.as_deref());
-    let store = zarr_store(base, headers, &traffic)?;
-    let path = options.path.clone().unwrap_or_default();
-    RemoteArray::open_zarr_with_cache(store, &path, traffic, key, options, coordinator).await
+    chunkwise::open::open_array(source, headers, options, coordinator).await
 }
 
 /// Opens the container at `source` (an HDF5 file, or a Zarr store: a URL ending in `.zarr`,
 /// a local directory, or a URL with no object of its own) as a store whose caches
-/// `coordinator` owns, under the cache identity `cache_key` when given.
+/// `coordinator` owns, under the cache identity `cache_key` when given
+/// ([`chunkwise::open::open_store`]).
 pub async fn open_store_cached(
     source: &str,
     headers: Vec<(String, String)>,
     coordinator: CacheCoordinator,
     cache_key: Option<&str>,
 ) -> Result<RemoteStore, chunkwise::Error> {
-    let zarr = |headers: Vec<(String, String)>, coordinator: CacheCoordinator| async move {
-        let traffic = Traffic::new();
-        let key = source_key(source, &headers, &coordinator, cache_key);
-        let store = zarr_store(source, headers, &traffic)?;
-        RemoteStore::open_zarr(store, traffic, OpenOptions::default(), coordinator, key).await
+    let options = OpenOptions {
+        cache_key: cache_key.map(str::to_string),
+        ..Default::default()
     };
-    if chunkwise::formats::zarr::looks_like_store(source) || std::path::Path::new(source).is_dir() {
-        return zarr(headers, coordinator).await;
-    }
-    let traffic = Traffic::new();
-    let key = source_key(source, &headers, &coordinator, cache_key);
-    let t = transport(source, headers.clone(), &traffic)?;
-    let first =
-        RemoteStore::open(t, traffic, OpenOptions::default(), coordinator.clone(), key).await;
-    chunkwise::formats::zarr::or_zarr(first, true, || zarr(headers, coordinator)).await
+    chunkwise::open::open_store(source, headers, options, coordinator).await
 }
 
 /// `chunkwise chunks` with a cache coordinator: as [`chunks_command`], from the dataset's

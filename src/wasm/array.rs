@@ -5,11 +5,8 @@ use crate::array::{CancelFlag, OpenOptions, Progress, ReadOptions};
 use crate::cache::CachePolicy;
 use crate::dtype::Kind;
 use crate::element::Value;
-use crate::io::fetch::{FetchOptions, FetchSource};
-use crate::io::{Counted, RetryConfig, Retrying, Traffic};
 use crate::selection::Selection;
 use std::rc::Rc;
-use std::sync::Arc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -196,26 +193,6 @@ pub(crate) fn coordinator_for(
     crate::cache::CacheCoordinator::new(opts.cache, opts.max_cache_bytes).map_err(|e| js_error(&e))
 }
 
-/// The transport of `url` with `headers`: fetch with retries, counted into `traffic`
-/// (retries wrap the counter, so each attempt counts as a request).
-pub(crate) fn fetch_transport(
-    url: String,
-    headers: Vec<(String, String)>,
-    traffic: &Traffic,
-) -> Arc<dyn crate::io::RangeSource> {
-    let fetch = FetchSource::with_options(
-        url,
-        FetchOptions {
-            headers,
-            ..Default::default()
-        },
-    );
-    Arc::new(Retrying::new(
-        Counted::new(fetch, traffic.clone()),
-        RetryConfig::default(),
-    ))
-}
-
 fn selection_from_js(sel: &JsValue) -> Result<Selection, JsValue> {
     if sel.is_undefined() || sel.is_null() {
         return Ok(Selection::all());
@@ -316,35 +293,11 @@ impl RemoteArray {
         let (opts, headers) = parse_open_options(&options)?;
         let limit = timeout_opt(&options)?;
         let coordinator = coordinator_for(&options, &opts)?;
-        let traffic = Traffic::new();
-        let key = coordinator.key_for(&url, &headers, opts.cache_key.as_deref());
-        let location = url.clone();
-        let (zarr_url, zarr_headers, zarr_opts) = (url.clone(), headers.clone(), opts.clone());
-        let zarr_coordinator = coordinator.clone();
-        let transport = fetch_transport(url, headers, &traffic);
         let signal: Option<web_sys::AbortSignal> =
             get_opt(&options, "signal").map(|s| s.unchecked_into());
-        // A Zarr store (or array) root has no object of its own: open it as Zarr when the URL
-        // says so (`.zarr`) or when the object is missing.
-        let open = async move {
-            let zarr = |coordinator| {
-                super::zarr::open_zarr(&zarr_url, zarr_headers, zarr_opts, coordinator)
-            };
-            if crate::formats::zarr::looks_like_store(&zarr_url) {
-                return zarr(zarr_coordinator).await;
-            }
-            let first = crate::array::RemoteArray::open_with_cache(
-                transport,
-                traffic,
-                opts,
-                coordinator,
-                key,
-            )
-            .await;
-            crate::formats::zarr::or_zarr(first, false, || zarr(zarr_coordinator)).await
-        };
+        let open = crate::open::open_array(&url, headers, opts, coordinator);
         let open = cancellable(open, signal.as_ref(), CancelFlag::new());
-        let result = crate::io::deadline::operation(limit, &location, open).await;
+        let result = crate::io::deadline::operation(limit, &url, open).await;
         let inner = result.map_err(|e| js_error(&e))?;
         Ok(RemoteArray {
             inner: Some(Rc::new(inner)),

@@ -1,12 +1,9 @@
 //! `RemoteStore` for JavaScript: an HDF5 file or a Zarr store opened once, listed, and read
 //! array by array with shared caches.
 
-use super::array::{
-    cancellable, coordinator_for, fetch_transport, get_opt, parse_open_options, RemoteArray,
-};
+use super::array::{cancellable, coordinator_for, get_opt, parse_open_options, RemoteArray};
 use super::{arg_error, js_error};
 use crate::array::CancelFlag;
-use crate::io::Traffic;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -51,40 +48,11 @@ impl RemoteStore {
         let (opts, headers) = parse_open_options(&options)?;
         let limit = super::array::timeout_opt(&options)?;
         let coordinator = coordinator_for(&options, &opts)?;
-        let traffic = Traffic::new();
-        let key = coordinator.key_for(&url, &headers, opts.cache_key.as_deref());
-        let location = url.clone();
-        let zarr = {
-            let (url, headers, traffic, opts, coordinator, key) = (
-                url.clone(),
-                headers.clone(),
-                traffic.clone(),
-                opts.clone(),
-                coordinator.clone(),
-                key.clone(),
-            );
-            move || {
-                let opener = super::zarr::fetch_opener(headers, &traffic);
-                let store = std::sync::Arc::new(crate::formats::zarr::ZarrStore::new(&url, opener));
-                crate::store::RemoteStore::open_zarr(store, traffic, opts, coordinator, key)
-            }
-        };
-        let is_zarr = crate::formats::zarr::looks_like_store(&url);
-        let transport = fetch_transport(url, headers, &traffic);
         let signal: Option<web_sys::AbortSignal> =
             get_opt(&options, "signal").map(|s| s.unchecked_into());
-        // A Zarr store root has no object of its own: open it as Zarr when the URL says so
-        // (`.zarr`) or when the object is missing or is not a container file.
-        let open = async move {
-            if is_zarr {
-                return zarr().await;
-            }
-            let first =
-                crate::store::RemoteStore::open(transport, traffic, opts, coordinator, key).await;
-            crate::formats::zarr::or_zarr(first, true, zarr).await
-        };
+        let open = crate::open::open_store(&url, headers, opts, coordinator);
         let open = cancellable(open, signal.as_ref(), CancelFlag::new());
-        let store = crate::io::deadline::operation(limit, &location, open)
+        let store = crate::io::deadline::operation(limit, &url, open)
             .await
             .map_err(|e| js_error(&e))?;
         Ok(RemoteStore {

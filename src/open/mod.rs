@@ -1,0 +1,797 @@
+//! The one opener: from a location (an `http(s)://` URL, or natively a local path), request
+//! headers, [`OpenOptions`] and a [`CacheCoordinator`] to a [`RemoteArray`] or a
+//! [`RemoteStore`]. The CLI and the JS bindings convert their options, call
+//! [`open_array`] or [`open_store`], and convert the result; every decision of opening is
+//! made here, where native tests reach it:
+//!
+//! - the transport stack ([`transport`], [`key_opener`]): `Retrying(Counted(transport))`, so
+//!   every attempt counts as a request (`HttpSource` or `FileSource` natively, `FetchSource`
+//!   in wasm);
+//! - the cache identity ([`source_key`]: [`CacheCoordinator::key_for`], a `cacheKey` name or
+//!   the URL as given, a local file's canonical path);
+//! - the format, detected once from the first bytes ([`detect`]) for arrays and stores;
+//! - the discovery record lookup, and discovery on a miss;
+//! - the Zarr fallback ([`is_zarr_root`], [`crate::formats::zarr::or_zarr`]): a URL ending in
+//!   `.zarr`, a local directory, a URL with no object of its own (404) or with bytes of no
+//!   known format opens as a Zarr store (or array) root.
+
+use crate::array::{zarr_record_key, OpenOptions, RemoteArray};
+use crate::cache::discovery::{DiscoveryRecord, NodesRecord, SourceIdentity, DISCOVERY_VERSION};
+use crate::cache::{convert, CacheCoordinator, SourceKey};
+use crate::error::Result;
+use crate::formats::b2nd::B2ndArray;
+use crate::formats::zarr::{KeyOpener, ZarrStore};
+use crate::formats::{ArrayFormat, FormatError};
+use crate::io::memory::MemorySource;
+use crate::io::{ByteRange, Counted, RangeSource, RetryConfig, Retrying, SourceInfo, Traffic};
+use crate::store::{Container, RemoteStore};
+use bytes::Bytes;
+use std::sync::Arc;
+
+/// Scope under which a container's listing is recorded.
+const NODES_SCOPE: &str = "#nodes";
+
+/// What a source's first bytes are (a Zarr store has no object of its own, so it is never
+/// detected from bytes: see [`is_zarr_root`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Detected {
+    /// A Blosc2 contiguous frame (`b2frame\0` magic at byte 8): a `.b2nd` array.
+    B2nd,
+    /// An HDF5 file (the superblock signature `\x89HDF\r\n\x1a\n` at 0, 512, 1024, ...).
+    Hdf5,
+    /// No supported format.
+    Unknown,
+}
+
+/// The format of a source from its first bytes (at least the first 64 KiB, or all of a
+/// smaller source). The one detection: arrays and stores both use it.
+pub fn detect(head: &[u8]) -> Detected {
+    if crate::formats::b2nd::is_frame(head) {
+        Detected::B2nd
+    } else if crate::formats::hdf5::is_hdf5(head) {
+        Detected::Hdf5
+    } else {
+        Detected::Unknown
+    }
+}
+
+/// The first 8 bytes in hex, for the message of a source of no known format.
+fn magic(head: &[u8]) -> String {
+    head.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether `location` is an `http://` or `https://` URL (the scheme in any case, as RFC 3986
+/// section 3.1 says schemes are case-insensitive). In wasm every location is fetched; natively
+/// anything else is a local path.
+pub fn is_url(location: &str) -> bool {
+    let has = |scheme: &str| {
+        location
+            .get(..scheme.len())
+            .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
+    };
+    has("http://") || has("https://")
+}
+
+/// Whether `location` is a local path (native hosts only; wasm fetches every location).
+fn is_local(location: &str) -> bool {
+    !cfg!(target_arch = "wasm32") && !is_url(location)
+}
+
+/// Whether `location` names a Zarr store (or array) root without a probe: a URL or path
+/// ending in `.zarr` ([`crate::formats::zarr::looks_like_store`]), or natively a local
+/// directory.
+pub fn is_zarr_root(location: &str) -> bool {
+    crate::formats::zarr::looks_like_store(location)
+        || (is_local(location) && std::path::Path::new(location).is_dir())
+}
+
+/// The transport of `location` sending `headers`, counting into `traffic`: natively an
+/// [`crate::io::http::HttpSource`] with retries around the counter for a URL, a counted
+/// [`crate::io::file::FileSource`] for a local path.
+///
+/// # Errors
+/// [`crate::io::IoError`] when the URL is invalid or the HTTP client cannot be built, or
+/// the local file cannot be opened (a missing one is `NOT_FOUND`).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn transport(
+    location: &str,
+    headers: Vec<(String, String)>,
+    traffic: &Traffic,
+) -> Result<Arc<dyn RangeSource>> {
+    use crate::io::file::FileSource;
+    use crate::io::http::{HttpOptions, HttpSource};
+    if is_url(location) {
+        let http = HttpSource::with_options(
+            location,
+            HttpOptions {
+                headers,
+                ..Default::default()
+            },
+        )?;
+        let counted = Counted::new(http, traffic.clone());
+        Ok(Arc::new(Retrying::new(counted, RetryConfig::default())))
+    } else {
+        let file = FileSource::open(location)?;
+        Ok(Arc::new(Counted::new(file, traffic.clone())))
+    }
+}
+
+/// The transport of `location` sending `headers`, counting into `traffic`: a
+/// [`crate::io::fetch::FetchSource`] with retries around the counter.
+///
+/// # Errors
+/// None in wasm (a bad URL fails the first request); the `Result` matches native hosts.
+#[cfg(target_arch = "wasm32")]
+pub fn transport(
+    location: &str,
+    headers: Vec<(String, String)>,
+    traffic: &Traffic,
+) -> Result<Arc<dyn RangeSource>> {
+    use crate::io::fetch::{FetchOptions, FetchSource};
+    let fetch = FetchSource::with_options(
+        location,
+        FetchOptions {
+            headers,
+            ..Default::default()
+        },
+    );
+    Ok(Arc::new(Retrying::new(
+        Counted::new(fetch, traffic.clone()),
+        RetryConfig::default(),
+    )))
+}
+
+/// The object opener of a Zarr store at `base`: natively an `HttpSource` per key (sharing
+/// one client, counted into `traffic`, retried around the counter) for a URL, a counted
+/// `FileSource` per key otherwise.
+///
+/// # Errors
+/// [`crate::io::IoError::Network`] when the HTTP client cannot be built.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn key_opener(
+    base: &str,
+    headers: Vec<(String, String)>,
+    traffic: &Traffic,
+) -> Result<Arc<dyn KeyOpener>> {
+    use crate::io::file::FileSource;
+    use crate::io::http::{HttpOptions, HttpSource};
+    use crate::io::IoError;
+    let traffic = traffic.clone();
+    Ok(if is_url(base) {
+        let options = HttpOptions {
+            headers,
+            ..Default::default()
+        };
+        let client = HttpSource::client_for(&options).map_err(|message| IoError::Network {
+            location: base.to_string(),
+            message,
+        })?;
+        Arc::new(
+            move |url: &str| -> std::result::Result<Arc<dyn RangeSource>, IoError> {
+                let http = HttpSource::with_client(url, client.clone(), options.clone())?;
+                let counted = Counted::new(http, traffic.clone());
+                Ok(Arc::new(Retrying::new(counted, RetryConfig::default())))
+            },
+        )
+    } else {
+        Arc::new(
+            move |path: &str| -> std::result::Result<Arc<dyn RangeSource>, IoError> {
+                let file = FileSource::open(path)?;
+                Ok(Arc::new(Counted::new(file, traffic.clone())))
+            },
+        )
+    })
+}
+
+/// The object opener of a Zarr store: a `FetchSource` per key with `headers`, counted into
+/// `traffic`, retried around the counter (each attempt counts as a request).
+///
+/// # Errors
+/// None in wasm; the `Result` matches native hosts.
+#[cfg(target_arch = "wasm32")]
+pub fn key_opener(
+    _base: &str,
+    headers: Vec<(String, String)>,
+    traffic: &Traffic,
+) -> Result<Arc<dyn KeyOpener>> {
+    let traffic = traffic.clone();
+    Ok(Arc::new(
+        move |url: &str| -> std::result::Result<Arc<dyn RangeSource>, crate::io::IoError> {
+            let t = transport(url, headers.clone(), &traffic).map_err(|e| match e {
+                crate::Error::Io(io) => io,
+                other => crate::io::IoError::Network {
+                    location: url.to_string(),
+                    message: other.message(),
+                },
+            })?;
+            Ok(t)
+        },
+    ))
+}
+
+/// A Zarr store at `base` (URL or local directory) whose objects are opened by
+/// [`key_opener`], counting into `traffic`.
+///
+/// # Errors
+/// As [`key_opener`].
+// In wasm nothing is `Send`: the store lives on the one thread.
+#[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
+pub fn zarr_store(
+    base: &str,
+    headers: Vec<(String, String)>,
+    traffic: &Traffic,
+) -> Result<Arc<ZarrStore>> {
+    Ok(Arc::new(ZarrStore::new(
+        base,
+        key_opener(base, headers, traffic)?,
+    )))
+}
+
+/// The cache identity of `location` under `coordinator`'s salt
+/// ([`CacheCoordinator::key_for`]): `cache_key` when given (CLI `--cache-key`, JS
+/// `cacheKey`), else the URL as given (its query and user info only in the salted
+/// fingerprint) or, natively, a local path made canonical; with the fingerprint of
+/// `headers`.
+pub fn source_key(
+    location: &str,
+    headers: &[(String, String)],
+    coordinator: &CacheCoordinator,
+    cache_key: Option<&str>,
+) -> SourceKey {
+    let location = if is_local(location) {
+        std::fs::canonicalize(location)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| location.to_string())
+    } else {
+        location.to_string()
+    };
+    coordinator.key_for(&location, headers, cache_key)
+}
+
+/// Opens the array at `location` (a file, an object URL, or a Zarr store or array root;
+/// `options.path` picks a dataset of a container) whose caches `coordinator` owns, sending
+/// `headers` with every request. A URL ending in `.zarr` or a local directory opens as Zarr;
+/// so does a location with no object of its own (404) or with bytes of no known format, when
+/// Zarr metadata is found there (else the first error stands).
+///
+/// # Errors
+/// As [`RemoteArray::open_with_cache`] and [`RemoteArray::open_zarr_with_cache`]; the
+/// transport's errors ([`transport`]).
+pub async fn open_array(
+    location: &str,
+    headers: Vec<(String, String)>,
+    options: OpenOptions,
+    coordinator: CacheCoordinator,
+) -> Result<RemoteArray> {
+    if is_zarr_root(location) {
+        return open_zarr(location, headers, options, coordinator).await;
+    }
+    let traffic = Traffic::new();
+    let key = source_key(
+        location,
+        &headers,
+        &coordinator,
+        options.cache_key.as_deref(),
+    );
+    let t = transport(location, headers.clone(), &traffic)?;
+    let first =
+        RemoteArray::open_with_cache(t, traffic, options.clone(), coordinator.clone(), key).await;
+    crate::formats::zarr::or_zarr(first, false, || {
+        open_zarr(location, headers, options, coordinator)
+    })
+    .await
+}
+
+/// Opens the Zarr array at `options.path` (the store root when `None`) of the store at
+/// `base` (URL or local directory), with traffic of its own, whose caches (remembered
+/// metadata, converted chunks) `coordinator` owns, under [`source_key`] of `base`.
+///
+/// # Errors
+/// As [`RemoteArray::open_zarr_with_cache`]; [`key_opener`]'s errors.
+pub async fn open_zarr(
+    base: &str,
+    headers: Vec<(String, String)>,
+    options: OpenOptions,
+    coordinator: CacheCoordinator,
+) -> Result<RemoteArray> {
+    let traffic = Traffic::new();
+    let key = source_key(base, &headers, &coordinator, options.cache_key.as_deref());
+    let store = zarr_store(base, headers, &traffic)?;
+    let path = options.path.clone().unwrap_or_default();
+    RemoteArray::open_zarr_with_cache(store, &path, traffic, key, options, coordinator).await
+}
+
+/// Opens the container at `location` (an HDF5 file, or a Zarr store: a URL ending in
+/// `.zarr`, a local directory, or a location with no object of its own or holding no
+/// container file) as a store whose caches `coordinator` owns, listed once.
+/// `options.path` is ignored; `options.cache_key` names the source in the caches; the
+/// other options apply to every [`RemoteStore::get`].
+///
+/// # Errors
+/// As [`RemoteStore::open`] and [`RemoteStore::open_zarr`]; the transport's errors.
+pub async fn open_store(
+    location: &str,
+    headers: Vec<(String, String)>,
+    options: OpenOptions,
+    coordinator: CacheCoordinator,
+) -> Result<RemoteStore> {
+    let zarr = |headers: Vec<(String, String)>, options: OpenOptions, coordinator| async move {
+        let traffic = Traffic::new();
+        let key = source_key(
+            location,
+            &headers,
+            &coordinator,
+            options.cache_key.as_deref(),
+        );
+        let store = zarr_store(location, headers, &traffic)?;
+        RemoteStore::open_zarr(store, traffic, options, coordinator, key).await
+    };
+    if is_zarr_root(location) {
+        return zarr(headers, options, coordinator).await;
+    }
+    let traffic = Traffic::new();
+    let key = source_key(
+        location,
+        &headers,
+        &coordinator,
+        options.cache_key.as_deref(),
+    );
+    let t = transport(location, headers.clone(), &traffic)?;
+    let first = RemoteStore::open(t, traffic, options.clone(), coordinator.clone(), key).await;
+    crate::formats::zarr::or_zarr(first, true, || zarr(headers, options, coordinator)).await
+}
+
+/// The Zarr store's remembered metadata from `coordinator`'s record under `key`, if any.
+fn restore_zarr(store: &ZarrStore, coordinator: &CacheCoordinator, key: &SourceKey) {
+    if let Some(d) = coordinator
+        .record(&zarr_record_key(key))
+        .and_then(|b| serde_json::from_slice(&b).ok())
+    {
+        store.remember(d);
+    }
+}
+
+/// Keeps the Zarr store's remembered metadata as `coordinator`'s record under `key`.
+fn keep_zarr(store: &ZarrStore, coordinator: &CacheCoordinator, key: &SourceKey) {
+    if let Ok(json) = serde_json::to_vec(&store.discovery()) {
+        coordinator.put_record(&zarr_record_key(key), json);
+    }
+}
+
+/// A handle on a discovered (or rebuilt) reader: its payload identity is the source key,
+/// the scope, and the source's size and validators.
+#[allow(clippy::too_many_arguments)]
+fn assemble(
+    source: Arc<dyn RangeSource>,
+    format: Box<dyn ArrayFormat>,
+    coordinator: CacheCoordinator,
+    key: &SourceKey,
+    scope: &str,
+    options: OpenOptions,
+    traffic: Traffic,
+    info: SourceInfo,
+) -> RemoteArray {
+    let identity: Arc<str> = Arc::from(format!(
+        "{}\nlen={};etag={};lm={}",
+        key.scoped(scope),
+        info.len,
+        info.etag.as_deref().unwrap_or(""),
+        info.last_modified.as_deref().unwrap_or("")
+    ));
+    let converted = (!format.payload_is_blosc2() && coordinator.retains_payload())
+        .then(|| convert::stamp(&identity, format.grid(), format.dtype()));
+    RemoteArray::from_parts(
+        source,
+        format,
+        coordinator,
+        options,
+        traffic,
+        key.clone(),
+        identity,
+        converted,
+        info,
+        None,
+    )
+}
+
+/// Opening from a transport or a Zarr store (the steps [`open_array`] composes).
+impl RemoteArray {
+    /// Opens an array from a transport. `transport` should already count its requests into
+    /// `traffic` (wrap it in [`crate::io::Counted`]); reads served from the cache or from a
+    /// complete in-memory copy never reach it.
+    ///
+    /// # Errors
+    /// I/O errors of the first reads; [`FormatError`] when the source is not a supported
+    /// array or is malformed.
+    pub async fn open_source(
+        transport: Arc<dyn RangeSource>,
+        traffic: Traffic,
+        options: OpenOptions,
+    ) -> Result<RemoteArray> {
+        let coordinator = CacheCoordinator::new(options.cache, options.max_cache_bytes)?;
+        let key = coordinator.source_key(transport.location(), &[]);
+        Self::open_with_cache(transport, traffic, options, coordinator, key).await
+    }
+
+    /// Opens an array whose caches are owned by `coordinator` (shared with other arrays and
+    /// stores), under the cache identity `key` (URL and credential fingerprint of the
+    /// request headers `transport` sends). `options.cache` and `options.max_cache_bytes`
+    /// are the coordinator's business and ignored here.
+    ///
+    /// Warm (a discovery record for `key` and `options.path` is held): no request; the
+    /// recorded size and validators are trusted (sources are assumed immutable), and every
+    /// later answer of the transport is checked against them ([`crate::io::Validated`]): a
+    /// source rewritten at the same URL fails the read with `SOURCE_CHANGED` and its cached
+    /// records and payload are dropped, so the next open discovers it afresh. Cold: as
+    /// [`RemoteArray::open_source`] describes, except that a complete copy of a small
+    /// source already held by the coordinator replaces the fetch; the discovery record and
+    /// a small source's copy are then stored.
+    ///
+    /// # Errors
+    /// As [`RemoteArray::open_source`].
+    pub async fn open_with_cache(
+        transport: Arc<dyn RangeSource>,
+        traffic: Traffic,
+        options: OpenOptions,
+        coordinator: CacheCoordinator,
+        key: SourceKey,
+    ) -> Result<RemoteArray> {
+        let coordinator = coordinator.for_source(&key);
+        let scope = options.path.clone().unwrap_or_default();
+        let record_key = key.scoped(&scope);
+        let source_id = key.source_id();
+        let copy = coordinator.source_copy(&source_id);
+        if let Some(rec) = coordinator.discovery(&record_key) {
+            // Records hold the public URL only; the transport knows the one to request.
+            let info = SourceInfo {
+                location: transport.location().to_string(),
+                ..SourceInfo::from(&rec.source)
+            };
+            let source: Arc<dyn RangeSource> = match &copy {
+                Some((ident, bytes)) if *ident == rec.source => {
+                    Arc::new(MemorySource::with_info(info.clone(), bytes.clone()))
+                }
+                _ => Arc::new(crate::io::Validated::new(transport.clone(), info.clone())),
+            };
+            // A record that no longer builds a reader is a miss: discover afresh.
+            if let Ok(format) = rec.seed.rebuild(&info.location, info.len) {
+                return Ok(assemble(
+                    source,
+                    format,
+                    coordinator,
+                    &key,
+                    &scope,
+                    options,
+                    traffic,
+                    info,
+                ));
+            }
+        }
+        let (source, head_bytes, info) =
+            Self::open_bytes(transport, &options, &coordinator, &source_id, copy).await?;
+        let len = info.len;
+        let format: Box<dyn ArrayFormat> = match detect(&head_bytes) {
+            Detected::B2nd => Box::new(B2ndArray::open(&*source, head_bytes, len).await?),
+            Detected::Hdf5 => Box::new(
+                crate::formats::hdf5::Hdf5Array::open(
+                    &*source,
+                    head_bytes,
+                    len,
+                    options.path.as_deref(),
+                )
+                .await?,
+            ),
+            Detected::Unknown => {
+                return Err(FormatError::Unrecognised {
+                    location: info.location.clone(),
+                    magic: magic(&head_bytes),
+                }
+                .into())
+            }
+        };
+        if let Some(seed) = format.seed() {
+            coordinator.put_discovery(
+                &record_key,
+                &DiscoveryRecord {
+                    version: DISCOVERY_VERSION,
+                    source: (&info).into(),
+                    seed,
+                },
+            );
+        }
+        Ok(assemble(
+            source,
+            format,
+            coordinator,
+            &key,
+            &scope,
+            options,
+            traffic,
+            info,
+        ))
+    }
+
+    /// The source to discover from, its first bytes and its identity: the coordinator's
+    /// complete copy `copy` of a small source when held (no request), else
+    /// [`RemoteArray::fetch_head`], publishing a small source's bytes as the copy of
+    /// `source_id` (spec: remote cache design, "Complete source object").
+    pub(crate) async fn open_bytes(
+        transport: Arc<dyn RangeSource>,
+        options: &OpenOptions,
+        coordinator: &CacheCoordinator,
+        source_id: &str,
+        copy: Option<(SourceIdentity, Bytes)>,
+    ) -> Result<(Arc<dyn RangeSource>, Bytes, SourceInfo)> {
+        if let Some((ident, bytes)) = copy {
+            let info = SourceInfo::from(&ident);
+            return Ok((
+                Arc::new(MemorySource::with_info(info.clone(), bytes.clone())),
+                bytes,
+                info,
+            ));
+        }
+        let (source, head, info) = Self::fetch_head(transport, options).await?;
+        if info.len <= options.small_source_bytes {
+            coordinator.put_source_copy(source_id, &(&info).into(), head.clone());
+        }
+        Ok((source, head, info))
+    }
+
+    /// The first read of a cold open: [`OpenOptions::head_bytes`] from the start, and for a
+    /// small source the rest of it. Returns the source to read from (a complete copy in
+    /// memory for a small source), the first bytes (all of them for a small source) and
+    /// the source's identity.
+    pub(crate) async fn fetch_head(
+        transport: Arc<dyn RangeSource>,
+        options: &OpenOptions,
+    ) -> Result<(Arc<dyn RangeSource>, Bytes, SourceInfo)> {
+        let head = match transport
+            .read(ByteRange::bounded(0..options.head_bytes.max(16)))
+            .await
+        {
+            // An empty object cannot hold any array: say so rather than "range not satisfiable".
+            Err(crate::io::IoError::RangeNotSatisfiable { len: 0, .. }) => {
+                return Err(FormatError::Unrecognised {
+                    location: transport.location().to_string(),
+                    magic: "(empty: 0 bytes)".into(),
+                }
+                .into())
+            }
+            other => other?,
+        };
+        let info = head.info.clone();
+        let len = info.len;
+        // A server that ignored `Range` sent the whole object already: keep it rather than
+        // ask again (each later read would download it whole too).
+        if let Some(whole) = head.whole.filter(|w| w.len() as u64 == len) {
+            let source: Arc<dyn RangeSource> =
+                Arc::new(MemorySource::with_info(info.clone(), whole.clone()));
+            let head_bytes = if len <= options.small_source_bytes {
+                whole
+            } else {
+                head.bytes
+            };
+            return Ok((source, head_bytes, info));
+        }
+        let (source, head_bytes): (Arc<dyn RangeSource>, Bytes) = if len
+            <= options.small_source_bytes
+        {
+            // Fetch only what the first read did not bring.
+            let whole = if head.range.end >= len {
+                head.bytes.clone()
+            } else {
+                let rest = transport
+                    .read(ByteRange::bounded(head.range.end..len))
+                    .await?;
+                if rest.range != (head.range.end..len) {
+                    return Err(crate::io::IoError::BadContentRange {
+                        location: info.location.clone(),
+                        detail: format!("asked {}..{len}, got {:?}", head.range.end, rest.range),
+                    }
+                    .into());
+                }
+                let mut v = Vec::with_capacity(len as usize);
+                v.extend_from_slice(&head.bytes);
+                v.extend_from_slice(&rest.bytes);
+                Bytes::from(v)
+            };
+            (
+                Arc::new(MemorySource::with_info(info.clone(), whole.clone())),
+                whole,
+            )
+        } else {
+            (transport, head.bytes.clone())
+        };
+        Ok((source, head_bytes, info))
+    }
+
+    /// Opens the Zarr array at `path` of `store` (`""` when the store root is the array)
+    /// with a cache coordinator of its own made from `options.cache` and
+    /// `options.max_cache_bytes`. `traffic` must be what the store's
+    /// [`crate::formats::zarr::KeyOpener`] counts into; `key` names the store (normalised
+    /// URL and credential fingerprint of the request headers).
+    ///
+    /// Peak memory of a read, besides the result: for each of the at most
+    /// [`OpenOptions::concurrency`] objects in flight, its stored bytes and two decoded-chunk
+    /// buffers (for a shard, those of its touched inner chunks), plus one Blosc2-encoded copy
+    /// of the chunk being converted into the cache. Chunks over
+    /// [`crate::formats::zarr::MAX_CHUNK_BYTES`] are refused at open.
+    ///
+    /// # Errors
+    /// As [`crate::formats::zarr::ZarrArray::open`].
+    pub async fn open_zarr(
+        store: Arc<crate::formats::zarr::ZarrStore>,
+        path: &str,
+        traffic: Traffic,
+        key: SourceKey,
+        options: OpenOptions,
+    ) -> Result<RemoteArray> {
+        let coordinator = CacheCoordinator::new(options.cache, options.max_cache_bytes)?;
+        Self::open_zarr_with_cache(store, path, traffic, key, options, coordinator).await
+    }
+
+    /// Opens the Zarr array at `path` of `store` with caches owned by `coordinator`. The
+    /// store's remembered metadata ([`crate::formats::zarr::ZarrDiscovery`]) is kept as the
+    /// coordinator's discovery record of the store, so a reopen in the same coordinator
+    /// (or, under DISK, in the same cache directory) makes no metadata request. Converted
+    /// chunks are stamped with the store key, the array path, its metadata
+    /// ([`crate::formats::zarr::ZarrArray::stamp`]: geometry, dtype, codecs), and the
+    /// conversion layout ([`convert::stamp`]).
+    ///
+    /// # Errors
+    /// As [`crate::formats::zarr::ZarrArray::open`].
+    pub async fn open_zarr_with_cache(
+        store: Arc<crate::formats::zarr::ZarrStore>,
+        path: &str,
+        traffic: Traffic,
+        key: SourceKey,
+        options: OpenOptions,
+        coordinator: CacheCoordinator,
+    ) -> Result<RemoteArray> {
+        let coordinator = coordinator.for_source(&key);
+        restore_zarr(&store, &coordinator, &key);
+        let z = Arc::new(crate::formats::zarr::ZarrArray::open(store, path).await?);
+        keep_zarr(z.store(), &coordinator, &key);
+        let scope = crate::formats::zarr::normalise_path(path);
+        let identity: Arc<str> = Arc::from(format!("{}\n{}", key.scoped(&scope), z.stamp()));
+        let converted = coordinator
+            .retains_payload()
+            .then(|| convert::stamp(&identity, z.grid(), z.meta().dtype));
+        let location = z.store().url(z.path());
+        let info = SourceInfo {
+            location: location.clone(),
+            ..Default::default()
+        };
+        Ok(RemoteArray::from_parts(
+            // Never read: a Zarr array's chunks are objects reached through its store.
+            Arc::new(MemorySource::new(location, Bytes::new())),
+            Box::new(z.clone()),
+            coordinator,
+            options,
+            traffic,
+            key,
+            identity,
+            converted,
+            info,
+            Some(z),
+        ))
+    }
+}
+
+/// Opening a container from a transport or a Zarr store (the steps [`open_store`] composes).
+impl RemoteStore {
+    /// Opens the container at `transport` (counting into `traffic`) and lists it. `key` is
+    /// the cache identity (URL and fingerprint of the headers `transport` sends).
+    /// `options.path` is ignored; the other options apply to every [`RemoteStore::get`].
+    ///
+    /// Warm (the coordinator holds the listing): no request.
+    ///
+    /// # Errors
+    /// I/O errors; [`FormatError::Unsupported`] when the source is not a container read
+    /// here (HDF5 only for now; a `.b2nd` is a single array: open it with
+    /// [`RemoteArray::open_with_cache`]); [`FormatError::Invalid`] when the root group
+    /// cannot be read.
+    pub async fn open(
+        transport: Arc<dyn RangeSource>,
+        traffic: Traffic,
+        options: OpenOptions,
+        coordinator: CacheCoordinator,
+        key: SourceKey,
+    ) -> Result<RemoteStore> {
+        let coordinator = coordinator.for_source(&key);
+        let options = OpenOptions {
+            path: None,
+            ..options
+        };
+        let store = |info: SourceInfo, nodes: Vec<crate::formats::Node>| {
+            RemoteStore::from_parts(
+                Container::File(transport.clone()),
+                traffic.clone(),
+                coordinator.clone(),
+                key.clone(),
+                options.clone(),
+                info,
+                nodes,
+            )
+        };
+        if let Some(rec) = coordinator.nodes(&key.scoped(NODES_SCOPE)) {
+            let info = SourceInfo {
+                location: transport.location().to_string(),
+                ..SourceInfo::from(&rec.source)
+            };
+            return Ok(store(info, rec.nodes));
+        }
+        let source_id = key.source_id();
+        let copy = coordinator.source_copy(&source_id);
+        let (source, head, info) =
+            RemoteArray::open_bytes(transport.clone(), &options, &coordinator, &source_id, copy)
+                .await?;
+        let detected = detect(&head);
+        if detected != Detected::Hdf5 {
+            let what = if detected == Detected::B2nd {
+                "a Blosc2 frame (a single array: open it as an array)".to_string()
+            } else {
+                format!("first bytes {}", magic(&head))
+            };
+            return Err(FormatError::Unsupported {
+                location: info.location.clone(),
+                format: "store",
+                detail: format!("stores list HDF5 files and Zarr stores; this source is {what}"),
+            }
+            .into());
+        }
+        // The batched listing: shapes and dtypes from object headers, no chunk index read
+        // (chunk maps wait until a dataset is opened).
+        let nodes = crate::formats::hdf5::list(&*source, head, info.len).await?;
+        coordinator.put_nodes(
+            &key.scoped(NODES_SCOPE),
+            &NodesRecord {
+                version: DISCOVERY_VERSION,
+                source: (&info).into(),
+                nodes: nodes.clone(),
+            },
+        );
+        Ok(store(info, nodes))
+    }
+
+    /// Opens the Zarr store `store` (whose [`crate::formats::zarr::KeyOpener`] counts into
+    /// `traffic`) and lists its groups and arrays ([`crate::formats::zarr::list_nodes`]:
+    /// consolidated metadata when the store has it, else a walk of the group metadata). The
+    /// store's remembered metadata is kept by `coordinator` as for
+    /// [`RemoteArray::open_zarr_with_cache`], so a reopen makes no metadata request.
+    ///
+    /// # Errors
+    /// [`FormatError`] when the root is not a Zarr group or array or its metadata is
+    /// malformed; I/O errors.
+    pub async fn open_zarr(
+        store: Arc<ZarrStore>,
+        traffic: Traffic,
+        options: OpenOptions,
+        coordinator: CacheCoordinator,
+        key: SourceKey,
+    ) -> Result<RemoteStore> {
+        let coordinator = coordinator.for_source(&key);
+        restore_zarr(&store, &coordinator, &key);
+        let nodes = crate::formats::zarr::list_nodes(&store)
+            .await
+            .map_err(FormatError::from)?;
+        keep_zarr(&store, &coordinator, &key);
+        let info = SourceInfo {
+            location: store.base().to_string(),
+            ..Default::default()
+        };
+        Ok(RemoteStore::from_parts(
+            Container::Zarr(store),
+            traffic,
+            coordinator,
+            key,
+            OpenOptions {
+                path: None,
+                ..options
+            },
+            info,
+            nodes,
+        ))
+    }
+}
