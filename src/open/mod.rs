@@ -15,6 +15,8 @@
 //!   `.zarr`, a local directory, a URL with no object of its own (404) or with bytes of no
 //!   known format opens as a Zarr store (or array) root.
 
+pub mod options;
+
 use crate::array::{zarr_record_key, OpenOptions, RemoteArray};
 use crate::cache::discovery::{DiscoveryRecord, NodesRecord, SourceIdentity, DISCOVERY_VERSION};
 use crate::cache::{convert, CacheCoordinator, SourceKey};

@@ -1,8 +1,7 @@
 //! `RemoteArray` for JavaScript.
 
 use super::{arg_error, js_error};
-use crate::array::{CancelFlag, OpenOptions, Progress, ReadOptions};
-use crate::cache::CachePolicy;
+use crate::array::{CancelFlag, Progress, ReadOptions};
 use crate::dtype::Kind;
 use crate::element::Value;
 use crate::selection::Selection;
@@ -11,48 +10,10 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 #[wasm_bindgen(typescript_custom_section)]
+const TS_OPTIONS: &'static str = crate::open::options::OPTIONS_TS;
+
+#[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
-/** Options of RemoteArray.open. */
-export interface OpenOptions {
-  /** "memory" (default) keeps compressed chunks in an LRU; "none" keeps none between reads.
-   *  "disk" is refused with code INVALID_ARGUMENT (no persistent browser storage yet). */
-  cache?: "memory" | "none" | "disk";
-  /** Use the page-wide MEMORY cache (256 MiB) shared by every open with this flag: a reopen
-   *  of the same URL (same headers, same path) then makes no request. Default false: the
-   *  array owns its cache. maxCacheBytes is ignored when shared. */
-  shareCache?: boolean;
-  /** Bound of retained compressed payload in bytes (default 256 MiB). */
-  maxCacheBytes?: number;
-  /** Extra request headers, e.g. { Authorization: "Bearer ..." }. */
-  headers?: Record<string, string>;
-  /** Dataset path inside an HDF5 file, e.g. "/group/data" (default: the root group's only
-   *  dataset), or array path inside a Zarr store, e.g. "/temperature" (default: the store
-   *  root). Ignored for single-array formats. */
-  path?: string;
-  /** A name identifying the source in the caches instead of its URL, for a URL that rotates
-   *  (a signed URL with a new signature each time). Without it the caches key a source by its
-   *  URL without query and user info, plus a salted fingerprint of the query, user info and
-   *  headers: nothing secret is kept in a key. */
-  cacheKey?: string;
-  /** Cancels the open (and the requests in flight); the promise rejects with code
-   *  "CANCELLED". */
-  signal?: AbortSignal;
-  /** Deadline of the whole open in milliseconds, retries included; past it the promise
-   *  rejects with code "TIMEOUT" and the requests in flight are aborted. Each request has
-   *  60 s in any case. */
-  timeoutMs?: number;
-}
-/** Options of RemoteArray.read. */
-export interface ReadOptions {
-  /** Cancels the read (and the requests in flight); the promise rejects with code
-   *  "CANCELLED". */
-  signal?: AbortSignal;
-  /** Deadline of the whole read in milliseconds, retries included; past it the promise
-   *  rejects with code "TIMEOUT" and the requests in flight are aborted. */
-  timeoutMs?: number;
-  /** Called after each chunk with { done, total } (chunks). */
-  onProgress?: (p: { done: number; total: number }) => void;
-}
 /** A selection: numpy-like text ("0, 10:20, ::2, ...") or one item per dimension
  *  (a number selects one index, null or ":" the whole axis, a string "a:b:c" a slice). */
 export type Selection = string | Array<number | string | null>;
@@ -106,91 +67,31 @@ pub(crate) fn get_opt(obj: &JsValue, name: &str) -> Option<JsValue> {
         .filter(|v| !v.is_undefined() && !v.is_null())
 }
 
-/// The options common to `RemoteArray.open` and `RemoteStore.open`: `cache`,
-/// `maxCacheBytes`, `path` and `headers`.
+/// The options of `RemoteArray.open` and `RemoteStore.open`, deserialised into the core's
+/// mirror of the TypeScript `OpenOptions` and checked there
+/// ([`crate::open::options::OpenOptionsInput`]); `undefined` or `null` is no option.
 pub(crate) fn parse_open_options(
     options: &JsValue,
-) -> Result<(OpenOptions, Vec<(String, String)>), JsValue> {
-    let options = options.clone();
-    let mut opts = OpenOptions::default();
-    if let Some(c) = get_opt(&options, "cache") {
-        let s = c
-            .as_string()
-            .ok_or_else(|| arg_error("cache must be a string"))?;
-        opts.cache = s.parse::<CachePolicy>().map_err(arg_error)?;
-    }
-    if let Some(m) = get_opt(&options, "maxCacheBytes") {
-        let n = m
-            .as_f64()
-            .filter(|n| *n >= 0.0)
-            .ok_or_else(|| arg_error("maxCacheBytes must be a non-negative number"))?;
-        opts.max_cache_bytes = n as u64;
-    }
-    if let Some(p) = get_opt(&options, "path") {
-        opts.path = Some(
-            p.as_string()
-                .ok_or_else(|| arg_error("path must be a string"))?,
-        );
-    }
-    if let Some(k) = get_opt(&options, "cacheKey") {
-        opts.cache_key = Some(
-            k.as_string()
-                .filter(|n| !n.is_empty())
-                .ok_or_else(|| arg_error("cacheKey must be a non-empty string"))?,
-        );
-    }
-    let mut headers: Vec<(String, String)> = Vec::new();
-    if let Some(h) = get_opt(&options, "headers") {
-        let obj: js_sys::Object = h
-            .dyn_into()
-            .map_err(|_| arg_error("headers must be an object"))?;
-        for entry in js_sys::Object::entries(&obj).iter() {
-            let pair: js_sys::Array = entry.unchecked_into();
-            let k = pair.get(0).as_string().unwrap_or_default();
-            let n = headers.len() + 1;
-            let v = pair
-                .get(1)
-                .as_string()
-                .ok_or_else(|| arg_error(format!("header {n} must be a string")))?;
-            // Checked here, so fetch's own message (which repeats the value) never shows.
-            crate::io::headers::check_header(&k, &v)
-                .map_err(|why| arg_error(format!("header {n} {why}")))?;
-            headers.push((k, v));
-        }
-    }
-    Ok((opts, headers))
+) -> Result<crate::open::options::OpenRequest, JsValue> {
+    use crate::open::options::OpenOptionsInput;
+    let input = if options.is_undefined() || options.is_null() {
+        OpenOptionsInput::default()
+    } else {
+        OpenOptionsInput::from_deserializer(serde_wasm_bindgen::Deserializer::from(options.clone()))
+            .map_err(|e| js_error(&e))?
+    };
+    input.resolve().map_err(|e| js_error(&e))
 }
 
-/// The `timeoutMs` option: a deadline, or none when absent.
-pub(crate) fn timeout_opt(options: &JsValue) -> Result<Option<std::time::Duration>, JsValue> {
-    get_opt(options, "timeoutMs")
-        .map(|v| {
-            v.as_f64()
-                .filter(|ms| ms.is_finite() && *ms > 0.0)
-                .map(|ms| std::time::Duration::from_secs_f64(ms / 1000.0))
-                .ok_or_else(|| arg_error("timeoutMs must be a positive number"))
-        })
-        .transpose()
-}
-
-/// The cache coordinator of the open options: the page-wide MEMORY one with `shareCache:
-/// true`, otherwise a private one of `opts.cache` (`"disk"` is a typed error here: no
-/// persistent browser storage is built yet).
-pub(crate) fn coordinator_for(
-    options: &JsValue,
-    opts: &OpenOptions,
-) -> Result<crate::cache::CacheCoordinator, JsValue> {
-    let shared = get_opt(options, "shareCache")
-        .map(|v| {
-            v.as_bool()
-                .ok_or_else(|| arg_error("shareCache must be a boolean"))
-        })
-        .transpose()?
-        .unwrap_or(false);
-    if shared && opts.cache == CachePolicy::Memory {
-        return Ok(crate::cache::CacheCoordinator::shared());
+/// The `timeoutMs` of `RemoteArray.read`'s options ([`crate::open::options::ReadOptionsInput`]).
+fn read_timeout(options: &JsValue) -> Result<Option<std::time::Duration>, JsValue> {
+    use crate::open::options::ReadOptionsInput;
+    if options.is_undefined() || options.is_null() {
+        return Ok(None);
     }
-    crate::cache::CacheCoordinator::new(opts.cache, opts.max_cache_bytes).map_err(|e| js_error(&e))
+    ReadOptionsInput::from_deserializer(serde_wasm_bindgen::Deserializer::from(options.clone()))
+        .and_then(ReadOptionsInput::timeout)
+        .map_err(|e| js_error(&e))
 }
 
 fn selection_from_js(sel: &JsValue) -> Result<Selection, JsValue> {
@@ -290,14 +191,13 @@ impl RemoteArray {
         url: String,
         #[wasm_bindgen(unchecked_param_type = "OpenOptions")] options: JsValue,
     ) -> Result<RemoteArray, JsValue> {
-        let (opts, headers) = parse_open_options(&options)?;
-        let limit = timeout_opt(&options)?;
-        let coordinator = coordinator_for(&options, &opts)?;
+        let req = parse_open_options(&options)?;
+        let coordinator = req.coordinator().map_err(|e| js_error(&e))?;
         let signal: Option<web_sys::AbortSignal> =
             get_opt(&options, "signal").map(|s| s.unchecked_into());
-        let open = crate::open::open_array(&url, headers, opts, coordinator);
+        let open = crate::open::open_array(&url, req.headers, req.options, coordinator);
         let open = cancellable(open, signal.as_ref(), CancelFlag::new());
-        let result = crate::io::deadline::operation(limit, &url, open).await;
+        let result = crate::io::deadline::operation(req.timeout, &url, open).await;
         let inner = result.map_err(|e| js_error(&e))?;
         Ok(RemoteArray {
             inner: Some(Rc::new(inner)),
@@ -369,7 +269,7 @@ impl RemoteArray {
             Ok(v) => v,
             Err(e) => return Ok(js_sys::Promise::reject(&e)),
         };
-        let limit = match timeout_opt(&options) {
+        let limit = match read_timeout(&options) {
             Ok(l) => l,
             Err(e) => return Ok(js_sys::Promise::reject(&e)),
         };

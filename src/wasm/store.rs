@@ -1,7 +1,7 @@
 //! `RemoteStore` for JavaScript: an HDF5 file or a Zarr store opened once, listed, and read
 //! array by array with shared caches.
 
-use super::array::{cancellable, coordinator_for, get_opt, parse_open_options, RemoteArray};
+use super::array::{cancellable, get_opt, parse_open_options, RemoteArray};
 use super::{arg_error, js_error};
 use crate::array::CancelFlag;
 use std::rc::Rc;
@@ -23,8 +23,6 @@ export interface StoreNode {
   /** Why the node cannot be read (unsupported type or filter, null dataspace, link target), else null. */
   error: string | null;
 }
-/** Options of RemoteStore.open: those of RemoteArray.open except path. */
-export type StoreOptions = Omit<OpenOptions, "path">;
 "#;
 
 /// A container (an HDF5 file, a Zarr store) opened once over HTTP range requests. Its arrays share its
@@ -45,14 +43,13 @@ impl RemoteStore {
         url: String,
         #[wasm_bindgen(unchecked_param_type = "StoreOptions")] options: JsValue,
     ) -> Result<RemoteStore, JsValue> {
-        let (opts, headers) = parse_open_options(&options)?;
-        let limit = super::array::timeout_opt(&options)?;
-        let coordinator = coordinator_for(&options, &opts)?;
+        let req = parse_open_options(&options)?;
+        let coordinator = req.coordinator().map_err(|e| js_error(&e))?;
         let signal: Option<web_sys::AbortSignal> =
             get_opt(&options, "signal").map(|s| s.unchecked_into());
-        let open = crate::open::open_store(&url, headers, opts, coordinator);
+        let open = crate::open::open_store(&url, req.headers, req.options, coordinator);
         let open = cancellable(open, signal.as_ref(), CancelFlag::new());
-        let store = crate::io::deadline::operation(limit, &url, open)
+        let store = crate::io::deadline::operation(req.timeout, &url, open)
             .await
             .map_err(|e| js_error(&e))?;
         Ok(RemoteStore {

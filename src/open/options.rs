@@ -1,0 +1,597 @@
+//! The options of the JS `RemoteArray.open`, `RemoteStore.open` and `RemoteArray.read`, as
+//! one declared TypeScript shape ([`OPTIONS_TS`], emitted by the wasm module into the package's
+//! `.d.ts`) that the structs here mirror field for field, deserialised with serde (in wasm
+//! with `serde_wasm_bindgen`, in native tests with `serde_json`), then checked here, in the
+//! core, so native tests reach every rule. `signal` and `onProgress` are JS objects the
+//! bindings take aside; they are no serde fields.
+//!
+//! Every field is read loosely (any JS value) and judged by [`OpenOptionsInput::resolve`] in
+//! a fixed order, each with its own `INVALID_ARGUMENT` message: `cache` a policy name
+//! ([`CachePolicy`]'s `FromStr`), `maxCacheBytes` a non-negative number (truncated to an
+//! integer), `path` a string, `cacheKey` a non-empty string, `headers` an object of strings
+//! each checked by [`crate::io::headers::check_header`] (the message names the header's
+//! 1-based position, never its value), `timeoutMs` a positive finite number, `shareCache` a
+//! boolean. `null` is as absent, and fields of no declared name are ignored.
+
+use crate::array::OpenOptions;
+use crate::cache::{CacheCoordinator, CachePolicy};
+use crate::error::{Error, Result};
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use std::time::Duration;
+
+/// The TypeScript declarations of the options: `OpenOptions`, `ReadOptions` and
+/// `StoreOptions` (`OpenOptions` without `path`).
+pub const OPTIONS_TS: &str = r#"
+/** Options of RemoteArray.open. */
+export interface OpenOptions {
+  /** "memory" (default) keeps compressed chunks in an LRU; "none" keeps none between reads.
+   *  "disk" is refused with code INVALID_ARGUMENT (no persistent browser storage yet). */
+  cache?: "memory" | "none" | "disk";
+  /** Use the page-wide MEMORY cache (256 MiB) shared by every open with this flag: a reopen
+   *  of the same URL (same headers, same path) then makes no request. Default false: the
+   *  array owns its cache. maxCacheBytes is ignored when shared. */
+  shareCache?: boolean;
+  /** Bound of retained compressed payload in bytes (default 256 MiB). */
+  maxCacheBytes?: number;
+  /** Extra request headers, e.g. { Authorization: "Bearer ..." }. */
+  headers?: Record<string, string>;
+  /** Dataset path inside an HDF5 file, e.g. "/group/data" (default: the root group's only
+   *  dataset), or array path inside a Zarr store, e.g. "/temperature" (default: the store
+   *  root). Ignored for single-array formats. */
+  path?: string;
+  /** A name identifying the source in the caches instead of its URL, for a URL that rotates
+   *  (a signed URL with a new signature each time). Without it the caches key a source by its
+   *  URL without query and user info, plus a salted fingerprint of the query, user info and
+   *  headers: nothing secret is kept in a key. */
+  cacheKey?: string;
+  /** Cancels the open (and the requests in flight); the promise rejects with code
+   *  "CANCELLED". */
+  signal?: AbortSignal;
+  /** Deadline of the whole open in milliseconds, retries included; past it the promise
+   *  rejects with code "TIMEOUT" and the requests in flight are aborted. Each request has
+   *  60 s in any case. */
+  timeoutMs?: number;
+}
+/** Options of RemoteArray.read. */
+export interface ReadOptions {
+  /** Cancels the read (and the requests in flight); the promise rejects with code
+   *  "CANCELLED". */
+  signal?: AbortSignal;
+  /** Deadline of the whole read in milliseconds, retries included; past it the promise
+   *  rejects with code "TIMEOUT" and the requests in flight are aborted. */
+  timeoutMs?: number;
+  /** Called after each chunk with { done, total } (chunks). */
+  onProgress?: (p: { done: number; total: number }) => void;
+}
+/** Options of RemoteStore.open: those of RemoteArray.open except path. */
+export type StoreOptions = Omit<OpenOptions, "path">;
+"#;
+
+/// Fields of [`OPTIONS_TS`] that the bindings take aside as JS objects (an `AbortSignal`, a
+/// callback) rather than deserialise.
+pub const JS_OBJECT_FIELDS: &[&str] = &["signal", "onProgress"];
+
+/// Any JS (or JSON) value, kept for the checks of [`OpenOptionsInput::resolve`], which give
+/// each option its own message whatever was passed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Loose {
+    /// `null` (or `undefined`).
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// A number (a BigInt in range reads as its value).
+    Number(f64),
+    /// A string.
+    String(String),
+    /// An object's (or an array's) entries in order; an array's names are its indexes.
+    Object(Vec<(String, Loose)>),
+    /// Anything else (a function, a symbol, bytes).
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Loose {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Loose;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_unit<E>(self) -> std::result::Result<Loose, E> {
+                Ok(Loose::Null)
+            }
+            fn visit_none<E>(self) -> std::result::Result<Loose, E> {
+                Ok(Loose::Null)
+            }
+            fn visit_some<D: Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> std::result::Result<Loose, D::Error> {
+                Loose::deserialize(d)
+            }
+            fn visit_bool<E>(self, v: bool) -> std::result::Result<Loose, E> {
+                Ok(Loose::Bool(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> std::result::Result<Loose, E> {
+                Ok(Loose::Number(v as f64))
+            }
+            fn visit_u64<E>(self, v: u64) -> std::result::Result<Loose, E> {
+                Ok(Loose::Number(v as f64))
+            }
+            fn visit_f64<E>(self, v: f64) -> std::result::Result<Loose, E> {
+                Ok(Loose::Number(v))
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Loose, E> {
+                Ok(Loose::String(v.to_string()))
+            }
+            fn visit_string<E>(self, v: String) -> std::result::Result<Loose, E> {
+                Ok(Loose::String(v))
+            }
+            fn visit_bytes<E>(self, _: &[u8]) -> std::result::Result<Loose, E> {
+                Ok(Loose::Other)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<Loose, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(v) = seq.next_element::<Loose>()? {
+                    entries.push((entries.len().to_string(), v));
+                }
+                Ok(Loose::Object(entries))
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Loose, A::Error> {
+                let mut entries = Vec::new();
+                while let Some((k, v)) = map.next_entry::<Loose, Loose>()? {
+                    let k = match k {
+                        Loose::String(s) => s,
+                        Loose::Number(n) => n.to_string(),
+                        _ => String::new(),
+                    };
+                    entries.push((k, v));
+                }
+                Ok(Loose::Object(entries))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A field read loosely: a value the deserialiser cannot describe (a JS function) is
+/// [`Loose::Other`], for the field's own check to refuse; `null` is as absent.
+fn loose<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Loose>, D::Error> {
+    Ok(match Loose::deserialize(d) {
+        Ok(Loose::Null) => None,
+        Ok(v) => Some(v),
+        Err(_) => Some(Loose::Other),
+    })
+}
+
+/// The fields of the TypeScript `OpenOptions` (and `StoreOptions`), as given. Build it with
+/// [`OpenOptionsInput::from_deserializer`] (JS `undefined` or `null` options: the
+/// [`Default`]), then [`OpenOptionsInput::resolve`].
+#[derive(Debug, Default, Clone, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenOptionsInput {
+    /// `cache`: `"memory"`, `"none"` or `"disk"` (any case).
+    #[serde(default, deserialize_with = "loose")]
+    pub cache: Option<Loose>,
+    /// `shareCache`: use the process-wide (page-wide) MEMORY coordinator.
+    #[serde(default, deserialize_with = "loose")]
+    pub share_cache: Option<Loose>,
+    /// `maxCacheBytes`: bound of retained payload, bytes.
+    #[serde(default, deserialize_with = "loose")]
+    pub max_cache_bytes: Option<Loose>,
+    /// `headers`: `{ name: value }`.
+    #[serde(default, deserialize_with = "loose")]
+    pub headers: Option<Loose>,
+    /// `path`: the dataset or array inside a container.
+    #[serde(default, deserialize_with = "loose")]
+    pub path: Option<Loose>,
+    /// `cacheKey`: a name for the source in the caches.
+    #[serde(default, deserialize_with = "loose")]
+    pub cache_key: Option<Loose>,
+    /// `timeoutMs`: deadline of the whole open, milliseconds.
+    #[serde(default, deserialize_with = "loose")]
+    pub timeout_ms: Option<Loose>,
+}
+
+/// The fields of the TypeScript `ReadOptions` that are no JS objects.
+#[derive(Debug, Default, Clone, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadOptionsInput {
+    /// `timeoutMs`: deadline of the whole read, milliseconds.
+    #[serde(default, deserialize_with = "loose")]
+    pub timeout_ms: Option<Loose>,
+}
+
+/// Checked open options: what the opener ([`crate::open::open_array`],
+/// [`crate::open::open_store`]) takes, the coordinator to use, and the deadline.
+#[derive(Debug, Clone)]
+pub struct OpenRequest {
+    /// Cache policy, bound, path and cache key.
+    pub options: OpenOptions,
+    /// Request headers, checked, in the order given.
+    pub headers: Vec<(String, String)>,
+    /// `shareCache: true`.
+    pub share_cache: bool,
+    /// Deadline of the whole open (`timeoutMs`), if any.
+    pub timeout: Option<Duration>,
+}
+
+fn invalid(msg: impl Into<String>) -> Error {
+    Error::InvalidArgument(msg.into())
+}
+
+/// `timeoutMs`: a positive finite number of milliseconds.
+fn timeout(v: Option<Loose>) -> Result<Option<Duration>> {
+    v.map(|v| match v {
+        Loose::Number(ms) if ms.is_finite() && ms > 0.0 => Ok(Duration::from_secs_f64(ms / 1000.0)),
+        _ => Err(invalid("timeoutMs must be a positive number")),
+    })
+    .transpose()
+}
+
+impl OpenOptionsInput {
+    /// The options from a deserialiser of the JS (or JSON) options object.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when the value is not an object.
+    pub fn from_deserializer<'de, D: Deserializer<'de>>(d: D) -> Result<OpenOptionsInput> {
+        OpenOptionsInput::deserialize(d)
+            .map_err(|e| invalid(format!("options must be an object: {e}")))
+    }
+
+    /// Checks every field, in the order `cache`, `maxCacheBytes`, `path`, `cacheKey`,
+    /// `headers`, `timeoutMs`, `shareCache` (the first failure is the error).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming the field (see the module documentation).
+    pub fn resolve(self) -> Result<OpenRequest> {
+        let mut opts = OpenOptions::default();
+        if let Some(c) = self.cache {
+            let Loose::String(s) = c else {
+                return Err(invalid("cache must be a string"));
+            };
+            opts.cache = s.parse::<CachePolicy>().map_err(invalid)?;
+        }
+        if let Some(m) = self.max_cache_bytes {
+            match m {
+                Loose::Number(n) if n >= 0.0 => opts.max_cache_bytes = n as u64,
+                _ => return Err(invalid("maxCacheBytes must be a non-negative number")),
+            }
+        }
+        if let Some(p) = self.path {
+            let Loose::String(p) = p else {
+                return Err(invalid("path must be a string"));
+            };
+            opts.path = Some(p);
+        }
+        if let Some(k) = self.cache_key {
+            match k {
+                Loose::String(k) if !k.is_empty() => opts.cache_key = Some(k),
+                _ => return Err(invalid("cacheKey must be a non-empty string")),
+            }
+        }
+        let mut headers: Vec<(String, String)> = Vec::new();
+        if let Some(h) = self.headers {
+            let Loose::Object(entries) = h else {
+                return Err(invalid("headers must be an object"));
+            };
+            for (k, v) in entries {
+                let n = headers.len() + 1;
+                let Loose::String(v) = v else {
+                    return Err(invalid(format!("header {n} must be a string")));
+                };
+                // Checked here, so fetch's own message (which repeats the value) never shows.
+                crate::io::headers::check_header(&k, &v)
+                    .map_err(|why| invalid(format!("header {n} {why}")))?;
+                headers.push((k, v));
+            }
+        }
+        let timeout = timeout(self.timeout_ms)?;
+        let share_cache = match self.share_cache {
+            None => false,
+            Some(Loose::Bool(b)) => b,
+            Some(_) => return Err(invalid("shareCache must be a boolean")),
+        };
+        Ok(OpenRequest {
+            options: opts,
+            headers,
+            share_cache,
+            timeout,
+        })
+    }
+}
+
+impl OpenRequest {
+    /// The cache coordinator of these options: the process-wide (page-wide) MEMORY one
+    /// ([`CacheCoordinator::shared`]) with `shareCache: true` and the MEMORY policy, otherwise
+    /// a private one of `cache` and `maxCacheBytes` ([`CacheCoordinator::new`]: `"disk"` is
+    /// an `INVALID_ARGUMENT` in wasm, which has no persistent storage yet, and natively here
+    /// too, which has no directory).
+    ///
+    /// # Errors
+    /// As [`CacheCoordinator::new`].
+    pub fn coordinator(&self) -> Result<CacheCoordinator> {
+        if self.share_cache && self.options.cache == CachePolicy::Memory {
+            return Ok(CacheCoordinator::shared());
+        }
+        CacheCoordinator::new(self.options.cache, self.options.max_cache_bytes)
+    }
+}
+
+impl ReadOptionsInput {
+    /// The options from a deserialiser of the JS (or JSON) options object.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when the value is not an object.
+    pub fn from_deserializer<'de, D: Deserializer<'de>>(d: D) -> Result<ReadOptionsInput> {
+        ReadOptionsInput::deserialize(d)
+            .map_err(|e| invalid(format!("options must be an object: {e}")))
+    }
+
+    /// The deadline of the read (`timeoutMs`), if any.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`]: "timeoutMs must be a positive number".
+    pub fn timeout(self) -> Result<Option<Duration>> {
+        timeout(self.timeout_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open(json: &str) -> Result<OpenRequest> {
+        let mut d = serde_json::Deserializer::from_str(json);
+        OpenOptionsInput::from_deserializer(&mut d)?.resolve()
+    }
+
+    fn refused(json: &str) -> String {
+        match open(json) {
+            Err(Error::InvalidArgument(m)) => m,
+            other => panic!("{json}: {other:?}"),
+        }
+    }
+
+    /// Field names a `Deserialize` struct asks for (what `deserialize_struct` is given).
+    fn serde_fields<T: for<'de> Deserialize<'de>>() -> Vec<String> {
+        struct Names(std::cell::RefCell<Vec<String>>);
+        #[derive(Debug)]
+        struct Stop;
+        impl std::fmt::Display for Stop {
+            fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("stop")
+            }
+        }
+        impl std::error::Error for Stop {}
+        impl serde::de::Error for Stop {
+            fn custom<M: std::fmt::Display>(_: M) -> Self {
+                Stop
+            }
+        }
+        impl<'de> Deserializer<'de> for &Names {
+            type Error = Stop;
+            fn deserialize_any<V: Visitor<'de>>(self, _: V) -> std::result::Result<V::Value, Stop> {
+                Err(Stop)
+            }
+            fn deserialize_struct<V: Visitor<'de>>(
+                self,
+                _: &'static str,
+                fields: &'static [&'static str],
+                _: V,
+            ) -> std::result::Result<V::Value, Stop> {
+                *self.0.borrow_mut() = fields.iter().map(|f| f.to_string()).collect();
+                Err(Stop)
+            }
+            serde::forward_to_deserialize_any! {
+                bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+                bytes byte_buf option unit unit_struct newtype_struct seq tuple
+                tuple_struct map enum identifier ignored_any
+            }
+        }
+        let names = Names(Default::default());
+        let _ = T::deserialize(&names);
+        let mut v = names.0.into_inner();
+        v.sort();
+        v
+    }
+
+    /// Field names of `export interface NAME { ... }` in [`OPTIONS_TS`], without the JS
+    /// objects the bindings take aside.
+    fn ts_fields(name: &str) -> Vec<String> {
+        let start = OPTIONS_TS
+            .find(&format!("export interface {name} {{"))
+            .unwrap_or_else(|| panic!("no interface {name}"));
+        let body = &OPTIONS_TS[start..];
+        let body = &body[..body.find("\n}").expect("interface ends")];
+        let mut v: Vec<String> = body
+            .lines()
+            .skip(1)
+            .map(str::trim)
+            .filter(|l| !l.starts_with("/**") && !l.starts_with('*'))
+            .filter_map(|l| l.split_once("?:").map(|(n, _)| n.trim().to_string()))
+            .filter(|n| !JS_OBJECT_FIELDS.contains(&n.as_str()))
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn the_structs_mirror_the_typescript_interfaces() {
+        let declared = ts_fields("OpenOptions");
+        assert_eq!(
+            declared,
+            [
+                "cache",
+                "cacheKey",
+                "headers",
+                "maxCacheBytes",
+                "path",
+                "shareCache",
+                "timeoutMs"
+            ]
+        );
+        assert_eq!(serde_fields::<OpenOptionsInput>(), declared);
+        assert_eq!(serde_fields::<ReadOptionsInput>(), ts_fields("ReadOptions"));
+        assert_eq!(ts_fields("ReadOptions"), ["timeoutMs"]);
+        // Every declared field is taken: a valid value of each opens.
+        let all = r#"{"cache": "none", "shareCache": false, "maxCacheBytes": 1024,
+            "headers": {"Authorization": "Bearer x"}, "path": "/a", "cacheKey": "k",
+            "timeoutMs": 1500, "signal": {}}"#;
+        let r = open(all).unwrap();
+        assert_eq!(r.options.cache, CachePolicy::None);
+        assert_eq!(r.options.max_cache_bytes, 1024);
+        assert_eq!(r.options.path.as_deref(), Some("/a"));
+        assert_eq!(r.options.cache_key.as_deref(), Some("k"));
+        assert_eq!(r.headers, [("Authorization".into(), "Bearer x".into())]);
+        assert_eq!(r.timeout, Some(Duration::from_millis(1500)));
+        assert!(!r.share_cache);
+    }
+
+    #[test]
+    fn each_option_has_its_rule_and_message() {
+        // Absent or null: the defaults.
+        for json in [
+            "{}",
+            r#"{"cache": null, "path": null, "timeoutMs": null}"#,
+            r#"{"other": 1}"#,
+        ] {
+            let r = open(json).unwrap();
+            assert_eq!(r.options.cache, CachePolicy::Memory, "{json}");
+            assert_eq!(r.options.path, None);
+            assert_eq!(r.timeout, None);
+            assert!(r.headers.is_empty());
+        }
+        assert_eq!(refused(r#"{"cache": 5}"#), "cache must be a string");
+        assert_eq!(
+            refused(r#"{"cache": "tape"}"#),
+            "unknown cache policy \"tape\" (expected memory, disk or none)"
+        );
+        assert_eq!(
+            open(r#"{"cache": "NONE"}"#).unwrap().options.cache,
+            CachePolicy::None
+        );
+        for bad in ["-1", "\"5\"", "true"] {
+            assert_eq!(
+                refused(&format!(r#"{{"maxCacheBytes": {bad}}}"#)),
+                "maxCacheBytes must be a non-negative number"
+            );
+        }
+        assert_eq!(
+            open(r#"{"maxCacheBytes": 0}"#)
+                .unwrap()
+                .options
+                .max_cache_bytes,
+            0
+        );
+        assert_eq!(
+            open(r#"{"maxCacheBytes": 2.5}"#)
+                .unwrap()
+                .options
+                .max_cache_bytes,
+            2
+        );
+        assert_eq!(refused(r#"{"path": 1}"#), "path must be a string");
+        for bad in ["\"\"", "3"] {
+            assert_eq!(
+                refused(&format!(r#"{{"cacheKey": {bad}}}"#)),
+                "cacheKey must be a non-empty string"
+            );
+        }
+        assert_eq!(refused(r#"{"headers": "x"}"#), "headers must be an object");
+        assert_eq!(
+            refused(r#"{"headers": {"A": 1}}"#),
+            "header 1 must be a string"
+        );
+        // The position is named, never the value.
+        let m = refused(r#"{"headers": {"A": "ok", "B": "sec\nret"}}"#);
+        assert_eq!(
+            m,
+            "header 2 has a value with control or non-ASCII characters"
+        );
+        let m = refused(r#"{"headers": {"Bad Name": "secret"}}"#);
+        assert!(m.starts_with("header 1 has no valid name"), "{m}");
+        assert!(!m.contains("secret"), "{m}");
+        let r = open(r#"{"headers": {"B": "2", "A": "1"}}"#).unwrap();
+        assert_eq!(
+            r.headers,
+            [("B".into(), "2".into()), ("A".into(), "1".into())]
+        );
+        for bad in ["0", "-5", "\"10\""] {
+            assert_eq!(
+                refused(&format!(r#"{{"timeoutMs": {bad}}}"#)),
+                "timeoutMs must be a positive number"
+            );
+        }
+        assert_eq!(
+            refused(r#"{"shareCache": "yes"}"#),
+            "shareCache must be a boolean"
+        );
+        // The first failure in the fixed order wins, whatever the object's order.
+        assert_eq!(
+            refused(r#"{"shareCache": 1, "timeoutMs": 0, "cache": 5}"#),
+            "cache must be a string"
+        );
+        assert_eq!(
+            refused(r#"{"shareCache": 1, "timeoutMs": 0}"#),
+            "timeoutMs must be a positive number"
+        );
+        // Not an object at all.
+        let mut d = serde_json::Deserializer::from_str("\"memory\"");
+        let e = OpenOptionsInput::from_deserializer(&mut d).unwrap_err();
+        assert_eq!(e.code(), "INVALID_ARGUMENT");
+        // Read options.
+        let read = |json: &str| {
+            let mut d = serde_json::Deserializer::from_str(json);
+            ReadOptionsInput::from_deserializer(&mut d)?.timeout()
+        };
+        assert_eq!(
+            read(r#"{"timeoutMs": 250}"#).unwrap(),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(read(r#"{"onProgress": {}}"#).unwrap(), None);
+        match read(r#"{"timeoutMs": -1}"#) {
+            Err(Error::InvalidArgument(m)) => assert_eq!(m, "timeoutMs must be a positive number"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_coordinator_of_the_options() {
+        // shareCache with MEMORY: the one process-wide coordinator.
+        let a = open(r#"{"shareCache": true}"#)
+            .unwrap()
+            .coordinator()
+            .unwrap();
+        let b = open(r#"{"shareCache": true, "maxCacheBytes": 5}"#)
+            .unwrap()
+            .coordinator()
+            .unwrap();
+        a.put_record("options-test", b"x".to_vec());
+        assert_eq!(b.record("options-test").as_deref(), Some(&b"x"[..]));
+        // Otherwise a private one of the policy and bound.
+        let own = open(r#"{"maxCacheBytes": 4096}"#)
+            .unwrap()
+            .coordinator()
+            .unwrap();
+        assert_eq!(own.record("options-test"), None);
+        assert_eq!(own.max_cache_bytes(), Some(4096));
+        let none = open(r#"{"cache": "none", "shareCache": true}"#)
+            .unwrap()
+            .coordinator()
+            .unwrap();
+        assert_eq!(none.policy(), CachePolicy::None);
+        // DISK has no directory here.
+        let e = open(r#"{"cache": "disk"}"#)
+            .unwrap()
+            .coordinator()
+            .unwrap_err();
+        assert_eq!(e.code(), "INVALID_ARGUMENT");
+    }
+}
