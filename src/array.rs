@@ -18,7 +18,7 @@
 //! ([`crate::cache::convert`]).
 
 use crate::cache::{
-    convert, CacheCoordinator, CacheKey, CachePolicy, Item, PayloadCache, Seed, SourceKey,
+    convert, CacheCoordinator, CacheKey, CachePolicy, Item, PayloadCache, SourceKey,
     DEFAULT_MAX_CACHE_BYTES,
 };
 use crate::dtype::DType;
@@ -266,7 +266,7 @@ impl RemoteArray {
         &self.coordinator
     }
     /// The discovery seed (what rebuilds this reader without I/O), if the format has one.
-    pub fn seed(&self) -> Option<Seed> {
+    pub fn seed(&self) -> Option<crate::formats::Seed> {
         self.format.seed()
     }
     /// Size and validators of the source.

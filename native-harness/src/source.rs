@@ -97,7 +97,12 @@ pub async fn chunks_command_cached(
         ..Default::default()
     };
     let arr = open_array_cached(source, headers, options, coordinator).await?;
-    let Some(chunkwise::cache::Seed::Hdf5 { dataset }) = arr.seed() else {
+    use chunkwise::formats::FormatSeed;
+    let seed = arr.seed();
+    let Some(chunkwise::formats::hdf5::Hdf5Seed { dataset }) = seed
+        .as_ref()
+        .and_then(chunkwise::formats::hdf5::Hdf5Seed::from_seed)
+    else {
         return Err(chunkwise::formats::FormatError::Unsupported {
             location: source.to_string(),
             format: "hdf5",

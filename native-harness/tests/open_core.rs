@@ -292,3 +292,97 @@ async fn cache_key_names_a_rotating_url() {
         .unwrap();
     assert_eq!(other.traffic().requests, 1);
 }
+
+/// Lines of Rust code (comments left out) under `dir` that name `needle`.
+fn code_naming(dir: &Path, needle: &str) -> Vec<String> {
+    let mut hits = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                for (i, line) in text.lines().enumerate() {
+                    if !line.trim_start().starts_with("//") && line.contains(needle) {
+                        hits.push(format!("{}:{}: {line}", p.display(), i + 1));
+                    }
+                }
+            }
+        }
+    }
+    hits
+}
+
+#[test]
+fn cache_and_formats_do_not_import_each_other() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../src");
+    let up = code_naming(&src.join("cache"), "formats::");
+    assert!(up.is_empty(), "cache imports formats: {up:#?}");
+    let down = code_naming(&src.join("formats"), "cache::");
+    assert!(down.is_empty(), "formats import cache: {down:#?}");
+}
+
+/// A discovery record the cache cannot use is a miss: the open discovers afresh (one
+/// request for this small frame), reads the right values, and stores a record that the next
+/// open uses (no request).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_of_another_shape_tag_or_version_are_misses() {
+    let server = common::fault_server(&fixtures(), &[], false).await;
+    let url = server.url("blosc2/be_i4.b2nd");
+    let len = std::fs::metadata(fixtures().join("blosc2/be_i4.b2nd"))
+        .unwrap()
+        .len();
+    let source = format!(r#"{{"location":"{url}","len":{len},"etag":null,"last_modified":null}}"#);
+    // The header and index of this very frame, as a version-2 record held them.
+    let seed = {
+        let c = memory();
+        let arr = open::open_array(&url, vec![], OpenOptions::default(), c.clone())
+            .await
+            .unwrap();
+        let s = arr.seed().expect("a b2nd seed");
+        assert_eq!((s.format.as_str(), s.version), ("b2nd", 1));
+        s.value
+    };
+    let v2 = format!(
+        r#"{{"version":2,"source":{source},"seed":{{"format":"b2nd","header":{},"index":{}}}}}"#,
+        seed["header"], seed["index"]
+    );
+    let v3 = |format: &str, version: u32, seed: &str| {
+        format!(
+            r#"{{"version":3,"source":{source},"format":"{format}","seed_version":{version},"seed":{seed}}}"#
+        )
+    };
+    let good = seed.to_string();
+    let cases = [
+        ("a version-2 record", v2),
+        ("an unknown format tag", v3("b2z", 1, &good)),
+        ("another seed version", v3("b2nd", 2, &good)),
+        (
+            "a seed of another shape",
+            v3("b2nd", 1, r#"{"header":"zz"}"#),
+        ),
+        ("a seed of another format's type", v3("hdf5", 1, &good)),
+    ];
+    for (what, json) in cases {
+        let c = memory();
+        let key = open::source_key(&url, &[], &c, None);
+        c.put_record(&key.scoped(""), json.into_bytes());
+        let arr = open::open_array(&url, vec![], OpenOptions::default(), c.clone())
+            .await
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(arr.traffic().requests, 1, "{what}: not discovered afresh");
+        assert_reads(&arr, "blosc2/be_i4.npy").await;
+        let hits = c.stats().discovery_hits;
+        let again = open::open_array(&url, vec![], OpenOptions::default(), c.clone())
+            .await
+            .unwrap();
+        assert_eq!(again.traffic().requests, 0, "{what}");
+        assert_eq!(
+            c.stats().discovery_hits,
+            hits + 1,
+            "{what}: the new record is not used"
+        );
+    }
+}

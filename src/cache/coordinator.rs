@@ -494,7 +494,7 @@ impl CacheCoordinator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::discovery::{Seed, DISCOVERY_VERSION};
+    use crate::cache::discovery::DISCOVERY_VERSION;
 
     fn record() -> DiscoveryRecord {
         DiscoveryRecord {
@@ -505,10 +505,9 @@ mod tests {
                 etag: Some("\"e\"".into()),
                 last_modified: None,
             },
-            seed: Seed::B2nd {
-                header: Bytes::from_static(b"\x01\x02"),
-                index: Bytes::from_static(b"\xff"),
-            },
+            format: "b2nd".into(),
+            seed_version: 1,
+            seed: serde_json::json!({"header": "0102", "index": "ff"}),
         }
     }
 

@@ -1,34 +1,30 @@
 //! Discovery metadata as a versioned, serialisable record, so a reopen rebuilds a reader
 //! without a request (spec: remote cache design, "Discovery metadata" layer).
 //!
-//! A record is JSON:
+//! One kind of record, JSON:
 //!
 //! ```json
-//! {"version": 1,
+//! {"version": 3,
 //!  "source": {"location": "...", "len": 123, "etag": "\"abc\"", "last_modified": null},
-//!  "seed": {"format": "b2nd", "header": "<hex>", "index": "<hex>"}}
+//!  "format": "b2nd", "seed_version": 1, "seed": {"header": "<hex>", "index": "<hex>"}}
 //! ```
 //!
-//! - `version`: [`DISCOVERY_VERSION`]; a record of another version is a miss.
+//! - `version`: [`DISCOVERY_VERSION`], the shape of this record; a record of another version
+//!   (or of no known shape) is a miss.
 //! - `source`: the identity seen at discovery (size in bytes, HTTP validators). It is trusted
 //!   on reopen: sources are assumed immutable.
-//! - `seed`, by `format`:
-//!   - `b2nd`: `header` the frame header bytes, `index` the offsets chunk and trailer bytes
-//!     (hex), exactly what [`crate::formats::b2nd::B2ndArray::from_parts`] takes;
-//!   - `hdf5`: `dataset` the [`DatasetMeta`] of the dataset (path, shape, dtype, fill value,
-//!     filter pipeline, layout with the chunk map), serialised field by field by serde.
+//! - `format`, `seed_version`, `seed`: a seed that its format owns and serialises (the
+//!   format's own tag and version; `crate::formats::FormatSeed`), opaque here. The opener
+//!   dispatches on the tag; a tag or version it does not know is a miss.
 //!
-//! A container listing is stored as a [`NodesRecord`] (`{"version", "source", "nodes"}`).
+//! This module imports nothing from the formats.
 
-use crate::formats::hdf5::discover::DatasetMeta;
-use crate::formats::{ArrayFormat, FormatError, Node};
 use crate::io::SourceInfo;
-use bytes::Bytes;
 
-/// Version of the record format. Raise it whenever a seed's meaning changes (a field of
-/// [`DatasetMeta`] added without a serde default also changes the format; old records then
-/// fail to parse and are misses).
-pub const DISCOVERY_VERSION: u32 = 2;
+/// Version of the record's shape. Raise it whenever the record's fields change (version 3:
+/// the seed became a tagged, versioned value of its format's own type; version 2 records
+/// are misses). A seed's own shape has its own version.
+pub const DISCOVERY_VERSION: u32 = 3;
 
 /// Size and validators of a source, as discovery saw them.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -66,86 +62,23 @@ impl From<&SourceIdentity> for SourceInfo {
     }
 }
 
-mod hex_bytes {
-    use serde::{Deserialize, Deserializer, Serializer};
-    pub fn serialize<S: Serializer>(b: &bytes::Bytes, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&crate::cache::identity::hex(b))
-    }
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<bytes::Bytes, D::Error> {
-        let s = String::deserialize(d)?;
-        crate::cache::identity::unhex(&s)
-            .map(bytes::Bytes::from)
-            .ok_or_else(|| serde::de::Error::custom("not hexadecimal"))
-    }
-}
-
-/// What a format needs to rebuild its reader without I/O.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "format", rename_all = "lowercase")]
-pub enum Seed {
-    /// A `.b2nd` frame: header bytes and index bytes.
-    B2nd {
-        /// The frame header.
-        #[serde(with = "hex_bytes")]
-        header: Bytes,
-        /// The offsets chunk and trailer.
-        #[serde(with = "hex_bytes")]
-        index: Bytes,
-    },
-    /// An HDF5 dataset.
-    Hdf5 {
-        /// Its discovered metadata, chunk map included.
-        dataset: DatasetMeta,
-    },
-}
-
-impl Seed {
-    /// The reader this seed describes, for the source at `location` of `len` bytes.
-    ///
-    /// # Errors
-    /// [`FormatError`] when the seed does not describe a valid array (a record that
-    /// deserialised but is inconsistent); callers treat that as a cache miss.
-    pub fn rebuild(&self, location: &str, len: u64) -> Result<Box<dyn ArrayFormat>, FormatError> {
-        Ok(match self {
-            Seed::B2nd { header, index } => Box::new(crate::formats::b2nd::B2ndArray::from_parts(
-                location.to_string(),
-                header.clone(),
-                index.clone(),
-                len,
-            )?),
-            Seed::Hdf5 { dataset } => Box::new(
-                crate::formats::hdf5::Hdf5Array::from_meta(
-                    location.to_string(),
-                    dataset.clone(),
-                    len,
-                )
-                .map_err(|e| e.into_format(location))?,
-            ),
-        })
-    }
-}
-
-/// One array's discovery record.
+/// A discovery record: an array's seed, or a container's listing.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DiscoveryRecord {
     /// [`DISCOVERY_VERSION`].
     pub version: u32,
     /// The source as discovery saw it.
     pub source: SourceIdentity,
-    /// The format's seed.
-    pub seed: Seed,
+    /// The tag of the seed's type (its format's).
+    pub format: String,
+    /// The version of the seed's type.
+    pub seed_version: u32,
+    /// The seed, as its format serialised it.
+    pub seed: serde_json::Value,
 }
 
-/// A container's listing.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct NodesRecord {
-    /// [`DISCOVERY_VERSION`].
-    pub version: u32,
-    /// The source as discovery saw it.
-    pub source: SourceIdentity,
-    /// Groups and arrays.
-    pub nodes: Vec<Node>,
-}
+/// A container's listing: a [`DiscoveryRecord`] whose seed is the listing.
+pub type NodesRecord = DiscoveryRecord;
 
 /// JSON of a record.
 pub fn to_json<T: serde::Serialize>(record: &T) -> Vec<u8> {
@@ -164,11 +97,6 @@ pub trait Versioned {
     fn version(&self) -> u32;
 }
 impl Versioned for DiscoveryRecord {
-    fn version(&self) -> u32 {
-        self.version
-    }
-}
-impl Versioned for NodesRecord {
     fn version(&self) -> u32 {
         self.version
     }

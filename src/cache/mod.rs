@@ -21,7 +21,7 @@ mod payload;
 mod policy;
 
 pub use coordinator::{CacheCoordinator, CoordinatorStats};
-pub use discovery::{DiscoveryRecord, Seed};
+pub use discovery::DiscoveryRecord;
 pub use identity::SourceKey;
 pub use payload::{ByteLru, CacheKey, CacheStats, Item, PayloadCache};
 pub use policy::{CachePolicy, DEFAULT_MAX_CACHE_BYTES};

@@ -119,7 +119,7 @@ impl B2ndArray {
     /// Builds the array from the bytes discovery read, without I/O: `header` the frame header
     /// (its first [`FrameHeader::header_len`] bytes), `index` the bytes of
     /// [`FrameHeader::index_range`] (offsets chunk and trailer), `len` the source size. This
-    /// is how a cached discovery seed ([`crate::cache::Seed::B2nd`]) reopens a frame.
+    /// is how a cached discovery seed ([`B2ndSeed`]) reopens a frame.
     ///
     /// # Errors
     /// [`FormatError::Invalid`] or [`FormatError::Unsupported`] as [`B2ndArray::open`].
@@ -350,10 +350,73 @@ impl ArrayFormat for B2ndArray {
         true
     }
 
-    fn seed(&self) -> Option<crate::cache::Seed> {
-        Some(crate::cache::Seed::B2nd {
-            header: self.header_bytes.clone(),
-            index: self.index_bytes.clone(),
-        })
+    fn seed(&self) -> Option<crate::formats::Seed> {
+        use crate::formats::FormatSeed;
+        Some(
+            B2ndSeed {
+                header: self.header_bytes.clone(),
+                index: self.index_bytes.clone(),
+            }
+            .to_seed(),
+        )
+    }
+}
+
+/// The discovery seed of a frame: the bytes [`B2ndArray::from_parts`] takes, as lower-case
+/// hexadecimal in records (`{"header": "<hex>", "index": "<hex>"}`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct B2ndSeed {
+    /// The frame header ([`FrameHeader::header_len`] bytes).
+    #[serde(with = "hex_bytes")]
+    pub header: Bytes,
+    /// The offsets chunk and trailer ([`FrameHeader::index_range`]).
+    #[serde(with = "hex_bytes")]
+    pub index: Bytes,
+}
+
+impl crate::formats::FormatSeed for B2ndSeed {
+    const FORMAT: &'static str = "b2nd";
+    const VERSION: u32 = 1;
+}
+
+impl B2ndSeed {
+    /// The frame this seed describes, for the source at `location` of `len` bytes.
+    ///
+    /// # Errors
+    /// As [`B2ndArray::from_parts`] (an inconsistent seed; callers take it as a miss).
+    pub fn rebuild(&self, location: &str, len: u64) -> Result<B2ndArray, FormatError> {
+        B2ndArray::from_parts(
+            location.to_string(),
+            self.header.clone(),
+            self.index.clone(),
+            len,
+        )
+    }
+}
+
+mod hex_bytes {
+    use serde::{Deserialize, Deserializer, Serializer};
+    pub fn serialize<S: Serializer>(b: &bytes::Bytes, s: S) -> Result<S::Ok, S::Error> {
+        let mut out = String::with_capacity(b.len() * 2);
+        for x in b.iter() {
+            out.push_str(&format!("{x:02x}"));
+        }
+        s.serialize_str(&out)
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<bytes::Bytes, D::Error> {
+        let s = String::deserialize(d)?;
+        let bad = || serde::de::Error::custom("not hexadecimal");
+        if !s.len().is_multiple_of(2) {
+            return Err(bad());
+        }
+        (0..s.len())
+            .step_by(2)
+            .map(|i| {
+                s.get(i..i + 2)
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                    .ok_or_else(bad)
+            })
+            .collect::<Result<Vec<u8>, _>>()
+            .map(bytes::Bytes::from)
     }
 }

@@ -156,7 +156,47 @@ pub trait ArrayFormat: MaybeSend + MaybeSync {
     }
     /// What rebuilds this reader without I/O (the discovery cache's seed), if the format
     /// has one.
-    fn seed(&self) -> Option<crate::cache::Seed> {
+    fn seed(&self) -> Option<Seed> {
         None
+    }
+}
+
+/// A format's discovery seed, serialised by the format that owns it ([`FormatSeed`]): the
+/// tag and version say which type and which shape `value` has. The cache keeps it in its
+/// versioned discovery record without knowing the type; the opener dispatches on the tag.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Seed {
+    /// The owning seed type's [`FormatSeed::FORMAT`] (`b2nd`, `hdf5`, `hdf5-listing`).
+    pub format: String,
+    /// Its [`FormatSeed::VERSION`].
+    pub version: u32,
+    /// The seed, as serde serialises it.
+    pub value: serde_json::Value,
+}
+
+/// A format's own seed type: what discovery found, serialisable, with a tag and a version of
+/// its own. Raise [`FormatSeed::VERSION`] whenever the type's serialised shape or meaning
+/// changes: a seed of another version is then a cache miss, never an error.
+pub trait FormatSeed: serde::Serialize + serde::de::DeserializeOwned {
+    /// The tag naming this type in records.
+    const FORMAT: &'static str;
+    /// Version of this type's serialised shape.
+    const VERSION: u32;
+
+    /// The seed as a record holds it.
+    fn to_seed(&self) -> Seed {
+        Seed {
+            format: Self::FORMAT.to_string(),
+            version: Self::VERSION,
+            value: serde_json::to_value(self).unwrap_or(serde_json::Value::Null),
+        }
+    }
+
+    /// This type's seed from a record's, `None` for another tag or version or a value that
+    /// does not deserialise (a miss).
+    fn from_seed(seed: &Seed) -> Option<Self> {
+        (seed.format == Self::FORMAT && seed.version == Self::VERSION)
+            .then(|| serde_json::from_value(seed.value.clone()).ok())
+            .flatten()
     }
 }

@@ -22,6 +22,7 @@ pub mod headers;
 pub mod memory;
 pub mod retry;
 pub mod traffic;
+pub mod url;
 pub mod validated;
 
 #[cfg(any(test, feature = "conformance"))]

@@ -18,12 +18,13 @@
 pub mod options;
 
 use crate::array::{zarr_record_key, OpenOptions, RemoteArray};
-use crate::cache::discovery::{DiscoveryRecord, NodesRecord, SourceIdentity, DISCOVERY_VERSION};
+use crate::cache::discovery::{DiscoveryRecord, SourceIdentity, DISCOVERY_VERSION};
 use crate::cache::{convert, CacheCoordinator, SourceKey};
 use crate::error::Result;
-use crate::formats::b2nd::B2ndArray;
+use crate::formats::b2nd::{B2ndArray, B2ndSeed};
+use crate::formats::hdf5::{Hdf5ListingSeed, Hdf5Seed};
 use crate::formats::zarr::{KeyOpener, ZarrStore};
-use crate::formats::{ArrayFormat, FormatError};
+use crate::formats::{ArrayFormat, FormatError, FormatSeed, Seed};
 use crate::io::memory::MemorySource;
 use crate::io::{ByteRange, Counted, RangeSource, RetryConfig, Retrying, SourceInfo, Traffic};
 use crate::store::{Container, RemoteStore};
@@ -354,6 +355,43 @@ fn restore_zarr(store: &ZarrStore, coordinator: &CacheCoordinator, key: &SourceK
     }
 }
 
+/// The discovery record of `seed` for the source `info`.
+fn record(info: &SourceInfo, seed: Seed) -> DiscoveryRecord {
+    DiscoveryRecord {
+        version: DISCOVERY_VERSION,
+        source: info.into(),
+        format: seed.format,
+        seed_version: seed.version,
+        seed: seed.value,
+    }
+}
+
+/// The seed a discovery record holds.
+fn seed_of(rec: &DiscoveryRecord) -> Seed {
+    Seed {
+        format: rec.format.clone(),
+        version: rec.seed_version,
+        value: rec.seed.clone(),
+    }
+}
+
+/// The reader `seed` describes, for the source at `location` of `len` bytes, by its tag:
+/// `None` for a tag or version no format here owns, or a seed that no longer builds a
+/// reader (a miss: discover afresh).
+pub fn rebuild(seed: &Seed, location: &str, len: u64) -> Option<Box<dyn ArrayFormat>> {
+    match seed.format.as_str() {
+        B2ndSeed::FORMAT => B2ndSeed::from_seed(seed)?
+            .rebuild(location, len)
+            .ok()
+            .map(|a| Box::new(a) as Box<dyn ArrayFormat>),
+        Hdf5Seed::FORMAT => Hdf5Seed::from_seed(seed)?
+            .rebuild(location, len)
+            .ok()
+            .map(|a| Box::new(a) as Box<dyn ArrayFormat>),
+        _ => None,
+    }
+}
+
 /// Keeps the Zarr store's remembered metadata as `coordinator`'s record under `key`.
 fn keep_zarr(store: &ZarrStore, coordinator: &CacheCoordinator, key: &SourceKey) {
     if let Ok(json) = serde_json::to_vec(&store.discovery()) {
@@ -457,7 +495,7 @@ impl RemoteArray {
                 _ => Arc::new(crate::io::Validated::new(transport.clone(), info.clone())),
             };
             // A record that no longer builds a reader is a miss: discover afresh.
-            if let Ok(format) = rec.seed.rebuild(&info.location, info.len) {
+            if let Some(format) = rebuild(&seed_of(&rec), &info.location, info.len) {
                 return Ok(assemble(
                     source,
                     format,
@@ -493,14 +531,7 @@ impl RemoteArray {
             }
         };
         if let Some(seed) = format.seed() {
-            coordinator.put_discovery(
-                &record_key,
-                &DiscoveryRecord {
-                    version: DISCOVERY_VERSION,
-                    source: (&info).into(),
-                    seed,
-                },
-            );
+            coordinator.put_discovery(&record_key, &record(&info, seed));
         }
         Ok(assemble(
             source,
@@ -717,12 +748,15 @@ impl RemoteStore {
                 nodes,
             )
         };
-        if let Some(rec) = coordinator.nodes(&key.scoped(NODES_SCOPE)) {
-            let info = SourceInfo {
-                location: transport.location().to_string(),
-                ..SourceInfo::from(&rec.source)
-            };
-            return Ok(store(info, rec.nodes));
+        if let Some(rec) = coordinator.discovery(&key.scoped(NODES_SCOPE)) {
+            // A listing of another seed version is a miss: list afresh.
+            if let Some(listing) = Hdf5ListingSeed::from_seed(&seed_of(&rec)) {
+                let info = SourceInfo {
+                    location: transport.location().to_string(),
+                    ..SourceInfo::from(&rec.source)
+                };
+                return Ok(store(info, listing.nodes));
+            }
         }
         let source_id = key.source_id();
         let copy = coordinator.source_copy(&source_id);
@@ -746,14 +780,10 @@ impl RemoteStore {
         // The batched listing: shapes and dtypes from object headers, no chunk index read
         // (chunk maps wait until a dataset is opened).
         let nodes = crate::formats::hdf5::list(&*source, head, info.len).await?;
-        coordinator.put_nodes(
-            &key.scoped(NODES_SCOPE),
-            &NodesRecord {
-                version: DISCOVERY_VERSION,
-                source: (&info).into(),
-                nodes: nodes.clone(),
-            },
-        );
+        let listing = Hdf5ListingSeed {
+            nodes: nodes.clone(),
+        };
+        coordinator.put_discovery(&key.scoped(NODES_SCOPE), &record(&info, listing.to_seed()));
         Ok(store(info, nodes))
     }
 

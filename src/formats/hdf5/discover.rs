@@ -34,7 +34,7 @@ pub struct ChunkInfo {
 }
 
 /// Where a dataset's elements are stored.
-// Serialisable for the discovery cache (`crate::cache::Seed::Hdf5`).
+// Serialisable for the discovery cache (`super::Hdf5Seed`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Layout {
     /// Inline in the object header: these bytes, C order.
@@ -67,7 +67,7 @@ impl DatasetMeta {
 }
 
 /// What discovery found about one dataset.
-// Serialisable for the discovery cache (`crate::cache::Seed::Hdf5`).
+// Serialisable for the discovery cache (`super::Hdf5Seed`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DatasetMeta {
     /// Absolute path of the dataset in the file.

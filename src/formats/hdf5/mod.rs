@@ -550,14 +550,56 @@ fn unshuffle(data: &[u8], elem: usize) -> Vec<u8> {
     out
 }
 
+/// The discovery seed of an HDF5 dataset: its [`discover::DatasetMeta`] (path, shape, dtype,
+/// fill value, filter pipeline, layout with the chunk map), serialised field by field.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Hdf5Seed {
+    /// The dataset's discovered metadata, chunk map included.
+    pub dataset: discover::DatasetMeta,
+}
+
+/// Raise `VERSION` when a field of [`discover::DatasetMeta`] (or of a type it holds) is
+/// added without a serde default or changes meaning.
+impl crate::formats::FormatSeed for Hdf5Seed {
+    const FORMAT: &'static str = "hdf5";
+    const VERSION: u32 = 1;
+}
+
+impl Hdf5Seed {
+    /// The reader this seed describes, for the source at `location` of `len` bytes.
+    ///
+    /// # Errors
+    /// [`FormatError`] when the seed is inconsistent (callers take it as a miss).
+    pub fn rebuild(&self, location: &str, len: u64) -> Result<Hdf5Array, FormatError> {
+        Hdf5Array::from_meta(location.to_string(), self.dataset.clone(), len)
+            .map_err(|e| e.into_format(location))
+    }
+}
+
+/// The discovery seed of an HDF5 file's listing ([`list()`]): its groups and arrays.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Hdf5ListingSeed {
+    /// Groups and arrays, sorted by path.
+    pub nodes: Vec<crate::formats::Node>,
+}
+
+impl crate::formats::FormatSeed for Hdf5ListingSeed {
+    const FORMAT: &'static str = "hdf5-listing";
+    const VERSION: u32 = 1;
+}
+
 impl ArrayFormat for Hdf5Array {
     fn grid(&self) -> &Grid {
         &self.grid
     }
-    fn seed(&self) -> Option<crate::cache::Seed> {
-        Some(crate::cache::Seed::Hdf5 {
-            dataset: self.meta.clone(),
-        })
+    fn seed(&self) -> Option<crate::formats::Seed> {
+        use crate::formats::FormatSeed;
+        Some(
+            Hdf5Seed {
+                dataset: self.meta.clone(),
+            }
+            .to_seed(),
+        )
     }
     fn dtype(&self) -> DType {
         self.dtype

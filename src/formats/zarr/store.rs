@@ -378,7 +378,7 @@ impl ZarrStore {
 
     /// Whether a record's `base` names this store (records keep the public URL only).
     fn same_base(&self, base: &str) -> bool {
-        use crate::cache::identity::public_url;
+        use crate::io::url::public_url;
         public_url(base.trim_end_matches('/')) == public_url(&self.base)
     }
 
@@ -387,7 +387,7 @@ impl ZarrStore {
     pub fn discovery(&self) -> ZarrDiscovery {
         ZarrDiscovery {
             version: ZarrDiscovery::VERSION,
-            base: crate::cache::identity::public_url(&self.base)
+            base: crate::io::url::public_url(&self.base)
                 .trim_end_matches('/')
                 .to_string(),
             objects: self.lock().clone(),
