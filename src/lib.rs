@@ -28,6 +28,7 @@ pub mod formats;
 pub mod io;
 pub mod npy;
 pub mod partition;
+pub mod pipeline;
 pub mod selection;
 pub mod store;
 

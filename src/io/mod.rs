@@ -36,7 +36,7 @@ pub mod http;
 
 pub mod sleep;
 
-pub use coalesce::{coalesce_ranges, read_coalesced, CoalesceOptions, CoalescePlan};
+pub use coalesce::{coalesce_ranges, fetch_stream, read_coalesced, CoalesceOptions, CoalescePlan};
 pub(crate) use content_range::Validators;
 pub use content_range::DEFAULT_WHOLE_READ_LIMIT;
 pub use error::{IoError, TimeoutScope};
