@@ -443,18 +443,13 @@ impl RemoteArray {
             },
         };
         let result = crate::pipeline::read(&reader, selection, opts).await;
-        match &self.zarr {
-            Some(z) => {
-                // Object versions learnt by this read go into the store's record, so a later
-                // open (another process, under DISK) checks its answers against them.
-                if z.store().take_new_versions() {
-                    if let Ok(json) = serde_json::to_vec(&z.store().discovery()) {
-                        self.coordinator
-                            .put_record(&zarr_record_key(&self.key), json);
-                    }
-                }
+        // Object versions learnt by this read go into the Zarr store's record, so a later
+        // open (another process, under DISK) checks its answers against them.
+        if let Some(z) = self.zarr.as_ref().filter(|z| z.store().take_new_versions()) {
+            if let Ok(json) = serde_json::to_vec(&z.store().discovery()) {
+                self.coordinator
+                    .put_record(&zarr_record_key(&self.key), json);
             }
-            None => {}
         }
         if let Err(Error::Io(crate::io::IoError::SourceChanged { .. })) = &result {
             self.coordinator.forget_source(&self.key);
