@@ -1,12 +1,12 @@
 //! HTTP range reads through `fetch` in wasm (browser main thread, worker, Node, workerd).
 //!
 //! Same semantics as the native [`super::http`] transport (this transport only moves bytes:
-//! the answer is judged by the shared `answer` state machine, tested natively): one `GET` per read with `Range` (and
-//! `Accept-Encoding: identity` where the host lets a script set it; browsers add it themselves
-//! for range requests), `206` checked against the range asked, `200` meaning the server
-//! ignored `Range` (whole body read only up to [`FetchOptions::whole_read_limit`]), `416`,
-//! `404`/`410` and other statuses mapped onto [`IoError`], and validators compared between
-//! reads.
+//! the answer is judged by the shared `answer` state machine, tested natively): one `GET` per
+//! read with `Range` (and `Accept-Encoding: identity` where the host lets a script set it;
+//! browsers add it themselves for range requests), `206` checked against the range asked,
+//! `200` meaning the server ignored `Range` (whole body read only up to
+//! [`FetchOptions::whole_read_limit`]), `416`, `404`/`410` and other statuses mapped onto
+//! [`IoError`], and validators compared between reads.
 //!
 //! `fetch` is looked up on the global object (`globalThis`), not on `window`, so the same code
 //! runs on a page, in a dedicated worker, in Node 20 and in workerd.

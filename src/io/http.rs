@@ -2,13 +2,14 @@
 //!
 //! Every read is one `GET` with `Range` and `Accept-Encoding: identity` (a compressed body
 //! would make byte positions meaningless). This transport only moves bytes: the answer is
-//! judged by the state machine shared with the wasm transport (`answer`): a `206` must carry the `Content-Range` asked for and a
-//! body of exactly that length; a `200` means the server ignored `Range`, and its body is read
-//! only when it is at most [`HttpOptions::whole_read_limit`] bytes (else
-//! [`IoError::RangeIgnored`] before any body byte is read), unless the range asked covers the
-//! whole object anyway (`bytes=0-`), which a `200` answers fairly; `416`, `404`/`410` and other
-//! statuses map onto [`IoError`] variants. The object's length, `ETag` and `Last-Modified` are
-//! learned from the first answer; a later answer that disagrees is [`IoError::SourceChanged`].
+//! judged by the state machine shared with the wasm transport (`answer`): a `206` must carry
+//! the `Content-Range` asked for and a body of exactly that length; a `200` means the server
+//! ignored `Range`, and its body is read only when it is at most
+//! [`HttpOptions::whole_read_limit`] bytes (else [`IoError::RangeIgnored`] before any body
+//! byte is read), unless the range asked covers the whole object anyway (`bytes=0-`), which a
+//! `200` answers fairly; `416`, `404`/`410` and other statuses map onto [`IoError`] variants.
+//! The object's length, `ETag` and `Last-Modified` are learned from the first answer; a later
+//! answer that disagrees is [`IoError::SourceChanged`].
 //!
 //! Time limits: connecting ([`HttpOptions::connect_timeout`], 10 s), waiting for the next byte
 //! ([`HttpOptions::read_timeout`], 30 s) and the whole answer, headers and body
