@@ -11,6 +11,7 @@
 //! - transports: [`memory`], [`file`](mod@file) and [`http`] natively, `fetch` in wasm.
 //! - `conformance` (tests, or the `conformance` feature): checks every source must pass.
 
+mod answer;
 mod content_range;
 mod error;
 mod range;
