@@ -236,8 +236,8 @@ impl RemoteArray {
         let scope = options.path.clone().unwrap_or_default();
         let record_key = key.scoped(&scope);
         let source_id = key.source_id();
-        let copy = coordinator.source_copy(&source_id);
-        if let Some(rec) = coordinator.discovery(&record_key) {
+        let copy = coordinator.source_copy(&source_id).await;
+        if let Some(rec) = coordinator.discovery(&record_key).await {
             // Records hold the public URL only; the transport knows the one to request.
             let info = SourceInfo {
                 location: transport.location().to_string(),
@@ -291,14 +291,16 @@ impl RemoteArray {
             .into());
         };
         if let Some(seed) = format.seed() {
-            coordinator.put_discovery(
-                &record_key,
-                &DiscoveryRecord {
-                    version: DISCOVERY_VERSION,
-                    source: (&info).into(),
-                    seed,
-                },
-            );
+            coordinator
+                .put_discovery(
+                    &record_key,
+                    &DiscoveryRecord {
+                        version: DISCOVERY_VERSION,
+                        source: (&info).into(),
+                        seed,
+                    },
+                )
+                .await;
         }
         Ok(Self::assemble(
             source,
@@ -333,7 +335,9 @@ impl RemoteArray {
         }
         let (source, head, info) = Self::fetch_head(transport, options).await?;
         if info.len <= options.small_source_bytes {
-            coordinator.put_source_copy(source_id, &(&info).into(), head.clone());
+            coordinator
+                .put_source_copy(source_id, &(&info).into(), head.clone())
+                .await;
         }
         Ok((source, head, info))
     }
@@ -510,7 +514,8 @@ impl RemoteArray {
                 if z.store().take_new_versions() {
                     if let Ok(json) = serde_json::to_vec(&z.store().discovery()) {
                         self.coordinator
-                            .put_record(&zarr_record_key(&self.key), json);
+                            .put_record(&zarr_record_key(&self.key), json)
+                            .await;
                     }
                 }
                 r
@@ -518,7 +523,7 @@ impl RemoteArray {
             None => self.read_chunks(selection, opts).await,
         };
         if let Err(Error::Io(crate::io::IoError::SourceChanged { .. })) = &result {
-            self.coordinator.forget_source(&self.key);
+            self.coordinator.forget_source(&self.key).await;
             if let Some(z) = &self.zarr {
                 z.store().forget_objects();
             }
@@ -569,6 +574,7 @@ impl RemoteArray {
                         match self
                             .coordinator
                             .get_payload(&key)
+                            .await
                             .and_then(|b| convert::decode(&b, chunk_bytes))
                         {
                             Some(d) => {
@@ -578,7 +584,7 @@ impl RemoteArray {
                             None => wanted.push((lin, r)),
                         }
                     } else {
-                        match self.coordinator.get_payload(&self.key(lin)) {
+                        match self.coordinator.get_payload(&self.key(lin)).await {
                             Some(b) => {
                                 payload.insert(lin, b);
                             }
@@ -627,7 +633,9 @@ impl RemoteArray {
             for ((lin, _), bytes) in wanted.iter().zip(fetched) {
                 // Converted formats keep the decoded chunk re-encoded, not the stored bytes.
                 if self.converted.is_none() {
-                    self.coordinator.put_payload(self.key(*lin), bytes.clone());
+                    self.coordinator
+                        .put_payload(self.key(*lin), bytes.clone())
+                        .await;
                 }
                 fetched_now.insert(*lin);
                 payload.insert(*lin, bytes);
@@ -655,7 +663,7 @@ impl RemoteArray {
                                 source: stamp.clone(),
                                 item: Item::Chunk(lin),
                             };
-                            self.coordinator.put_payload(key, blosc2);
+                            self.coordinator.put_payload(key, blosc2).await;
                         }
                     }
                 }
@@ -743,7 +751,7 @@ impl RemoteArray {
         let mut prefixes: HashMap<u64, Bytes> = HashMap::new();
         let mut missing: Vec<(u64, Range<u64>)> = Vec::new();
         for (lin, r, _) in chunks {
-            match self.coordinator.get_payload(&prefix_key(*lin)) {
+            match self.coordinator.get_payload(&prefix_key(*lin)).await {
                 Some(b) => {
                     prefixes.insert(*lin, b);
                 }
@@ -754,7 +762,9 @@ impl RemoteArray {
             let ranges: Vec<Range<u64>> = missing.iter().map(|(_, r)| r.clone()).collect();
             let got = read_coalesced(&*self.source, &ranges, &self.coalesce_options()).await?;
             for ((lin, _), b) in missing.iter().zip(got) {
-                self.coordinator.put_payload(prefix_key(*lin), b.clone());
+                self.coordinator
+                    .put_payload(prefix_key(*lin), b.clone())
+                    .await;
                 prefixes.insert(*lin, b);
             }
         }
@@ -794,7 +804,7 @@ impl RemoteArray {
                     }
                     .into());
                 }
-                match self.coordinator.get_payload(&block_key(*lin, b)) {
+                match self.coordinator.get_payload(&block_key(*lin, b)).await {
                     Some(s) => {
                         streams.insert((*lin, b), s);
                     }
@@ -807,7 +817,9 @@ impl RemoteArray {
             let ranges: Vec<Range<u64>> = wanted.iter().map(|(_, _, r)| r.clone()).collect();
             let got = read_coalesced(&*self.source, &ranges, &self.coalesce_options()).await?;
             for ((lin, b, _), s) in wanted.iter().zip(got) {
-                self.coordinator.put_payload(block_key(*lin, *b), s.clone());
+                self.coordinator
+                    .put_payload(block_key(*lin, *b), s.clone())
+                    .await;
                 streams.insert((*lin, *b), s);
             }
         }
@@ -862,10 +874,12 @@ struct HeapCache<'a>(&'a RemoteArray);
 
 impl crate::formats::hdf5::heap::CollectionCache for HeapCache<'_> {
     fn get(&self, address: u64) -> Option<Bytes> {
-        self.0.coordinator.get_payload(&self.key_of(address))
+        self.0.coordinator.payload_in_memory(&self.key_of(address))
     }
     fn put(&self, address: u64, bytes: Bytes) {
-        self.0.coordinator.put_payload(self.key_of(address), bytes);
+        self.0
+            .coordinator
+            .put_payload_in_memory(self.key_of(address), bytes);
     }
 }
 
@@ -930,13 +944,14 @@ impl RemoteArray {
         let record_key = zarr_record_key(&key);
         if let Some(d) = coordinator
             .record(&record_key)
+            .await
             .and_then(|b| serde_json::from_slice(&b).ok())
         {
             store.remember(d);
         }
         let z = Arc::new(crate::formats::zarr::ZarrArray::open(store, path).await?);
         if let Ok(json) = serde_json::to_vec(&z.store().discovery()) {
-            coordinator.put_record(&record_key, json);
+            coordinator.put_record(&record_key, json).await;
         }
         let scope = crate::formats::zarr::normalise_path(path);
         let identity: Arc<str> = Arc::from(format!("{}\n{}", key.scoped(&scope), z.stamp()));
@@ -999,13 +1014,18 @@ impl RemoteArray {
         let mut missing: HashMap<u64, Vec<usize>> = HashMap::new();
         for (i, c) in chunks.iter().enumerate() {
             let lin = grid.chunk_linear(&c.coords);
-            let warm = self.converted.as_ref().and_then(|stamp| {
-                let b = self.coordinator.get_payload(&converted_key(stamp, lin))?;
-                if b.as_ref() == ABSENT_CHUNK {
-                    return Some(None);
-                }
-                convert::decode(&b, chunk_len).map(Some)
-            });
+            let warm = match &self.converted {
+                Some(stamp) => match self
+                    .coordinator
+                    .get_payload(&converted_key(stamp, lin))
+                    .await
+                {
+                    Some(b) if b.as_ref() == ABSENT_CHUNK => Some(None),
+                    Some(b) => convert::decode(&b, chunk_len).map(Some),
+                    None => None,
+                },
+                None => None,
+            };
             match warm {
                 Some(d) => {
                     self.coordinator.count_converted_hit();
@@ -1030,6 +1050,8 @@ impl RemoteArray {
         }
         let mut lins: Vec<u64> = missing.keys().copied().collect();
         lins.sort_unstable();
+        // Entries to keep, stored once the chunks are loaded (the callback cannot await).
+        let mut keep: Vec<(CacheKey, Bytes)> = Vec::new();
         let mut on_chunk = |lin: u64, decoded: Option<Vec<u8>>| -> Result<()> {
             check_cancel(&opts.cancel)?;
             // Absent chunks are cached too (as absent), so a warm read never asks for them
@@ -1038,7 +1060,7 @@ impl RemoteArray {
                 Some(d) => {
                     if let Some(stamp) = &self.converted {
                         if let Some(enc) = convert::encode(&d, dtype.itemsize) {
-                            self.coordinator.put_payload(converted_key(stamp, lin), enc);
+                            keep.push((converted_key(stamp, lin), enc));
                         }
                     }
                     d
@@ -1046,10 +1068,7 @@ impl RemoteArray {
                 None => {
                     absent += 1;
                     if let Some(stamp) = &self.converted {
-                        self.coordinator.put_payload(
-                            converted_key(stamp, lin),
-                            Bytes::from_static(ABSENT_CHUNK),
-                        );
+                        keep.push((converted_key(stamp, lin), Bytes::from_static(ABSENT_CHUNK)));
                     }
                     fill_chunk()
                 }
@@ -1060,8 +1079,13 @@ impl RemoteArray {
             }
             Ok(())
         };
-        z.load_chunks(&lins, &self.coalesce_options(), &mut on_chunk)
-            .await?;
+        let loaded = z
+            .load_chunks(&lins, &self.coalesce_options(), &mut on_chunk)
+            .await;
+        for (key, bytes) in keep {
+            self.coordinator.put_payload(key, bytes).await;
+        }
+        loaded?;
         Ok(ArrayData {
             shape: plan.result_shape.clone(),
             dtype,
