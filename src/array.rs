@@ -680,17 +680,19 @@ impl RemoteArray {
         if let Some(e) = element.as_ref().filter(|e| e.has_vlen()) {
             // Variable-length strings (alone or in records): the assembled references point
             // into global heap collections, fetched now as one coalesced batch.
-            let (resolved, data) = crate::formats::hdf5::heap::resolve_strings(
+            let heap = HeapCache::load(self, e, &out).await;
+            let resolved = crate::formats::hdf5::heap::resolve_strings(
                 &*self.source,
                 self.info.len,
                 e,
                 &out,
                 &self.coalesce_options(),
                 self.options.max_result_bytes,
-                &HeapCache(self),
+                &heap,
             )
-            .await
-            .map_err(|err| err.into_format(&self.info.location))?;
+            .await;
+            heap.keep().await;
+            let (resolved, data) = resolved.map_err(|err| err.into_format(&self.info.location))?;
             return Ok(ArrayData {
                 shape: plan.result_shape.clone(),
                 dtype: resolved.storage_dtype(),
@@ -869,24 +871,69 @@ impl RemoteArray {
     }
 }
 
-/// Global heap collections kept in the array's payload cache.
-struct HeapCache<'a>(&'a RemoteArray);
+/// Global heap collections kept in the array's payload cache. The format's cache hook is
+/// synchronous and a backend may have to wait, so the collections a read references are
+/// looked up before it ([`HeapCache::load`]) and those it fetched are stored after
+/// ([`HeapCache::keep`]).
+struct HeapCache<'a> {
+    array: &'a RemoteArray,
+    /// Collections found in the payload cache, by address.
+    held: HashMap<u64, Bytes>,
+    /// Collections the read fetched, to store.
+    fetched: std::sync::Mutex<Vec<(u64, Bytes)>>,
+}
 
 impl crate::formats::hdf5::heap::CollectionCache for HeapCache<'_> {
     fn get(&self, address: u64) -> Option<Bytes> {
-        self.0.coordinator.payload_in_memory(&self.key_of(address))
+        self.held.get(&address).cloned()
     }
     fn put(&self, address: u64, bytes: Bytes) {
-        self.0
-            .coordinator
-            .put_payload_in_memory(self.key_of(address), bytes);
+        self.fetched
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((address, bytes));
     }
 }
 
-impl HeapCache<'_> {
-    fn key_of(&self, address: u64) -> CacheKey {
+impl<'a> HeapCache<'a> {
+    /// Looks up the collections that the references in `data` (elements of `element`) point
+    /// to. References that do not decode are left to the resolver, which reports them.
+    async fn load(array: &'a RemoteArray, element: &Element, data: &[u8]) -> HeapCache<'a> {
+        let mut held = HashMap::new();
+        if array.coordinator.retains_payload() {
+            let refs = crate::formats::hdf5::heap::references(element, data).unwrap_or_default();
+            let addrs: std::collections::BTreeSet<u64> = refs
+                .iter()
+                .filter(|r| r.len > 0)
+                .map(|r| r.collection)
+                .collect();
+            for a in addrs {
+                if let Some(b) = array.coordinator.get_payload(&Self::key_of(array, a)).await {
+                    held.insert(a, b);
+                }
+            }
+        }
+        HeapCache {
+            array,
+            held,
+            fetched: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Stores the collections the read fetched.
+    async fn keep(self) {
+        let fetched = self.fetched.into_inner().unwrap_or_else(|e| e.into_inner());
+        for (a, b) in fetched {
+            self.array
+                .coordinator
+                .put_payload(Self::key_of(self.array, a), b)
+                .await;
+        }
+    }
+
+    fn key_of(array: &RemoteArray, address: u64) -> CacheKey {
         CacheKey {
-            source: self.0.identity.clone(),
+            source: array.identity.clone(),
             item: Item::HeapCollection(address),
         }
     }

@@ -385,18 +385,6 @@ impl CacheCoordinator {
             .await;
     }
 
-    /// The payload under `key` if the in-memory payload holds it, for callers that cannot
-    /// wait (a format's synchronous cache hook): under DISK and NONE always `None`.
-    pub fn payload_in_memory(&self, key: &CacheKey) -> Option<Bytes> {
-        self.inner.memory.get_now(&key.storage_key())
-    }
-
-    /// Retains `payload` under `key` in the in-memory payload, for callers that cannot wait:
-    /// under DISK and NONE nothing is kept.
-    pub fn put_payload_in_memory(&self, key: CacheKey, payload: Bytes) {
-        self.inner.memory.put_now(&key.storage_key(), payload);
-    }
-
     /// A format's own discovery record under `key` (JSON bytes it wrote with
     /// [`CacheCoordinator::put_record`]; a Zarr store's remembered metadata), if held.
     /// The caller validates what it reads (a record it cannot parse is a miss).
