@@ -161,8 +161,8 @@ impl RemoteArray {
         let scope = options.path.clone().unwrap_or_default();
         let record_key = key.scoped(&scope);
         let source_id = key.source_id();
-        let copy = coordinator.source_copy(&source_id);
-        if let Some(rec) = coordinator.discovery(&record_key) {
+        let copy = coordinator.source_copy(&source_id).await;
+        if let Some(rec) = coordinator.discovery(&record_key).await {
             // Records hold the public URL only; the transport knows the one to request.
             let info = SourceInfo {
                 location: transport.location().to_string(),
@@ -216,14 +216,16 @@ impl RemoteArray {
             .into());
         };
         if let Some(seed) = format.seed() {
-            coordinator.put_discovery(
-                &record_key,
-                &DiscoveryRecord {
-                    version: DISCOVERY_VERSION,
-                    source: (&info).into(),
-                    seed,
-                },
-            );
+            coordinator
+                .put_discovery(
+                    &record_key,
+                    &DiscoveryRecord {
+                        version: DISCOVERY_VERSION,
+                        source: (&info).into(),
+                        seed,
+                    },
+                )
+                .await;
         }
         Ok(Self::assemble(
             source,
@@ -258,7 +260,9 @@ impl RemoteArray {
         }
         let (source, head, info) = Self::fetch_head(transport, options).await?;
         if info.len <= options.small_source_bytes {
-            coordinator.put_source_copy(source_id, &(&info).into(), head.clone());
+            coordinator
+                .put_source_copy(source_id, &(&info).into(), head.clone())
+                .await;
         }
         Ok((source, head, info))
     }
@@ -448,11 +452,12 @@ impl RemoteArray {
         if let Some(z) = self.zarr.as_ref().filter(|z| z.store().take_new_versions()) {
             if let Ok(json) = serde_json::to_vec(&z.store().discovery()) {
                 self.coordinator
-                    .put_record(&zarr_record_key(&self.key), json);
+                    .put_record(&zarr_record_key(&self.key), json)
+                    .await;
             }
         }
         if let Err(Error::Io(crate::io::IoError::SourceChanged { .. })) = &result {
-            self.coordinator.forget_source(&self.key);
+            self.coordinator.forget_source(&self.key).await;
             if let Some(z) = &self.zarr {
                 z.store().forget_objects();
             }
@@ -513,13 +518,14 @@ impl RemoteArray {
         let record_key = zarr_record_key(&key);
         if let Some(d) = coordinator
             .record(&record_key)
+            .await
             .and_then(|b| serde_json::from_slice(&b).ok())
         {
             store.remember(d);
         }
         let z = Arc::new(crate::formats::zarr::ZarrArray::open(store, path).await?);
         if let Ok(json) = serde_json::to_vec(&z.store().discovery()) {
-            coordinator.put_record(&record_key, json);
+            coordinator.put_record(&record_key, json).await;
         }
         let scope = crate::formats::zarr::normalise_path(path);
         let identity: Arc<str> = Arc::from(format!("{}\n{}", key.scoped(&scope), z.stamp()));

@@ -100,7 +100,7 @@ impl RemoteStore {
             info,
             nodes,
         };
-        if let Some(rec) = coordinator.nodes(&key.scoped(NODES_SCOPE)) {
+        if let Some(rec) = coordinator.nodes(&key.scoped(NODES_SCOPE)).await {
             let info = SourceInfo {
                 location: transport.location().to_string(),
                 ..SourceInfo::from(&rec.source)
@@ -108,7 +108,7 @@ impl RemoteStore {
             return Ok(store(info, rec.nodes));
         }
         let source_id = key.source_id();
-        let copy = coordinator.source_copy(&source_id);
+        let copy = coordinator.source_copy(&source_id).await;
         let (source, head, info) =
             RemoteArray::open_bytes(transport.clone(), &options, &coordinator, &source_id, copy)
                 .await?;
@@ -134,14 +134,16 @@ impl RemoteStore {
         // The batched listing: shapes and dtypes from object headers, no chunk index read
         // (chunk maps wait until a dataset is opened).
         let nodes = crate::formats::hdf5::list(&*source, head, info.len).await?;
-        coordinator.put_nodes(
-            &key.scoped(NODES_SCOPE),
-            &NodesRecord {
-                version: DISCOVERY_VERSION,
-                source: (&info).into(),
-                nodes: nodes.clone(),
-            },
-        );
+        coordinator
+            .put_nodes(
+                &key.scoped(NODES_SCOPE),
+                &NodesRecord {
+                    version: DISCOVERY_VERSION,
+                    source: (&info).into(),
+                    nodes: nodes.clone(),
+                },
+            )
+            .await;
         Ok(store(info, nodes))
     }
 
@@ -165,6 +167,7 @@ impl RemoteStore {
         let record_key = crate::array::zarr_record_key(&key);
         if let Some(d) = coordinator
             .record(&record_key)
+            .await
             .and_then(|b| serde_json::from_slice(&b).ok())
         {
             store.remember(d);
@@ -173,7 +176,7 @@ impl RemoteStore {
             .await
             .map_err(FormatError::from)?;
         if let Ok(json) = serde_json::to_vec(&store.discovery()) {
-            coordinator.put_record(&record_key, json);
+            coordinator.put_record(&record_key, json).await;
         }
         let info = SourceInfo {
             location: store.base().to_string(),

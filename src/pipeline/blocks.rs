@@ -49,7 +49,7 @@ pub(crate) async fn read(
     let mut prefixes: HashMap<u64, Bytes> = HashMap::new();
     let mut missing: Vec<(u64, Range<u64>)> = Vec::new();
     for (lin, range, _) in chunks {
-        match r.coordinator.get_payload(&prefix_key(*lin)) {
+        match r.coordinator.get_payload(&prefix_key(*lin)).await {
             Some(b) => {
                 prefixes.insert(*lin, b);
             }
@@ -60,7 +60,7 @@ pub(crate) async fn read(
         let ranges: Vec<Range<u64>> = missing.iter().map(|(_, r)| r.clone()).collect();
         let got = read_coalesced(r.source, &ranges, &coalesce).await?;
         for ((lin, _), b) in missing.iter().zip(got) {
-            r.coordinator.put_payload(prefix_key(*lin), b.clone());
+            r.coordinator.put_payload(prefix_key(*lin), b.clone()).await;
             prefixes.insert(*lin, b);
         }
     }
@@ -98,7 +98,7 @@ pub(crate) async fn read(
                     format!("block {b} spans {span:?}, outside the stored chunk"),
                 ));
             }
-            match r.coordinator.get_payload(&block_key(*lin, b)) {
+            match r.coordinator.get_payload(&block_key(*lin, b)).await {
                 Some(s) => {
                     streams.insert((*lin, b), s);
                 }
@@ -111,7 +111,9 @@ pub(crate) async fn read(
         let ranges: Vec<Range<u64>> = wanted.iter().map(|(_, _, r)| r.clone()).collect();
         let got = read_coalesced(r.source, &ranges, &coalesce).await?;
         for ((lin, b, _), s) in wanted.iter().zip(got) {
-            r.coordinator.put_payload(block_key(*lin, *b), s.clone());
+            r.coordinator
+                .put_payload(block_key(*lin, *b), s.clone())
+                .await;
             streams.insert((*lin, *b), s);
         }
     }

@@ -186,12 +186,13 @@ impl Reader<'_> {
 
     /// The payload cache's entry for `chunk`. A converted entry that does not decode is a
     /// miss, never wrong data.
-    fn lookup(&self, chunk: u64, chunk_bytes: usize) -> Option<Cached> {
+    async fn lookup(&self, chunk: u64, chunk_bytes: usize) -> Option<Cached> {
         match self.converted {
             Some(stamp) => {
                 let b = self
                     .coordinator
-                    .get_payload(&self.converted_key(stamp, chunk))?;
+                    .get_payload(&self.converted_key(stamp, chunk))
+                    .await?;
                 let found = if b.as_ref() == ABSENT_CHUNK {
                     Cached::Absent
                 } else {
@@ -203,6 +204,7 @@ impl Reader<'_> {
             None => self
                 .coordinator
                 .get_payload(&self.stored_key(chunk))
+                .await
                 .map(Cached::Stored),
         }
     }
@@ -216,11 +218,13 @@ impl Reader<'_> {
 
     /// Keeps a chunk just read: its stored bytes, or for a converted format the decoded
     /// chunk re-encoded as Blosc2 (`None`: the chunk is absent from its store).
-    fn keep(&self, chunk: u64, stored: &Bytes, decoded: Option<&[u8]>, itemsize: usize) {
+    async fn keep(&self, chunk: u64, stored: &Bytes, decoded: Option<&[u8]>, itemsize: usize) {
         match self.converted {
-            None => self
-                .coordinator
-                .put_payload(self.stored_key(chunk), stored.clone()),
+            None => {
+                self.coordinator
+                    .put_payload(self.stored_key(chunk), stored.clone())
+                    .await
+            }
             Some(stamp) => {
                 let entry = match decoded {
                     Some(d) => match convert::encode(d, itemsize) {
@@ -230,7 +234,8 @@ impl Reader<'_> {
                     None => Bytes::from_static(ABSENT_CHUNK),
                 };
                 self.coordinator
-                    .put_payload(self.converted_key(stamp, chunk), entry);
+                    .put_payload(self.converted_key(stamp, chunk), entry)
+                    .await;
             }
         }
     }
@@ -269,7 +274,7 @@ pub(crate) async fn read(
                 Found::Inline
             }
             place @ (ChunkPlace::Stored(_) | ChunkPlace::Loaded) => {
-                match r.lookup(chunk, chunk_bytes) {
+                match r.lookup(chunk, chunk_bytes).await {
                     Some(Cached::Stored(b)) => {
                         let d = r.decode(chunk, &b)?;
                         asm.chunk(chunk, &d)?;
@@ -326,7 +331,7 @@ pub(crate) async fn read(
                 let within = &fetch.merged.placements[i].within;
                 let stored = bytes.slice(within.start as usize..within.end as usize);
                 let d = r.decode(chunk, &stored)?;
-                r.keep(chunk, &stored, Some(&d), dtype.itemsize);
+                r.keep(chunk, &stored, Some(&d), dtype.itemsize).await;
                 asm.chunk(chunk, &d)?;
             }
         }
@@ -376,7 +381,8 @@ impl ChunkSink for LoadSink<'_, '_, '_> {
         // and still counts them.
         if self.r.converted.is_some() {
             self.r
-                .keep(chunk, &Bytes::new(), decoded.as_deref(), self.itemsize);
+                .keep(chunk, &Bytes::new(), decoded.as_deref(), self.itemsize)
+                .await;
         }
         match decoded {
             Some(d) => self.asm.chunk(chunk, &d),
