@@ -6,10 +6,10 @@
 //! whole in memory for the session, so later reads make no request. The format is detected
 //! from the first bytes and runs its discovery.
 //!
-//! Reading plans the selection against the chunk grid ([`crate::selection::Plan`]), looks
-//! each touched chunk up in the [`PayloadCache`], coalesces the misses into as few range
-//! requests as the gaps allow ([`crate::io::coalesce`]), fetches them concurrently (bounded),
-//! keeps the compressed bytes in the cache (MEMORY policy), decodes and assembles.
+//! Reading goes through the one read pipeline ([`crate::pipeline`]): the selection is
+//! planned against the chunk grid, each touched chunk looked up in the payload cache, the
+//! misses fetched in as few range requests as the gaps allow (or loaded by the format for
+//! Zarr), decoded, kept and assembled as they arrive.
 //!
 //! Caching is owned by a [`CacheCoordinator`] ([`RemoteArray::open_with_cache`]; a
 //! standalone [`RemoteArray::open_source`] gets its own). Opening first asks it for the
