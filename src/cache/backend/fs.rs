@@ -10,7 +10,7 @@
 //! {"schema": 2, "key": "K", "bytes": 1234, "sha256": "<hex of the blob>"}
 //! ```
 //!
-//! Keys hold public URLs and salted fingerprints only ([`super::identity::SourceKey`]):
+//! Keys hold public URLs and salted fingerprints only ([`crate::cache::SourceKey`]):
 //! nothing of a URL's query, its user info or a request header is written here. Directories
 //! are created mode 0700 and files mode 0600; an existing directory that another user owns
 //! or that other users can write to is refused ([`private_dir`]).
