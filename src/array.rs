@@ -6,10 +6,10 @@
 //! whole in memory for the session, so later reads make no request. The format is detected
 //! from the first bytes and runs its discovery.
 //!
-//! Reading plans the selection against the chunk grid ([`crate::selection::Plan`]), looks
-//! each touched chunk up in the [`PayloadCache`], coalesces the misses into as few range
-//! requests as the gaps allow ([`crate::io::coalesce`]), fetches them concurrently (bounded),
-//! keeps the compressed bytes in the cache (MEMORY policy), decodes and assembles.
+//! Reading goes through the one read pipeline ([`crate::pipeline`]): the selection is
+//! planned against the chunk grid, each touched chunk looked up in the payload cache, the
+//! misses fetched in as few range requests as the gaps allow (or loaded by the format for
+//! Zarr), decoded, kept and assembled as they arrive.
 //!
 //! Caching is owned by a [`CacheCoordinator`] ([`RemoteArray::open_with_cache`]; a
 //! standalone [`RemoteArray::open_source`] gets its own). Opening first asks it for the
@@ -18,21 +18,14 @@
 //! ([`crate::cache::convert`]).
 
 use crate::cache::{
-    convert, CacheCoordinator, CacheKey, CachePolicy, Item, PayloadCache, SourceKey,
-    DEFAULT_MAX_CACHE_BYTES,
+    CacheCoordinator, CachePolicy, PayloadCache, SourceKey, DEFAULT_MAX_CACHE_BYTES,
 };
 use crate::dtype::DType;
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::formats::{ArrayFormat, ArrayInfo, ChunkPlace, FormatError};
-use crate::io::{
-    read_coalesced, CoalesceOptions, RangeSource, SourceInfo, Traffic, TrafficSnapshot,
-};
-use crate::selection::{Plan, Selection};
-use bytes::Bytes;
-use std::collections::{HashMap, HashSet};
-use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::formats::{ArrayFormat, ArrayInfo, FormatError};
+use crate::io::{RangeSource, SourceInfo, Traffic, TrafficSnapshot};
+use crate::selection::Selection;
 use std::sync::Arc;
 
 /// Options for [`RemoteArray::open_source`].
@@ -90,69 +83,7 @@ impl Default for OpenOptions {
     }
 }
 
-/// Progress of one read: chunks done out of chunks touched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct Progress {
-    /// Chunks assembled so far.
-    pub done: u64,
-    /// Chunks the selection touches.
-    pub total: u64,
-}
-
-/// A cancellation flag shared between a caller and a running read (set by an AbortSignal
-/// in JS). Checked between steps: a cancelled read returns [`crate::io::IoError::Cancelled`].
-#[derive(Debug, Clone, Default)]
-pub struct CancelFlag(Arc<AtomicBool>);
-
-impl CancelFlag {
-    /// A flag that is not set.
-    pub fn new() -> Self {
-        Self::default()
-    }
-    /// Sets the flag.
-    pub fn cancel(&self) {
-        self.0.store(true, Ordering::SeqCst)
-    }
-    /// Whether the flag is set.
-    pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
-    }
-}
-
-/// Options of one read.
-#[derive(Default)]
-pub struct ReadOptions<'a> {
-    /// Called after each chunk is assembled.
-    pub progress: Option<&'a dyn Fn(Progress)>,
-    /// Checked between steps.
-    pub cancel: Option<CancelFlag>,
-}
-
-/// The result of a read: elements in C order, in the array's stored dtype and byte order.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ArrayData {
-    /// Result shape (dimensions selected by an integer are dropped).
-    pub shape: Vec<u64>,
-    /// Element type (as stored, so big-endian arrays give big-endian bytes); `|S{n}` or
-    /// `|V{n}` when [`ArrayData::element`] describes more.
-    pub dtype: DType,
-    /// `product(shape) * dtype.itemsize` bytes.
-    pub data: Vec<u8>,
-    /// The element type of `data` when it is not a plain number: fixed-length strings
-    /// (`|S{n}`; variable-length strings arrive resolved as these, `n` the longest string
-    /// of the selection) or records. `None` for numbers.
-    pub element: Option<Element>,
-    /// Zarr: how many of the chunks read were absent from the store (HTTP 404 or no such
-    /// file) and read as the fill value, as the Zarr specification says a missing chunk
-    /// reads. Counted in the planner's chunks: chunk objects, or for a sharded array inner
-    /// chunks (every touched inner chunk of an absent shard; an inner chunk that a stored
-    /// shard's index marks empty was written so and is not counted). A warm read counts the
-    /// absent chunks it serves from the payload cache too (they are cached as absent), so
-    /// the count does not depend on the cache. Many missing chunks where data is expected
-    /// points at a wrong store URL or prefix. Always 0 for Blosc2 and HDF5 (an unallocated
-    /// HDF5 chunk is part of the format, not a missing object).
-    pub missing_chunks: u64,
-}
+pub use crate::pipeline::{ArrayData, CancelFlag, Progress, ReadOptions};
 
 /// A remote (or local) array opened for reading.
 pub struct RemoteArray {
@@ -166,7 +97,7 @@ pub struct RemoteArray {
     key: SourceKey,
     /// Payload identity: source key, scope, size and validators.
     identity: Arc<str>,
-    /// Payload identity of converted chunks ([`convert::stamp`]); `None` for Blosc2
+    /// Payload identity of converted chunks ([`crate::cache::convert::stamp`]); `None` for Blosc2
     /// formats and when no payload is retained.
     converted: Option<Arc<str>>,
     info: SourceInfo,
@@ -179,13 +110,6 @@ impl std::fmt::Debug for RemoteArray {
         f.debug_struct("RemoteArray")
             .field("identity", &self.identity)
             .finish()
-    }
-}
-
-fn check_cancel(cancel: &Option<CancelFlag>) -> Result<()> {
-    match cancel {
-        Some(c) if c.is_cancelled() => Err(crate::io::IoError::Cancelled.into()),
-        _ => Ok(()),
     }
 }
 
@@ -283,379 +207,38 @@ impl RemoteArray {
     /// of the old version is returned mixed with the new, and the coordinator forgets the
     /// source ([`CacheCoordinator::forget_source`]), so reopening reads the new version.
     pub async fn read(&self, selection: &Selection, opts: &ReadOptions<'_>) -> Result<ArrayData> {
-        let result = match &self.zarr {
-            Some(z) => {
-                let r = self.read_zarr(z, selection, opts).await;
-                // Object versions learnt by this read go into the store's record, so a later
-                // open (another process, under DISK) checks its answers against them.
-                if z.store().take_new_versions() {
-                    if let Ok(json) = serde_json::to_vec(&z.store().discovery()) {
-                        self.coordinator
-                            .put_record(&zarr_record_key(&self.key), json);
-                    }
-                }
-                r
-            }
-            None => self.read_chunks(selection, opts).await,
+        let reader = crate::pipeline::Reader {
+            source: &*self.source,
+            source_len: self.info.len,
+            location: &self.info.location,
+            format: &*self.format,
+            coordinator: &self.coordinator,
+            identity: &self.identity,
+            converted: self.converted.as_ref(),
+            limits: crate::pipeline::Limits {
+                coalesce_gap: self.options.coalesce_gap,
+                concurrency: self.options.concurrency,
+                max_result_bytes: self.options.max_result_bytes,
+                block_read_min_bytes: self.options.block_read_min_bytes,
+            },
         };
+        let result = crate::pipeline::read(&reader, selection, opts).await;
+        // Object versions learnt by this read go into the Zarr store's record, so a later
+        // open (another process, under DISK) checks its answers against them.
+        if let Some(z) = self.zarr.as_ref().filter(|z| z.store().take_new_versions()) {
+            if let Ok(json) = serde_json::to_vec(&z.store().discovery()) {
+                self.coordinator
+                    .put_record(&zarr_record_key(&self.key), json)
+                    .await;
+            }
+        }
         if let Err(Error::Io(crate::io::IoError::SourceChanged { .. })) = &result {
-            self.coordinator.forget_source(&self.key);
+            self.coordinator.forget_source(&self.key).await;
             if let Some(z) = &self.zarr {
                 z.store().forget_objects();
             }
         }
         result
-    }
-
-    async fn read_chunks(
-        &self,
-        selection: &Selection,
-        opts: &ReadOptions<'_>,
-    ) -> Result<ArrayData> {
-        let grid = self.format.grid();
-        let dtype = self.format.dtype();
-        let dims = selection.resolve(&grid.shape)?;
-        let plan = Plan::new(grid, &dims, dtype.itemsize, self.options.max_result_bytes)?;
-        let chunks = plan.chunks();
-        let total = chunks.len() as u64;
-        let mut out = vec![0u8; plan.result_bytes()];
-        check_cancel(&opts.cancel)?;
-
-        // Which chunks are cached, which must be fetched, which are fill values.
-        let mut payload: HashMap<u64, Bytes> = HashMap::new();
-        let mut wanted: Vec<(u64, Range<u64>)> = Vec::new();
-        let mut fills: HashMap<u64, Vec<u8>> = HashMap::new();
-        let mut decoded: HashMap<u64, Vec<u8>> = HashMap::new();
-        let chunk_bytes = grid.decoded_chunk_items()? as usize * dtype.itemsize;
-        for c in &chunks {
-            let lin = grid.chunk_linear(&c.coords);
-            if payload.contains_key(&lin) || fills.contains_key(&lin) || decoded.contains_key(&lin)
-            {
-                continue;
-            }
-            match self.format.locate(lin)? {
-                ChunkPlace::Fill(v) => {
-                    fills.insert(lin, v);
-                }
-                ChunkPlace::Inline(b) => {
-                    payload.insert(lin, b);
-                }
-                ChunkPlace::Stored(r) => {
-                    if let Some(stamp) = &self.converted {
-                        let key = CacheKey {
-                            source: stamp.clone(),
-                            item: Item::Chunk(lin),
-                        };
-                        // A converted payload that does not decode is a miss.
-                        match self
-                            .coordinator
-                            .get_payload(&key)
-                            .and_then(|b| convert::decode(&b, chunk_bytes))
-                        {
-                            Some(d) => {
-                                self.coordinator.count_converted_hit();
-                                decoded.insert(lin, d);
-                            }
-                            None => wanted.push((lin, r)),
-                        }
-                    } else {
-                        match self.coordinator.get_payload(&self.key(lin)) {
-                            Some(b) => {
-                                payload.insert(lin, b);
-                            }
-                            None => wanted.push((lin, r)),
-                        }
-                    }
-                }
-            }
-        }
-        // Large chunks of which the selection touches few blocks are read block by block.
-        let mut by_block: Vec<(u64, Range<u64>, Vec<u64>)> = Vec::new();
-        if self.format.blosc2_blocks() {
-            let nblocks: u64 = grid.block_counts().iter().product();
-            let mut keep = Vec::with_capacity(wanted.len());
-            for (lin, r) in wanted.drain(..) {
-                let c = chunks.iter().find(|c| grid.chunk_linear(&c.coords) == lin);
-                let touched: Vec<u64> = c
-                    .map(|c| {
-                        plan.blocks_of(c)
-                            .iter()
-                            .map(|b| grid.block_linear(b))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                if r.end - r.start >= self.options.block_read_min_bytes
-                    && nblocks > 1
-                    && (touched.len() as u64) * 2 <= nblocks
-                {
-                    by_block.push((lin, r, touched));
-                } else {
-                    keep.push((lin, r));
-                }
-            }
-            wanted = keep;
-        }
-        if !by_block.is_empty() {
-            let fallback = self.read_blocks(&by_block, &mut decoded).await?;
-            wanted.extend(fallback);
-            check_cancel(&opts.cancel)?;
-        }
-        let mut fetched_now: HashSet<u64> = HashSet::new();
-        if !wanted.is_empty() {
-            let ranges: Vec<Range<u64>> = wanted.iter().map(|(_, r)| r.clone()).collect();
-            let fetched = read_coalesced(&*self.source, &ranges, &self.coalesce_options()).await?;
-            check_cancel(&opts.cancel)?;
-            for ((lin, _), bytes) in wanted.iter().zip(fetched) {
-                // Converted formats keep the decoded chunk re-encoded, not the stored bytes.
-                if self.converted.is_none() {
-                    self.coordinator.put_payload(self.key(*lin), bytes.clone());
-                }
-                fetched_now.insert(*lin);
-                payload.insert(*lin, bytes);
-            }
-        }
-        for (i, c) in chunks.iter().enumerate() {
-            check_cancel(&opts.cancel)?;
-            let lin = grid.chunk_linear(&c.coords);
-            if let Some(v) = fills.get(&lin) {
-                let n = grid.decoded_chunk_items()? as usize;
-                let mut decoded = Vec::with_capacity(n * v.len());
-                for _ in 0..n {
-                    decoded.extend_from_slice(v);
-                }
-                plan.copy_chunk(c, &decoded, &mut out)?;
-            } else if let Some(d) = decoded.get(&lin) {
-                plan.copy_chunk(c, d, &mut out)?;
-            } else if let Some(stored) = payload.get(&lin) {
-                let d = self.format.decode(lin, stored)?;
-                self.coordinator.count_format_decode();
-                if let Some(stamp) = &self.converted {
-                    if fetched_now.remove(&lin) {
-                        if let Some(blosc2) = convert::encode(&d, dtype.itemsize) {
-                            let key = CacheKey {
-                                source: stamp.clone(),
-                                item: Item::Chunk(lin),
-                            };
-                            self.coordinator.put_payload(key, blosc2);
-                        }
-                    }
-                }
-                plan.copy_chunk(c, &d, &mut out)?;
-            }
-            if let Some(p) = opts.progress {
-                p(Progress {
-                    done: i as u64 + 1,
-                    total,
-                });
-            }
-        }
-        let element = self.format.element();
-        if let Some(e) = element.as_ref().filter(|e| e.has_vlen()) {
-            // Variable-length strings (alone or in records): the assembled references point
-            // into global heap collections, fetched now as one coalesced batch.
-            let (resolved, data) = crate::formats::hdf5::heap::resolve_strings(
-                &*self.source,
-                self.info.len,
-                e,
-                &out,
-                &self.coalesce_options(),
-                self.options.max_result_bytes,
-                &HeapCache(self),
-            )
-            .await
-            .map_err(|err| err.into_format(&self.info.location))?;
-            return Ok(ArrayData {
-                shape: plan.result_shape.clone(),
-                dtype: resolved.storage_dtype(),
-                data,
-                element: Some(resolved),
-                missing_chunks: 0,
-            });
-        }
-        Ok(ArrayData {
-            shape: plan.result_shape.clone(),
-            dtype,
-            data: out,
-            element,
-            missing_chunks: 0,
-        })
-    }
-
-    fn key(&self, chunk: u64) -> CacheKey {
-        CacheKey {
-            source: self.identity.clone(),
-            item: Item::Chunk(chunk),
-        }
-    }
-
-    fn coalesce_options(&self) -> CoalesceOptions {
-        CoalesceOptions {
-            max_gap: self.options.coalesce_gap,
-            max_len: None,
-            concurrency: self.options.concurrency,
-        }
-    }
-
-    /// Reads the touched blocks of Blosc2 chunks: first each chunk's header and block offsets
-    /// (one coalesced batch), then the touched blocks' streams plus the blocks they depend on
-    /// (DELTA refers to block 0), decoded into a full-size chunk buffer whose untouched blocks
-    /// stay zero (the planner copies only touched elements). Compressed prefixes and block
-    /// streams enter the payload cache as [`Item::Block`] entries. Returns the chunks that
-    /// cannot be split (special-value or otherwise) for a whole-chunk read.
-    async fn read_blocks(
-        &self,
-        chunks: &[(u64, Range<u64>, Vec<u64>)],
-        decoded: &mut HashMap<u64, Vec<u8>>,
-    ) -> Result<Vec<(u64, Range<u64>)>> {
-        use crate::codec::blosc2::{block_dependencies, block_spans, decode_block, ChunkHeader};
-        let grid = self.format.grid();
-        let nblocks: u64 = grid.block_counts().iter().product();
-        let prefix_len = (32 + 4 * nblocks).min(u32::MAX as u64);
-        let prefix_key = |lin: u64| CacheKey {
-            source: self.identity.clone(),
-            item: Item::Block(lin, u64::MAX),
-        };
-        let block_key = |lin: u64, b: u64| CacheKey {
-            source: self.identity.clone(),
-            item: Item::Block(lin, b),
-        };
-
-        // 1. prefixes
-        let mut prefixes: HashMap<u64, Bytes> = HashMap::new();
-        let mut missing: Vec<(u64, Range<u64>)> = Vec::new();
-        for (lin, r, _) in chunks {
-            match self.coordinator.get_payload(&prefix_key(*lin)) {
-                Some(b) => {
-                    prefixes.insert(*lin, b);
-                }
-                None => missing.push((*lin, r.start..(r.start + prefix_len).min(r.end))),
-            }
-        }
-        if !missing.is_empty() {
-            let ranges: Vec<Range<u64>> = missing.iter().map(|(_, r)| r.clone()).collect();
-            let got = read_coalesced(&*self.source, &ranges, &self.coalesce_options()).await?;
-            for ((lin, _), b) in missing.iter().zip(got) {
-                self.coordinator.put_payload(prefix_key(*lin), b.clone());
-                prefixes.insert(*lin, b);
-            }
-        }
-
-        // 2. block streams
-        let mut whole = Vec::new();
-        let mut jobs = Vec::new(); // (lin, header, needed blocks, spans)
-        let mut wanted: Vec<(u64, u64, Range<u64>)> = Vec::new();
-        let mut streams: HashMap<(u64, u64), Bytes> = HashMap::new();
-        for (lin, r, touched) in chunks {
-            let prefix = &prefixes[lin];
-            let (header, spans) = match (ChunkHeader::parse(prefix), block_spans(prefix)) {
-                (Ok(h), Ok(s)) if s.len() as u64 == nblocks => (h, s),
-                _ => {
-                    whole.push((*lin, r.clone()));
-                    continue;
-                }
-            };
-            let mut needed: Vec<u64> = touched.clone();
-            for &b in touched {
-                needed.extend(
-                    block_dependencies(&header, b as usize)
-                        .iter()
-                        .map(|&d| d as u64),
-                );
-            }
-            needed.sort_unstable();
-            needed.dedup();
-            for &b in &needed {
-                let span = &spans[b as usize];
-                let abs = r.start + span.start as u64..r.start + span.end as u64;
-                if abs.end > r.end || abs.start >= abs.end {
-                    return Err(FormatError::Chunk {
-                        location: self.info.location.clone(),
-                        chunk: *lin,
-                        detail: format!("block {b} spans {span:?}, outside the stored chunk"),
-                    }
-                    .into());
-                }
-                match self.coordinator.get_payload(&block_key(*lin, b)) {
-                    Some(s) => {
-                        streams.insert((*lin, b), s);
-                    }
-                    None => wanted.push((*lin, b, abs)),
-                }
-            }
-            jobs.push((*lin, header, needed));
-        }
-        if !wanted.is_empty() {
-            let ranges: Vec<Range<u64>> = wanted.iter().map(|(_, _, r)| r.clone()).collect();
-            let got = read_coalesced(&*self.source, &ranges, &self.coalesce_options()).await?;
-            for ((lin, b, _), s) in wanted.iter().zip(got) {
-                self.coordinator.put_payload(block_key(*lin, *b), s.clone());
-                streams.insert((*lin, *b), s);
-            }
-        }
-
-        // 3. decode block 0 first so DELTA blocks find their reference.
-        let chunk_bytes = grid.decoded_chunk_items()? as usize * self.format.dtype().itemsize;
-        for (lin, header, needed) in jobs {
-            let err = |e: crate::codec::blosc2::CodecError| -> Error {
-                FormatError::Chunk {
-                    location: self.info.location.clone(),
-                    chunk: lin,
-                    detail: e.to_string(),
-                }
-                .into()
-            };
-            if header.nbytes != chunk_bytes {
-                return Err(FormatError::Chunk {
-                    location: self.info.location.clone(),
-                    chunk: lin,
-                    detail: format!(
-                        "chunk holds {} bytes, layout needs {chunk_bytes}",
-                        header.nbytes
-                    ),
-                }
-                .into());
-            }
-            let mut buf = vec![0u8; chunk_bytes];
-            let bs = header.blocksize;
-            let mut have_block0 = false;
-            for b in needed {
-                let b = b as usize;
-                let start = b * bs;
-                let n = header.block_nbytes(b);
-                let stream = &streams[&(lin, b as u64)];
-                let (head, tail) = buf.split_at_mut(start);
-                let reference = if b > 0 && have_block0 {
-                    Some(&head[..header.block_nbytes(0)])
-                } else {
-                    None
-                };
-                decode_block(&header, b, stream, reference, &mut tail[..n]).map_err(err)?;
-                have_block0 |= b == 0;
-            }
-            decoded.insert(lin, buf);
-        }
-        Ok(whole)
-    }
-}
-
-/// Global heap collections kept in the array's payload cache.
-struct HeapCache<'a>(&'a RemoteArray);
-
-impl crate::formats::hdf5::heap::CollectionCache for HeapCache<'_> {
-    fn get(&self, address: u64) -> Option<Bytes> {
-        self.0.coordinator.get_payload(&self.key_of(address))
-    }
-    fn put(&self, address: u64, bytes: Bytes) {
-        self.0.coordinator.put_payload(self.key_of(address), bytes);
-    }
-}
-
-impl HeapCache<'_> {
-    fn key_of(&self, address: u64) -> CacheKey {
-        CacheKey {
-            source: self.0.identity.clone(),
-            item: Item::HeapCollection(address),
-        }
     }
 }
 
@@ -669,124 +252,11 @@ impl RemoteArray {
     pub fn zarr_discovery(&self) -> Option<crate::formats::zarr::ZarrDiscovery> {
         self.zarr.as_ref().map(|z| z.store().discovery())
     }
-
-    async fn read_zarr(
-        &self,
-        z: &crate::formats::zarr::ZarrArray,
-        selection: &Selection,
-        opts: &ReadOptions<'_>,
-    ) -> Result<ArrayData> {
-        let grid = z.grid();
-        let dtype = z.meta().dtype;
-        let dims = selection.resolve(&grid.shape)?;
-        let plan = Plan::new(grid, &dims, dtype.itemsize, self.options.max_result_bytes)?;
-        let chunks = plan.chunks();
-        let total = chunks.len() as u64;
-        let chunk_len = grid.decoded_chunk_items()? as usize * dtype.itemsize;
-        let mut out = vec![0u8; plan.result_bytes()];
-        let mut done = 0u64;
-        let progress = |done: &mut u64| {
-            *done += 1;
-            if let Some(p) = opts.progress {
-                p(Progress { done: *done, total });
-            }
-        };
-        check_cancel(&opts.cancel)?;
-        let fill_chunk = || z.meta().fill.repeat(chunk_len / dtype.itemsize);
-        // Chunks absent from the store (read as fill values), counted per read-grid chunk.
-        let mut absent = 0u64;
-        // Warm chunks first; a corrupt entry is a miss. An absent chunk is cached as
-        // `ABSENT_CHUNK` so a warm read still counts it.
-        let mut missing: HashMap<u64, Vec<usize>> = HashMap::new();
-        for (i, c) in chunks.iter().enumerate() {
-            let lin = grid.chunk_linear(&c.coords);
-            let warm = self.converted.as_ref().and_then(|stamp| {
-                let b = self.coordinator.get_payload(&converted_key(stamp, lin))?;
-                if b.as_ref() == ABSENT_CHUNK {
-                    return Some(None);
-                }
-                convert::decode(&b, chunk_len).map(Some)
-            });
-            match warm {
-                Some(d) => {
-                    self.coordinator.count_converted_hit();
-                    let d = d.unwrap_or_else(|| {
-                        absent += 1;
-                        fill_chunk()
-                    });
-                    plan.copy_chunk(c, &d, &mut out)?;
-                    progress(&mut done);
-                }
-                None => missing.entry(lin).or_default().push(i),
-            }
-        }
-        if missing.is_empty() {
-            return Ok(ArrayData {
-                shape: plan.result_shape.clone(),
-                dtype,
-                data: out,
-                element: None,
-                missing_chunks: absent,
-            });
-        }
-        let mut lins: Vec<u64> = missing.keys().copied().collect();
-        lins.sort_unstable();
-        let mut on_chunk = |lin: u64, decoded: Option<Vec<u8>>| -> Result<()> {
-            check_cancel(&opts.cancel)?;
-            // Absent chunks are cached too (as absent), so a warm read never asks for them
-            // again and still counts them.
-            let d = match decoded {
-                Some(d) => {
-                    if let Some(stamp) = &self.converted {
-                        if let Some(enc) = convert::encode(&d, dtype.itemsize) {
-                            self.coordinator.put_payload(converted_key(stamp, lin), enc);
-                        }
-                    }
-                    d
-                }
-                None => {
-                    absent += 1;
-                    if let Some(stamp) = &self.converted {
-                        self.coordinator.put_payload(
-                            converted_key(stamp, lin),
-                            Bytes::from_static(ABSENT_CHUNK),
-                        );
-                    }
-                    fill_chunk()
-                }
-            };
-            for &i in missing.get(&lin).into_iter().flatten() {
-                plan.copy_chunk(&chunks[i], &d, &mut out)?;
-                progress(&mut done);
-            }
-            Ok(())
-        };
-        z.load_chunks(&lins, &self.coalesce_options(), &mut on_chunk)
-            .await?;
-        Ok(ArrayData {
-            shape: plan.result_shape.clone(),
-            dtype,
-            data: out,
-            element: None,
-            missing_chunks: absent,
-        })
-    }
 }
-
-/// The payload-cache entry of a Zarr chunk absent from its store: shorter than any Blosc2
-/// chunk header (32 bytes), so it can never be taken for a converted chunk.
-const ABSENT_CHUNK: &[u8] = b"chunkwise:absent";
 
 /// The coordinator's record key of a Zarr store's remembered metadata.
 pub(crate) fn zarr_record_key(key: &SourceKey) -> String {
     format!("{}\n#zarr-metadata", key.source_id())
-}
-
-fn converted_key(stamp: &Arc<str>, chunk: u64) -> CacheKey {
-    CacheKey {
-        source: stamp.clone(),
-        item: Item::Chunk(chunk),
-    }
 }
 
 impl From<crate::selection::SelectionError> for Error {

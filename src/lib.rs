@@ -13,6 +13,7 @@
 //!   copies of small sources, policies MEMORY / DISK / NONE.
 //! - [`selection`]: numpy-like selections and the one planner that maps them to chunks.
 //! - [`formats`]: discovery and chunk location per format.
+//! - [`pipeline`]: the one read, shared by every format: plan, fetch, decode, assemble.
 //! - [`array`]: [`array::RemoteArray`], the format-agnostic handle users read from.
 //! - [`store`]: [`store::RemoteStore`], a container opened once whose arrays share its caches.
 //! - [`partition`] and [`chunk_trace`]: pure logic for tape tiering and the HDF5 chunk cache.
@@ -29,6 +30,7 @@ pub mod io;
 pub mod npy;
 pub mod open;
 pub mod partition;
+pub mod pipeline;
 pub mod selection;
 pub mod store;
 

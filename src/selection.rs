@@ -636,33 +636,79 @@ impl Plan {
         dst: &mut [u8],
     ) -> Result<(), SelectionError> {
         let isz = self.itemsize;
-        let parts: Vec<&DimPart> = chunk
-            .part
-            .iter()
-            .enumerate()
-            .map(|(d, &i)| &self.parts[d][i])
-            .collect();
-        // Bounds once, so the loops below cannot index out of range.
-        let max_src: u64 = parts
-            .iter()
-            .map(|p| p.src.iter().copied().max().unwrap_or(0))
-            .sum();
-        let needed = (max_src as usize + 1) * isz;
+        let needed = (self.max_src(chunk) as usize + 1) * isz;
         if src.len() < needed {
             return Err(SelectionError::ShortChunk {
                 got: src.len(),
                 needed,
             });
         }
+        self.for_each_run(chunk, dst, |dst, s, t, len| {
+            dst[t * isz..(t + len) * isz].copy_from_slice(&src[s * isz..(s + len) * isz]);
+        })
+    }
+
+    /// Writes `value` (the bytes of one element) into every result element that falls in
+    /// `chunk`: a chunk that is not stored (a fill value) without a decoded-chunk buffer.
+    ///
+    /// # Errors
+    /// [`SelectionError::ShortChunk`] when `value` is not one element or `dst` is shorter
+    /// than [`Plan::result_bytes`].
+    pub fn fill_chunk(
+        &self,
+        chunk: &ChunkRef,
+        value: &[u8],
+        dst: &mut [u8],
+    ) -> Result<(), SelectionError> {
+        let isz = self.itemsize;
+        if value.len() != isz {
+            return Err(SelectionError::ShortChunk {
+                got: value.len(),
+                needed: isz,
+            });
+        }
+        self.for_each_run(chunk, dst, |dst, _, t, len| {
+            for e in dst[t * isz..(t + len) * isz].chunks_exact_mut(isz) {
+                e.copy_from_slice(value);
+            }
+        })
+    }
+
+    /// The largest element offset inside the decoded chunk that `chunk`'s selection reads.
+    fn max_src(&self, chunk: &ChunkRef) -> u64 {
+        chunk
+            .part
+            .iter()
+            .enumerate()
+            .map(|(d, &i)| self.parts[d][i].src.iter().copied().max().unwrap_or(0))
+            .sum()
+    }
+
+    /// Calls `f(dst, src_element, dst_element, len)` for each run of `len` consecutive
+    /// elements that `chunk` contributes to the result: `len` elements from element offset
+    /// `src_element` of the decoded chunk go to element offset `dst_element` of `dst`.
+    /// Checks `dst`'s length once, so `f` may index without bounds failures.
+    fn for_each_run(
+        &self,
+        chunk: &ChunkRef,
+        dst: &mut [u8],
+        mut f: impl FnMut(&mut [u8], usize, usize, usize),
+    ) -> Result<(), SelectionError> {
         if dst.len() < self.result_bytes() {
             return Err(SelectionError::ShortChunk {
                 got: dst.len(),
                 needed: self.result_bytes(),
             });
         }
+        let parts: Vec<&DimPart> = chunk
+            .part
+            .iter()
+            .enumerate()
+            .map(|(d, &i)| &self.parts[d][i])
+            .collect();
         let ndim = parts.len();
         if ndim == 0 {
-            dst[..isz].copy_from_slice(&src[..isz]);
+            f(dst, 0, 0, 1);
             return Ok(());
         }
         let last = parts[ndim - 1];
@@ -676,9 +722,12 @@ impl Plan {
             }
             d_off += last.out_start;
             for &(k, len) in &last.runs {
-                let s = (s_off + last.src[k]) as usize * isz;
-                let t = (d_off + k as u64) as usize * isz;
-                dst[t..t + len * isz].copy_from_slice(&src[s..s + len * isz]);
+                f(
+                    dst,
+                    (s_off + last.src[k]) as usize,
+                    (d_off + k as u64) as usize,
+                    len,
+                );
             }
             let mut d = ndim - 1;
             loop {
@@ -702,6 +751,28 @@ mod tests {
 
     fn positions(d: &DimSelection) -> Vec<u64> {
         (0..d.count).map(|k| d.position(k)).collect()
+    }
+
+    #[test]
+    fn fill_chunk_writes_what_a_full_fill_chunk_copies() {
+        // 10x7 array in 4x3 chunks with 2x2 blocks; a strided, reversed selection.
+        let grid = Grid::new(vec![10, 7], vec![4, 3], vec![2, 2]).unwrap();
+        let sel = Selection::parse("8:0:-3, 1:7:2").unwrap();
+        let dims = sel.resolve(&grid.shape).unwrap();
+        let plan = Plan::new(&grid, &dims, 2, 1 << 20).unwrap();
+        let value = [0xAB, 0xCD];
+        let items = grid.decoded_chunk_items().unwrap() as usize;
+        let full: Vec<u8> = value.repeat(items);
+        for c in plan.chunks() {
+            let mut want = vec![0u8; plan.result_bytes()];
+            let mut got = vec![0u8; plan.result_bytes()];
+            plan.copy_chunk(&c, &full, &mut want).unwrap();
+            plan.fill_chunk(&c, &value, &mut got).unwrap();
+            assert_eq!(got, want, "chunk {:?}", c.coords);
+        }
+        let c = &plan.chunks()[0];
+        let mut out = vec![0u8; plan.result_bytes()];
+        assert!(plan.fill_chunk(c, &[1], &mut out).is_err());
     }
 
     #[test]

@@ -97,7 +97,7 @@ impl RemoteStore {
     /// without a request.
     ///
     /// # Errors
-    /// As [`RemoteArray::open_with_cache`] (a missing path is [`FormatError::Invalid`]).
+    /// As [`RemoteArray::open_with_cache`] (a missing path is [`crate::formats::FormatError::Invalid`]).
     pub async fn get(&self, path: &str) -> Result<RemoteArray> {
         let options = OpenOptions {
             path: Some(normalise_path(path)),

@@ -340,6 +340,56 @@ async fn vlen_strings_over_range_requests() {
     server.shutdown().await;
 }
 
+/// Under DISK the global heap collections are kept with the chunks: a second process (a new
+/// coordinator on the same directory) reads the variable-length strings with no request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vlen_strings_are_kept_on_disk() {
+    let server = spawn(ServeOptions {
+        root: fixtures(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let url = server.url("hdf5_types/types.h5");
+    let tmp = tempfile::tempdir().unwrap();
+    for (path, js) in [
+        ("/vs_ascii_chunked", "types_vs_ascii_chunked.json"),
+        ("/vs_long", "types_vs_long.json"),
+    ] {
+        let want = written_strings(&fixtures().join("hdf5_types").join(js));
+        for run in ["cold", "warm"] {
+            let coordinator =
+                chunkwise::cache::CacheCoordinator::disk(tmp.path(), Some(64 << 20)).unwrap();
+            let options = OpenOptions {
+                small_source_bytes: 0,
+                ..with_path(path)
+            };
+            let arr = native_harness::source::open_array_cached(&url, vec![], options, coordinator)
+                .await
+                .unwrap();
+            let all = arr
+                .read(&Selection::all(), &ReadOptions::default())
+                .await
+                .unwrap();
+            assert_eq!(
+                split_strings(&all.data, all.dtype.itemsize),
+                want,
+                "{path} {run}"
+            );
+            if run == "warm" {
+                assert_eq!(
+                    arr.traffic().requests,
+                    0,
+                    "{path}: requests of the warm run"
+                );
+            }
+        }
+    }
+    server.shutdown().await;
+}
+
 /// `chunkwise read --out`: the JSON line prints numpy's dtype (descr for records) and numpy
 /// loads the `.npy` equal to what h5py reads (variable-length strings as `S` bytes).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

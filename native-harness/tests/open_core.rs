@@ -368,7 +368,7 @@ async fn records_of_another_shape_tag_or_version_are_misses() {
     for (what, json) in cases {
         let c = memory();
         let key = open::source_key(&url, &[], &c, None);
-        c.put_record(&key.scoped(""), json.into_bytes());
+        c.put_record(&key.scoped(""), json.into_bytes()).await;
         let arr = open::open_array(&url, vec![], OpenOptions::default(), c.clone())
             .await
             .unwrap_or_else(|e| panic!("{what}: {e}"));

@@ -388,6 +388,62 @@ async fn payload_bound_is_respected() {
     server.shutdown().await;
 }
 
+/// A native Blosc2 read of four times the payload budget, MEMORY and DISK: the payload
+/// retained stays within `max_cache_bytes` (in memory, and in the blobs on disk), the most
+/// recently read chunks are kept, and the values equal the written array.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn b2nd_read_of_four_budgets_retains_at_most_the_budget() {
+    let server = serve(big_dir()).await;
+    let big = big_b2nd();
+    let url = server.url(big.file_name().unwrap().to_str().unwrap());
+    let want = npy(&big.with_extension("npy"));
+    let budget = std::fs::metadata(&big).unwrap().len() / 4;
+    let tmp = tempfile::tempdir().unwrap();
+    for c in [
+        CacheCoordinator::memory(budget),
+        CacheCoordinator::disk(tmp.path(), Some(budget)).unwrap(),
+    ] {
+        let arr = open(&url, None, &c, &[]).await;
+        check(&arr, &want, "").await;
+        let read = arr.traffic().bytes;
+        let s = c.stats();
+        eprintln!(
+            "{:?}: read {read} bytes, retained {} bytes in {} entries, budget {budget}, \
+             {} evictions",
+            c.policy(),
+            s.payload.bytes,
+            s.payload.entries,
+            s.payload.evictions
+        );
+        assert!(read >= 4 * budget, "read {read} < 4 x {budget}");
+        assert!(s.payload.bytes <= budget, "{s:?}");
+        assert!(s.payload.bytes > budget / 2, "the budget is used: {s:?}");
+        assert!(s.payload.evictions > 0, "{s:?}");
+        if c.policy() == chunkwise::cache::CachePolicy::Disk {
+            let on_disk: u64 = std::fs::read_dir(tmp.path().join("payload"))
+                .unwrap()
+                .filter_map(|e| e.ok())
+                .filter(|e| e.path().extension().is_some_and(|x| x == "blob"))
+                .map(|e| e.metadata().unwrap().len())
+                .sum();
+            assert_eq!(on_disk, s.payload.bytes);
+        } else {
+            assert_eq!(arr.cache().stats().bytes, s.payload.bytes);
+        }
+        // The last chunks read are retained: reading them again makes no request.
+        let before = arr.traffic().requests;
+        check(&arr, &want, "1750:2000, 1750:2000").await;
+        assert_eq!(arr.traffic().requests, before, "the last chunk is retained");
+        // The first were evicted: reading them again fetches.
+        check(&arr, &want, "0:250, 0:250").await;
+        assert!(
+            arr.traffic().requests > before,
+            "the first chunk was evicted"
+        );
+    }
+    server.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn credentials_separate_entries() {
     let server = serve(&fixtures()).await;

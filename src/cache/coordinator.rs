@@ -7,12 +7,21 @@
 //! | compressed payload (LRU, `max_cache_bytes`) | memory | `payload/` | not retained |
 //! | complete copies of small sources | memory | `sources/` + memory | memory |
 //!
+//! Every layer keeps its blobs in a [`CacheBackend`] ([`super::backend`]): the memory
+//! backend, or under DISK the filesystem backend, whose file work runs off the async
+//! executor. A backend's failure is never a failed read: on a lookup it is a miss, on a store
+//! it is counted ([`CoordinatorStats::cache_errors`]).
+//!
 //! Discovery records and source copies do not count against `max_cache_bytes` (spec:
-//! "Source copies do not count against max_cache_bytes"). Under NONE discovery state and
+//! "Source copies do not count against max_cache_bytes") but have bounds of their own
+//! ([`MAX_MEMORY_RECORD_BYTES`], [`MAX_MEMORY_SOURCE_BYTES`], [`MAX_DISK_RECORD_BYTES`],
+//! [`MAX_DISK_SOURCE_BYTES`]; every map also at most
+//! [`super::backend::DEFAULT_MAX_ENTRIES`] entries). Under NONE discovery state and
 //! small-source copies are still kept for the coordinator's lifetime (spec: "NONE does not
 //! mean that readers discard all discovery state"). On disk every blob has a SHA-256 marker
-//! ([`super::disk`]); a bad entry is a miss.
+//! ([`super::backend::fs`]); a bad entry is a miss.
 
+use super::backend::{Budget, CacheBackend, MemoryBackend};
 use super::discovery::{self, DiscoveryRecord, NodesRecord, SourceIdentity, SourceRecord};
 use super::identity::Salt;
 use super::{
@@ -38,6 +47,9 @@ pub struct CoordinatorStats {
     pub format_decodes: u64,
     /// Chunks served from a converted Blosc2 payload.
     pub converted_hits: u64,
+    /// Backend failures ([`super::backend::BackendError`]): lookups answered as misses and
+    /// entries not kept.
+    pub cache_errors: u64,
 }
 
 #[derive(Default)]
@@ -47,17 +59,15 @@ struct Counters {
     source_hits: AtomicU64,
     format_decodes: AtomicU64,
     converted_hits: AtomicU64,
-    #[cfg(not(target_arch = "wasm32"))]
-    disk_hits: AtomicU64,
-    #[cfg(not(target_arch = "wasm32"))]
-    disk_misses: AtomicU64,
+    payload_hits: AtomicU64,
+    payload_misses: AtomicU64,
+    cache_errors: AtomicU64,
 }
 
-#[cfg(not(target_arch = "wasm32"))]
-struct Disk {
-    payload: super::disk::DiskStore,
-    discovery: super::disk::DiskStore,
-    sources: super::disk::DiskStore,
+/// The persistent backends of discovery records and source copies (DISK).
+struct Persist {
+    discovery: Arc<dyn CacheBackend>,
+    sources: Arc<dyn CacheBackend>,
 }
 
 struct Inner {
@@ -67,9 +77,12 @@ struct Inner {
     /// ([`SourceKey::persist`]), made on first use.
     volatile: OnceLock<CacheCoordinator>,
     max_cache_bytes: Option<u64>,
+    /// The in-memory payload (bound 0 under DISK and NONE).
     memory: PayloadCache,
-    #[cfg(not(target_arch = "wasm32"))]
-    disk: Option<Disk>,
+    /// Where payload goes: `memory`, or under DISK the `payload/` directory.
+    payload: Arc<dyn CacheBackend>,
+    /// Under DISK, the `discovery/` and `sources/` directories.
+    persist: Option<Persist>,
     /// Discovery records in memory (under DISK, a front of `discovery/`), bounded by
     /// [`MAX_MEMORY_RECORD_BYTES`].
     discovery: ByteLru<String>,
@@ -89,6 +102,15 @@ pub const MAX_MEMORY_RECORD_BYTES: u64 = 64 << 20;
 /// opening many small files does not grow without end: sixteen 8 MiB files.
 pub const MAX_MEMORY_SOURCE_BYTES: u64 = 128 << 20;
 
+/// Most bytes of discovery records kept under DISK in `discovery/` (least recently used go
+/// first; a record dropped is rediscovered, never wrong).
+pub const MAX_DISK_RECORD_BYTES: u64 = 256 << 20;
+
+/// Most bytes of small-source copies kept under DISK in `sources/`: 128 copies of 8 MiB
+/// (least recently used go first). The spec leaves the aggregate unbounded; a bound keeps a
+/// long-lived cache directory from growing without end, and a copy dropped is fetched again.
+pub const MAX_DISK_SOURCE_BYTES: u64 = 1 << 30;
+
 /// Owner of discovery records, compressed payload and small-source copies, shared by the
 /// arrays and stores opened with it. Cloning shares it.
 #[derive(Clone)]
@@ -106,20 +128,30 @@ impl std::fmt::Debug for CacheCoordinator {
 }
 
 impl CacheCoordinator {
-    fn build(policy: CachePolicy, max_cache_bytes: Option<u64>) -> CacheCoordinator {
+    fn build(
+        policy: CachePolicy,
+        max_cache_bytes: Option<u64>,
+        salt: Salt,
+        disk: Option<(Arc<dyn CacheBackend>, Persist)>,
+    ) -> CacheCoordinator {
         let bound = match policy {
             CachePolicy::Memory => max_cache_bytes.unwrap_or(u64::MAX),
             CachePolicy::Disk | CachePolicy::None => 0,
         };
+        let memory = MemoryBackend::new(Budget::bytes(bound));
+        let (payload, persist) = match disk {
+            Some((p, d)) => (p, Some(d)),
+            None => (Arc::new(memory.clone()) as Arc<dyn CacheBackend>, None),
+        };
         CacheCoordinator {
             inner: Arc::new(Inner {
                 policy,
-                salt: Salt::random(),
+                salt,
                 volatile: OnceLock::new(),
                 max_cache_bytes,
-                memory: PayloadCache::new(bound),
-                #[cfg(not(target_arch = "wasm32"))]
-                disk: None,
+                memory,
+                payload,
+                persist,
                 discovery: ByteLru::whole_objects(MAX_MEMORY_RECORD_BYTES),
                 sources: ByteLru::whole_objects(MAX_MEMORY_SOURCE_BYTES),
                 counters: Counters::default(),
@@ -129,12 +161,17 @@ impl CacheCoordinator {
 
     /// A MEMORY coordinator retaining at most `max_cache_bytes` of compressed payload.
     pub fn memory(max_cache_bytes: u64) -> CacheCoordinator {
-        Self::build(CachePolicy::Memory, Some(max_cache_bytes))
+        Self::build(
+            CachePolicy::Memory,
+            Some(max_cache_bytes),
+            Salt::random(),
+            None,
+        )
     }
 
     /// A NONE coordinator: no payload retained between operations.
     pub fn none() -> CacheCoordinator {
-        Self::build(CachePolicy::None, Some(0))
+        Self::build(CachePolicy::None, Some(0), Salt::random(), None)
     }
 
     /// A coordinator of `policy` without a cache directory: MEMORY or NONE.
@@ -158,9 +195,13 @@ impl CacheCoordinator {
 
     /// A DISK coordinator on `dir` (created if needed, mode 0700): payload under
     /// `dir/payload/` (least recently used entries removed beyond `max_cache_bytes`; `None`
-    /// is unbounded), discovery records under `dir/discovery/`, small-source copies under
-    /// `dir/sources/` (not bounded), the fingerprint salt in `dir/salt`. Files are created
-    /// mode 0600. One process should own a directory at a time.
+    /// has no byte bound), discovery records under `dir/discovery/` (at most
+    /// [`MAX_DISK_RECORD_BYTES`]), small-source copies under `dir/sources/` (at most
+    /// [`MAX_DISK_SOURCE_BYTES`]), each directory at most
+    /// [`super::backend::DEFAULT_MAX_ENTRIES`] entries; the fingerprint salt in `dir/salt`.
+    /// Files are created mode 0600. One process should own a directory at a time. The
+    /// directories are scanned once here (blocking); later file work runs off the async
+    /// executor ([`super::backend::fs::FsBackend`]).
     ///
     /// # Errors
     /// [`crate::Error::InvalidArgument`] when the directories cannot be created or listed,
@@ -172,24 +213,29 @@ impl CacheCoordinator {
         dir: impl AsRef<std::path::Path>,
         max_cache_bytes: Option<u64>,
     ) -> crate::Result<CacheCoordinator> {
-        use super::disk::{self as d, DiskStore};
+        use super::backend::fs::{self as d, FsBackend};
         let dir = dir.as_ref();
         let bad = |e: std::io::Error| {
             crate::Error::InvalidArgument(format!("cache directory {}: {e}", dir.display()))
         };
         d::private_dir(dir).map_err(bad)?;
-        let open = |name: &str, max: Option<u64>| DiskStore::open(dir.join(name), max).map_err(bad);
-        let disk = Disk {
-            payload: open("payload", max_cache_bytes)?,
-            discovery: open("discovery", None)?,
-            sources: open("sources", None)?,
+        let open = |name: &str, bytes: u64| -> crate::Result<Arc<dyn CacheBackend>> {
+            Ok(Arc::new(
+                FsBackend::open(dir.join(name), Budget::bytes(bytes)).map_err(bad)?,
+            ))
+        };
+        let payload = open("payload", max_cache_bytes.unwrap_or(u64::MAX))?;
+        let persist = Persist {
+            discovery: open("discovery", MAX_DISK_RECORD_BYTES)?,
+            sources: open("sources", MAX_DISK_SOURCE_BYTES)?,
         };
         let salt = d::salt(&dir.join("salt")).map_err(bad)?;
-        let mut c = Self::build(CachePolicy::Disk, max_cache_bytes);
-        let inner = Arc::get_mut(&mut c.inner).expect("not shared yet");
-        inner.disk = Some(disk);
-        inner.salt = salt;
-        Ok(c)
+        Ok(Self::build(
+            CachePolicy::Disk,
+            max_cache_bytes,
+            salt,
+            Some((payload, persist)),
+        ))
     }
 
     /// The cache identity of `location` read with `headers`, fingerprinted under this
@@ -236,30 +282,65 @@ impl CacheCoordinator {
             .clone()
     }
 
+    fn count_error(&self) {
+        self.inner
+            .counters
+            .cache_errors
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// `backend.get(key)`, a failure read as a miss.
+    async fn get_from(&self, backend: &dyn CacheBackend, key: &str) -> Option<Bytes> {
+        backend.get(key).await.unwrap_or_else(|_| {
+            self.count_error();
+            None
+        })
+    }
+
+    /// `backend.put(key, bytes)`, a failure counted.
+    async fn put_to(&self, backend: &dyn CacheBackend, key: &str, bytes: Bytes) {
+        if backend.put(key, bytes).await.is_err() {
+            self.count_error();
+        }
+    }
+
     /// Forgets everything held for the source `key`: its discovery records and listings
     /// (every scope), its complete copy and the payload whose identity starts with its
     /// [`SourceKey::source_id`] (called when the source changed under a record, so nothing
     /// of the old version can mix with the new; spec: remote cache design, "Freshness").
-    pub fn forget_source(&self, key: &SourceKey) {
+    pub async fn forget_source(&self, key: &SourceKey) {
         let prefix = format!("{}\n", key.source_id());
         self.inner.discovery.retain(|k| !k.starts_with(&prefix));
         self.inner.sources.remove(&key.source_id());
-        self.inner.memory.retain(|k| !k.source.starts_with(&prefix));
-        #[cfg(not(target_arch = "wasm32"))]
-        if let Some(d) = &self.inner.disk {
-            d.discovery.remove_prefix(&prefix);
-            d.sources.remove(&key.source_id());
-            d.payload.remove_prefix(&prefix);
+        let mut failed = self.inner.payload.delete_prefix(&prefix).await.is_err();
+        if let Some(d) = &self.inner.persist {
+            failed |= d.discovery.delete_prefix(&prefix).await.is_err();
+            failed |= d.sources.delete(&key.source_id()).await.is_err();
+        }
+        if failed {
+            self.count_error();
         }
     }
 
     /// The process-wide (page-wide in wasm) MEMORY coordinator with the default bound
     /// (256 MiB), created on first use.
     pub fn shared() -> CacheCoordinator {
-        static SHARED: OnceLock<CacheCoordinator> = OnceLock::new();
-        SHARED
-            .get_or_init(|| Self::memory(DEFAULT_MAX_CACHE_BYTES))
-            .clone()
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            static SHARED: OnceLock<CacheCoordinator> = OnceLock::new();
+            SHARED
+                .get_or_init(|| Self::memory(DEFAULT_MAX_CACHE_BYTES))
+                .clone()
+        }
+        // wasm runs one thread per module instance, and backends there need not be `Send`
+        // (JS storage), so the coordinator lives in a thread-local.
+        #[cfg(target_arch = "wasm32")]
+        {
+            thread_local! {
+                static SHARED: CacheCoordinator = CacheCoordinator::memory(DEFAULT_MAX_CACHE_BYTES);
+            }
+            SHARED.with(CacheCoordinator::clone)
+        }
     }
 
     /// The policy.
@@ -267,7 +348,7 @@ impl CacheCoordinator {
         self.inner.policy
     }
 
-    /// The payload bound in bytes (`None`: unbounded DISK).
+    /// The payload bound in bytes (`None`: DISK without a byte bound).
     pub fn max_cache_bytes(&self) -> Option<u64> {
         self.inner.max_cache_bytes
     }
@@ -282,140 +363,125 @@ impl CacheCoordinator {
         &self.inner.memory
     }
 
-    /// The DISK key of a payload entry.
-    #[cfg(not(target_arch = "wasm32"))]
-    fn payload_key(key: &CacheKey) -> String {
-        use super::Item;
-        match key.item {
-            Item::Chunk(c) => format!("{}\nchunk {c}", key.source),
-            Item::Block(c, b) => format!("{}\nblock {c} {b}", key.source),
-            Item::HeapCollection(a) => format!("{}\nheap {a}", key.source),
-        }
-    }
-
     /// The payload under `key`.
-    pub fn get_payload(&self, key: &CacheKey) -> Option<Bytes> {
-        #[cfg(not(target_arch = "wasm32"))]
-        if let Some(d) = &self.inner.disk {
-            let found = d.payload.get(&Self::payload_key(key));
-            let c = if found.is_some() {
-                &self.inner.counters.disk_hits
-            } else {
-                &self.inner.counters.disk_misses
-            };
-            c.fetch_add(1, Ordering::Relaxed);
-            return found;
+    pub async fn get_payload(&self, key: &CacheKey) -> Option<Bytes> {
+        let found = self
+            .get_from(&*self.inner.payload, &key.storage_key())
+            .await;
+        let c = &self.inner.counters;
+        if found.is_some() {
+            &c.payload_hits
+        } else {
+            &c.payload_misses
         }
-        self.inner.memory.get(key)
+        .fetch_add(1, Ordering::Relaxed);
+        found
     }
 
-    /// Retains `payload` under `key` (nothing under NONE).
-    pub fn put_payload(&self, key: CacheKey, payload: Bytes) {
-        #[cfg(not(target_arch = "wasm32"))]
-        if let Some(d) = &self.inner.disk {
-            d.payload.put(&Self::payload_key(&key), &payload);
-            return;
-        }
-        self.inner.memory.insert(key, payload);
+    /// Retains `payload` under `key` (nothing under NONE). The entry owns exactly its bytes
+    /// (a slice of a larger fetch is copied or written out, never kept as a view).
+    pub async fn put_payload(&self, key: CacheKey, payload: Bytes) {
+        self.put_to(&*self.inner.payload, &key.storage_key(), payload)
+            .await;
     }
 
     /// A format's own discovery record under `key` (JSON bytes it wrote with
     /// [`CacheCoordinator::put_record`]; a Zarr store's remembered metadata), if held.
     /// The caller validates what it reads (a record it cannot parse is a miss).
-    pub fn record(&self, key: &str) -> Option<Bytes> {
-        let found = self.get_record(key);
-        self.count_discovery(key, found.is_some());
+    pub async fn record(&self, key: &str) -> Option<Bytes> {
+        let found = self.get_record(key).await;
+        self.count_discovery(key, found.is_some()).await;
         found
     }
 
-    fn get_record(&self, key: &str) -> Option<Bytes> {
+    async fn get_record(&self, key: &str) -> Option<Bytes> {
         if let Some(b) = self.inner.discovery.get(&key.to_string()) {
             return Some(b);
         }
-        #[cfg(not(target_arch = "wasm32"))]
-        if let Some(d) = &self.inner.disk {
-            let b = d.discovery.get(key)?;
-            self.inner.discovery.insert(key.to_string(), b.clone());
-            return Some(b);
-        }
-        None
+        let d = self.inner.persist.as_ref()?;
+        let b = self.get_from(&*d.discovery, key).await?;
+        self.inner.discovery.insert(key.to_string(), b.clone());
+        Some(b)
     }
 
     /// Stores a format's own discovery record (JSON bytes) under `key`.
-    pub fn put_record(&self, key: &str, json: Vec<u8>) {
-        #[cfg(not(target_arch = "wasm32"))]
-        if let Some(d) = &self.inner.disk {
-            d.discovery.put(key, &json);
+    pub async fn put_record(&self, key: &str, json: Vec<u8>) {
+        let json = Bytes::from(json);
+        if let Some(d) = &self.inner.persist {
+            self.put_to(&*d.discovery, key, json.clone()).await;
         }
-        self.inner
-            .discovery
-            .insert(key.to_string(), Bytes::from(json));
+        self.inner.discovery.insert(key.to_string(), json);
     }
 
-    fn drop_record(&self, key: &str) {
+    async fn drop_record(&self, key: &str) {
         self.inner.discovery.remove(&key.to_string());
-        #[cfg(not(target_arch = "wasm32"))]
-        if let Some(d) = &self.inner.disk {
-            d.discovery.remove(key);
+        if let Some(d) = &self.inner.persist {
+            if d.discovery.delete(key).await.is_err() {
+                self.count_error();
+            }
         }
     }
 
     /// The discovery record under `key` ([`super::SourceKey::scoped`]); a malformed record or
     /// one of another version is dropped and reported as a miss.
-    pub fn discovery(&self, key: &str) -> Option<DiscoveryRecord> {
+    pub async fn discovery(&self, key: &str) -> Option<DiscoveryRecord> {
         let found = self
             .get_record(key)
+            .await
             .and_then(|b| discovery::from_json::<DiscoveryRecord>(&b));
-        self.count_discovery(key, found.is_some());
+        self.count_discovery(key, found.is_some()).await;
         found
     }
 
-    fn count_discovery(&self, key: &str, hit: bool) {
+    async fn count_discovery(&self, key: &str, hit: bool) {
         let c = &self.inner.counters;
         if hit {
             c.discovery_hits.fetch_add(1, Ordering::Relaxed);
         } else {
             c.discovery_misses.fetch_add(1, Ordering::Relaxed);
-            self.drop_record(key);
+            self.drop_record(key).await;
         }
     }
 
     /// Stores a discovery record.
-    pub fn put_discovery(&self, key: &str, record: &DiscoveryRecord) {
-        self.put_record(key, discovery::to_json(record));
+    pub async fn put_discovery(&self, key: &str, record: &DiscoveryRecord) {
+        self.put_record(key, discovery::to_json(record)).await;
     }
 
     /// The listing record under `key`.
-    pub fn nodes(&self, key: &str) -> Option<NodesRecord> {
+    pub async fn nodes(&self, key: &str) -> Option<NodesRecord> {
         let found = self
             .get_record(key)
+            .await
             .and_then(|b| discovery::from_json::<NodesRecord>(&b));
-        self.count_discovery(key, found.is_some());
+        self.count_discovery(key, found.is_some()).await;
         found
     }
 
     /// Stores a listing record.
-    pub fn put_nodes(&self, key: &str, record: &NodesRecord) {
-        self.put_record(key, discovery::to_json(record));
+    pub async fn put_nodes(&self, key: &str, record: &NodesRecord) {
+        self.put_record(key, discovery::to_json(record)).await;
     }
 
     /// The complete copy of the source `source_id` ([`super::SourceKey::source_id`]) and its
     /// identity, if held and consistent (its length equals the recorded size).
-    pub fn source_copy(&self, source_id: &str) -> Option<(SourceIdentity, Bytes)> {
+    pub async fn source_copy(&self, source_id: &str) -> Option<(SourceIdentity, Bytes)> {
         let id_key = format!("{source_id}\n#source");
         let ident = self
             .get_record(&id_key)
+            .await
             .and_then(|b| discovery::from_json::<SourceRecord>(&b))?
             .source;
-        let mem = self.inner.sources.get(&source_id.to_string());
-        #[cfg(not(target_arch = "wasm32"))]
-        let mem = mem.or_else(|| {
-            let d = self.inner.disk.as_ref()?;
-            let b = d.sources.get(source_id)?;
-            self.inner.sources.insert(source_id.to_string(), b.clone());
-            Some(b)
-        });
-        match mem {
+        let mut found = self.inner.sources.get(&source_id.to_string());
+        if found.is_none() {
+            if let Some(d) = &self.inner.persist {
+                found = self.get_from(&*d.sources, source_id).await;
+                if let Some(b) = &found {
+                    self.inner.sources.insert(source_id.to_string(), b.clone());
+                }
+            }
+        }
+        match found {
             Some(b) if b.len() as u64 == ident.len => {
                 self.inner
                     .counters
@@ -428,17 +494,17 @@ impl CacheCoordinator {
     }
 
     /// Keeps a complete copy of a small source (not counted against `max_cache_bytes`).
-    pub fn put_source_copy(&self, source_id: &str, ident: &SourceIdentity, bytes: Bytes) {
-        #[cfg(not(target_arch = "wasm32"))]
-        if let Some(d) = &self.inner.disk {
-            d.sources.put(source_id, &bytes);
+    pub async fn put_source_copy(&self, source_id: &str, ident: &SourceIdentity, bytes: Bytes) {
+        if let Some(d) = &self.inner.persist {
+            self.put_to(&*d.sources, source_id, bytes.clone()).await;
         }
         self.inner.sources.insert(source_id.to_string(), bytes);
         let rec = SourceRecord {
             version: discovery::DISCOVERY_VERSION,
             source: ident.clone(),
         };
-        self.put_record(&format!("{source_id}\n#source"), discovery::to_json(&rec));
+        self.put_record(&format!("{source_id}\n#source"), discovery::to_json(&rec))
+            .await;
     }
 
     /// Counts one chunk decoded by its format's own pipeline.
@@ -460,19 +526,18 @@ impl CacheCoordinator {
     /// Current counters.
     pub fn stats(&self) -> CoordinatorStats {
         let c = &self.inner.counters;
-        #[allow(unused_mut)]
-        let mut payload = self.inner.memory.stats();
-        #[cfg(not(target_arch = "wasm32"))]
-        if let Some(d) = &self.inner.disk {
-            let (entries, bytes, evictions) = d.payload.usage();
-            payload = CacheStats {
-                entries,
-                bytes,
-                hits: c.disk_hits.load(Ordering::Relaxed),
-                misses: c.disk_misses.load(Ordering::Relaxed),
-                evictions,
-            };
-        }
+        let payload = if self.inner.persist.is_some() {
+            let u = self.inner.payload.usage();
+            CacheStats {
+                entries: u.entries,
+                bytes: u.bytes,
+                hits: c.payload_hits.load(Ordering::Relaxed),
+                misses: c.payload_misses.load(Ordering::Relaxed),
+                evictions: u.evictions,
+            }
+        } else {
+            self.inner.memory.stats()
+        };
         CoordinatorStats {
             payload,
             discovery_hits: c.discovery_hits.load(Ordering::Relaxed),
@@ -480,6 +545,7 @@ impl CacheCoordinator {
             source_hits: c.source_hits.load(Ordering::Relaxed),
             format_decodes: c.format_decodes.load(Ordering::Relaxed),
             converted_hits: c.converted_hits.load(Ordering::Relaxed),
+            cache_errors: c.cache_errors.load(Ordering::Relaxed),
         }
     }
 
@@ -511,11 +577,11 @@ mod tests {
         }
     }
 
-    #[test]
-    fn records_round_trip_and_other_versions_are_misses() {
+    #[tokio::test(flavor = "current_thread")]
+    async fn records_round_trip_and_other_versions_are_misses() {
         let c = CacheCoordinator::memory(1 << 20);
-        c.put_discovery("k", &record());
-        assert_eq!(c.discovery("k"), Some(record()));
+        c.put_discovery("k", &record()).await;
+        assert_eq!(c.discovery("k").await, Some(record()));
         let text = String::from_utf8(discovery::to_json(&record())).unwrap();
         assert!(text.contains("\"format\":\"b2nd\"") && text.contains("\"header\":\"0102\""));
         c.put_record(
@@ -525,49 +591,83 @@ mod tests {
                 &format!("\"version\":{}", DISCOVERY_VERSION + 1),
             )
             .into_bytes(),
-        );
-        assert_eq!(c.discovery("k"), None);
-        assert_eq!(c.discovery("k"), None, "dropped");
-        c.put_record("k", b"{\"version\":1,".to_vec());
-        assert_eq!(c.discovery("k"), None);
+        )
+        .await;
+        assert_eq!(c.discovery("k").await, None);
+        assert_eq!(c.discovery("k").await, None, "dropped");
+        c.put_record("k", b"{\"version\":1,".to_vec()).await;
+        assert_eq!(c.discovery("k").await, None);
         let s = c.stats();
         assert_eq!((s.discovery_hits, s.discovery_misses), (1, 3));
     }
 
-    #[test]
-    fn none_retains_no_payload_but_keeps_discovery() {
+    #[tokio::test(flavor = "current_thread")]
+    async fn none_retains_no_payload_but_keeps_discovery() {
         let c = CacheCoordinator::none();
         assert!(!c.retains_payload());
         let key = CacheKey {
             source: Arc::from("s"),
             item: crate::cache::Item::Chunk(0),
         };
-        c.put_payload(key.clone(), Bytes::from_static(b"abc"));
-        assert_eq!(c.get_payload(&key), None);
-        c.put_discovery("k", &record());
-        assert!(c.discovery("k").is_some());
+        c.put_payload(key.clone(), Bytes::from_static(b"abc")).await;
+        assert_eq!(c.get_payload(&key).await, None);
+        c.put_discovery("k", &record()).await;
+        assert!(c.discovery("k").await.is_some());
         assert!(CacheCoordinator::new(CachePolicy::Disk, 1).is_err());
     }
 
-    #[test]
-    fn disk_records_survive_a_new_coordinator() {
+    #[tokio::test(flavor = "current_thread")]
+    async fn disk_records_survive_a_new_coordinator() {
         let tmp = tempfile::tempdir().unwrap();
         let c = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
-        c.put_discovery("k", &record());
+        c.put_discovery("k", &record()).await;
         let ident = record().source;
-        c.put_source_copy("src", &ident, Bytes::from(vec![7u8; 10]));
+        c.put_source_copy("src", &ident, Bytes::from(vec![7u8; 10]))
+            .await;
         let key = CacheKey {
             source: Arc::from("s"),
             item: crate::cache::Item::Block(3, 4),
         };
-        c.put_payload(key.clone(), Bytes::from_static(b"payload"));
+        c.put_payload(key.clone(), Bytes::from_static(b"payload"))
+            .await;
         let d = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
-        assert_eq!(d.discovery("k"), Some(record()));
-        assert_eq!(d.source_copy("src").unwrap().1, Bytes::from(vec![7u8; 10]));
-        assert_eq!(&d.get_payload(&key).unwrap()[..], b"payload");
+        assert_eq!(d.discovery("k").await, Some(record()));
+        assert_eq!(
+            d.source_copy("src").await.unwrap().1,
+            Bytes::from(vec![7u8; 10])
+        );
+        assert_eq!(&d.get_payload(&key).await.unwrap()[..], b"payload");
         assert_eq!(d.stats().payload.hits, 1);
         // A copy whose length differs from the recorded size is not used.
-        d.put_source_copy("src", &ident, Bytes::from(vec![7u8; 9]));
-        assert!(d.source_copy("src").is_none());
+        d.put_source_copy("src", &ident, Bytes::from(vec![7u8; 9]))
+            .await;
+        assert!(d.source_copy("src").await.is_none());
+    }
+
+    /// A backend that cannot write is counted, never a failure of the caller: the entry is
+    /// simply not kept, and a lookup is a miss.
+    #[tokio::test(flavor = "current_thread")]
+    async fn backend_failures_are_counted_misses() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        let payload = tmp.path().join("payload");
+        std::fs::remove_dir_all(&payload).unwrap();
+        std::fs::write(&payload, b"not a directory").unwrap();
+        let key = CacheKey {
+            source: Arc::from("s"),
+            item: crate::cache::Item::Chunk(1),
+        };
+        c.put_payload(key.clone(), Bytes::from_static(b"payload"))
+            .await;
+        assert_eq!(c.stats().cache_errors, 1);
+        assert_eq!(c.get_payload(&key).await, None);
+        let s = c.stats();
+        assert_eq!((s.payload.entries, s.payload.misses), (0, 1));
+        c.put_discovery("k", &record()).await;
+        assert_eq!(
+            c.discovery("k").await,
+            Some(record()),
+            "other layers still work"
+        );
     }
 }

@@ -15,7 +15,8 @@
 //!   on reopen: sources are assumed immutable.
 //! - `format`, `seed_version`, `seed`: a seed that its format owns and serialises (the
 //!   format's own tag and version; `crate::formats::FormatSeed`), opaque here. The opener
-//!   dispatches on the tag; a tag or version it does not know is a miss.
+//!   dispatches on the tag; a tag or version it does not know is a miss. An array's seed
+//!   (`b2nd`, `hdf5`) and an HDF5 file's listing (`hdf5-listing`) are this one record.
 //!
 //! This module imports nothing from the formats.
 

@@ -1,6 +1,7 @@
 //! [`ByteLru`]: the one byte-bounded least-recently-used map of the caches (compressed
 //! payload, and the in-memory discovery records and small-source copies).
 
+use super::backend::DEFAULT_MAX_ENTRIES;
 use super::CacheStats;
 use bytes::Bytes;
 use std::collections::{BTreeMap, HashMap};
@@ -21,6 +22,8 @@ pub struct ByteLru<K> {
 #[derive(Debug)]
 struct Inner<K> {
     max_bytes: u64,
+    /// Most entries held (bounds the keys and bookkeeping when blobs are small or empty).
+    max_entries: u64,
     /// Whether inserts copy (see [`ByteLru::new`] and [`ByteLru::whole_objects`]).
     copy: bool,
     tick: u64,
@@ -30,11 +33,19 @@ struct Inner<K> {
 }
 
 impl<K: Clone + Eq + Hash> ByteLru<K> {
-    /// An empty cache holding at most `max_bytes` of payload (0 retains nothing).
+    /// An empty cache holding at most `max_bytes` of payload (0 retains nothing) in at most
+    /// [`DEFAULT_MAX_ENTRIES`] entries.
     pub fn new(max_bytes: u64) -> Self {
+        Self::with_max_entries(max_bytes, DEFAULT_MAX_ENTRIES)
+    }
+
+    /// An empty cache holding at most `max_bytes` of payload in at most `max_entries`
+    /// entries (least recently used go first when either is exceeded).
+    pub fn with_max_entries(max_bytes: u64, max_entries: u64) -> Self {
         ByteLru {
             inner: Arc::new(Mutex::new(Inner {
                 max_bytes,
+                max_entries,
                 copy: true,
                 tick: 0,
                 map: HashMap::new(),
@@ -99,6 +110,8 @@ impl<K: Clone + Eq + Hash> ByteLru<K> {
             (g.max_bytes, g.copy)
         };
         if len > max {
+            // Not retained; an older entry under the key would now be stale.
+            self.remove(&key);
             return;
         }
         // Copied outside the lock: the entry owns exactly its bytes (see the type's docs).
@@ -118,7 +131,7 @@ impl<K: Clone + Eq + Hash> ByteLru<K> {
         g.order.insert(tick, key);
         g.stats.bytes += len;
         g.stats.entries += 1;
-        while g.stats.bytes > g.max_bytes {
+        while g.stats.bytes > g.max_bytes || g.stats.entries > g.max_entries {
             let Some((_, k)) = g.order.pop_first() else {
                 break;
             };
@@ -132,7 +145,23 @@ impl<K: Clone + Eq + Hash> ByteLru<K> {
 
     /// Drops the entry under `key`.
     pub fn remove(&self, key: &K) {
-        self.retain(|k| k != key);
+        let mut g = self.lock();
+        if let Some((b, t)) = g.map.remove(key) {
+            g.order.remove(&t);
+            g.stats.bytes -= b.len() as u64;
+            g.stats.entries -= 1;
+        }
+    }
+
+    /// The keys accepted by `pick` with their blobs' sizes in bytes (recency and counters
+    /// unchanged).
+    pub fn keys_where(&self, pick: impl Fn(&K) -> bool) -> Vec<(K, u64)> {
+        let g = self.lock();
+        g.map
+            .iter()
+            .filter(|(k, _)| pick(k))
+            .map(|(k, (b, _))| (k.clone(), b.len() as u64))
+            .collect()
     }
 
     /// Keeps only the entries whose key `keep` accepts.
@@ -190,5 +219,17 @@ mod tests {
         );
         c.remove(&"chunk");
         assert!(!c.contains(&"chunk"));
+    }
+
+    /// Empty blobs add no bytes, so only the entry bound holds their keys.
+    #[test]
+    fn empty_entries_are_bounded_in_number() {
+        let c: ByteLru<u64> = ByteLru::new(1 << 20);
+        for i in 0..DEFAULT_MAX_ENTRIES + 1000 {
+            c.insert(i, Bytes::new());
+        }
+        let s = c.stats();
+        assert_eq!((s.entries, s.evictions), (DEFAULT_MAX_ENTRIES, 1000));
+        assert!(!c.contains(&0) && c.contains(&(DEFAULT_MAX_ENTRIES + 999)));
     }
 }

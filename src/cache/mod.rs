@@ -6,21 +6,29 @@
 //!   default);
 //! - complete copies of small sources (up to 8 MiB), shared by every scope of one file.
 //!
+//! Each layer keeps its blobs in a [`backend::CacheBackend`]: memory ([`backend::memory`])
+//! or, natively under DISK, a directory ([`backend::fs`]).
+//!
 //! A [`CacheCoordinator`] owns all three for the arrays and stores opened with it, under a
 //! [`CachePolicy`]; [`SourceKey`] names a source (normalised URL plus credential
 //! fingerprint).
 
+pub mod backend;
 pub mod convert;
 mod coordinator;
 pub mod discovery;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod disk;
 pub mod identity;
 mod lru;
 mod payload;
 mod policy;
 
-pub use coordinator::{CacheCoordinator, CoordinatorStats};
+/// The DISK store's former path: the filesystem backend ([`backend::fs`]).
+#[cfg(not(target_arch = "wasm32"))]
+pub use backend::fs as disk;
+pub use coordinator::{
+    CacheCoordinator, CoordinatorStats, MAX_DISK_RECORD_BYTES, MAX_DISK_SOURCE_BYTES,
+    MAX_MEMORY_RECORD_BYTES, MAX_MEMORY_SOURCE_BYTES,
+};
 pub use discovery::DiscoveryRecord;
 pub use identity::SourceKey;
 pub use payload::{ByteLru, CacheKey, CacheStats, Item, PayloadCache};

@@ -1,4 +1,5 @@
-//! The compressed-payload cache: one byte-bounded LRU shared by every format.
+//! The compressed-payload cache's keys and counters; its entries live in a
+//! [`super::backend::CacheBackend`].
 
 pub use super::lru::ByteLru;
 use std::sync::Arc;
@@ -24,6 +25,19 @@ pub struct CacheKey {
     pub item: Item,
 }
 
+impl CacheKey {
+    /// The key of the entry in a [`super::backend::CacheBackend`]: the source identity, a
+    /// newline, then the item (`chunk C`, `block C B`, `heap A`), so every entry of a source
+    /// shares the prefix `source + "\n"`.
+    pub fn storage_key(&self) -> String {
+        match self.item {
+            Item::Chunk(c) => format!("{}\nchunk {c}", self.source),
+            Item::Block(c, b) => format!("{}\nblock {c} {b}", self.source),
+            Item::HeapCollection(a) => format!("{}\nheap {a}", self.source),
+        }
+    }
+}
+
 /// Counters of a [`PayloadCache`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct CacheStats {
@@ -39,15 +53,9 @@ pub struct CacheStats {
     pub evictions: u64,
 }
 
-/// The compressed-payload cache: a [`ByteLru`] by [`CacheKey`].
-pub type PayloadCache = ByteLru<CacheKey>;
-
-impl ByteLru<CacheKey> {
-    /// Drops every entry of one source.
-    pub fn remove_source(&self, source: &str) {
-        self.retain(|k| &*k.source != source);
-    }
-}
+/// The in-memory compressed-payload cache: the memory backend, by
+/// [`CacheKey::storage_key`].
+pub type PayloadCache = super::backend::MemoryBackend;
 
 #[cfg(test)]
 mod tests {
@@ -63,7 +71,7 @@ mod tests {
 
     #[test]
     fn evicts_least_recently_used_by_bytes() {
-        let c = PayloadCache::new(100);
+        let c = ByteLru::new(100);
         c.insert(key(1), Bytes::from(vec![1u8; 40]));
         c.insert(key(2), Bytes::from(vec![2u8; 40]));
         assert_eq!(c.get(&key(1)).unwrap()[0], 1); // 1 is now most recent
@@ -79,14 +87,14 @@ mod tests {
         c.insert(key(1), Bytes::from(vec![9u8; 10])); // replace updates the byte count
         assert_eq!(c.stats().bytes, 50);
         assert_eq!(c.get(&key(1)).unwrap()[0], 9);
-        c.remove_source("s");
+        c.retain(|k: &CacheKey| &*k.source != "s");
         assert_eq!(c.stats().entries, 0);
         assert!(c.get(&key(3)).is_none());
     }
 
     #[test]
     fn zero_bound_keeps_nothing() {
-        let c = PayloadCache::new(0);
+        let c = ByteLru::new(0);
         c.insert(key(1), Bytes::from_static(b"x"));
         assert!(!c.contains(&key(1)));
     }

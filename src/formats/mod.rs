@@ -3,7 +3,7 @@
 //! A format turns the first bytes of a source (and whatever ranges it then asks for) into an
 //! [`ArrayFormat`]: the array's geometry and dtype, where each chunk's stored bytes are, and
 //! how to decode them into the layout the [`crate::selection::Grid`] describes. Fetching,
-//! coalescing, caching and assembling are shared and live in [`crate::array`].
+//! coalescing, caching and assembling are shared and live in [`crate::pipeline`].
 
 pub mod b2nd;
 pub mod hdf5;
@@ -63,6 +63,44 @@ pub enum ChunkPlace {
     Fill(Vec<u8>),
     /// Held in the metadata already (an HDF5 compact dataset): these stored bytes.
     Inline(bytes::Bytes),
+    /// An object of its own that the format loads and decodes itself, in sets
+    /// ([`ArrayFormat::loader`]): a Zarr chunk or the inner chunk of a shard.
+    Loaded,
+}
+
+/// Receives the chunks a [`ChunkLoader`] loads, as each is decoded.
+#[async_trait::async_trait(?Send)]
+pub trait ChunkSink {
+    /// Chunk `chunk` (linear C-order index in the grid) decoded into the layout of
+    /// [`ArrayFormat::grid`], or `None` when it is absent from the store (read as the fill
+    /// value: the Zarr rule for a missing chunk).
+    ///
+    /// # Errors
+    /// Whatever stops the read (a cancelled read, a chunk that does not fit the layout).
+    async fn chunk(&mut self, chunk: u64, decoded: Option<Vec<u8>>) -> Result<(), crate::Error>;
+}
+
+/// A format whose chunks are objects of their own, loaded as a set rather than located as
+/// byte ranges of one source (Zarr through `zarrs`, which batches the inner chunks of a
+/// shard). The read pipeline hands it the chunks its cache lacks.
+///
+/// Not `Send` on any host: the sink borrows the read's progress callback.
+#[async_trait::async_trait(?Send)]
+pub trait ChunkLoader {
+    /// Loads and decodes `chunks` (linear indexes, sorted, distinct), at most
+    /// `options.concurrency` objects in flight, handing each to `sink` as it arrives (in any
+    /// order).
+    ///
+    /// # Errors
+    /// I/O and decode errors of the chunks; the first error of `sink`.
+    async fn load_chunks(
+        &self,
+        chunks: &[u64],
+        options: &crate::io::CoalesceOptions,
+        sink: &mut dyn ChunkSink,
+    ) -> Result<(), crate::Error>;
+    /// The bytes of one element that every element of an absent chunk reads as.
+    fn fill_value(&self) -> &[u8];
 }
 
 /// What discovery found, for display (`chunkwise info`, JS `info`).
@@ -153,6 +191,10 @@ pub trait ArrayFormat: MaybeSend + MaybeSync {
     /// converted to Blosc2 for the payload cache ([`crate::cache::convert`]).
     fn payload_is_blosc2(&self) -> bool {
         false
+    }
+    /// The loader of chunks that [`ArrayFormat::locate`] places as [`ChunkPlace::Loaded`].
+    fn loader(&self) -> Option<&dyn ChunkLoader> {
+        None
     }
     /// What rebuilds this reader without I/O (the discovery cache's seed), if the format
     /// has one.

@@ -139,6 +139,36 @@ pub async fn read_coalesced<S: RangeSource + ?Sized>(
         .collect())
 }
 
+/// Fetches the merged ranges of `plan` from `source`, at most `concurrency` at a time, and
+/// yields each as it arrives: `(index into plan.fetches, bytes)`, in completion order. A
+/// reader that handles each fetch as it comes and then drops it holds at most `concurrency`
+/// merged buffers, where [`read_coalesced`] holds them all until the last arrives.
+///
+/// Yields [`IoError::BadContentRange`] when the source serves other bytes than a fetch
+/// asked, and any error of the source.
+pub fn fetch_stream<'a, S: RangeSource + ?Sized>(
+    source: &'a S,
+    plan: &'a CoalescePlan,
+    concurrency: usize,
+) -> impl futures::Stream<Item = Result<(usize, Bytes), IoError>> + 'a {
+    use futures::StreamExt;
+    let jobs = plan
+        .fetches
+        .iter()
+        .enumerate()
+        .map(move |(i, r)| async move {
+            let f = source.read(super::ByteRange::bounded(r.clone())).await?;
+            if f.range != *r {
+                return Err(IoError::BadContentRange {
+                    location: source.location().to_string(),
+                    detail: format!("asked {r:?}, got {:?}", f.range),
+                });
+            }
+            Ok((i, f.bytes))
+        });
+    futures::stream::iter(jobs).buffer_unordered(concurrency.max(1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,6 @@
-//! The rules both HTTP transports ([`super::http`] natively, [`super::fetch`] in wasm) apply to
-//! an answer to a range `GET`, kept free of any HTTP library so they are tested natively.
+//! The rules the answer state machine ([`super::answer`], which both HTTP transports drive)
+//! applies to an answer to a range `GET`, kept free of any HTTP library so they are tested
+//! natively.
 //!
 //! Sources: RFC 9110 §14.4 (`Content-Range`), §15.3.7 (206), §15.5.17 (416), §14.2 (a server
 //! may ignore `Range` and answer 200 with the whole representation).

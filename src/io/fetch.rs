@@ -1,12 +1,12 @@
 //! HTTP range reads through `fetch` in wasm (browser main thread, worker, Node, workerd).
 //!
-//! Same semantics as the native [`super::http`] transport (the rules live in the shared
-//! `content_range` module and are tested natively): one `GET` per read with `Range` (and
-//! `Accept-Encoding: identity` where the host lets a script set it; browsers add it themselves
-//! for range requests), `206` checked against the range asked, `200` meaning the server
-//! ignored `Range` (whole body read only up to [`FetchOptions::whole_read_limit`]), `416`,
-//! `404`/`410` and other statuses mapped onto [`IoError`], and validators compared between
-//! reads.
+//! Same semantics as the native [`super::http`] transport (this transport only moves bytes:
+//! the answer is judged by the shared `answer` state machine, tested natively): one `GET` per
+//! read with `Range` (and `Accept-Encoding: identity` where the host lets a script set it;
+//! browsers add it themselves for range requests), `206` checked against the range asked,
+//! `200` meaning the server ignored `Range` (whole body read only up to
+//! [`FetchOptions::whole_read_limit`]), `416`, `404`/`410` and other statuses mapped onto
+//! [`IoError`], and validators compared between reads.
 //!
 //! `fetch` is looked up on the global object (`globalThis`), not on `window`, so the same code
 //! runs on a page, in a dedicated worker, in Node 20 and in workerd.
@@ -23,18 +23,15 @@
 //! ([`IoError::Timeout`]). Redirects are the host's business (`fetch` follows at most 20, then
 //! rejects with a `TypeError`, reported as a network error).
 
-use super::content_range::{self, Answer, Validators, DEFAULT_WHOLE_READ_LIMIT};
+use super::answer::{AnswerMachine, Head, Next};
+use super::content_range::{Validators, DEFAULT_WHOLE_READ_LIMIT};
 use super::{ByteRange, Fetched, IoError, RangeSource, SourceInfo, TimeoutScope};
-use bytes::Bytes;
 use js_sys::{Function, Promise, Reflect, Uint8Array};
 use std::time::Duration;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, AbortSignal, Headers, RequestInit, Response};
-
-/// Largest up-front buffer reservation for a body (bytes); larger bodies grow as they arrive.
-const MAX_PREALLOC: u64 = 16 * 1024 * 1024;
 
 /// Options of a [`FetchSource`].
 #[derive(Debug, Clone)]
@@ -187,26 +184,52 @@ impl FetchSource {
         })
     }
 
-    /// Reads the body, up to `limit` bytes; `Ok(None)` when it is longer (the rest is not
-    /// downloaded: the stream is cancelled).
+    /// Feeds the body of `resp` to `answer` and ends it. On any error the stream is
+    /// cancelled, so the host stops downloading the rest.
     async fn read_body(
         &self,
         resp: &Response,
-        expected: Option<u64>,
-        limit: u64,
-    ) -> Result<Option<Vec<u8>>, IoError> {
+        answer: &mut AnswerMachine<'_>,
+    ) -> Result<Fetched, IoError> {
         let Some(body) = resp.body() else {
-            return Ok(Some(Vec::new()));
+            return answer.end();
         };
         let reader = body.get_reader();
-        let read = Reflect::get(&reader, &"read".into())
+        let read = match Reflect::get(&reader, &"read".into())
             .ok()
             .and_then(|f| f.dyn_into::<Function>().ok())
-            .ok_or_else(|| self.js("body reader", JsValue::from_str("no read()")))?;
-        let cap = expected.unwrap_or(0).min(limit).min(MAX_PREALLOC) as usize;
-        let mut buf = Vec::with_capacity(cap);
+        {
+            Some(read) => read,
+            None => {
+                cancel(&body);
+                let e = self.js("body reader", JsValue::from_str("no read()"));
+                return Err(answer.fail(e));
+            }
+        };
+        let result = self.pump(&reader, &read, answer).await;
+        match result {
+            Ok(()) => answer.end(),
+            Err(e) => {
+                cancel(&reader);
+                Err(match e {
+                    IoError::Cancelled => answer.cancel(),
+                    e => answer.fail(e),
+                })
+            }
+        }
+    }
+}
+
+impl FetchSource {
+    /// Moves the chunks of `reader` into `answer` until the body ends.
+    async fn pump(
+        &self,
+        reader: &JsValue,
+        read: &Function,
+        answer: &mut AnswerMachine<'_>,
+    ) -> Result<(), IoError> {
         loop {
-            let p = read.call0(&reader).map_err(|e| self.js("body read", e))?;
+            let p = read.call0(reader).map_err(|e| self.js("body read", e))?;
             let step = JsFuture::from(Promise::from(p))
                 .await
                 .map_err(|e| self.js("body read", e))?;
@@ -214,22 +237,14 @@ impl FetchSource {
                 .ok()
                 .and_then(|d| d.as_bool());
             if done != Some(false) {
-                break;
+                return Ok(());
             }
             let value = Reflect::get(&step, &"value".into())
                 .ok()
                 .and_then(|v| v.dyn_into::<Uint8Array>().ok())
                 .ok_or_else(|| self.js("body read", JsValue::from_str("chunk is not bytes")))?;
-            let n = value.length() as usize;
-            if (buf.len() + n) as u64 > limit {
-                cancel(&reader);
-                return Ok(None);
-            }
-            let start = buf.len();
-            buf.resize(start + n, 0);
-            value.copy_to(&mut buf[start..]);
+            value.copy_to(answer.room(value.length() as usize)?);
         }
-        Ok(Some(buf))
     }
 }
 
@@ -338,122 +353,38 @@ impl FetchSource {
     /// One request for `range` under `signal`, without the request deadline.
     async fn read_once(&self, range: ByteRange, signal: &AbortSignal) -> Result<Fetched, IoError> {
         let resp = self.send(&range, signal).await?;
-        let status = resp.status();
         let h = resp.headers();
-        let content_range = header(&h, "Content-Range");
-        if status == 206 && content_range.is_none() {
-            if let Some(b) = resp.body() {
-                cancel(&b);
-            }
-            return Err(IoError::BadContentRange {
-                location: self.url.clone(),
-                detail: "206 answer whose Content-Range header cannot be read; a cross-origin \
-                         server must send Access-Control-Expose-Headers: Content-Range"
-                    .into(),
-            });
-        }
-        let content_length =
-            header(&h, "Content-Length").and_then(|v| v.trim().parse::<u64>().ok());
-        let answer = content_range::classify(
+        let (content_range, content_length) =
+            (header(&h, "Content-Range"), header(&h, "Content-Length"));
+        let (content_encoding, etag) = (header(&h, "Content-Encoding"), header(&h, "ETag"));
+        let last_modified = header(&h, "Last-Modified");
+        let mut answer = AnswerMachine::new(
             &self.url,
-            &range,
-            status,
-            content_range.as_deref(),
-            content_length,
+            range,
             self.options.whole_read_limit,
+            &self.validators,
         );
-        if matches!(
-            answer,
-            Err(IoError::RangeIgnored { .. }) | Ok(Answer::Whole { ignored: true, .. })
-        ) {
+        let next = answer.head(&Head {
+            status: resp.status(),
+            content_range: content_range.as_deref(),
+            content_length: content_length.as_deref(),
+            content_encoding: content_encoding.as_deref(),
+            etag: etag.as_deref(),
+            last_modified: last_modified.as_deref(),
+        });
+        if answer.range_ignored() {
             self.range_ignored
                 .store(true, std::sync::atomic::Ordering::Relaxed);
         }
-        let answer = match answer {
-            Ok(a) => a,
+        match next {
+            Ok(Next::Done(fetched)) => Ok(fetched),
+            Ok(Next::ReadBody) => self.read_body(&resp, &mut answer).await,
             Err(e) => {
+                // Refused before the body: the host must not download it.
                 if let Some(b) = resp.body() {
                     cancel(&b);
                 }
-                return Err(e);
-            }
-        };
-        if let Some(enc) = header(&h, "Content-Encoding") {
-            if !enc.eq_ignore_ascii_case("identity") && !matches!(answer, Answer::Empty) {
-                if let Some(b) = resp.body() {
-                    cancel(&b);
-                }
-                return Err(IoError::BadContentRange {
-                    location: self.url.clone(),
-                    detail: format!(
-                        "body sent with Content-Encoding {enc:?} despite Accept-Encoding: identity"
-                    ),
-                });
-            }
-        }
-        let etag = header(&h, "ETag");
-        let last_modified = header(&h, "Last-Modified");
-        let info = |len| SourceInfo {
-            location: self.url.clone(),
-            len,
-            etag: etag.clone(),
-            last_modified: last_modified.clone(),
-        };
-        match answer {
-            Answer::Empty => {
-                let info = info(0);
-                self.validators.check(&info)?;
-                Ok(Fetched {
-                    range: 0..0,
-                    bytes: Bytes::new(),
-                    info,
-                    whole: None,
-                })
-            }
-            Answer::Partial { served, len } => {
-                let span = served.end - served.start;
-                let info = info(len);
-                self.validators.check(&info)?;
-                let Some(body) = self.read_body(&resp, Some(span), span).await? else {
-                    return Err(IoError::BadContentRange {
-                        location: self.url.clone(),
-                        detail: format!("body longer than the {span} bytes of {served:?}"),
-                    });
-                };
-                content_range::check_body_len(&self.url, span, body.len() as u64)?;
-                Ok(Fetched {
-                    range: served,
-                    bytes: Bytes::from(body),
-                    info,
-                    whole: None,
-                })
-            }
-            Answer::Whole {
-                content_length,
-                body_limit,
-                ..
-            } => {
-                let Some(body) = self.read_body(&resp, content_length, body_limit).await? else {
-                    return Err(IoError::RangeIgnored {
-                        location: self.url.clone(),
-                        len: None,
-                        limit: body_limit,
-                    });
-                };
-                if let Some(n) = content_length {
-                    content_range::check_body_len(&self.url, n, body.len() as u64)?;
-                }
-                let info = info(body.len() as u64);
-                self.validators.check(&info)?;
-                let r = content_range::slice_of_whole(&range, body.len() as u64)?;
-                let body = Bytes::from(body);
-                let bytes = body.slice(r.start as usize..r.end as usize);
-                Ok(Fetched {
-                    range: r,
-                    bytes,
-                    info,
-                    whole: Some(body),
-                })
+                Err(e)
             }
         }
     }

@@ -1,14 +1,15 @@
 //! HTTP range reads natively, on `reqwest` (rustls).
 //!
 //! Every read is one `GET` with `Range` and `Accept-Encoding: identity` (a compressed body
-//! would make byte positions meaningless). The answer is judged by the rules shared with the
-//! wasm transport (`content_range`): a `206` must carry the `Content-Range` asked for and a
-//! body of exactly that length; a `200` means the server ignored `Range`, and its body is read
-//! only when it is at most [`HttpOptions::whole_read_limit`] bytes (else
-//! [`IoError::RangeIgnored`] before any body byte is read), unless the range asked covers the
-//! whole object anyway (`bytes=0-`), which a `200` answers fairly; `416`, `404`/`410` and other
-//! statuses map onto [`IoError`] variants. The object's length, `ETag` and `Last-Modified` are
-//! learned from the first answer; a later answer that disagrees is [`IoError::SourceChanged`].
+//! would make byte positions meaningless). This transport only moves bytes: the answer is
+//! judged by the state machine shared with the wasm transport (`answer`): a `206` must carry
+//! the `Content-Range` asked for and a body of exactly that length; a `200` means the server
+//! ignored `Range`, and its body is read only when it is at most
+//! [`HttpOptions::whole_read_limit`] bytes (else [`IoError::RangeIgnored`] before any body
+//! byte is read), unless the range asked covers the whole object anyway (`bytes=0-`), which a
+//! `200` answers fairly; `416`, `404`/`410` and other statuses map onto [`IoError`] variants.
+//! The object's length, `ETag` and `Last-Modified` are learned from the first answer; a later
+//! answer that disagrees is [`IoError::SourceChanged`].
 //!
 //! Time limits: connecting ([`HttpOptions::connect_timeout`], 10 s), waiting for the next byte
 //! ([`HttpOptions::read_timeout`], 30 s) and the whole answer, headers and body
@@ -17,15 +18,11 @@
 //! at most 10 times per request; a redirect back to a URL already visited or an 11th one is
 //! [`IoError::Redirect`], which is final.
 
-use super::content_range::{self, Answer, Validators, DEFAULT_WHOLE_READ_LIMIT};
+use super::answer::{AnswerMachine, Head, Next};
+use super::content_range::{Validators, DEFAULT_WHOLE_READ_LIMIT};
 use super::{ByteRange, Fetched, IoError, RangeSource, SourceInfo, TimeoutScope};
-use bytes::{Bytes, BytesMut};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use std::time::Duration;
-
-/// Largest up-front buffer reservation for a body (bytes); larger bodies grow as they arrive,
-/// so a server announcing a huge length cannot make us allocate it before sending it.
-const MAX_PREALLOC: u64 = 16 * 1024 * 1024;
 
 /// Options of an [`HttpSource`].
 #[derive(Debug, Clone)]
@@ -188,25 +185,6 @@ impl HttpSource {
             message: error_chain(e),
         }
     }
-
-    /// Reads the body of `resp`, stopping as soon as it exceeds `limit` bytes; the inner
-    /// `Err(())` means the limit was exceeded (the rest of the body is not read).
-    async fn read_body(
-        &self,
-        resp: &mut reqwest::Response,
-        expected: Option<u64>,
-        limit: u64,
-    ) -> Result<Result<Bytes, ()>, IoError> {
-        let mut buf =
-            BytesMut::with_capacity(expected.unwrap_or(0).min(limit).min(MAX_PREALLOC) as usize);
-        while let Some(chunk) = resp.chunk().await.map_err(|e| self.network(&e))? {
-            if buf.len() as u64 + chunk.len() as u64 > limit {
-                return Ok(Err(()));
-            }
-            buf.extend_from_slice(&chunk);
-        }
-        Ok(Ok(buf.freeze()))
-    }
 }
 
 /// Follows at most [`MAX_REDIRECTS`] redirects, and none back to a URL this request already
@@ -276,108 +254,29 @@ impl HttpSource {
             .send()
             .await
             .map_err(|e| self.network(&e))?;
-        let status = resp.status().as_u16();
         let h = resp.headers();
-        let content_length =
-            header_str(h, CONTENT_LENGTH).and_then(|v| v.trim().parse::<u64>().ok());
-        let answer = content_range::classify(
-            &self.url,
-            &range,
-            status,
-            header_str(h, CONTENT_RANGE),
-            content_length,
-            self.limit,
-        );
-        if matches!(
-            answer,
-            Err(IoError::RangeIgnored { .. }) | Ok(Answer::Whole { ignored: true, .. })
-        ) {
+        let mut answer = AnswerMachine::new(&self.url, range, self.limit, &self.validators);
+        let next = answer.head(&Head {
+            status: resp.status().as_u16(),
+            content_range: header_str(h, CONTENT_RANGE),
+            content_length: header_str(h, CONTENT_LENGTH),
+            content_encoding: header_str(h, CONTENT_ENCODING),
+            etag: header_str(h, ETAG),
+            last_modified: header_str(h, LAST_MODIFIED),
+        });
+        if answer.range_ignored() {
             self.range_ignored
                 .store(true, std::sync::atomic::Ordering::Relaxed);
         }
-        let answer = answer?;
-        if let Some(enc) = header_str(h, CONTENT_ENCODING) {
-            if !enc.eq_ignore_ascii_case("identity") && !matches!(answer, Answer::Empty) {
-                return Err(IoError::BadContentRange {
-                    location: self.url.clone(),
-                    detail: format!(
-                        "body sent with Content-Encoding {enc:?} despite Accept-Encoding: identity"
-                    ),
-                });
-            }
+        // On an error the response is dropped unread, which closes its connection.
+        if let Next::Done(fetched) = next? {
+            return Ok(fetched);
         }
-        let etag = header_str(h, ETAG).map(str::to_string);
-        let last_modified = header_str(h, LAST_MODIFIED).map(str::to_string);
-        let info = |len| SourceInfo {
-            location: self.url.clone(),
-            len,
-            etag: etag.clone(),
-            last_modified: last_modified.clone(),
-        };
-        match answer {
-            Answer::Empty => {
-                let info = info(0);
-                self.validators.check(&info)?;
-                Ok(Fetched {
-                    range: 0..0,
-                    bytes: Bytes::new(),
-                    info,
-                    whole: None,
-                })
-            }
-            Answer::Partial { served, len } => {
-                let span = served.end - served.start;
-                let info = info(len);
-                self.validators.check(&info)?;
-                // A longer body than announced is a protocol error: stop reading one byte past.
-                let bytes = match self.read_body(&mut resp, Some(span), span).await? {
-                    Ok(b) => b,
-                    Err(()) => {
-                        return Err(IoError::BadContentRange {
-                            location: self.url.clone(),
-                            detail: format!("body longer than the {span} bytes of {served:?}"),
-                        })
-                    }
-                };
-                content_range::check_body_len(&self.url, span, bytes.len() as u64)?;
-                Ok(Fetched {
-                    range: served,
-                    bytes,
-                    info,
-                    whole: None,
-                })
-            }
-            Answer::Whole {
-                content_length,
-                body_limit,
-                ..
-            } => {
-                let body = match self
-                    .read_body(&mut resp, content_length, body_limit)
-                    .await?
-                {
-                    Ok(b) => b,
-                    Err(()) => {
-                        return Err(IoError::RangeIgnored {
-                            location: self.url.clone(),
-                            len: None,
-                            limit: self.limit,
-                        })
-                    }
-                };
-                if let Some(n) = content_length {
-                    content_range::check_body_len(&self.url, n, body.len() as u64)?;
-                }
-                let info = info(body.len() as u64);
-                self.validators.check(&info)?;
-                let r = content_range::slice_of_whole(&range, body.len() as u64)?;
-                let bytes = body.slice(r.start as usize..r.end as usize);
-                Ok(Fetched {
-                    range: r,
-                    bytes,
-                    info,
-                    whole: Some(body),
-                })
+        loop {
+            match resp.chunk().await {
+                Ok(Some(chunk)) => answer.chunk(&chunk)?,
+                Ok(None) => return answer.end(),
+                Err(e) => return Err(answer.fail(self.network(&e))),
             }
         }
     }

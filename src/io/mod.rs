@@ -11,6 +11,7 @@
 //! - transports: [`memory`], [`file`](mod@file) and [`http`] natively, `fetch` in wasm.
 //! - `conformance` (tests, or the `conformance` feature): checks every source must pass.
 
+mod answer;
 mod content_range;
 mod error;
 mod range;
@@ -37,7 +38,7 @@ pub mod http;
 
 pub mod sleep;
 
-pub use coalesce::{coalesce_ranges, read_coalesced, CoalesceOptions, CoalescePlan};
+pub use coalesce::{coalesce_ranges, fetch_stream, read_coalesced, CoalesceOptions, CoalescePlan};
 pub(crate) use content_range::Validators;
 pub use content_range::DEFAULT_WHOLE_READ_LIMIT;
 pub use error::{IoError, TimeoutScope};

@@ -346,9 +346,10 @@ pub async fn open_store(
 }
 
 /// The Zarr store's remembered metadata from `coordinator`'s record under `key`, if any.
-fn restore_zarr(store: &ZarrStore, coordinator: &CacheCoordinator, key: &SourceKey) {
+async fn restore_zarr(store: &ZarrStore, coordinator: &CacheCoordinator, key: &SourceKey) {
     if let Some(d) = coordinator
         .record(&zarr_record_key(key))
+        .await
         .and_then(|b| serde_json::from_slice(&b).ok())
     {
         store.remember(d);
@@ -393,9 +394,9 @@ pub fn rebuild(seed: &Seed, location: &str, len: u64) -> Option<Box<dyn ArrayFor
 }
 
 /// Keeps the Zarr store's remembered metadata as `coordinator`'s record under `key`.
-fn keep_zarr(store: &ZarrStore, coordinator: &CacheCoordinator, key: &SourceKey) {
+async fn keep_zarr(store: &ZarrStore, coordinator: &CacheCoordinator, key: &SourceKey) {
     if let Ok(json) = serde_json::to_vec(&store.discovery()) {
-        coordinator.put_record(&zarr_record_key(key), json);
+        coordinator.put_record(&zarr_record_key(key), json).await;
     }
 }
 
@@ -481,8 +482,8 @@ impl RemoteArray {
         let scope = options.path.clone().unwrap_or_default();
         let record_key = key.scoped(&scope);
         let source_id = key.source_id();
-        let copy = coordinator.source_copy(&source_id);
-        if let Some(rec) = coordinator.discovery(&record_key) {
+        let copy = coordinator.source_copy(&source_id).await;
+        if let Some(rec) = coordinator.discovery(&record_key).await {
             // Records hold the public URL only; the transport knows the one to request.
             let info = SourceInfo {
                 location: transport.location().to_string(),
@@ -531,7 +532,9 @@ impl RemoteArray {
             }
         };
         if let Some(seed) = format.seed() {
-            coordinator.put_discovery(&record_key, &record(&info, seed));
+            coordinator
+                .put_discovery(&record_key, &record(&info, seed))
+                .await;
         }
         Ok(assemble(
             source,
@@ -566,7 +569,9 @@ impl RemoteArray {
         }
         let (source, head, info) = Self::fetch_head(transport, options).await?;
         if info.len <= options.small_source_bytes {
-            coordinator.put_source_copy(source_id, &(&info).into(), head.clone());
+            coordinator
+                .put_source_copy(source_id, &(&info).into(), head.clone())
+                .await;
         }
         Ok((source, head, info))
     }
@@ -683,9 +688,9 @@ impl RemoteArray {
         coordinator: CacheCoordinator,
     ) -> Result<RemoteArray> {
         let coordinator = coordinator.for_source(&key);
-        restore_zarr(&store, &coordinator, &key);
+        restore_zarr(&store, &coordinator, &key).await;
         let z = Arc::new(crate::formats::zarr::ZarrArray::open(store, path).await?);
-        keep_zarr(z.store(), &coordinator, &key);
+        keep_zarr(z.store(), &coordinator, &key).await;
         let scope = crate::formats::zarr::normalise_path(path);
         let identity: Arc<str> = Arc::from(format!("{}\n{}", key.scoped(&scope), z.stamp()));
         let converted = coordinator
@@ -748,7 +753,7 @@ impl RemoteStore {
                 nodes,
             )
         };
-        if let Some(rec) = coordinator.discovery(&key.scoped(NODES_SCOPE)) {
+        if let Some(rec) = coordinator.discovery(&key.scoped(NODES_SCOPE)).await {
             // A listing of another seed version is a miss: list afresh.
             if let Some(listing) = Hdf5ListingSeed::from_seed(&seed_of(&rec)) {
                 let info = SourceInfo {
@@ -759,7 +764,7 @@ impl RemoteStore {
             }
         }
         let source_id = key.source_id();
-        let copy = coordinator.source_copy(&source_id);
+        let copy = coordinator.source_copy(&source_id).await;
         let (source, head, info) =
             RemoteArray::open_bytes(transport.clone(), &options, &coordinator, &source_id, copy)
                 .await?;
@@ -783,7 +788,9 @@ impl RemoteStore {
         let listing = Hdf5ListingSeed {
             nodes: nodes.clone(),
         };
-        coordinator.put_discovery(&key.scoped(NODES_SCOPE), &record(&info, listing.to_seed()));
+        coordinator
+            .put_discovery(&key.scoped(NODES_SCOPE), &record(&info, listing.to_seed()))
+            .await;
         Ok(store(info, nodes))
     }
 
@@ -804,11 +811,11 @@ impl RemoteStore {
         key: SourceKey,
     ) -> Result<RemoteStore> {
         let coordinator = coordinator.for_source(&key);
-        restore_zarr(&store, &coordinator, &key);
+        restore_zarr(&store, &coordinator, &key).await;
         let nodes = crate::formats::zarr::list_nodes(&store)
             .await
             .map_err(FormatError::from)?;
-        keep_zarr(&store, &coordinator, &key);
+        keep_zarr(&store, &coordinator, &key).await;
         let info = SourceInfo {
             location: store.base().to_string(),
             ..Default::default()

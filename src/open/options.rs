@@ -562,8 +562,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_coordinator_of_the_options() {
+    #[tokio::test]
+    async fn the_coordinator_of_the_options() {
         // shareCache with MEMORY: the one process-wide coordinator.
         let a = open(r#"{"shareCache": true}"#)
             .unwrap()
@@ -573,14 +573,14 @@ mod tests {
             .unwrap()
             .coordinator()
             .unwrap();
-        a.put_record("options-test", b"x".to_vec());
-        assert_eq!(b.record("options-test").as_deref(), Some(&b"x"[..]));
+        a.put_record("options-test", b"x".to_vec()).await;
+        assert_eq!(b.record("options-test").await.as_deref(), Some(&b"x"[..]));
         // Otherwise a private one of the policy and bound.
         let own = open(r#"{"maxCacheBytes": 4096}"#)
             .unwrap()
             .coordinator()
             .unwrap();
-        assert_eq!(own.record("options-test"), None);
+        assert_eq!(own.record("options-test").await, None);
         assert_eq!(own.max_cache_bytes(), Some(4096));
         let none = open(r#"{"cache": "none", "shareCache": true}"#)
             .unwrap()

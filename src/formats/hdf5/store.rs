@@ -55,12 +55,22 @@ pub fn round_gap(sorted: &[Range<u64>], max_requests: usize, cap: u64) -> u64 {
     gaps[max_requests.max(1) - 1].min(cap)
 }
 
-/// The bytes of a source fetched so far, as disjoint spans keyed by start offset.
+/// The bytes of a source fetched so far, as disjoint pieces keyed by start offset.
+///
+/// An insert costs what it adds: it keeps its bytes as one piece (no copy) and trims the
+/// pieces it overlaps (the later bytes win). Pieces that touch are joined lazily, by a read
+/// that crosses them: when they hold at most twice the bytes read they are joined into one
+/// piece (later reads of them copy nothing), else only the bytes read are copied. So every
+/// byte copied is paid for by a read of at least half as many bytes, and discovery's rounds
+/// of inserts stay linear in the bytes fetched.
 #[derive(Debug)]
 pub struct SparseStore {
     len: u64,
     spans: Mutex<BTreeMap<u64, Bytes>>,
     misses: Mutex<Vec<Range<u64>>>,
+    /// Bytes copied by inserts and lookups (tests bound it).
+    #[cfg(test)]
+    copied: std::sync::atomic::AtomicU64,
 }
 
 impl SparseStore {
@@ -70,6 +80,8 @@ impl SparseStore {
             len,
             spans: Mutex::new(BTreeMap::new()),
             misses: Mutex::new(Vec::new()),
+            #[cfg(test)]
+            copied: Default::default(),
         }
     }
 
@@ -78,56 +90,106 @@ impl SparseStore {
         self.len
     }
 
-    /// Adds the bytes of `start..start + bytes.len()`, merging with held spans it overlaps
-    /// or touches. Bytes beyond the source's end are ignored.
+    /// Adds the bytes of `start..start + bytes.len()`, replacing what is held of that range.
+    /// Bytes beyond the source's end are ignored. Copies nothing.
     pub fn insert(&self, start: u64, bytes: Bytes) {
-        let end = (start + bytes.len() as u64).min(self.len);
+        let end = (start.saturating_add(bytes.len() as u64)).min(self.len);
         if end <= start {
             return;
         }
         let bytes = bytes.slice(..(end - start) as usize);
         let mut spans = self.spans.lock().unwrap_or_else(|e| e.into_inner());
-        let touching: Vec<u64> = spans
-            .range(..=end)
-            .filter(|(s, b)| **s + b.len() as u64 >= start)
+        // Pieces are disjoint and sorted: those overlapping `start..end` are the last ones
+        // starting before `end` that end after `start`.
+        let overlapping: Vec<u64> = spans
+            .range(..end)
+            .rev()
+            .take_while(|(s, b)| **s + b.len() as u64 > start)
             .map(|(s, _)| *s)
             .collect();
-        if touching.is_empty() {
-            spans.insert(start, bytes);
-            return;
+        for s in overlapping {
+            let Some(b) = spans.remove(&s) else { continue };
+            let e = s + b.len() as u64;
+            if s < start {
+                spans.insert(s, b.slice(..(start - s) as usize));
+            }
+            if e > end {
+                spans.insert(end, b.slice((end - s) as usize..));
+            }
         }
-        let lo = touching[0].min(start);
-        let hi = touching
-            .iter()
-            .map(|s| s + spans[s].len() as u64)
-            .max()
-            .unwrap_or(end)
-            .max(end);
-        let mut merged = vec![0u8; (hi - lo) as usize];
-        for s in &touching {
-            let b = spans.remove(s).unwrap_or_default();
-            let o = (s - lo) as usize;
-            merged[o..o + b.len()].copy_from_slice(&b);
-        }
-        let o = (start - lo) as usize;
-        merged[o..o + bytes.len()].copy_from_slice(&bytes);
-        spans.insert(lo, Bytes::from(merged));
+        spans.insert(start, bytes);
     }
 
     /// Whether every byte of `r` is held.
     pub fn holds(&self, r: &Range<u64>) -> bool {
-        self.find(r.start, r.end - r.start).is_some()
+        let spans = self.spans.lock().unwrap_or_else(|e| e.into_inner());
+        Self::cover(&spans, r.start, r.end.saturating_sub(r.start)).is_some()
     }
 
-    fn find(&self, offset: u64, len: u64) -> Option<(Bytes, usize)> {
-        let spans = self.spans.lock().unwrap_or_else(|e| e.into_inner());
-        let (s, b) = spans.range(..=offset).next_back()?;
-        if offset + len <= s + b.len() as u64 {
-            Some((b.clone(), (offset - s) as usize))
-        } else {
-            None
+    /// The starts of the touching pieces that hold `offset..offset + len` (`len > 0`), in
+    /// order, or `None` when a byte of it is missing.
+    fn cover(spans: &BTreeMap<u64, Bytes>, offset: u64, len: u64) -> Option<Vec<u64>> {
+        let end = offset.checked_add(len)?;
+        let (&first, b) = spans.range(..=offset).next_back()?;
+        let mut reached = first + b.len() as u64;
+        if reached <= offset && len > 0 {
+            return None;
         }
+        let mut starts = vec![first];
+        while reached < end {
+            let b = spans.get(&reached)?;
+            starts.push(reached);
+            reached += b.len() as u64;
+        }
+        Some(starts)
     }
+
+    /// The held bytes of `offset..offset + len` (`len > 0`), as a buffer and the position of
+    /// the range in it; `None` when a byte is missing.
+    fn find(&self, offset: u64, len: u64) -> Option<(Bytes, usize)> {
+        let mut spans = self.spans.lock().unwrap_or_else(|e| e.into_inner());
+        let starts = Self::cover(&spans, offset, len)?;
+        let first = starts[0];
+        if starts.len() == 1 {
+            return Some((spans[&first].clone(), (offset - first) as usize));
+        }
+        let last = *starts.last()?;
+        let pieces_end = last + spans[&last].len() as u64;
+        let joined_len = pieces_end - first;
+        if joined_len <= len.saturating_mul(2) {
+            // Join the pieces: later reads across them copy nothing.
+            let mut joined = Vec::with_capacity(joined_len as usize);
+            for s in &starts {
+                if let Some(b) = spans.remove(s) {
+                    joined.extend_from_slice(&b);
+                }
+            }
+            self.count_copy(joined.len());
+            let joined = Bytes::from(joined);
+            spans.insert(first, joined.clone());
+            return Some((joined, (offset - first) as usize));
+        }
+        // Pieces much larger than the read: copy only the bytes read.
+        let end = offset + len;
+        let mut out = Vec::with_capacity(len as usize);
+        for s in &starts {
+            let b = &spans[s];
+            let lo = offset.max(*s) - s;
+            let hi = end.min(s + b.len() as u64) - s;
+            out.extend_from_slice(&b[lo as usize..hi as usize]);
+        }
+        self.count_copy(out.len());
+        Some((Bytes::from(out), 0))
+    }
+
+    #[cfg(test)]
+    fn count_copy(&self, n: usize) {
+        self.copied
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    #[cfg(not(test))]
+    fn count_copy(&self, _n: usize) {}
 
     /// Takes the misses recorded since the last call.
     pub fn take_misses(&self) -> Vec<Range<u64>> {
@@ -447,5 +509,91 @@ mod tests {
         s.insert(5, Bytes::from(vec![3u8; 30]));
         assert_eq!(s.held_bytes(), 30);
         assert_eq!(&s.read_range(34, 1).unwrap()[..], &[3]);
+    }
+
+    fn copied(s: &SparseStore) -> u64 {
+        s.copied.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    #[test]
+    fn inserts_cost_what_they_add() {
+        // 256 adjacent 4 KiB pieces, as rounds of discovery add them, in an order that
+        // appends, prepends and fills holes.
+        const PIECE: usize = 4096;
+        const N: usize = 256;
+        let total = PIECE * N;
+        let data: Vec<u8> = (0..total).map(|i| (i * 7 % 251) as u8).collect();
+        let s = SparseStore::new(total as u64 + 10);
+        let mut order: Vec<usize> = (N / 2..N).collect();
+        order.extend((0..N / 2).rev().filter(|i| i % 2 == 0));
+        order.extend((0..N / 2).filter(|i| i % 2 == 1));
+        for &i in &order {
+            let at = i * PIECE;
+            s.insert(at as u64, Bytes::copy_from_slice(&data[at..at + PIECE]));
+        }
+        // N²/2 pieces' worth when each insert recopies its merged span.
+        assert!(
+            copied(&s) <= 2 * total as u64,
+            "copied {} bytes",
+            copied(&s)
+        );
+        assert_eq!(s.held_bytes(), total as u64);
+        assert!(s.holds(&(0..total as u64)));
+        assert!(!s.holds(&(0..total as u64 + 1)));
+        // Reads within a piece, across one boundary, across many, and of everything: each
+        // copies at most twice what it reads.
+        let inserted = copied(&s);
+        let mut read = 0;
+        for (at, n) in [
+            (10, 100),
+            (PIECE - 3, 7),
+            (5 * PIECE + 1, 3 * PIECE),
+            (0, total),
+            (total - 1, 1),
+        ] {
+            let b = s.read_range(at as u64, n).expect("held");
+            assert_eq!(&b[..], &data[at..at + n], "{at}+{n}");
+            read += n as u64;
+        }
+        assert!(
+            copied(&s) - inserted <= 2 * read,
+            "{}",
+            copied(&s) - inserted
+        );
+        // The read of everything joined the pieces: reads copy nothing more.
+        let before = copied(&s);
+        for _ in 0..10 {
+            let b = s.read_range(PIECE as u64 - 3, 7).unwrap();
+            assert_eq!(&b[..], &data[PIECE - 3..PIECE + 4]);
+        }
+        let b = s.read_range(0, total).unwrap();
+        assert_eq!(&b[..], &data[..]);
+        assert_eq!(copied(&s), before);
+        // A read past what is held is a miss.
+        assert!(s.read_range(total as u64, 5).is_err());
+        assert_eq!(s.take_misses(), vec![total as u64..total as u64 + 5]);
+    }
+
+    #[test]
+    fn a_later_insert_overwrites_what_it_overlaps() {
+        let s = SparseStore::new(100);
+        s.insert(10, Bytes::from(vec![1u8; 10]));
+        s.insert(30, Bytes::from(vec![2u8; 10]));
+        s.insert(15, Bytes::from(vec![3u8; 20]));
+        assert_eq!(s.held_bytes(), 30);
+        let b = s.read_range(10, 30).unwrap();
+        let mut want = vec![1u8; 5];
+        want.extend([3u8; 20]);
+        want.extend([2u8; 5]);
+        assert_eq!(&b[..], &want[..]);
+        // Inside a held piece, and covering several: the same rule.
+        s.insert(12, Bytes::from(vec![4u8; 2]));
+        s.insert(0, Bytes::from(vec![5u8; 50]));
+        assert_eq!(s.held_bytes(), 50);
+        assert_eq!(&s.read_range(0, 50).unwrap()[..], &[5u8; 50][..]);
+        // Bytes past the source's end are dropped.
+        s.insert(95, Bytes::from(vec![6u8; 10]));
+        assert_eq!(s.held_bytes(), 55);
+        assert_eq!(&s.read_range(95, 5).unwrap()[..], &[6u8; 5][..]);
     }
 }

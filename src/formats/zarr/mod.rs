@@ -495,7 +495,7 @@ impl ZarrArray {
     }
 
     /// Reads and decodes the read-grid chunks `lins` (linear C-order indexes of
-    /// [`ZarrArray::grid`]), calling `on_chunk(lin, decoded)` as each completes, with
+    /// [`ZarrArray::grid`]), handing each to `sink` as it completes, with
     /// `None` for a chunk that is absent from the store (its elements are the fill value; for
     /// a sharded array: an inner chunk of an absent shard, while an inner chunk its stored
     /// shard's index marks empty comes decoded as fill values). Chunk objects
@@ -514,7 +514,7 @@ impl ZarrArray {
         &self,
         lins: &[u64],
         options: &CoalesceOptions,
-        on_chunk: &mut dyn FnMut(u64, Option<Vec<u8>>) -> Result<(), crate::Error>,
+        sink: &mut dyn crate::formats::ChunkSink,
     ) -> Result<(), crate::Error> {
         let concurrency = options.concurrency.max(1);
         let counts = self.grid.chunk_counts();
@@ -530,7 +530,7 @@ impl ZarrArray {
                 let mut s = stream::iter(jobs).buffer_unordered(concurrency);
                 while let Some(r) = s.next().await {
                     for (lin, d) in r? {
-                        on_chunk(lin, d)?;
+                        sink.chunk(lin, d).await?;
                     }
                 }
             }
@@ -564,7 +564,7 @@ impl ZarrArray {
                 let mut s = stream::iter(jobs).buffer_unordered(concurrency);
                 while let Some(r) = s.next().await {
                     for (lin, d) in r? {
-                        on_chunk(lin, d)?;
+                        sink.chunk(lin, d).await?;
                     }
                 }
             }
@@ -709,15 +709,43 @@ impl ArrayFormat for Arc<ZarrArray> {
     fn info(&self) -> ArrayInfo {
         self.describe()
     }
+    /// Every chunk is an object of its own (or an inner chunk of a shard), loaded through
+    /// `zarrs` ([`ZarrArray::load_chunks`]).
     fn locate(&self, chunk: u64) -> Result<ChunkPlace, FormatError> {
+        match self.grid.nchunks() {
+            Some(n) if chunk < n => Ok(ChunkPlace::Loaded),
+            _ => Err(FormatError::Invalid {
+                location: self.store.url(&self.path),
+                format: "zarr",
+                detail: format!("chunk {chunk} is outside the chunk grid"),
+            }),
+        }
+    }
+    /// Never called: chunks are decoded by their loader.
+    fn decode(&self, chunk: u64, _stored: &[u8]) -> Result<Vec<u8>, FormatError> {
         Err(FormatError::Unsupported {
             location: self.store.url(&self.path),
             format: "zarr",
-            detail: format!("chunk {chunk} is an object of its own, read by the Zarr reader"),
+            detail: format!("chunk {chunk} is an object of its own, decoded by its loader"),
         })
     }
-    fn decode(&self, chunk: u64, _stored: &[u8]) -> Result<Vec<u8>, FormatError> {
-        self.locate(chunk).map(|_| Vec::new())
+    fn loader(&self) -> Option<&dyn crate::formats::ChunkLoader> {
+        Some(&**self)
+    }
+}
+
+#[async_trait::async_trait(?Send)]
+impl crate::formats::ChunkLoader for ZarrArray {
+    async fn load_chunks(
+        &self,
+        chunks: &[u64],
+        options: &CoalesceOptions,
+        sink: &mut dyn crate::formats::ChunkSink,
+    ) -> Result<(), crate::Error> {
+        ZarrArray::load_chunks(self, chunks, options, sink).await
+    }
+    fn fill_value(&self) -> &[u8] {
+        &self.meta.fill
     }
 }
 
@@ -980,17 +1008,20 @@ mod tests {
         assert_eq!(a.meta().codecs, "sharding_indexed[bytes + gzip]");
         assert_eq!(a.chunk_key(&[1, 0]), "c/1/0");
         // No shard stored: every inner chunk is the fill value.
-        let mut got = Vec::new();
-        futures::executor::block_on(a.load_chunks(
-            &[0, 3],
-            &CoalesceOptions::default(),
-            &mut |lin, d| {
-                got.push((lin, d));
+        struct Collect(Vec<(u64, Option<Vec<u8>>)>);
+        #[async_trait::async_trait(?Send)]
+        impl crate::formats::ChunkSink for Collect {
+            async fn chunk(&mut self, lin: u64, d: Option<Vec<u8>>) -> Result<(), crate::Error> {
+                self.0.push((lin, d));
                 Ok(())
-            },
-        ))
-        .unwrap();
+            }
+        }
+        let mut sink = Collect(Vec::new());
+        futures::executor::block_on(a.load_chunks(&[0, 3], &CoalesceOptions::default(), &mut sink))
+            .unwrap();
+        let mut got = sink.0;
         got.sort_by_key(|g| g.0);
+        assert_eq!(got.len(), 2);
         for (_, d) in got {
             let fill = f32::NAN.to_be_bytes().repeat(8);
             assert!(d.is_none_or(|d| d == fill));

@@ -1,4 +1,6 @@
-//! A directory of cached blobs, each published with a JSON marker (DISK policy, native only).
+//! [`FsBackend`]: a directory of cached blobs, each published with a JSON marker (DISK
+//! policy, native only). [`DiskStore`] does the file work synchronously; [`FsBackend`] runs
+//! it on tokio's blocking pool (`spawn_blocking`), off the async executor.
 //!
 //! Layout of one namespace directory (`payload/`, `discovery/`, `sources/` under the cache
 //! directory): for an entry whose key is `K`, `H = sha256_hex(K)`, the blob `H.blob` and its
@@ -8,7 +10,7 @@
 //! {"schema": 2, "key": "K", "bytes": 1234, "sha256": "<hex of the blob>"}
 //! ```
 //!
-//! Keys hold public URLs and salted fingerprints only ([`super::identity::SourceKey`]):
+//! Keys hold public URLs and salted fingerprints only ([`crate::cache::SourceKey`]):
 //! nothing of a URL's query, its user info or a request header is written here. Directories
 //! are created mode 0700 and files mode 0600; an existing directory that another user owns
 //! or that other users can write to is refused ([`private_dir`]).
@@ -20,13 +22,14 @@
 //! removed. These names and fields are private to chunkwise and may change with
 //! [`SCHEMA_VERSION`].
 
-use super::identity::sha256_hex;
+use super::{BackendError, Budget, CacheBackend, Entry, Usage, DEFAULT_MAX_ENTRIES};
+use crate::cache::identity::sha256_hex;
 use bytes::Bytes;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Version of the marker format; a marker of another version is a miss.
 ///
@@ -47,12 +50,15 @@ struct Marker {
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// One namespace directory of blobs with markers, optionally bounded (least recently used
-/// entries are removed once the blobs' total exceeds `max_bytes`).
+/// One namespace directory of blobs with markers, bounded in entries and optionally in
+/// bytes (least recently used entries are removed once the blobs' total exceeds `max_bytes`
+/// or their number `max_entries`). Its methods block on file I/O: async callers use
+/// [`FsBackend`].
 #[derive(Debug)]
 pub struct DiskStore {
     dir: PathBuf,
     max_bytes: Option<u64>,
+    max_entries: u64,
     index: Mutex<Index>,
 }
 
@@ -86,22 +92,38 @@ impl Index {
 }
 
 impl DiskStore {
-    /// Opens (creating it if needed) the namespace directory `dir`. With a bound, existing
-    /// markers are scanned once to learn the entries' sizes, oldest (by marker modification
-    /// time) first in the eviction order.
+    /// Opens (creating it if needed) the namespace directory `dir`, bounded by `max_bytes`
+    /// (`None`: no byte bound) and [`DEFAULT_MAX_ENTRIES`] entries
+    /// ([`DiskStore::open_bounded`]).
     ///
     /// # Errors
-    /// The directory cannot be created or listed.
+    /// As [`DiskStore::open_bounded`].
     pub fn open(dir: PathBuf, max_bytes: Option<u64>) -> std::io::Result<DiskStore> {
+        Self::open_bounded(dir, max_bytes, DEFAULT_MAX_ENTRIES)
+    }
+
+    /// Opens (creating it if needed) the namespace directory `dir`, bounded by `max_bytes`
+    /// (`None`: no byte bound) and `max_entries`. Existing markers are scanned once to learn
+    /// the entries' sizes, oldest (by marker modification time) first in the eviction order,
+    /// and the bounds are applied.
+    ///
+    /// # Errors
+    /// The directory cannot be created or listed, or is not private ([`private_dir`]).
+    pub fn open_bounded(
+        dir: PathBuf,
+        max_bytes: Option<u64>,
+        max_entries: u64,
+    ) -> std::io::Result<DiskStore> {
         private_dir(&dir)?;
         let store = DiskStore {
             dir,
             max_bytes,
+            max_entries,
             index: Mutex::new(Index::default()),
         };
         // One scan of the markers: entries of another schema (older ones could hold
-        // credentials in their keys) and damaged markers go; with a bound, the sizes of the
-        // others are learned, oldest (by marker modification time) first in eviction order.
+        // credentials in their keys) and damaged markers go; the sizes of the others are
+        // learned, oldest (by marker modification time) first in eviction order.
         let mut found = Vec::new();
         for entry in std::fs::read_dir(&store.dir)? {
             let entry = entry?;
@@ -121,15 +143,13 @@ impl DiskStore {
                 let _ = std::fs::remove_file(entry.path());
             }
         }
-        if max_bytes.is_some() {
-            found.sort();
-            let mut g = store.lock();
-            for (_, hash, bytes) in found {
-                g.touch(&hash, bytes);
-            }
-            drop(g);
-            store.evict();
+        found.sort();
+        let mut g = store.lock();
+        for (_, hash, bytes) in found {
+            g.touch(&hash, bytes);
         }
+        drop(g);
+        store.evict();
         Ok(store)
     }
 
@@ -180,11 +200,7 @@ impl DiskStore {
             Some(Bytes::from(data))
         })();
         match &found {
-            Some(b) => {
-                if self.max_bytes.is_some() {
-                    self.lock().touch(&hash, b.len() as u64);
-                }
-            }
+            Some(b) => self.lock().touch(&hash, b.len() as u64),
             None => {
                 if blob.exists() || marker.exists() {
                     self.drop_files(&hash);
@@ -196,14 +212,18 @@ impl DiskStore {
     }
 
     /// Publishes `bytes` under `key` (blob, then marker; each through a temporary file and a
-    /// rename), then evicts least recently used entries beyond the bound. An entry larger
-    /// than the bound is not stored. Failures to write leave no trusted entry and are not
-    /// errors: the cache is an optimisation.
-    pub fn put(&self, key: &str, bytes: &[u8]) {
-        if self.max_bytes.is_some_and(|m| bytes.len() as u64 > m) {
-            return;
-        }
+    /// rename), then evicts least recently used entries beyond the bounds. An entry larger
+    /// than the byte bound is not stored (an older one under `key` is removed).
+    ///
+    /// # Errors
+    /// A file cannot be written; no trusted entry is left under `key`.
+    pub fn put(&self, key: &str, bytes: &[u8]) -> std::io::Result<()> {
         let hash = sha256_hex(key.as_bytes());
+        if self.max_bytes.is_some_and(|m| bytes.len() as u64 > m) {
+            self.drop_files(&hash);
+            self.lock().forget(&hash);
+            return Ok(());
+        }
         let (blob, marker) = self.paths(&hash);
         // An old marker must not outlive the blob it described.
         let _ = std::fs::remove_file(&marker);
@@ -214,16 +234,16 @@ impl DiskStore {
             sha256: sha256_hex(bytes),
         };
         let json = serde_json::to_vec(&m).expect("marker serialises");
-        let ok = write_atomic(&self.dir, &blob, bytes).is_ok()
-            && write_atomic(&self.dir, &marker, &json).is_ok();
-        if !ok {
+        let written = write_atomic(&self.dir, &blob, bytes)
+            .and_then(|()| write_atomic(&self.dir, &marker, &json));
+        if let Err(e) = written {
             self.drop_files(&hash);
-            return;
+            self.lock().forget(&hash);
+            return Err(e);
         }
-        if self.max_bytes.is_some() {
-            self.lock().touch(&hash, bytes.len() as u64);
-            self.evict();
-        }
+        self.lock().touch(&hash, bytes.len() as u64);
+        self.evict();
+        Ok(())
     }
 
     /// Removes the entry under `key`.
@@ -234,29 +254,50 @@ impl DiskStore {
     }
 
     /// Removes every entry whose key starts with `prefix` (one scan of the markers; used
-    /// when a source changed, which is rare).
-    pub fn remove_prefix(&self, prefix: &str) {
-        let Ok(dir) = std::fs::read_dir(&self.dir) else {
-            return;
-        };
-        for entry in dir.flatten() {
+    /// when a source changed, which is rare). Returns how many were removed.
+    ///
+    /// # Errors
+    /// The directory cannot be listed.
+    pub fn remove_prefix(&self, prefix: &str) -> std::io::Result<u64> {
+        let found = self.list(prefix)?;
+        for (hash, _) in &found {
+            self.drop_files(hash);
+            self.lock().forget(hash);
+        }
+        Ok(found.len() as u64)
+    }
+
+    /// The entries whose key starts with `prefix`, as (hash, entry with the marker's size):
+    /// one scan of the markers.
+    ///
+    /// # Errors
+    /// The directory cannot be listed.
+    pub fn list(&self, prefix: &str) -> std::io::Result<Vec<(String, Entry)>> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(&self.dir)?.flatten() {
             let name = entry.file_name().to_string_lossy().to_string();
             let Some(hash) = name.strip_suffix(".json") else {
                 continue;
             };
-            if read_marker(&entry.path()).is_some_and(|m| m.key.starts_with(prefix)) {
-                self.drop_files(hash);
-                self.lock().forget(hash);
+            if let Some(m) = read_marker(&entry.path()).filter(|m| m.key.starts_with(prefix)) {
+                out.push((
+                    hash.to_string(),
+                    Entry {
+                        key: m.key,
+                        bytes: m.bytes,
+                    },
+                ));
             }
         }
+        Ok(out)
     }
 
     fn evict(&self) {
-        let Some(max) = self.max_bytes else { return };
+        let max = self.max_bytes.unwrap_or(u64::MAX);
         loop {
             let victim = {
                 let mut g = self.lock();
-                if g.total <= max {
+                if g.total <= max && g.entries.len() as u64 <= self.max_entries {
                     return;
                 }
                 let Some((_, h)) = g.order.pop_first() else {
@@ -272,8 +313,7 @@ impl DiskStore {
         }
     }
 
-    /// (entries, blob bytes, evictions) of a bounded store since it was opened (a store
-    /// without a bound does not track them and reports zeros).
+    /// (entries, blob bytes, evictions since it was opened).
     pub fn usage(&self) -> (u64, u64, u64) {
         let g = self.lock();
         (g.entries.len() as u64, g.total, g.evictions)
@@ -282,6 +322,107 @@ impl DiskStore {
     /// The directory.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+}
+
+/// The filesystem backend: a [`DiskStore`] whose file work (reads, writes, SHA-256 over
+/// whole blobs, directory scans) runs on tokio's blocking pool (`spawn_blocking`), so the
+/// async executor keeps running other tasks meanwhile. Outside a tokio runtime (a caller
+/// driving the futures with another executor) the work runs inline. Cloning shares it.
+#[derive(Debug, Clone)]
+pub struct FsBackend {
+    store: Arc<DiskStore>,
+}
+
+impl FsBackend {
+    /// Opens (creating it if needed) the namespace directory `dir` within `budget`
+    /// (`budget.bytes == u64::MAX`: no byte bound), as [`DiskStore::open_bounded`].
+    ///
+    /// # Errors
+    /// As [`DiskStore::open_bounded`].
+    pub fn open(dir: PathBuf, budget: Budget) -> std::io::Result<FsBackend> {
+        let max_bytes = (budget.bytes != u64::MAX).then_some(budget.bytes);
+        Ok(FsBackend {
+            store: Arc::new(DiskStore::open_bounded(dir, max_bytes, budget.entries)?),
+        })
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        self.store.dir()
+    }
+
+    /// Runs `work` on the store off the async executor.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        what: &str,
+        work: impl FnOnce(&DiskStore) -> std::io::Result<T> + Send + 'static,
+    ) -> Result<T, BackendError> {
+        let store = self.store.clone();
+        let run = move || work(&store);
+        let result = match tokio::runtime::Handle::try_current() {
+            Ok(h) => h
+                .spawn_blocking(run)
+                .await
+                .map_err(|e| BackendError::Storage {
+                    backend: "fs",
+                    detail: format!("{what}: blocking task did not finish: {e}"),
+                })?,
+            Err(_) => run(),
+        };
+        result.map_err(|e| BackendError::Storage {
+            backend: "fs",
+            detail: format!("{what} in {}: {e}", self.store.dir().display()),
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl CacheBackend for FsBackend {
+    fn name(&self) -> &'static str {
+        "fs"
+    }
+
+    async fn get(&self, key: &str) -> Result<Option<Bytes>, BackendError> {
+        let key = key.to_string();
+        self.blocking("get", move |s| Ok(s.get(&key))).await
+    }
+
+    async fn put(&self, key: &str, bytes: Bytes) -> Result<(), BackendError> {
+        let key = key.to_string();
+        self.blocking("put", move |s| s.put(&key, &bytes)).await
+    }
+
+    async fn delete(&self, key: &str) -> Result<(), BackendError> {
+        let key = key.to_string();
+        self.blocking("delete", move |s| {
+            s.remove(&key);
+            Ok(())
+        })
+        .await
+    }
+
+    async fn list(&self, prefix: &str) -> Result<Vec<Entry>, BackendError> {
+        let prefix = prefix.to_string();
+        self.blocking("list", move |s| {
+            Ok(s.list(&prefix)?.into_iter().map(|(_, e)| e).collect())
+        })
+        .await
+    }
+
+    async fn delete_prefix(&self, prefix: &str) -> Result<u64, BackendError> {
+        let prefix = prefix.to_string();
+        self.blocking("delete_prefix", move |s| s.remove_prefix(&prefix))
+            .await
+    }
+
+    fn usage(&self) -> Usage {
+        let (entries, bytes, evictions) = self.store.usage();
+        Usage {
+            entries,
+            bytes,
+            evictions,
+        }
     }
 }
 
@@ -392,8 +533,8 @@ pub fn private_dir(dir: &Path) -> std::io::Result<()> {
 ///
 /// # Errors
 /// A new salt cannot be written.
-pub fn salt(path: &Path) -> std::io::Result<super::identity::Salt> {
-    use super::identity::Salt;
+pub fn salt(path: &Path) -> std::io::Result<crate::cache::identity::Salt> {
+    use crate::cache::identity::Salt;
     let mut text = String::new();
     if let Ok(f) = std::fs::File::open(path) {
         let _ = f.take(256).read_to_string(&mut text);
@@ -421,7 +562,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let s = DiskStore::open(tmp.path().to_path_buf(), None).unwrap();
         let (blob, marker) = files(tmp.path(), "k");
-        let fresh = |s: &DiskStore| s.put("k", b"hello world");
+        let fresh = |s: &DiskStore| s.put("k", b"hello world").unwrap();
 
         fresh(&s);
         assert_eq!(&s.get("k").unwrap()[..], b"hello world");
@@ -464,14 +605,14 @@ mod tests {
     fn bounded_store_evicts_least_recently_used_and_survives_reopen() {
         let tmp = tempfile::tempdir().unwrap();
         let s = DiskStore::open(tmp.path().to_path_buf(), Some(100)).unwrap();
-        s.put("a", &[1; 40]);
-        s.put("b", &[2; 40]);
+        s.put("a", &[1; 40]).unwrap();
+        s.put("b", &[2; 40]).unwrap();
         assert!(s.get("a").is_some()); // a most recent
-        s.put("c", &[3; 40]); // 120 > 100: b goes
+        s.put("c", &[3; 40]).unwrap(); // 120 > 100: b goes
         assert!(s.get("b").is_none());
         assert!(s.get("a").is_some() && s.get("c").is_some());
         assert_eq!(s.usage(), (2, 80, 1));
-        s.put("big", &[0; 101]);
+        s.put("big", &[0; 101]).unwrap();
         assert!(s.get("big").is_none());
         drop(s);
         let s = DiskStore::open(tmp.path().to_path_buf(), Some(100)).unwrap();
@@ -487,7 +628,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("new/payload");
         let s = DiskStore::open(dir.clone(), None).unwrap();
-        s.put("k", b"bytes");
+        s.put("k", b"bytes").unwrap();
         let (blob, marker) = files(&dir, "k");
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&tmp.path().join("new")), 0o700);
@@ -557,10 +698,10 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().to_path_buf();
         let s = DiskStore::open(dir.clone(), None).unwrap();
-        s.put("https://h/a?token=x\n1", b"old");
-        s.put("src\nA\n1", b"a1");
-        s.put("src\nA\n2", b"a2");
-        s.put("src\nB\n1", b"b1");
+        s.put("https://h/a?token=x\n1", b"old").unwrap();
+        s.put("src\nA\n1", b"a1").unwrap();
+        s.put("src\nA\n2", b"a2").unwrap();
+        s.put("src\nB\n1", b"b1").unwrap();
         let (blob, marker) = files(&dir, "https://h/a?token=x\n1");
         let text = std::fs::read_to_string(&marker).unwrap();
         std::fs::write(&marker, text.replace("\"schema\":2", "\"schema\":1")).unwrap();
@@ -570,8 +711,97 @@ mod tests {
             !marker.exists() && !blob.exists(),
             "a schema-1 marker is removed at open"
         );
-        s.remove_prefix("src\nA\n");
+        assert_eq!(s.remove_prefix("src\nA\n").unwrap(), 2);
         assert!(s.get("src\nA\n1").is_none() && s.get("src\nA\n2").is_none());
         assert_eq!(&s.get("src\nB\n1").unwrap()[..], b"b1");
+    }
+
+    /// Every file under `root`, recursively.
+    fn all_files(root: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(root).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(all_files(&p));
+            } else {
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn passes_the_conformance_suite() {
+        use crate::cache::backend::conformance::{check_backend, BUDGET};
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("ns");
+        let b = FsBackend::open(dir.clone(), BUDGET).unwrap();
+        let flip = |key: &str| {
+            let (blob, _) = files(&dir, key);
+            let mut data = std::fs::read(&blob).unwrap();
+            let mid = data.len() / 2;
+            data[mid] ^= 0x01;
+            std::fs::write(&blob, data).unwrap();
+        };
+        check_backend(&b, BUDGET, Some(&flip)).await;
+        // Odd keys (parent-directory names, slashes, 2 KiB) never named a file outside the
+        // namespace directory, and nothing is left behind.
+        assert!(
+            all_files(tmp.path()).is_empty(),
+            "{:?}",
+            all_files(tmp.path())
+        );
+        b.put("../../x/y", Bytes::from_static(b"z")).await.unwrap();
+        let files = all_files(tmp.path());
+        assert_eq!(files.len(), 2, "{files:?}");
+        assert!(files.iter().all(|f| f.parent() == Some(dir.as_path())));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn passes_the_conformance_suite_on_a_multi_thread_runtime() {
+        use crate::cache::backend::conformance::{check_backend, BUDGET};
+        let tmp = tempfile::tempdir().unwrap();
+        let b = FsBackend::open(tmp.path().join("ns"), BUDGET).unwrap();
+        check_backend(&b, BUDGET, None).await;
+    }
+
+    /// The file work of a put (hashing and writing 32 MiB) does not run on the executor's
+    /// thread: on a current-thread runtime another task runs while the put is under way.
+    #[tokio::test(flavor = "current_thread")]
+    async fn file_work_runs_off_the_executor() {
+        let tmp = tempfile::tempdir().unwrap();
+        let b = FsBackend::open(tmp.path().join("ns"), Budget::bytes(u64::MAX)).unwrap();
+        let big = crate::cache::backend::conformance::blob(9, 32 << 20);
+        let put_done = std::sync::Mutex::new(None);
+        let other_ran = std::sync::Mutex::new(None);
+        let put = async {
+            b.put("big", big.clone()).await.unwrap();
+            *put_done.lock().unwrap() = Some(std::time::Instant::now());
+        };
+        let other = async {
+            *other_ran.lock().unwrap() = Some(std::time::Instant::now());
+        };
+        // `join!` polls `put` first: work done inside that poll would finish before `other`.
+        tokio::join!(put, other);
+        let (p, o) = (
+            put_done.into_inner().unwrap(),
+            other_ran.into_inner().unwrap(),
+        );
+        assert!(
+            o.unwrap() < p.unwrap(),
+            "the other task waited for the put's file work"
+        );
+        assert_eq!(b.get("big").await.unwrap(), Some(big));
+    }
+
+    /// Outside any tokio runtime the work runs inline rather than panicking.
+    #[test]
+    fn works_without_a_tokio_runtime() {
+        let tmp = tempfile::tempdir().unwrap();
+        let b = FsBackend::open(tmp.path().join("ns"), Budget::bytes(1 << 20)).unwrap();
+        futures::executor::block_on(async {
+            b.put("k", Bytes::from_static(b"v")).await.unwrap();
+            assert_eq!(b.get("k").await.unwrap().as_deref(), Some(&b"v"[..]));
+        });
     }
 }

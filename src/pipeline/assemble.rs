@@ -1,0 +1,102 @@
+//! Streaming assembly: each chunk is copied into the C-ordered result as soon as it is
+//! decoded, and its buffer dropped, so a read holds the result plus the chunks in flight,
+//! never every decoded chunk at once.
+
+use super::{check_cancel, Progress, ReadOptions};
+use crate::error::Result;
+use crate::selection::{ChunkRef, Plan};
+use std::collections::HashMap;
+
+/// The result buffer of one read and the chunks still to come.
+pub(crate) struct Assembler<'a> {
+    plan: &'a Plan,
+    refs: Vec<ChunkRef>,
+    /// Linear chunk index → position in `refs` (found in constant time per chunk).
+    at: HashMap<u64, usize>,
+    out: Vec<u8>,
+    done: u64,
+    opts: &'a ReadOptions<'a>,
+}
+
+impl<'a> Assembler<'a> {
+    /// A zeroed result of [`Plan::result_bytes`] bytes for the touched chunks of `plan`.
+    pub(crate) fn new(plan: &'a Plan, opts: &'a ReadOptions<'a>) -> Assembler<'a> {
+        let refs = plan.chunks();
+        let at = refs
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (plan.grid.chunk_linear(&c.coords), i))
+            .collect();
+        Assembler {
+            plan,
+            refs,
+            at,
+            out: vec![0u8; plan.result_bytes()],
+            done: 0,
+            opts,
+        }
+    }
+
+    /// The touched chunks' linear indexes, in C order of their coordinates.
+    pub(crate) fn chunks(&self) -> Vec<u64> {
+        self.refs
+            .iter()
+            .map(|c| self.plan.grid.chunk_linear(&c.coords))
+            .collect()
+    }
+
+    /// The blocks (block-linear indexes) the selection touches in `chunk`.
+    pub(crate) fn touched_blocks(&self, chunk: u64) -> Vec<u64> {
+        match self.at.get(&chunk) {
+            Some(&i) => self
+                .plan
+                .blocks_of(&self.refs[i])
+                .iter()
+                .map(|b| self.plan.grid.block_linear(b))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Copies decoded chunk `chunk` (laid out as the grid says) into the result.
+    ///
+    /// # Errors
+    /// `CANCELLED` when the read was cancelled; a chunk shorter than the layout.
+    pub(crate) fn chunk(&mut self, chunk: u64, decoded: &[u8]) -> Result<()> {
+        check_cancel(&self.opts.cancel)?;
+        if let Some(&i) = self.at.get(&chunk) {
+            self.plan
+                .copy_chunk(&self.refs[i], decoded, &mut self.out)?;
+            self.advance();
+        }
+        Ok(())
+    }
+
+    /// Writes `value` (one element's bytes) into the result elements of `chunk`.
+    ///
+    /// # Errors
+    /// As [`Assembler::chunk`].
+    pub(crate) fn fill(&mut self, chunk: u64, value: &[u8]) -> Result<()> {
+        check_cancel(&self.opts.cancel)?;
+        if let Some(&i) = self.at.get(&chunk) {
+            self.plan.fill_chunk(&self.refs[i], value, &mut self.out)?;
+            self.advance();
+        }
+        Ok(())
+    }
+
+    fn advance(&mut self) {
+        self.done += 1;
+        if let Some(p) = self.opts.progress {
+            p(Progress {
+                done: self.done,
+                total: self.refs.len() as u64,
+            });
+        }
+    }
+
+    /// The assembled result.
+    pub(crate) fn finish(self) -> Vec<u8> {
+        self.out
+    }
+}

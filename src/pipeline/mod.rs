@@ -1,0 +1,395 @@
+//! The one read pipeline, shared by every format: selection → plan → fetch → decode →
+//! assemble.
+//!
+//! 1. **Plan.** The selection is resolved against the shape and the selection planner
+//!    ([`crate::selection::Plan`]) lists the touched chunks and where each element lands.
+//! 2. **Look up.** Each touched chunk is located by its format
+//!    ([`crate::formats::ArrayFormat::locate`]) and asked of the payload cache. Fill values,
+//!    bytes held in the metadata and cache hits are assembled at once.
+//! 3. **Decide.** What is left becomes a [`FetchPlan`]: whole-chunk fetches merged by the one
+//!    range coalescer, Blosc2 block reads ([`blocks`]) for large, sparsely touched Blosc2
+//!    chunks, and loads by the format for chunks that are objects of their own (Zarr,
+//!    [`crate::formats::ChunkLoader`]).
+//! 4. **Fetch, decode, keep, assemble**, as each merged fetch arrives: the stored bytes enter
+//!    the payload cache (copied, so an entry owns exactly its bytes), or for a format that is
+//!    not Blosc2 the decoded chunk enters it re-encoded as Blosc2 ([`crate::cache::convert`]);
+//!    the decoded chunk is copied into the result and dropped ([`assemble`]).
+//! 5. **Finish.** Variable-length strings are resolved from the HDF5 global heap
+//!    ([`finish`]).
+//!
+//! Peak memory of a read: the result, plus for each of the at most
+//! [`crate::array::OpenOptions::concurrency`] merged fetches in flight its bytes, plus one
+//! decoded chunk (and its Blosc2 re-encoding for a converted format). Blosc2 block reads hold
+//! the touched blocks' compressed streams of their batch.
+
+mod assemble;
+mod blocks;
+mod finish;
+pub mod plan;
+
+pub use plan::{BlockRule, FetchPlan, Found, PlannedChunk, Step};
+
+use crate::cache::{convert, CacheCoordinator, CacheKey, Item};
+use crate::dtype::DType;
+use crate::element::Element;
+use crate::error::Result;
+use crate::formats::{ArrayFormat, ChunkPlace, ChunkSink};
+use crate::io::{fetch_stream, CoalesceOptions, RangeSource};
+use crate::selection::{Plan, Selection};
+use assemble::Assembler;
+use bytes::Bytes;
+use futures::StreamExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Progress of one read: chunks done out of chunks touched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Progress {
+    /// Chunks assembled so far.
+    pub done: u64,
+    /// Chunks the selection touches.
+    pub total: u64,
+}
+
+/// A cancellation flag shared between a caller and a running read (set by an AbortSignal
+/// in JS). Checked between steps: a cancelled read returns [`crate::io::IoError::Cancelled`].
+#[derive(Debug, Clone, Default)]
+pub struct CancelFlag(Arc<AtomicBool>);
+
+impl CancelFlag {
+    /// A flag that is not set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Sets the flag.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst)
+    }
+    /// Whether the flag is set.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Options of one read.
+#[derive(Default)]
+pub struct ReadOptions<'a> {
+    /// Called after each chunk is assembled.
+    pub progress: Option<&'a dyn Fn(Progress)>,
+    /// Checked between steps.
+    pub cancel: Option<CancelFlag>,
+}
+
+/// The result of a read: elements in C order, in the array's stored dtype and byte order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArrayData {
+    /// Result shape (dimensions selected by an integer are dropped).
+    pub shape: Vec<u64>,
+    /// Element type (as stored, so big-endian arrays give big-endian bytes); `|S{n}` or
+    /// `|V{n}` when [`ArrayData::element`] describes more.
+    pub dtype: DType,
+    /// `product(shape) * dtype.itemsize` bytes.
+    pub data: Vec<u8>,
+    /// The element type of `data` when it is not a plain number: fixed-length strings
+    /// (`|S{n}`; variable-length strings arrive resolved as these, `n` the longest string
+    /// of the selection) or records. `None` for numbers.
+    pub element: Option<Element>,
+    /// Zarr: how many of the chunks read were absent from the store (HTTP 404 or no such
+    /// file) and read as the fill value, as the Zarr specification says a missing chunk
+    /// reads. Counted in the planner's chunks: chunk objects, or for a sharded array inner
+    /// chunks (every touched inner chunk of an absent shard; an inner chunk that a stored
+    /// shard's index marks empty was written so and is not counted). A warm read counts the
+    /// absent chunks it serves from the payload cache too (they are cached as absent), so
+    /// the count does not depend on the cache. Many missing chunks where data is expected
+    /// points at a wrong store URL or prefix. Always 0 for Blosc2 and HDF5 (an unallocated
+    /// HDF5 chunk is part of the format, not a missing object).
+    pub missing_chunks: u64,
+}
+
+pub(crate) fn check_cancel(cancel: &Option<CancelFlag>) -> Result<()> {
+    match cancel {
+        Some(c) if c.is_cancelled() => Err(crate::io::IoError::Cancelled.into()),
+        _ => Ok(()),
+    }
+}
+
+/// The payload-cache entry of a chunk absent from its store: shorter than any Blosc2
+/// chunk header (32 bytes), so it can never be taken for a converted chunk.
+const ABSENT_CHUNK: &[u8] = b"chunkwise:absent";
+
+/// Limits of a read, from [`crate::array::OpenOptions`].
+#[derive(Debug, Clone)]
+pub(crate) struct Limits {
+    /// Largest gap bridged by a merge, bytes.
+    pub coalesce_gap: u64,
+    /// Requests (or loaded objects) in flight.
+    pub concurrency: usize,
+    /// Largest result, bytes.
+    pub max_result_bytes: u64,
+    /// Smallest stored Blosc2 chunk read by blocks, bytes.
+    pub block_read_min_bytes: u64,
+}
+
+/// What one read works on: the array's source, format, caches and limits.
+pub(crate) struct Reader<'a> {
+    /// Where stored ranges are read (a transport, or a complete copy in memory).
+    pub source: &'a dyn RangeSource,
+    /// Size of the source in bytes.
+    pub source_len: u64,
+    /// The source's location for messages.
+    pub location: &'a str,
+    /// Locates and decodes chunks.
+    pub format: &'a dyn ArrayFormat,
+    /// Owns the payload cache.
+    pub coordinator: &'a CacheCoordinator,
+    /// Payload identity of stored bytes (source key, scope, size, validators).
+    pub identity: &'a Arc<str>,
+    /// Payload identity of converted chunks; `None` for Blosc2 formats and when no payload
+    /// is retained.
+    pub converted: Option<&'a Arc<str>>,
+    /// Read limits.
+    pub limits: Limits,
+}
+
+/// What the payload cache holds for a chunk.
+enum Cached {
+    /// Stored bytes, to decode.
+    Stored(Bytes),
+    /// A converted chunk, decoded.
+    Decoded(Vec<u8>),
+    /// A chunk known absent from its store.
+    Absent,
+}
+
+impl Reader<'_> {
+    pub(crate) fn coalesce_options(&self) -> CoalesceOptions {
+        CoalesceOptions {
+            max_gap: self.limits.coalesce_gap,
+            max_len: None,
+            concurrency: self.limits.concurrency,
+        }
+    }
+
+    fn stored_key(&self, chunk: u64) -> CacheKey {
+        CacheKey {
+            source: self.identity.clone(),
+            item: Item::Chunk(chunk),
+        }
+    }
+
+    fn converted_key(&self, stamp: &Arc<str>, chunk: u64) -> CacheKey {
+        CacheKey {
+            source: stamp.clone(),
+            item: Item::Chunk(chunk),
+        }
+    }
+
+    /// The payload cache's entry for `chunk`. A converted entry that does not decode is a
+    /// miss, never wrong data.
+    async fn lookup(&self, chunk: u64, chunk_bytes: usize) -> Option<Cached> {
+        match self.converted {
+            Some(stamp) => {
+                let b = self
+                    .coordinator
+                    .get_payload(&self.converted_key(stamp, chunk))
+                    .await?;
+                let found = if b.as_ref() == ABSENT_CHUNK {
+                    Cached::Absent
+                } else {
+                    Cached::Decoded(convert::decode(&b, chunk_bytes)?)
+                };
+                self.coordinator.count_converted_hit();
+                Some(found)
+            }
+            None => self
+                .coordinator
+                .get_payload(&self.stored_key(chunk))
+                .await
+                .map(Cached::Stored),
+        }
+    }
+
+    /// Decodes stored bytes by the format.
+    fn decode(&self, chunk: u64, stored: &[u8]) -> Result<Vec<u8>> {
+        let d = self.format.decode(chunk, stored)?;
+        self.coordinator.count_format_decode();
+        Ok(d)
+    }
+
+    /// Keeps a chunk just read: its stored bytes, or for a converted format the decoded
+    /// chunk re-encoded as Blosc2 (`None`: the chunk is absent from its store).
+    async fn keep(&self, chunk: u64, stored: &Bytes, decoded: Option<&[u8]>, itemsize: usize) {
+        match self.converted {
+            None => {
+                self.coordinator
+                    .put_payload(self.stored_key(chunk), stored.clone())
+                    .await
+            }
+            Some(stamp) => {
+                let entry = match decoded {
+                    Some(d) => match convert::encode(d, itemsize) {
+                        Some(enc) => enc,
+                        None => return,
+                    },
+                    None => Bytes::from_static(ABSENT_CHUNK),
+                };
+                self.coordinator
+                    .put_payload(self.converted_key(stamp, chunk), entry)
+                    .await;
+            }
+        }
+    }
+}
+
+/// Reads `selection` through `r`.
+///
+/// # Errors
+/// Selection errors (syntax, bounds, too large), I/O errors, decode errors, cancellation.
+pub(crate) async fn read(
+    r: &Reader<'_>,
+    selection: &Selection,
+    opts: &ReadOptions<'_>,
+) -> Result<ArrayData> {
+    let grid = r.format.grid();
+    let dtype = r.format.dtype();
+    let dims = selection.resolve(&grid.shape)?;
+    let plan = Plan::new(grid, &dims, dtype.itemsize, r.limits.max_result_bytes)?;
+    let chunk_bytes = grid.decoded_chunk_items()? as usize * dtype.itemsize;
+    let mut asm = Assembler::new(&plan, opts);
+    check_cancel(&opts.cancel)?;
+    let fill = r.format.loader().map(|l| l.fill_value().to_vec());
+    let mut absent = 0u64;
+
+    // Look up; what is at hand is assembled now.
+    let mut found = Vec::new();
+    for chunk in asm.chunks() {
+        let f = match r.format.locate(chunk)? {
+            ChunkPlace::Fill(value) => {
+                asm.fill(chunk, &value)?;
+                Found::Fill
+            }
+            ChunkPlace::Inline(stored) => {
+                let d = r.decode(chunk, &stored)?;
+                asm.chunk(chunk, &d)?;
+                Found::Inline
+            }
+            place @ (ChunkPlace::Stored(_) | ChunkPlace::Loaded) => {
+                match r.lookup(chunk, chunk_bytes).await {
+                    Some(Cached::Stored(b)) => {
+                        let d = r.decode(chunk, &b)?;
+                        asm.chunk(chunk, &d)?;
+                        Found::Hit
+                    }
+                    Some(Cached::Decoded(d)) => {
+                        asm.chunk(chunk, &d)?;
+                        Found::Hit
+                    }
+                    Some(Cached::Absent) => {
+                        absent += 1;
+                        asm.fill(chunk, fill.as_deref().unwrap_or_default())?;
+                        Found::Hit
+                    }
+                    None => match place {
+                        ChunkPlace::Stored(range) => Found::Stored(range),
+                        _ => Found::Loaded,
+                    },
+                }
+            }
+        };
+        found.push((chunk, f));
+    }
+
+    // Decide.
+    let coalesce = r.coalesce_options();
+    let rule = r.format.blosc2_blocks().then(|| BlockRule {
+        nblocks: grid.block_counts().iter().product(),
+        min_chunk_bytes: r.limits.block_read_min_bytes,
+    });
+    let mut fetch = FetchPlan::new(found, |c| asm.touched_blocks(c), rule, &coalesce)?;
+
+    // Blosc2 block reads; chunks that cannot be split join the whole fetches.
+    if !fetch.blocks.is_empty() {
+        let blocks = std::mem::take(&mut fetch.blocks);
+        let fallback = blocks::read(r, &blocks, &mut asm).await?;
+        fetch.add_whole(fallback, &coalesce)?;
+        check_cancel(&opts.cancel)?;
+    }
+
+    // Whole chunks, handled as each merged fetch arrives.
+    if !fetch.whole.is_empty() {
+        let mut in_fetch: Vec<Vec<usize>> = vec![Vec::new(); fetch.merged.fetches.len()];
+        for (i, p) in fetch.merged.placements.iter().enumerate() {
+            in_fetch[p.fetch].push(i);
+        }
+        let mut arriving =
+            std::pin::pin!(fetch_stream(r.source, &fetch.merged, coalesce.concurrency));
+        while let Some(next) = arriving.next().await {
+            let (k, bytes) = next?;
+            check_cancel(&opts.cancel)?;
+            for &i in &in_fetch[k] {
+                let chunk = fetch.whole[i].0;
+                let within = &fetch.merged.placements[i].within;
+                let stored = bytes.slice(within.start as usize..within.end as usize);
+                let d = r.decode(chunk, &stored)?;
+                r.keep(chunk, &stored, Some(&d), dtype.itemsize).await;
+                asm.chunk(chunk, &d)?;
+            }
+        }
+    }
+
+    // Chunks the format loads itself.
+    if let (Some(loader), false) = (r.format.loader(), fetch.loads.is_empty()) {
+        let mut sink = LoadSink {
+            r,
+            asm: &mut asm,
+            absent: &mut absent,
+            fill: loader.fill_value(),
+            itemsize: dtype.itemsize,
+        };
+        loader
+            .load_chunks(&fetch.loads, &coalesce, &mut sink)
+            .await?;
+    }
+
+    let out = asm.finish();
+    match r.format.element() {
+        Some(e) if e.has_vlen() => finish::resolve_vlen(r, &plan, &e, out).await,
+        element => Ok(ArrayData {
+            shape: plan.result_shape.clone(),
+            dtype,
+            data: out,
+            element,
+            missing_chunks: absent,
+        }),
+    }
+}
+
+/// Receives the chunks a format loads: keeps, assembles, counts the absent ones.
+struct LoadSink<'r, 'a, 'b> {
+    r: &'r Reader<'r>,
+    asm: &'b mut Assembler<'a>,
+    absent: &'b mut u64,
+    fill: &'b [u8],
+    itemsize: usize,
+}
+
+#[async_trait::async_trait(?Send)]
+impl ChunkSink for LoadSink<'_, '_, '_> {
+    async fn chunk(&mut self, chunk: u64, decoded: Option<Vec<u8>>) -> Result<()> {
+        // Loaded chunks are kept converted (their stored bytes never reach the pipeline).
+        // Absent chunks are kept too (as absent), so a warm read never asks for them again
+        // and still counts them.
+        if self.r.converted.is_some() {
+            self.r
+                .keep(chunk, &Bytes::new(), decoded.as_deref(), self.itemsize)
+                .await;
+        }
+        match decoded {
+            Some(d) => self.asm.chunk(chunk, &d),
+            None => {
+                *self.absent += 1;
+                self.asm.fill(chunk, self.fill)
+            }
+        }
+    }
+}
