@@ -226,11 +226,7 @@ impl RemoteArray {
         // Object versions learnt by this read go into the Zarr store's record, so a later
         // open (another process, under DISK) checks its answers against them.
         if let Some(z) = self.zarr.as_ref().filter(|z| z.store().take_new_versions()) {
-            if let Ok(json) = serde_json::to_vec(&z.store().discovery()) {
-                self.coordinator
-                    .put_record(&zarr_record_key(&self.key), json)
-                    .await;
-            }
+            crate::open::keep_zarr(z.store(), &self.coordinator, &self.key).await;
         }
         if let Err(Error::Io(crate::io::IoError::SourceChanged { .. })) = &result {
             self.coordinator.forget_source(&self.key).await;
@@ -252,11 +248,6 @@ impl RemoteArray {
     pub fn zarr_discovery(&self) -> Option<crate::formats::zarr::ZarrDiscovery> {
         self.zarr.as_ref().map(|z| z.store().discovery())
     }
-}
-
-/// The coordinator's record key of a Zarr store's remembered metadata.
-pub(crate) fn zarr_record_key(key: &SourceKey) -> String {
-    format!("{}\n#zarr-metadata", key.source_id())
 }
 
 impl From<crate::selection::SelectionError> for Error {

@@ -386,3 +386,38 @@ async fn records_of_another_shape_tag_or_version_are_misses() {
         );
     }
 }
+
+/// A Zarr store's remembered metadata is a discovery record like any other (tag `zarr`): a
+/// record of the former shape (the bare metadata JSON) is a miss, never trusted nor an error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zarr_metadata_is_a_discovery_record() {
+    let server = common::fault_server(&fixtures(), &[], false).await;
+    let url = server.url("zarr/v2.zarr");
+    let c = memory();
+    let key = open::source_key(&url, &[], &c, None);
+    let record_key = format!("{}\n#zarr-metadata", key.source_id());
+    // The former shape, naming this store, with a root group document that is not JSON:
+    // trusted, it would fail the open.
+    let former = format!(
+        r#"{{"version":1,"base":"{url}","objects":{{".zgroup":"not json","raw/.zarray":"nor this"}}}}"#
+    );
+    c.put_record(&record_key, former.into_bytes()).await;
+    let arr = open::open_array(&url, vec![], with_path("/raw"), c.clone())
+        .await
+        .unwrap();
+    assert!(arr.traffic().requests > 0);
+    assert_reads(&arr, "zarr/v2_raw.npy").await;
+    let rec = c.discovery(&record_key).await.expect("a discovery record");
+    assert_eq!((rec.format.as_str(), rec.seed_version), ("zarr", 1));
+    assert_eq!(rec.source.location, url);
+    assert!(
+        rec.seed["objects"]["raw/.zarray"].is_string(),
+        "{}",
+        rec.seed
+    );
+    // Warm: the record serves the metadata.
+    let again = open::open_array(&url, vec![], with_path("/raw"), c)
+        .await
+        .unwrap();
+    assert_eq!(again.traffic().requests, 0);
+}

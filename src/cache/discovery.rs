@@ -16,7 +16,9 @@
 //! - `format`, `seed_version`, `seed`: a seed that its format owns and serialises (the
 //!   format's own tag and version; `crate::formats::FormatSeed`), opaque here. The opener
 //!   dispatches on the tag; a tag or version it does not know is a miss. An array's seed
-//!   (`b2nd`, `hdf5`) and an HDF5 file's listing (`hdf5-listing`) are this one record.
+//!   (`b2nd`, `hdf5`), an HDF5 file's listing (`hdf5-listing`) and a Zarr store's remembered
+//!   metadata (`zarr`, whose `source` is the store's public base URL with no size) are all
+//!   this one record.
 //!
 //! This module imports nothing from the formats.
 

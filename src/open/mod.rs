@@ -17,13 +17,13 @@
 
 pub mod options;
 
-use crate::array::{zarr_record_key, OpenOptions, RemoteArray};
+use crate::array::{OpenOptions, RemoteArray};
 use crate::cache::discovery::{DiscoveryRecord, SourceIdentity, DISCOVERY_VERSION};
 use crate::cache::{convert, CacheCoordinator, SourceKey};
 use crate::error::Result;
 use crate::formats::b2nd::{B2ndArray, B2ndSeed};
 use crate::formats::hdf5::{Hdf5ListingSeed, Hdf5Seed};
-use crate::formats::zarr::{KeyOpener, ZarrStore};
+use crate::formats::zarr::{KeyOpener, ZarrDiscovery, ZarrStore};
 use crate::formats::{ArrayFormat, FormatError, FormatSeed, Seed};
 use crate::io::memory::MemorySource;
 use crate::io::{ByteRange, Counted, RangeSource, RetryConfig, Retrying, SourceInfo, Traffic};
@@ -345,14 +345,18 @@ pub async fn open_store(
     crate::formats::zarr::or_zarr(first, true, || zarr(headers, options, coordinator)).await
 }
 
-/// The Zarr store's remembered metadata from `coordinator`'s record under `key`, if any.
+/// The coordinator's record key of a Zarr store's remembered metadata.
+fn zarr_record_key(key: &SourceKey) -> String {
+    format!("{}\n#zarr-metadata", key.source_id())
+}
+
+/// The Zarr store's remembered metadata from `coordinator`'s discovery record under
+/// `key` (tag `zarr`: [`ZarrDiscovery`]), if any; another tag or version is a miss.
 async fn restore_zarr(store: &ZarrStore, coordinator: &CacheCoordinator, key: &SourceKey) {
-    if let Some(d) = coordinator
-        .record(&zarr_record_key(key))
-        .await
-        .and_then(|b| serde_json::from_slice(&b).ok())
-    {
-        store.remember(d);
+    if let Some(rec) = coordinator.discovery(&zarr_record_key(key)).await {
+        if let Some(d) = ZarrDiscovery::from_seed(&seed_of(&rec)) {
+            store.remember(d);
+        }
     }
 }
 
@@ -393,11 +397,20 @@ pub fn rebuild(seed: &Seed, location: &str, len: u64) -> Option<Box<dyn ArrayFor
     }
 }
 
-/// Keeps the Zarr store's remembered metadata as `coordinator`'s record under `key`.
-async fn keep_zarr(store: &ZarrStore, coordinator: &CacheCoordinator, key: &SourceKey) {
-    if let Ok(json) = serde_json::to_vec(&store.discovery()) {
-        coordinator.put_record(&zarr_record_key(key), json).await;
-    }
+/// Keeps the Zarr store's remembered metadata (metadata objects, object versions) as
+/// `coordinator`'s discovery record under `key`: tag `zarr`, the store's public base URL as
+/// the source (a store has no size or validators of its own).
+pub(crate) async fn keep_zarr(store: &ZarrStore, coordinator: &CacheCoordinator, key: &SourceKey) {
+    let info = SourceInfo {
+        location: store.base().to_string(),
+        ..Default::default()
+    };
+    coordinator
+        .put_discovery(
+            &zarr_record_key(key),
+            &record(&info, store.discovery().to_seed()),
+        )
+        .await;
 }
 
 /// A handle on a discovered (or rebuilt) reader: its payload identity is the source key,

@@ -57,6 +57,13 @@ pub struct ZarrDiscovery {
     pub versions: BTreeMap<String, ObjectVersion>,
 }
 
+/// The Zarr store's discovery seed is its remembered metadata (tag `zarr`, the version of
+/// this record's layout).
+impl crate::formats::FormatSeed for ZarrDiscovery {
+    const FORMAT: &'static str = "zarr";
+    const VERSION: u32 = ZarrDiscovery::VERSION;
+}
+
 /// The version of one stored object as its answers described it: a later answer for the
 /// same key with another size, or another `ETag` or `Last-Modified` (when both carry one),
 /// is another version ([`IoError::SourceChanged`]).
