@@ -102,8 +102,18 @@ pub struct RemoteArray {
     converted: Option<Arc<str>>,
     info: SourceInfo,
     /// Set for a Zarr array, whose chunks are objects of their own (see [`RemoteArray::open_zarr`]).
-    zarr: Option<Arc<crate::formats::zarr::ZarrArray>>,
+    #[cfg_attr(not(feature = "zarr"), allow(dead_code))]
+    zarr: Option<ZarrHandle>,
 }
+
+/// A Zarr array's store-backed reader; in a build without Zarr (cargo feature `zarr`) no
+/// value of it exists.
+#[cfg(feature = "zarr")]
+pub(crate) type ZarrHandle = Arc<crate::formats::zarr::ZarrArray>;
+/// A Zarr array's store-backed reader; in a build without Zarr (cargo feature `zarr`) no
+/// value of it exists.
+#[cfg(not(feature = "zarr"))]
+pub(crate) type ZarrHandle = std::convert::Infallible;
 
 impl std::fmt::Debug for RemoteArray {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -129,7 +139,7 @@ impl RemoteArray {
         identity: Arc<str>,
         converted: Option<Arc<str>>,
         info: SourceInfo,
-        zarr: Option<Arc<crate::formats::zarr::ZarrArray>>,
+        zarr: Option<ZarrHandle>,
     ) -> RemoteArray {
         RemoteArray {
             source,
@@ -225,11 +235,13 @@ impl RemoteArray {
         let result = crate::pipeline::read(&reader, selection, opts).await;
         // Object versions learnt by this read go into the Zarr store's record, so a later
         // open (another process, under DISK) checks its answers against them.
+        #[cfg(feature = "zarr")]
         if let Some(z) = self.zarr.as_ref().filter(|z| z.store().take_new_versions()) {
             crate::open::keep_zarr(z.store(), &self.coordinator, &self.key).await;
         }
         if let Err(Error::Io(crate::io::IoError::SourceChanged { .. })) = &result {
             self.coordinator.forget_source(&self.key).await;
+            #[cfg(feature = "zarr")]
             if let Some(z) = &self.zarr {
                 z.store().forget_objects();
             }
@@ -242,6 +254,7 @@ impl RemoteArray {
 /// [`crate::formats::zarr::ZarrArray::load_chunks`] on a payload-cache miss and kept in the
 /// cache re-encoded as Blosc2 ([`crate::cache::convert`]); planning, the cache and assembly
 /// are the shared ones.
+#[cfg(feature = "zarr")]
 impl RemoteArray {
     /// The Zarr metadata remembered so far (for a cache to restore the store with
     /// [`crate::formats::zarr::ZarrStore::with_discovery`]); `None` for other formats.

@@ -15,6 +15,7 @@
 use crate::array::{OpenOptions, RemoteArray};
 use crate::cache::{CacheCoordinator, SourceKey};
 use crate::error::Result;
+#[cfg(feature = "zarr")]
 use crate::formats::zarr::ZarrStore;
 use crate::formats::Node;
 use crate::io::{RangeSource, SourceInfo, Traffic, TrafficSnapshot};
@@ -45,6 +46,7 @@ pub(crate) enum Container {
     /// One object (an HDF5 file) read by ranges.
     File(Arc<dyn RangeSource>),
     /// A Zarr store: one object per key, metadata remembered.
+    #[cfg(feature = "zarr")]
     Zarr(Arc<ZarrStore>),
 }
 
@@ -114,6 +116,7 @@ impl RemoteStore {
                 )
                 .await
             }
+            #[cfg(feature = "zarr")]
             Container::Zarr(store) => {
                 RemoteArray::open_zarr_with_cache(
                     store.clone(),

@@ -19,14 +19,7 @@ use std::ops::Range;
 
 const FORMAT: &str = "b2nd";
 
-/// Whether `prefix` starts a Blosc2 contiguous frame: a msgpack fixarray, then the magic
-/// `b2frame\0` as an 8-byte fixstr (C-Blosc2 README_CFRAME_FORMAT.rst).
-pub fn is_frame(prefix: &[u8]) -> bool {
-    prefix.len() >= 10
-        && prefix[0] & 0xf0 == 0x90
-        && prefix[1] == 0xa8
-        && &prefix[2..10] == b"b2frame\0"
-}
+pub use super::signature::is_b2nd_frame as is_frame;
 
 /// A discovered `.b2nd` array.
 #[derive(Debug, Clone)]

@@ -5,8 +5,12 @@
 //! how to decode them into the layout the [`crate::selection::Grid`] describes. Fetching,
 //! coalescing, caching and assembling are shared and live in [`crate::pipeline`].
 
+#[cfg(feature = "b2nd")]
 pub mod b2nd;
+#[cfg(feature = "hdf5")]
 pub mod hdf5;
+pub mod signature;
+#[cfg(feature = "zarr")]
 pub mod zarr;
 
 use crate::dtype::DType;

@@ -39,6 +39,7 @@ pub mod http;
 pub mod sleep;
 
 pub use coalesce::{coalesce_ranges, fetch_stream, read_coalesced, CoalesceOptions, CoalescePlan};
+#[cfg(feature = "zarr")]
 pub(crate) use content_range::Validators;
 pub use content_range::DEFAULT_WHOLE_READ_LIMIT;
 pub use error::{IoError, TimeoutScope};

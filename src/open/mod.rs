@@ -15,15 +15,33 @@
 //!   `.zarr`, a local directory, a URL with no object of its own (404) or with bytes of no
 //!   known format opens as a Zarr store (or array) root.
 
+// A build with neither b2nd nor HDF5 (Zarr alone) refuses every single-object source; the
+// code that would discover one is then unreachable.
+#![cfg_attr(
+    not(any(feature = "b2nd", feature = "hdf5")),
+    allow(unreachable_code, unused_variables, unused_imports)
+)]
+
 pub mod options;
+#[cfg(feature = "zarr")]
+mod zarr;
+#[cfg(feature = "zarr")]
+pub use zarr::{key_opener, open_zarr, open_zarr_store, zarr_store};
+#[cfg(feature = "zarr")]
+use zarr::or_zarr;
+#[cfg(not(feature = "zarr"))]
+use without_zarr::{open_zarr, open_zarr_store, or_zarr};
+#[cfg(feature = "zarr")]
+pub(crate) use zarr::keep_zarr;
 
 use crate::array::{OpenOptions, RemoteArray};
 use crate::cache::discovery::{DiscoveryRecord, SourceIdentity, DISCOVERY_VERSION};
 use crate::cache::{convert, CacheCoordinator, SourceKey};
 use crate::error::Result;
+#[cfg(feature = "b2nd")]
 use crate::formats::b2nd::{B2ndArray, B2ndSeed};
-use crate::formats::hdf5::{Hdf5ListingSeed, Hdf5Seed};
-use crate::formats::zarr::{KeyOpener, ZarrDiscovery, ZarrStore};
+#[cfg(feature = "hdf5")]
+use crate::formats::hdf5::{Hdf5Array, Hdf5ListingSeed, Hdf5Seed};
 use crate::formats::{ArrayFormat, FormatError, FormatSeed, Seed};
 use crate::io::memory::MemorySource;
 use crate::io::{ByteRange, Counted, RangeSource, RetryConfig, Retrying, SourceInfo, Traffic};
@@ -32,6 +50,7 @@ use bytes::Bytes;
 use std::sync::Arc;
 
 /// Scope under which a container's listing is recorded.
+#[cfg(feature = "hdf5")]
 const NODES_SCOPE: &str = "#nodes";
 
 /// What a source's first bytes are (a Zarr store has no object of its own, so it is never
@@ -50,12 +69,61 @@ pub enum Detected {
 /// The format of a source from its first bytes (at least the first 64 KiB, or all of a
 /// smaller source). The one detection: arrays and stores both use it.
 pub fn detect(head: &[u8]) -> Detected {
-    if crate::formats::b2nd::is_frame(head) {
+    if crate::formats::signature::is_b2nd_frame(head) {
         Detected::B2nd
-    } else if crate::formats::hdf5::is_hdf5(head) {
+    } else if crate::formats::signature::is_hdf5(head) {
         Detected::Hdf5
     } else {
         Detected::Unknown
+    }
+}
+
+/// The error of a source whose format this build leaves out (cargo features `b2nd`, `hdf5`,
+/// `zarr`): `UNSUPPORTED`, naming the feature.
+#[cfg_attr(
+    all(feature = "b2nd", feature = "hdf5", feature = "zarr"),
+    allow(dead_code)
+)]
+pub(crate) fn not_built(location: &str, format: &'static str) -> crate::Error {
+    FormatError::Unsupported {
+        location: location.to_string(),
+        format,
+        detail: format!(
+            "this build of chunkwise leaves out the {format} reader (cargo feature `{format}`)"
+        ),
+    }
+    .into()
+}
+
+/// A build without Zarr: a Zarr root is refused as not built, and nothing falls back to Zarr.
+#[cfg(not(feature = "zarr"))]
+mod without_zarr {
+    use super::*;
+
+    pub async fn open_zarr(
+        base: &str,
+        _headers: Vec<(String, String)>,
+        _options: OpenOptions,
+        _coordinator: CacheCoordinator,
+    ) -> Result<RemoteArray> {
+        Err(not_built(base, "zarr"))
+    }
+
+    pub async fn open_zarr_store(
+        base: &str,
+        _headers: Vec<(String, String)>,
+        _options: OpenOptions,
+        _coordinator: CacheCoordinator,
+    ) -> Result<RemoteStore> {
+        Err(not_built(base, "zarr"))
+    }
+
+    pub async fn or_zarr<T, F, Fut>(first: Result<T>, _container_refused: bool, _zarr: F) -> Result<T>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<T>>,
+    {
+        first
     }
 }
 
@@ -85,7 +153,7 @@ fn is_local(location: &str) -> bool {
 /// ending in `.zarr` ([`crate::formats::zarr::looks_like_store`]), or natively a local
 /// directory.
 pub fn is_zarr_root(location: &str) -> bool {
-    crate::formats::zarr::looks_like_store(location)
+    crate::formats::signature::looks_like_zarr_store(location)
         || (is_local(location) && std::path::Path::new(location).is_dir())
 }
 
@@ -145,92 +213,6 @@ pub fn transport(
     )))
 }
 
-/// The object opener of a Zarr store at `base`: natively an `HttpSource` per key (sharing
-/// one client, counted into `traffic`, retried around the counter) for a URL, a counted
-/// `FileSource` per key otherwise.
-///
-/// # Errors
-/// [`crate::io::IoError::Network`] when the HTTP client cannot be built.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn key_opener(
-    base: &str,
-    headers: Vec<(String, String)>,
-    traffic: &Traffic,
-) -> Result<Arc<dyn KeyOpener>> {
-    use crate::io::file::FileSource;
-    use crate::io::http::{HttpOptions, HttpSource};
-    use crate::io::IoError;
-    let traffic = traffic.clone();
-    Ok(if is_url(base) {
-        let options = HttpOptions {
-            headers,
-            ..Default::default()
-        };
-        let client = HttpSource::client_for(&options).map_err(|message| IoError::Network {
-            location: base.to_string(),
-            message,
-        })?;
-        Arc::new(
-            move |url: &str| -> std::result::Result<Arc<dyn RangeSource>, IoError> {
-                let http = HttpSource::with_client(url, client.clone(), options.clone())?;
-                let counted = Counted::new(http, traffic.clone());
-                Ok(Arc::new(Retrying::new(counted, RetryConfig::default())))
-            },
-        )
-    } else {
-        Arc::new(
-            move |path: &str| -> std::result::Result<Arc<dyn RangeSource>, IoError> {
-                let file = FileSource::open(path)?;
-                Ok(Arc::new(Counted::new(file, traffic.clone())))
-            },
-        )
-    })
-}
-
-/// The object opener of a Zarr store: a `FetchSource` per key with `headers`, counted into
-/// `traffic`, retried around the counter (each attempt counts as a request).
-///
-/// # Errors
-/// None in wasm; the `Result` matches native hosts.
-#[cfg(target_arch = "wasm32")]
-pub fn key_opener(
-    _base: &str,
-    headers: Vec<(String, String)>,
-    traffic: &Traffic,
-) -> Result<Arc<dyn KeyOpener>> {
-    let traffic = traffic.clone();
-    Ok(Arc::new(
-        move |url: &str| -> std::result::Result<Arc<dyn RangeSource>, crate::io::IoError> {
-            let t = transport(url, headers.clone(), &traffic).map_err(|e| match e {
-                crate::Error::Io(io) => io,
-                other => crate::io::IoError::Network {
-                    location: url.to_string(),
-                    message: other.message(),
-                },
-            })?;
-            Ok(t)
-        },
-    ))
-}
-
-/// A Zarr store at `base` (URL or local directory) whose objects are opened by
-/// [`key_opener`], counting into `traffic`.
-///
-/// # Errors
-/// As [`key_opener`].
-// In wasm nothing is `Send`: the store lives on the one thread.
-#[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
-pub fn zarr_store(
-    base: &str,
-    headers: Vec<(String, String)>,
-    traffic: &Traffic,
-) -> Result<Arc<ZarrStore>> {
-    Ok(Arc::new(ZarrStore::new(
-        base,
-        key_opener(base, headers, traffic)?,
-    )))
-}
-
 /// The cache identity of `location` under `coordinator`'s salt
 /// ([`CacheCoordinator::key_for`]): `cache_key` when given (CLI `--cache-key`, JS
 /// `cacheKey`), else the URL as given (its query and user info only in the salted
@@ -280,29 +262,10 @@ pub async fn open_array(
     let t = transport(location, headers.clone(), &traffic)?;
     let first =
         RemoteArray::open_with_cache(t, traffic, options.clone(), coordinator.clone(), key).await;
-    crate::formats::zarr::or_zarr(first, false, || {
+    or_zarr(first, false, || {
         open_zarr(location, headers, options, coordinator)
     })
     .await
-}
-
-/// Opens the Zarr array at `options.path` (the store root when `None`) of the store at
-/// `base` (URL or local directory), with traffic of its own, whose caches (remembered
-/// metadata, converted chunks) `coordinator` owns, under [`source_key`] of `base`.
-///
-/// # Errors
-/// As [`RemoteArray::open_zarr_with_cache`]; [`key_opener`]'s errors.
-pub async fn open_zarr(
-    base: &str,
-    headers: Vec<(String, String)>,
-    options: OpenOptions,
-    coordinator: CacheCoordinator,
-) -> Result<RemoteArray> {
-    let traffic = Traffic::new();
-    let key = source_key(base, &headers, &coordinator, options.cache_key.as_deref());
-    let store = zarr_store(base, headers, &traffic)?;
-    let path = options.path.clone().unwrap_or_default();
-    RemoteArray::open_zarr_with_cache(store, &path, traffic, key, options, coordinator).await
 }
 
 /// Opens the container at `location` (an HDF5 file, or a Zarr store: a URL ending in
@@ -319,17 +282,7 @@ pub async fn open_store(
     options: OpenOptions,
     coordinator: CacheCoordinator,
 ) -> Result<RemoteStore> {
-    let zarr = |headers: Vec<(String, String)>, options: OpenOptions, coordinator| async move {
-        let traffic = Traffic::new();
-        let key = source_key(
-            location,
-            &headers,
-            &coordinator,
-            options.cache_key.as_deref(),
-        );
-        let store = zarr_store(location, headers, &traffic)?;
-        RemoteStore::open_zarr(store, traffic, options, coordinator, key).await
-    };
+    let zarr = |headers, options, coordinator| open_zarr_store(location, headers, options, coordinator);
     if is_zarr_root(location) {
         return zarr(headers, options, coordinator).await;
     }
@@ -342,22 +295,7 @@ pub async fn open_store(
     );
     let t = transport(location, headers.clone(), &traffic)?;
     let first = RemoteStore::open(t, traffic, options.clone(), coordinator.clone(), key).await;
-    crate::formats::zarr::or_zarr(first, true, || zarr(headers, options, coordinator)).await
-}
-
-/// The coordinator's record key of a Zarr store's remembered metadata.
-fn zarr_record_key(key: &SourceKey) -> String {
-    format!("{}\n#zarr-metadata", key.source_id())
-}
-
-/// The Zarr store's remembered metadata from `coordinator`'s discovery record under
-/// `key` (tag `zarr`: [`ZarrDiscovery`]), if any; another tag or version is a miss.
-async fn restore_zarr(store: &ZarrStore, coordinator: &CacheCoordinator, key: &SourceKey) {
-    if let Some(rec) = coordinator.discovery(&zarr_record_key(key)).await {
-        if let Some(d) = ZarrDiscovery::from_seed(&seed_of(&rec)) {
-            store.remember(d);
-        }
-    }
+    or_zarr(first, true, || zarr(headers, options, coordinator)).await
 }
 
 /// The discovery record of `seed` for the source `info`.
@@ -385,32 +323,18 @@ fn seed_of(rec: &DiscoveryRecord) -> Seed {
 /// reader (a miss: discover afresh).
 pub fn rebuild(seed: &Seed, location: &str, len: u64) -> Option<Box<dyn ArrayFormat>> {
     match seed.format.as_str() {
+        #[cfg(feature = "b2nd")]
         B2ndSeed::FORMAT => B2ndSeed::from_seed(seed)?
             .rebuild(location, len)
             .ok()
             .map(|a| Box::new(a) as Box<dyn ArrayFormat>),
+        #[cfg(feature = "hdf5")]
         Hdf5Seed::FORMAT => Hdf5Seed::from_seed(seed)?
             .rebuild(location, len)
             .ok()
             .map(|a| Box::new(a) as Box<dyn ArrayFormat>),
         _ => None,
     }
-}
-
-/// Keeps the Zarr store's remembered metadata (metadata objects, object versions) as
-/// `coordinator`'s discovery record under `key`: tag `zarr`, the store's public base URL as
-/// the source (a store has no size or validators of its own).
-pub(crate) async fn keep_zarr(store: &ZarrStore, coordinator: &CacheCoordinator, key: &SourceKey) {
-    let info = SourceInfo {
-        location: store.base().to_string(),
-        ..Default::default()
-    };
-    coordinator
-        .put_discovery(
-            &zarr_record_key(key),
-            &record(&info, store.discovery().to_seed()),
-        )
-        .await;
 }
 
 /// A handle on a discovered (or rebuilt) reader: its payload identity is the source key,
@@ -526,16 +450,16 @@ impl RemoteArray {
             Self::open_bytes(transport, &options, &coordinator, &source_id, copy).await?;
         let len = info.len;
         let format: Box<dyn ArrayFormat> = match detect(&head_bytes) {
+            #[cfg(feature = "b2nd")]
             Detected::B2nd => Box::new(B2ndArray::open(&*source, head_bytes, len).await?),
+            #[cfg(feature = "hdf5")]
             Detected::Hdf5 => Box::new(
-                crate::formats::hdf5::Hdf5Array::open(
-                    &*source,
-                    head_bytes,
-                    len,
-                    options.path.as_deref(),
-                )
-                .await?,
+                Hdf5Array::open(&*source, head_bytes, len, options.path.as_deref()).await?,
             ),
+            #[cfg(not(feature = "b2nd"))]
+            Detected::B2nd => return Err(not_built(&info.location, "b2nd")),
+            #[cfg(not(feature = "hdf5"))]
+            Detected::Hdf5 => return Err(not_built(&info.location, "hdf5")),
             Detected::Unknown => {
                 return Err(FormatError::Unrecognised {
                     location: info.location.clone(),
@@ -657,77 +581,6 @@ impl RemoteArray {
         Ok((source, head_bytes, info))
     }
 
-    /// Opens the Zarr array at `path` of `store` (`""` when the store root is the array)
-    /// with a cache coordinator of its own made from `options.cache` and
-    /// `options.max_cache_bytes`. `traffic` must be what the store's
-    /// [`crate::formats::zarr::KeyOpener`] counts into; `key` names the store (normalised
-    /// URL and credential fingerprint of the request headers).
-    ///
-    /// Peak memory of a read, besides the result: for each of the at most
-    /// [`OpenOptions::concurrency`] objects in flight, its stored bytes and two decoded-chunk
-    /// buffers (for a shard, those of its touched inner chunks), plus one Blosc2-encoded copy
-    /// of the chunk being converted into the cache. Chunks over
-    /// [`crate::formats::zarr::MAX_CHUNK_BYTES`] are refused at open.
-    ///
-    /// # Errors
-    /// As [`crate::formats::zarr::ZarrArray::open`].
-    pub async fn open_zarr(
-        store: Arc<crate::formats::zarr::ZarrStore>,
-        path: &str,
-        traffic: Traffic,
-        key: SourceKey,
-        options: OpenOptions,
-    ) -> Result<RemoteArray> {
-        let coordinator = CacheCoordinator::new(options.cache, options.max_cache_bytes)?;
-        Self::open_zarr_with_cache(store, path, traffic, key, options, coordinator).await
-    }
-
-    /// Opens the Zarr array at `path` of `store` with caches owned by `coordinator`. The
-    /// store's remembered metadata ([`crate::formats::zarr::ZarrDiscovery`]) is kept as the
-    /// coordinator's discovery record of the store, so a reopen in the same coordinator
-    /// (or, under DISK, in the same cache directory) makes no metadata request. Converted
-    /// chunks are stamped with the store key, the array path, its metadata
-    /// ([`crate::formats::zarr::ZarrArray::stamp`]: geometry, dtype, codecs), and the
-    /// conversion layout ([`convert::stamp`]).
-    ///
-    /// # Errors
-    /// As [`crate::formats::zarr::ZarrArray::open`].
-    pub async fn open_zarr_with_cache(
-        store: Arc<crate::formats::zarr::ZarrStore>,
-        path: &str,
-        traffic: Traffic,
-        key: SourceKey,
-        options: OpenOptions,
-        coordinator: CacheCoordinator,
-    ) -> Result<RemoteArray> {
-        let coordinator = coordinator.for_source(&key);
-        restore_zarr(&store, &coordinator, &key).await;
-        let z = Arc::new(crate::formats::zarr::ZarrArray::open(store, path).await?);
-        keep_zarr(z.store(), &coordinator, &key).await;
-        let scope = crate::formats::zarr::normalise_path(path);
-        let identity: Arc<str> = Arc::from(format!("{}\n{}", key.scoped(&scope), z.stamp()));
-        let converted = coordinator
-            .retains_payload()
-            .then(|| convert::stamp(&identity, z.grid(), z.meta().dtype));
-        let location = z.store().url(z.path());
-        let info = SourceInfo {
-            location: location.clone(),
-            ..Default::default()
-        };
-        Ok(RemoteArray::from_parts(
-            // Never read: a Zarr array's chunks are objects reached through its store.
-            Arc::new(MemorySource::new(location, Bytes::new())),
-            Box::new(z.clone()),
-            coordinator,
-            options,
-            traffic,
-            key,
-            identity,
-            converted,
-            info,
-            Some(z),
-        ))
-    }
 }
 
 /// Opening a container from a transport or a Zarr store (the steps [`open_store`] composes).
@@ -766,6 +619,7 @@ impl RemoteStore {
                 nodes,
             )
         };
+        #[cfg(feature = "hdf5")]
         if let Some(rec) = coordinator.discovery(&key.scoped(NODES_SCOPE)).await {
             // A listing of another seed version is a miss: list afresh.
             if let Some(listing) = Hdf5ListingSeed::from_seed(&seed_of(&rec)) {
@@ -795,55 +649,24 @@ impl RemoteStore {
             }
             .into());
         }
-        // The batched listing: shapes and dtypes from object headers, no chunk index read
-        // (chunk maps wait until a dataset is opened).
-        let nodes = crate::formats::hdf5::list(&*source, head, info.len).await?;
-        let listing = Hdf5ListingSeed {
-            nodes: nodes.clone(),
-        };
-        coordinator
-            .put_discovery(&key.scoped(NODES_SCOPE), &record(&info, listing.to_seed()))
-            .await;
-        Ok(store(info, nodes))
+        #[cfg(not(feature = "hdf5"))]
+        {
+            let _ = (source, store);
+            Err(not_built(&info.location, "hdf5"))
+        }
+        #[cfg(feature = "hdf5")]
+        {
+            // The batched listing: shapes and dtypes from object headers, no chunk index read
+            // (chunk maps wait until a dataset is opened).
+            let nodes = crate::formats::hdf5::list(&*source, head, info.len).await?;
+            let listing = Hdf5ListingSeed {
+                nodes: nodes.clone(),
+            };
+            coordinator
+                .put_discovery(&key.scoped(NODES_SCOPE), &record(&info, listing.to_seed()))
+                .await;
+            Ok(store(info, nodes))
+        }
     }
 
-    /// Opens the Zarr store `store` (whose [`crate::formats::zarr::KeyOpener`] counts into
-    /// `traffic`) and lists its groups and arrays ([`crate::formats::zarr::list_nodes`]:
-    /// consolidated metadata when the store has it, else a walk of the group metadata). The
-    /// store's remembered metadata is kept by `coordinator` as for
-    /// [`RemoteArray::open_zarr_with_cache`], so a reopen makes no metadata request.
-    ///
-    /// # Errors
-    /// [`FormatError`] when the root is not a Zarr group or array or its metadata is
-    /// malformed; I/O errors.
-    pub async fn open_zarr(
-        store: Arc<ZarrStore>,
-        traffic: Traffic,
-        options: OpenOptions,
-        coordinator: CacheCoordinator,
-        key: SourceKey,
-    ) -> Result<RemoteStore> {
-        let coordinator = coordinator.for_source(&key);
-        restore_zarr(&store, &coordinator, &key).await;
-        let nodes = crate::formats::zarr::list_nodes(&store)
-            .await
-            .map_err(FormatError::from)?;
-        keep_zarr(&store, &coordinator, &key).await;
-        let info = SourceInfo {
-            location: store.base().to_string(),
-            ..Default::default()
-        };
-        Ok(RemoteStore::from_parts(
-            Container::Zarr(store),
-            traffic,
-            coordinator,
-            key,
-            OpenOptions {
-                path: None,
-                ..options
-            },
-            info,
-            nodes,
-        ))
-    }
 }

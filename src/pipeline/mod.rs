@@ -24,6 +24,7 @@
 
 mod assemble;
 mod blocks;
+#[cfg(feature = "hdf5")]
 mod finish;
 pub mod plan;
 
@@ -135,6 +136,7 @@ pub(crate) struct Reader<'a> {
     /// Where stored ranges are read (a transport, or a complete copy in memory).
     pub source: &'a dyn RangeSource,
     /// Size of the source in bytes.
+    #[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
     pub source_len: u64,
     /// The source's location for messages.
     pub location: &'a str,
@@ -353,6 +355,8 @@ pub(crate) async fn read(
 
     let out = asm.finish();
     match r.format.element() {
+        // Only HDF5 has variable-length elements.
+        #[cfg(feature = "hdf5")]
         Some(e) if e.has_vlen() => finish::resolve_vlen(r, &plan, &e, out).await,
         element => Ok(ArrayData {
             shape: plan.result_shape.clone(),

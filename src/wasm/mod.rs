@@ -18,6 +18,7 @@ mod array;
 mod chunk_trace;
 pub mod partition;
 mod store;
+#[cfg(feature = "zarr")]
 pub mod zarr;
 
 pub use array::RemoteArray;

@@ -95,6 +95,7 @@ fn decompress_stream(
 /// The window size (bytes) a Zstandard frame declares (RFC 8878, section 3.1.1.1): the
 /// Window_Descriptor, or the Frame_Content_Size of a single-segment frame. `None` if the frame
 /// header is cut short or the magic number is wrong.
+#[cfg_attr(not(any(feature = "hdf5", feature = "zarr")), allow(dead_code))]
 pub(crate) fn zstd_window(src: &[u8]) -> Option<u64> {
     if src.get(..4)? != [0x28, 0xB5, 0x2F, 0xFD] {
         return None;
@@ -119,6 +120,7 @@ pub(crate) fn zstd_window(src: &[u8]) -> Option<u64> {
 
 /// The content size a zstd frame header declares (RFC 8878 §3.1.1.1.4), `None` when the
 /// frame does not carry one (streaming writers) or the header is not a zstd frame's.
+#[cfg_attr(not(feature = "zarr"), allow(dead_code))]
 pub(crate) fn zstd_content_size(src: &[u8]) -> Option<u64> {
     if src.get(..4)? != [0x28, 0xB5, 0x2F, 0xFD] {
         return None;

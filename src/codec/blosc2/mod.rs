@@ -24,7 +24,11 @@ pub mod header;
 pub mod lz4;
 mod msgpack;
 pub use decode::{block_dependencies, block_spans, decode_block, decode_chunk, decode_chunk_into};
-pub(crate) use decode::{zstd_content_size, zstd_window};
+// ZSTD frame facts for the other formats' ZSTD filters and codecs.
+#[cfg(any(feature = "hdf5", feature = "zarr"))]
+pub(crate) use decode::zstd_window;
+#[cfg(feature = "zarr")]
+pub(crate) use decode::zstd_content_size;
 pub use encode::{encode_chunk, Codec, EncodeOptions, Filter, SplitMode};
 pub use error::CodecError;
 pub use header::{ChunkHeader, SpecialValue};

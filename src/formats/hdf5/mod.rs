@@ -42,9 +42,7 @@ const FORMAT: &str = "hdf5";
 /// Target size of a row block of a contiguous dataset (1 MiB).
 pub const CONTIGUOUS_BLOCK_BYTES: u64 = 1 << 20;
 
-/// The HDF5 signature (HDF5 File Format Specification, "Superblock"): found at byte 0, 512,
-/// 1024, 2048, ... (after a user block).
-pub const SIGNATURE: [u8; 8] = *b"\x89HDF\r\n\x1a\n";
+pub use super::signature::HDF5_SIGNATURE as SIGNATURE;
 
 /// Filter ids decoded here: deflate, shuffle, fletcher32, then those of [`filters`] (szip,
 /// nbit, scale-offset, LZF, Blosc, LZ4, bitshuffle, Zstandard, Blosc2).
@@ -133,24 +131,7 @@ impl Hdf5Error {
     }
 }
 
-/// Offset of the first HDF5 signature in `prefix` at 0, 512, 1024, 2048, ..., if any.
-pub fn signature_offset(prefix: &[u8]) -> Option<u64> {
-    let mut at = 0usize;
-    loop {
-        if prefix.len() < at + 8 {
-            return None;
-        }
-        if prefix[at..at + 8] == SIGNATURE {
-            return Some(at as u64);
-        }
-        at = if at == 0 { 512 } else { at * 2 };
-    }
-}
-
-/// Whether `prefix` (the first bytes of a source) holds an HDF5 signature.
-pub fn is_hdf5(prefix: &[u8]) -> bool {
-    signature_offset(prefix).is_some()
-}
+pub use super::signature::{hdf5_signature_offset as signature_offset, is_hdf5};
 
 /// An opened HDF5 file: the fetched bytes and the driver that fetches more.
 pub struct Hdf5Source<'a> {

@@ -156,10 +156,7 @@ where
     }
 }
 
-/// Whether a URL or path names a Zarr store by its conventional suffix (`.zarr`, `.zarr/`).
-pub fn looks_like_store(location: &str) -> bool {
-    location.trim_end_matches('/').ends_with(".zarr")
-}
+pub use super::signature::looks_like_zarr_store as looks_like_store;
 
 /// Largest decoded chunk (or inner chunk) read, in bytes: each chunk is decoded whole in
 /// memory, so larger ones are refused rather than allocated.

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Size of the wasm module per cargo feature set, raw and gzipped (gzip -9), as users download
+# it: a release build (LTO, as the npm package) passed through wasm-bindgen --target web.
+# Usage: scripts/wasm-size.sh [FEATURES ...]
+#   FEATURES  comma-separated feature lists built with --no-default-features, or "default"
+#             (default: "default" "b2nd" "b2nd,hdf5" "b2nd,zarr")
+# Prints one table row per feature set.
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+source "$here/scripts/env.sh"
+cd "$here"
+sets=("$@")
+[ ${#sets[@]} -eq 0 ] && sets=(default b2nd b2nd,hdf5 b2nd,zarr)
+command -v wasm-bindgen >/dev/null || { echo "wasm-size: wasm-bindgen missing: run scripts/setup.sh wasm" >&2; exit 1; }
+target="${CARGO_TARGET_DIR:-$here/target}"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+rows=()
+for set in "${sets[@]}"; do
+  if [ "$set" = default ]; then flags=(); else flags=(--no-default-features --features "$set"); fi
+  echo "wasm-size: building features: $set" >&2
+  cargo build -q --release --target wasm32-unknown-unknown --lib "${flags[@]}"
+  out="$tmp/$set"
+  wasm-bindgen --target web --out-dir "$out" --out-name chunkwise \
+    "$target/wasm32-unknown-unknown/release/chunkwise.wasm"
+  raw=$(stat -c %s "$out/chunkwise_bg.wasm")
+  gz=$(gzip -9 -c "$out/chunkwise_bg.wasm" | wc -c)
+  rows+=("$(printf '%-22s %12s %12s' "$set" "$raw" "$gz")")
+done
+printf '%-22s %12s %12s\n' features raw_bytes gzip_bytes
+printf '%s\n' "${rows[@]}"
