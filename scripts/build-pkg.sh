@@ -3,6 +3,8 @@
 #   pkg/web      wasm-pack --target web      (browsers without a bundler, workers, workerd: init/initSync)
 #   pkg/bundler  wasm-pack --target bundler  (webpack, Vite, ... importing the .wasm as a module)
 #   pkg/node     wasm-pack --target nodejs   (Node >= 20, CommonJS, loads the .wasm synchronously)
+#   pkg/b2nd     wasm-pack --target web, Blosc2 .b2nd only (cargo features: --no-default-features
+#                --features b2nd): the smaller module users pick with `chunkwise/b2nd`
 #   pkg/package.json   pkg-template/package.json + name/version/description from Cargo.toml,
 #                      with conditional `exports` choosing among the three
 #   pkg/README.md      pkg-template/README.md
@@ -39,7 +41,7 @@ inputs_hash() {
 
 want="$(inputs_hash)"
 complete() {
-  for t in web bundler node; do
+  for t in web bundler node b2nd; do
     [ -f "$out/$t/chunkwise.js" ] && [ -f "$out/$t/chunkwise_bg.wasm" ] || return 1
   done
   [ -f "$out/package.json" ] && [ -f "$out/README.md" ]
@@ -57,19 +59,23 @@ mode=normal
 if wasm-bindgen --version 2>/dev/null | grep -q " $wbv\$"; then mode=no-install; fi
 
 rm -f "$stamp"
-build() { # target dir
-  echo "build-pkg: wasm-pack --target $1 -> pkg/$2"
-  rm -rf "${out:?}/$2"
-  wasm-pack --log-level warn build "$here" --release --mode "$mode" --target "$1" \
-    --out-dir "pkg/$2" --out-name chunkwise --no-pack --no-gitignore
+build() { # target dir [cargo arguments]
+  local target=$1 dir=$2
+  shift 2
+  echo "build-pkg: wasm-pack --target $target -> pkg/$dir $*"
+  rm -rf "${out:?}/$dir"
+  wasm-pack --log-level warn build "$here" --release --mode "$mode" --target "$target" \
+    --out-dir "pkg/$dir" --out-name chunkwise --no-pack --no-gitignore -- "$@"
 }
 build web web
 build bundler bundler
 build nodejs node
+build web b2nd --no-default-features --features b2nd
 
 # Each target directory says how its .js is to be loaded (the node glue is CommonJS).
 echo '{ "type": "module", "sideEffects": ["./chunkwise.js", "./snippets/*"] }' > "$out/bundler/package.json"
 echo '{ "type": "module" }' > "$out/web/package.json"
+echo '{ "type": "module" }' > "$out/b2nd/package.json"
 echo '{ "type": "commonjs", "main": "./chunkwise.js", "types": "./chunkwise.d.ts" }' > "$out/node/package.json"
 
 # name, version, description, license and repository come from Cargo.toml; the rest from the template.
@@ -94,6 +100,6 @@ cp pkg-template/README.md "$out/README.md"
 
 complete || { echo "build-pkg: incomplete output in pkg/" >&2; exit 1; }
 echo "$want" > "$stamp"
-for t in web bundler node; do
+for t in web bundler node b2nd; do
   printf 'build-pkg: pkg/%-8s %s bytes of wasm\n' "$t" "$(stat -c %s "$out/$t/chunkwise_bg.wasm")"
 done

@@ -22,6 +22,8 @@ scripts/setup.sh all || { echo "setup failed"; exit 1; }
 
 step "native tests (cargo test --workspace)"
 run cargo test --workspace --color never
+step "the Blosc2-only build's unit tests (cargo features: b2nd)"
+run cargo test -p chunkwise --lib --no-default-features --features b2nd --color never
 
 if [ "${1:-}" != "--native-only" ]; then
   step "wasm tests (Node and headless Chromium)"

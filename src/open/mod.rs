@@ -25,14 +25,14 @@
 pub mod options;
 #[cfg(feature = "zarr")]
 mod zarr;
-#[cfg(feature = "zarr")]
-pub use zarr::{key_opener, open_zarr, open_zarr_store, zarr_store};
-#[cfg(feature = "zarr")]
-use zarr::or_zarr;
 #[cfg(not(feature = "zarr"))]
 use without_zarr::{open_zarr, open_zarr_store, or_zarr};
 #[cfg(feature = "zarr")]
 pub(crate) use zarr::keep_zarr;
+#[cfg(feature = "zarr")]
+use zarr::or_zarr;
+#[cfg(feature = "zarr")]
+pub use zarr::{key_opener, open_zarr, open_zarr_store, zarr_store};
 
 use crate::array::{OpenOptions, RemoteArray};
 use crate::cache::discovery::{DiscoveryRecord, SourceIdentity, DISCOVERY_VERSION};
@@ -118,7 +118,11 @@ mod without_zarr {
         Err(not_built(base, "zarr"))
     }
 
-    pub async fn or_zarr<T, F, Fut>(first: Result<T>, _container_refused: bool, _zarr: F) -> Result<T>
+    pub async fn or_zarr<T, F, Fut>(
+        first: Result<T>,
+        _container_refused: bool,
+        _zarr: F,
+    ) -> Result<T>
     where
         F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = Result<T>>,
@@ -282,7 +286,8 @@ pub async fn open_store(
     options: OpenOptions,
     coordinator: CacheCoordinator,
 ) -> Result<RemoteStore> {
-    let zarr = |headers, options, coordinator| open_zarr_store(location, headers, options, coordinator);
+    let zarr =
+        |headers, options, coordinator| open_zarr_store(location, headers, options, coordinator);
     if is_zarr_root(location) {
         return zarr(headers, options, coordinator).await;
     }
@@ -453,9 +458,9 @@ impl RemoteArray {
             #[cfg(feature = "b2nd")]
             Detected::B2nd => Box::new(B2ndArray::open(&*source, head_bytes, len).await?),
             #[cfg(feature = "hdf5")]
-            Detected::Hdf5 => Box::new(
-                Hdf5Array::open(&*source, head_bytes, len, options.path.as_deref()).await?,
-            ),
+            Detected::Hdf5 => {
+                Box::new(Hdf5Array::open(&*source, head_bytes, len, options.path.as_deref()).await?)
+            }
             #[cfg(not(feature = "b2nd"))]
             Detected::B2nd => return Err(not_built(&info.location, "b2nd")),
             #[cfg(not(feature = "hdf5"))]
@@ -580,7 +585,6 @@ impl RemoteArray {
         };
         Ok((source, head_bytes, info))
     }
-
 }
 
 /// Opening a container from a transport or a Zarr store (the steps [`open_store`] composes).
@@ -668,5 +672,105 @@ impl RemoteStore {
             Ok(store(info, nodes))
         }
     }
+}
 
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+
+    fn fixture(rel: &str) -> String {
+        format!("{}/tests/fixtures/{rel}", env!("CARGO_MANIFEST_DIR"))
+    }
+
+    fn coordinator() -> CacheCoordinator {
+        CacheCoordinator::memory(1 << 20)
+    }
+
+    /// Whether `e` is the refusal of a format this build leaves out.
+    fn not_built_error(e: &crate::Error, feature: &str) -> bool {
+        e.code() == "UNSUPPORTED"
+            && e.to_string()
+                .contains(&format!("cargo feature `{feature}`"))
+    }
+
+    #[tokio::test]
+    async fn formats_left_out_of_the_build_are_unsupported_naming_the_feature() {
+        let h5 = open_array(
+            &fixture("hdf5/byteorder.h5"),
+            vec![],
+            OpenOptions::default(),
+            coordinator(),
+        )
+        .await;
+        let zarr = open_array(
+            &fixture("zarr/v2.zarr"),
+            vec![],
+            OpenOptions::default(),
+            coordinator(),
+        )
+        .await;
+        let zarr_store = open_store(
+            &fixture("zarr/v2.zarr"),
+            vec![],
+            OpenOptions::default(),
+            coordinator(),
+        )
+        .await;
+        let h5_store = open_store(
+            &fixture("hdf5/byteorder.h5"),
+            vec![],
+            OpenOptions::default(),
+            coordinator(),
+        )
+        .await;
+        assert_eq!(
+            h5.as_ref()
+                .err()
+                .is_some_and(|e| not_built_error(e, "hdf5")),
+            !cfg!(feature = "hdf5"),
+            "{h5:?}"
+        );
+        assert_eq!(
+            h5_store
+                .as_ref()
+                .err()
+                .is_some_and(|e| not_built_error(e, "hdf5")),
+            !cfg!(feature = "hdf5")
+        );
+        // A Zarr root without the feature: refused, not probed as another format.
+        assert_eq!(
+            zarr.as_ref()
+                .err()
+                .is_some_and(|e| not_built_error(e, "zarr")),
+            !cfg!(feature = "zarr")
+        );
+        assert_eq!(
+            zarr_store
+                .as_ref()
+                .err()
+                .is_some_and(|e| not_built_error(e, "zarr")),
+            !cfg!(feature = "zarr")
+        );
+    }
+
+    #[cfg(feature = "b2nd")]
+    #[tokio::test]
+    async fn a_b2nd_build_reads_b2nd_values_as_written() {
+        let arr = open_array(
+            &fixture("blosc2/be_i4.b2nd"),
+            vec![],
+            OpenOptions::default(),
+            coordinator(),
+        )
+        .await
+        .unwrap();
+        let got = arr
+            .read(&crate::selection::Selection::all(), &Default::default())
+            .await
+            .unwrap();
+        let want =
+            crate::npy::read_npy(&std::fs::read(fixture("blosc2/be_i4.npy")).unwrap()).unwrap();
+        assert_eq!(got.shape, want.shape);
+        assert_eq!(got.data, want.data);
+    }
 }

@@ -150,7 +150,6 @@ pub(crate) async fn keep_zarr(store: &ZarrStore, coordinator: &CacheCoordinator,
         .await;
 }
 
-
 /// Opens the Zarr store at `location` (URL or local directory) as a container, with traffic of
 /// its own, under [`source_key`] of `location`.
 ///

@@ -199,6 +199,32 @@ describe("pkg/node", () => {
     arr.close();
   });
 
+  test("the Blosc2-only build (chunkwise/b2nd) reads .b2nd, refuses HDF5 and Zarr as not built, and is smaller", async () => {
+    const b2 = await import(pathToFileURL(path.join(pkgDir, "b2nd/chunkwise.js")).href);
+    const wasm = path.join(pkgDir, "b2nd/chunkwise_bg.wasm");
+    b2.initSync({ module: new WebAssembly.Module(fs.readFileSync(wasm)) });
+    const f = blosc2.cf_zstd_delta;
+    const e = readNpy(path.join(fixtures, "blosc2", f.npy));
+    const arr = await b2.RemoteArray.open(url(`/tests/fixtures/blosc2/${f.file}`), {});
+    const { data, shape } = await arr.read("2:5, 3", {});
+    assert.deepEqual(shape, [3]);
+    assert.deepEqual(numbers(data), [e.at(2, 3), e.at(3, 3), e.at(4, 3)]);
+    arr.close();
+    for (const [source, reader] of [
+      ["/tests/fixtures/hdf5/byteorder.h5", "hdf5"],
+      ["/tests/fixtures/zarr/v2.zarr", "zarr"],
+    ]) {
+      await assert.rejects(b2.RemoteArray.open(url(source), {}), (err) => {
+        assert.equal(err.code, "UNSUPPORTED", source);
+        assert.match(err.message, new RegExp("cargo feature `" + reader + "`"));
+        return true;
+      });
+    }
+    const pj = JSON.parse(fs.readFileSync(path.join(pkgDir, "package.json"), "utf8"));
+    assert.equal(pj.exports["./b2nd"].default, "./b2nd/chunkwise.js");
+    assert.ok(fs.statSync(wasm).size < fs.statSync(path.join(pkgDir, "web/chunkwise_bg.wasm")).size);
+  });
+
   test("the package's exports give Node the Node build", async () => {
     const pj = JSON.parse(fs.readFileSync(path.join(pkgDir, "package.json"), "utf8"));
     assert.equal(pj.name, "chunkwise");

@@ -25,10 +25,10 @@ pub mod lz4;
 mod msgpack;
 pub use decode::{block_dependencies, block_spans, decode_block, decode_chunk, decode_chunk_into};
 // ZSTD frame facts for the other formats' ZSTD filters and codecs.
-#[cfg(any(feature = "hdf5", feature = "zarr"))]
-pub(crate) use decode::zstd_window;
 #[cfg(feature = "zarr")]
 pub(crate) use decode::zstd_content_size;
+#[cfg(any(feature = "hdf5", feature = "zarr"))]
+pub(crate) use decode::zstd_window;
 pub use encode::{encode_chunk, Codec, EncodeOptions, Filter, SplitMode};
 pub use error::CodecError;
 pub use header::{ChunkHeader, SpecialValue};
