@@ -7,7 +7,7 @@
 //! offset (chunks are written back to back, C-Blosc2 `frame.c`), the last one to the end of
 //! the data section. Special-value chunks (zeros, NaN, uninitialised) are never fetched.
 
-use super::{ArrayFormat, ArrayInfo, ChunkPlace, FormatError};
+use super::{ArrayFormat, ArrayInfo, ChunkDecodeError, ChunkPlace, FormatError};
 use crate::codec::blosc2::b2nd::B2ndMeta;
 use crate::codec::blosc2::frame::{self, ChunkLocation, FrameHeader, FrameIndex, SpecialKind};
 use crate::codec::blosc2::{decode_chunk, ChunkHeader};
@@ -325,19 +325,19 @@ impl ArrayFormat for B2ndArray {
     }
 
     fn decode(&self, chunk: u64, stored: &[u8]) -> Result<Vec<u8>, FormatError> {
-        let err = |detail: String| FormatError::Chunk {
+        let err = |source: ChunkDecodeError| FormatError::Chunk {
             location: self.location.clone(),
             chunk,
-            detail,
+            source,
         };
-        let h = ChunkHeader::parse(stored).map_err(|e| err(e.to_string()))?;
+        let h = ChunkHeader::parse(stored).map_err(|e| err(e.into()))?;
         if h.nbytes != self.header.chunksize {
-            return Err(err(format!(
+            return Err(err(ChunkDecodeError::Layout(format!(
                 "chunk holds {} bytes, frame chunks hold {}",
                 h.nbytes, self.header.chunksize
-            )));
+            ))));
         }
-        decode_chunk(stored).map_err(|e| err(e.to_string()))
+        decode_chunk(stored).map_err(|e| err(e.into()))
     }
 
     fn blosc2_blocks(&self) -> bool {

@@ -6,12 +6,14 @@
 //! coalescing, caching and assembling are shared and live in [`crate::pipeline`].
 
 pub mod b2nd;
+pub mod decode_error;
 pub mod hdf5;
 pub mod zarr;
 
 use crate::dtype::DType;
 use crate::io::{IoError, MaybeSend, MaybeSync};
 use crate::selection::Grid;
+pub use decode_error::ChunkDecodeError;
 use std::ops::Range;
 
 /// An error in a source's structure or in what a format supports.
@@ -42,12 +44,14 @@ pub enum FormatError {
     /// The source holds several arrays and no path picked one. Code `INVALID_ARGUMENT`.
     #[error("{location}: {detail}")]
     PathNeeded { location: String, detail: String },
-    /// A chunk failed to decode.
-    #[error("{location}: chunk {chunk}: {detail}")]
+    /// A chunk failed to decode (code `DECODE`); `source` is the failing codec's error.
+    #[error("{location}: chunk {chunk}: {source}")]
     Chunk {
         location: String,
+        /// Linear C-order index in the chunk grid.
         chunk: u64,
-        detail: String,
+        #[source]
+        source: ChunkDecodeError,
     },
     /// Reading during discovery failed.
     #[error(transparent)]

@@ -12,7 +12,7 @@ use super::Reader;
 use crate::cache::{CacheKey, Item};
 use crate::codec::blosc2::{block_dependencies, block_spans, decode_block, ChunkHeader};
 use crate::error::{Error, Result};
-use crate::formats::FormatError;
+use crate::formats::{ChunkDecodeError, FormatError};
 use crate::io::read_coalesced;
 use bytes::Bytes;
 use std::collections::HashMap;
@@ -95,7 +95,9 @@ pub(crate) async fn read(
             if abs.end > range.end || abs.start >= abs.end {
                 return Err(r.chunk_error(
                     *lin,
-                    format!("block {b} spans {span:?}, outside the stored chunk"),
+                    ChunkDecodeError::Layout(format!(
+                        "block {b} spans {span:?}, outside the stored chunk"
+                    )),
                 ));
             }
             match r.coordinator.get_payload(&block_key(*lin, b)).await {
@@ -124,10 +126,10 @@ pub(crate) async fn read(
         if header.nbytes != chunk_bytes {
             return Err(r.chunk_error(
                 lin,
-                format!(
+                ChunkDecodeError::Layout(format!(
                     "chunk holds {} bytes, layout needs {chunk_bytes}",
                     header.nbytes
-                ),
+                )),
             ));
         }
         let mut buf = vec![0u8; chunk_bytes];
@@ -138,9 +140,12 @@ pub(crate) async fn read(
             let start = b * bs;
             let n = header.block_nbytes(b);
             // Taken out of the map: each stream is decoded once, then dropped.
-            let stream = streams
-                .remove(&(lin, b as u64))
-                .ok_or_else(|| r.chunk_error(lin, format!("block {b} was not read")))?;
+            let stream = streams.remove(&(lin, b as u64)).ok_or_else(|| {
+                r.chunk_error(
+                    lin,
+                    ChunkDecodeError::Layout(format!("block {b} was not read")),
+                )
+            })?;
             let (head, tail) = buf.split_at_mut(start);
             let reference = if b > 0 && have_block0 {
                 Some(&head[..header.block_nbytes(0)])
@@ -148,7 +153,7 @@ pub(crate) async fn read(
                 None
             };
             decode_block(&header, b, &stream, reference, &mut tail[..n])
-                .map_err(|e| -> Error { r.chunk_error(lin, e.to_string()) })?;
+                .map_err(|e| -> Error { r.chunk_error(lin, e.into()) })?;
             have_block0 |= b == 0;
         }
         asm.chunk(lin, &buf)?;
@@ -158,11 +163,11 @@ pub(crate) async fn read(
 
 impl Reader<'_> {
     /// A [`FormatError::Chunk`] for `chunk` of this source.
-    pub(crate) fn chunk_error(&self, chunk: u64, detail: String) -> Error {
+    pub(crate) fn chunk_error(&self, chunk: u64, source: ChunkDecodeError) -> Error {
         FormatError::Chunk {
             location: self.location.to_string(),
             chunk,
-            detail,
+            source,
         }
         .into()
     }

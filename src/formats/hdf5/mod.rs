@@ -26,7 +26,7 @@ pub mod index;
 pub mod list;
 pub mod store;
 
-use super::{ArrayFormat, ArrayInfo, ChunkPlace, FormatError};
+use super::{ArrayFormat, ArrayInfo, ChunkDecodeError, ChunkPlace, FormatError};
 use crate::dtype::DType;
 use crate::element::Element;
 use crate::io::{IoError, RangeSource};
@@ -524,11 +524,11 @@ impl Hdf5Array {
         self.grid.decoded_chunk_items().unwrap_or(0) as usize * self.dtype.itemsize
     }
 
-    fn chunk_err(&self, chunk: u64, detail: impl std::fmt::Display) -> FormatError {
+    fn chunk_err(&self, chunk: u64, source: ChunkDecodeError) -> FormatError {
         FormatError::Chunk {
             location: self.location.clone(),
             chunk,
-            detail: detail.to_string(),
+            source,
         }
     }
 }
@@ -623,7 +623,10 @@ impl ArrayFormat for Hdf5Array {
     fn locate(&self, chunk: u64) -> Result<ChunkPlace, FormatError> {
         let n = self.grid.nchunks().unwrap_or(0);
         if chunk >= n {
-            return Err(self.chunk_err(chunk, format!("outside the grid of {n} chunks")));
+            return Err(self.chunk_err(
+                chunk,
+                ChunkDecodeError::Layout(format!("outside the grid of {n} chunks")),
+            ));
         }
         match &self.meta.layout {
             Layout::Compact(d) => Ok(ChunkPlace::Inline(Bytes::from(d.clone()))),
@@ -679,7 +682,15 @@ impl ArrayFormat for Hdf5Array {
                         .count();
                 data = match f.id {
                     1 => miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(&data, limit)
-                        .map_err(|e| self.chunk_err(chunk, format!("deflate: {e}")))?,
+                        .map_err(|e| {
+                            self.chunk_err(
+                                chunk,
+                                ChunkDecodeError::Codec {
+                                    codec: "deflate",
+                                    detail: e.to_string(),
+                                },
+                            )
+                        })?,
                     2 => unshuffle(
                         &data,
                         f.client_data
@@ -687,8 +698,17 @@ impl ArrayFormat for Hdf5Array {
                             .map(|&s| s as usize)
                             .unwrap_or(self.meta.dtype.itemsize),
                     ),
-                    3 => hdf5_reader::filters::fletcher32::verify_and_strip(&data)
-                        .map_err(|e| self.chunk_err(chunk, format!("fletcher32: {e}")))?,
+                    3 => {
+                        hdf5_reader::filters::fletcher32::verify_and_strip(&data).map_err(|e| {
+                            self.chunk_err(
+                                chunk,
+                                ChunkDecodeError::Codec {
+                                    codec: "fletcher32",
+                                    detail: e.to_string(),
+                                },
+                            )
+                        })?
+                    }
                     id => match filters::decode(
                         id,
                         &f.client_data,
@@ -696,9 +716,12 @@ impl ArrayFormat for Hdf5Array {
                         &data,
                         limit,
                     ) {
-                        Some(r) => r.map_err(|e| self.chunk_err(chunk, e.to_string()))?,
+                        Some(r) => r.map_err(|e| self.chunk_err(chunk, e.into()))?,
                         None => {
-                            return Err(self.chunk_err(chunk, format!("filter {id} not decoded")))
+                            return Err(self.chunk_err(
+                                chunk,
+                                ChunkDecodeError::Layout(format!("filter {id} not decoded")),
+                            ))
                         }
                     },
                 };
@@ -712,7 +735,10 @@ impl ArrayFormat for Hdf5Array {
         if data.len() != want {
             return Err(self.chunk_err(
                 chunk,
-                format!("decodes to {} bytes, the chunk holds {want}", data.len()),
+                ChunkDecodeError::Size {
+                    actual: data.len() as u64,
+                    expected: want as u64,
+                },
             ));
         }
         if let Some(b) = self.bits {
@@ -723,7 +749,7 @@ impl ArrayFormat for Hdf5Array {
                 d.order != crate::dtype::ByteOrder::Big,
                 d.kind == crate::dtype::Kind::Int,
             )
-            .map_err(|e| self.chunk_err(chunk, e))?;
+            .map_err(|e| self.chunk_err(chunk, e.into()))?;
         }
         if let Some(e) = &self.element {
             e.normalize(&mut data);

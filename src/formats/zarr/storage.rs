@@ -14,8 +14,9 @@
 //!   its index, a range past the end) is a [`ZarrError::Invalid`] naming the key, never a
 //!   short buffer handed to a decoder.
 //!
-//! `zarrs` carries storage errors as text; the typed [`ZarrError`] behind each is kept here
-//! and recovered by [`ZarrStorage::typed_error`].
+//! `zarrs` carries storage errors as text (`StorageError::Other`); the typed [`ZarrError`]
+//! behind each is kept here and recovered by [`ZarrStorage::typed_error`], matched by the
+//! variant that carries it and that text exactly.
 
 use super::store::{is_metadata_key, ZarrStore};
 use super::ZarrError;
@@ -131,11 +132,18 @@ impl ZarrStorage {
         &self.store
     }
 
-    /// The typed error behind a `zarrs` error whose text is `text`, if this storage raised it
-    /// (it is then forgotten).
-    pub fn typed_error(&self, text: &str) -> Option<ZarrError> {
+    /// The typed error behind `e`, if this storage raised it (it is then forgotten).
+    ///
+    /// `zarrs`' storage traits return [`StorageError`], whose only variant for a store's own
+    /// failure is `StorageError::Other(String)`: text. So [`ZarrStorage`] keeps each typed
+    /// error it raises beside the text it hands `zarrs`, and this takes it back for the
+    /// `Other` whose text is exactly that error's text. Other variants are `zarrs`' own.
+    pub fn typed_error(&self, e: &StorageError) -> Option<ZarrError> {
+        let StorageError::Other(text) = e else {
+            return None;
+        };
         let mut g = lock(&self.errors);
-        let i = g.iter().position(|e| text.contains(&e.to_string()))?;
+        let i = g.iter().position(|e| e.to_string() == *text)?;
         Some(g.remove(i))
     }
 
