@@ -563,18 +563,3 @@ impl RemoteArray {
 pub(crate) fn zarr_record_key(key: &SourceKey) -> String {
     format!("{}\n#zarr-metadata", key.source_id())
 }
-
-impl From<crate::selection::SelectionError> for Error {
-    fn from(e: crate::selection::SelectionError) -> Self {
-        Error::Selection(e)
-    }
-}
-
-impl From<FormatError> for Error {
-    fn from(e: FormatError) -> Self {
-        match e {
-            FormatError::Io(io) => Error::Io(io),
-            other => Error::Format(other),
-        }
-    }
-}

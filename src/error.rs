@@ -1,10 +1,13 @@
 //! The crate's public error: one enum wrapping each layer's error, with a stable `code`.
 
+use crate::formats::zarr::ZarrError;
 use crate::formats::{ChunkDecodeError, FormatError};
 use crate::io::IoError;
 use crate::selection::SelectionError;
 
-/// Any error chunkwise returns. Layers keep their own enums and convert with `From`.
+/// Any error chunkwise returns. Layers keep their own enums and convert with `From`, all
+/// written in this module. I/O failures of every layer arrive as [`Error::Io`] (the layers'
+/// own I/O variants, `ZarrError::Io` and `Hdf5Error::Io`, are wrappers flattened here).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -66,6 +69,60 @@ impl Error {
 
 /// Result with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+// Every conversion between the layers' errors lives here.
+
+impl From<SelectionError> for Error {
+    fn from(e: SelectionError) -> Self {
+        Error::Selection(e)
+    }
+}
+
+impl From<FormatError> for Error {
+    fn from(e: FormatError) -> Self {
+        Error::Format(e)
+    }
+}
+
+impl From<crate::partition::PartitionError> for Error {
+    fn from(e: crate::partition::PartitionError) -> Self {
+        Error::Partition(e)
+    }
+}
+
+impl From<crate::chunk_trace::ChunkTraceError> for Error {
+    fn from(e: crate::chunk_trace::ChunkTraceError) -> Self {
+        Error::ChunkTrace(e)
+    }
+}
+
+/// A Zarr error by its variant: I/O into [`Error::Io`] (a missing array as
+/// `IoError::NotFound`, code `NOT_FOUND`), a group where an array was asked for as
+/// [`Error::InvalidArgument`], the rest as the [`FormatError`] of format `zarr` naming the key.
+impl From<ZarrError> for Error {
+    fn from(e: ZarrError) -> Self {
+        match e {
+            ZarrError::Io(io) => Error::Io(io),
+            ZarrError::NotFound { location, .. } => Error::Io(IoError::NotFound { location }),
+            e @ ZarrError::NotAnArray { .. } => Error::InvalidArgument(e.to_string()),
+            ZarrError::Invalid { key, detail } => Error::Format(FormatError::Invalid {
+                location: key,
+                format: "zarr",
+                detail,
+            }),
+            ZarrError::Unsupported { key, detail } => Error::Format(FormatError::Unsupported {
+                location: key,
+                format: "zarr",
+                detail,
+            }),
+            ZarrError::Chunk { key, chunk, source } => Error::Format(FormatError::Chunk {
+                location: key,
+                chunk,
+                source,
+            }),
+        }
+    }
+}
 
 impl From<crate::codec::blosc2::CodecError> for ChunkDecodeError {
     fn from(source: crate::codec::blosc2::CodecError) -> Self {
@@ -156,5 +213,104 @@ mod tests {
             ),
             "{codec:?}"
         );
+    }
+
+    /// A source whose reads fail with `error` (the head given at open is all it serves).
+    struct Failing {
+        error: IoError,
+    }
+
+    #[async_trait::async_trait]
+    impl crate::io::RangeSource for Failing {
+        fn location(&self) -> &str {
+            "mem://failing.h5"
+        }
+        async fn read(
+            &self,
+            _range: crate::io::ByteRange,
+        ) -> std::result::Result<crate::io::Fetched, IoError> {
+            Err(self.error.clone())
+        }
+    }
+
+    fn io_cases() -> Vec<(IoError, &'static str)> {
+        use crate::io::TimeoutScope;
+        let location = "mem://failing.h5".to_string();
+        vec![
+            (
+                IoError::NotFound {
+                    location: location.clone(),
+                },
+                "NOT_FOUND",
+            ),
+            (
+                IoError::Timeout {
+                    location: location.clone(),
+                    millis: 5,
+                    scope: TimeoutScope::Request,
+                },
+                "TIMEOUT",
+            ),
+            (IoError::Cancelled, "CANCELLED"),
+            (
+                IoError::HttpStatus {
+                    location: location.clone(),
+                    status: 503,
+                },
+                "HTTP_STATUS",
+            ),
+            (
+                IoError::File {
+                    location,
+                    message: "denied".into(),
+                },
+                "IO",
+            ),
+        ]
+    }
+
+    /// I/O failures of every layer arrive as `Error::Io` holding the transport's error,
+    /// with its code: from the transport, from a Zarr read (`ZarrError::Io`), from HDF5
+    /// discovery (`Hdf5Error::Io`).
+    #[test]
+    fn io_errors_of_every_layer_are_error_io() {
+        use crate::formats::hdf5::Hdf5Error;
+        for (io, code) in io_cases() {
+            for err in [
+                Error::from(io.clone()),
+                Error::from(ZarrError::Io(io.clone())),
+                Hdf5Error::Io(io.clone()).into_error("mem://failing.h5"),
+            ] {
+                assert!(matches!(&err, Error::Io(e) if *e == io), "{err:?}");
+                assert_eq!(err.code(), code, "{err}");
+            }
+        }
+        let missing = Error::from(ZarrError::NotFound {
+            location: "mem://s/a".into(),
+            detail: "no zarr.json".into(),
+        });
+        assert!(
+            matches!(missing, Error::Io(IoError::NotFound { .. })),
+            "{missing:?}"
+        );
+        assert_eq!(missing.code(), "NOT_FOUND");
+    }
+
+    /// HDF5 discovery of a real h5py file (tests/fixtures/gen_hdf5.py) whose later reads
+    /// fail: the open returns `Error::Io` with the read's code, for each kind of failure.
+    #[tokio::test(flavor = "current_thread")]
+    async fn hdf5_discovery_io_failures_keep_their_code() {
+        let bytes = fixture("hdf5/gzip_shuffle.h5");
+        let len = bytes.len() as u64;
+        let head = bytes::Bytes::from(bytes[..512].to_vec());
+        for (io, code) in io_cases() {
+            let source = Failing { error: io.clone() };
+            let err =
+                crate::formats::hdf5::Hdf5Array::open(&source, head.clone(), len, Some("/ints"))
+                    .await
+                    .unwrap_err();
+            assert!(matches!(&err, Error::Io(e) if *e == io), "{err:?}");
+            assert_eq!(err.code(), code, "{err}");
+        }
     }
 }

@@ -172,9 +172,7 @@ impl RemoteStore {
         {
             store.remember(d);
         }
-        let nodes = crate::formats::zarr::list_nodes(&store)
-            .await
-            .map_err(FormatError::from)?;
+        let nodes = crate::formats::zarr::list_nodes(&store).await?;
         if let Ok(json) = serde_json::to_vec(&store.discovery()) {
             coordinator.put_record(&record_key, json).await;
         }

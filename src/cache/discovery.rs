@@ -21,7 +21,7 @@
 //! A container listing is stored as a [`NodesRecord`] (`{"version", "source", "nodes"}`).
 
 use crate::formats::hdf5::discover::DatasetMeta;
-use crate::formats::{ArrayFormat, FormatError, Node};
+use crate::formats::{ArrayFormat, Node};
 use crate::io::SourceInfo;
 use bytes::Bytes;
 
@@ -103,9 +103,9 @@ impl Seed {
     /// The reader this seed describes, for the source at `location` of `len` bytes.
     ///
     /// # Errors
-    /// [`FormatError`] when the seed does not describe a valid array (a record that
-    /// deserialised but is inconsistent); callers treat that as a cache miss.
-    pub fn rebuild(&self, location: &str, len: u64) -> Result<Box<dyn ArrayFormat>, FormatError> {
+    /// [`crate::Error::Format`] when the seed does not describe a valid array (a record
+    /// that deserialised but is inconsistent); callers treat that as a cache miss.
+    pub fn rebuild(&self, location: &str, len: u64) -> crate::Result<Box<dyn ArrayFormat>> {
         Ok(match self {
             Seed::B2nd { header, index } => Box::new(crate::formats::b2nd::B2ndArray::from_parts(
                 location.to_string(),
@@ -119,7 +119,7 @@ impl Seed {
                     dataset.clone(),
                     len,
                 )
-                .map_err(|e| e.into_format(location))?,
+                .map_err(|e| e.into_error(location))?,
             ),
         })
     }

@@ -65,12 +65,9 @@ impl B2ndArray {
     /// long header, and the offsets chunk with the trailer), none if `head` holds everything.
     ///
     /// # Errors
-    /// [`FormatError::Invalid`] for a malformed frame, metalayer or index; I/O errors.
-    pub async fn open(
-        source: &dyn RangeSource,
-        head: Bytes,
-        len: u64,
-    ) -> Result<B2ndArray, FormatError> {
+    /// [`FormatError::Invalid`] for a malformed frame, metalayer or index; I/O errors
+    /// ([`crate::Error::Io`]).
+    pub async fn open(source: &dyn RangeSource, head: Bytes, len: u64) -> crate::Result<B2ndArray> {
         let location = source.location().to_string();
         let mut head = head;
         let header = loop {
@@ -79,7 +76,9 @@ impl B2ndArray {
                 Err(frame::FrameError::NeedMore { needed, .. }) if needed > head.len() => {
                     let needed = (needed as u64).min(len);
                     if needed <= head.len() as u64 {
-                        return Err(invalid(&location, "frame header longer than the source"));
+                        return Err(
+                            invalid(&location, "frame header longer than the source").into()
+                        );
                     }
                     let more = source
                         .read(ByteRange::bounded(head.len() as u64..needed))
@@ -88,7 +87,7 @@ impl B2ndArray {
                     v.extend_from_slice(&more.bytes);
                     head = Bytes::from(v);
                 }
-                Err(e) => return Err(invalid(&location, e)),
+                Err(e) => return Err(invalid(&location, e).into()),
             }
         };
         if header.frame_len != len {
@@ -98,11 +97,12 @@ impl B2ndArray {
                     "frame length {} but the source has {len} bytes",
                     header.frame_len
                 ),
-            ));
+            )
+            .into());
         }
         let index_range = header.index_range();
         if index_range.start > index_range.end || index_range.end > len {
-            return Err(invalid(&location, "offsets chunk outside the frame"));
+            return Err(invalid(&location, "offsets chunk outside the frame").into());
         }
         let tail = if index_range.end <= head.len() as u64 {
             head.slice(index_range.start as usize..index_range.end as usize)
@@ -113,7 +113,7 @@ impl B2ndArray {
                 .bytes
         };
         let header_bytes = head.slice(..header.header_len.min(head.len()));
-        Self::from_parts(location, header_bytes, tail, len)
+        Ok(Self::from_parts(location, header_bytes, tail, len)?)
     }
 
     /// Builds the array from the bytes discovery read, without I/O: `header` the frame header

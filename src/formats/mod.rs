@@ -11,12 +11,14 @@ pub mod hdf5;
 pub mod zarr;
 
 use crate::dtype::DType;
-use crate::io::{IoError, MaybeSend, MaybeSync};
+use crate::io::{MaybeSend, MaybeSync};
 use crate::selection::Grid;
 pub use decode_error::ChunkDecodeError;
 use std::ops::Range;
 
-/// An error in a source's structure or in what a format supports.
+/// An error in a source's structure or in what a format supports. I/O failures are not
+/// here: functions that read return [`crate::Error`], whose one I/O variant is
+/// [`crate::Error::Io`].
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 #[non_exhaustive]
 pub enum FormatError {
@@ -53,9 +55,6 @@ pub enum FormatError {
         #[source]
         source: ChunkDecodeError,
     },
-    /// Reading during discovery failed.
-    #[error(transparent)]
-    Io(#[from] IoError),
 }
 
 /// Where one chunk's data comes from.

@@ -107,10 +107,19 @@ impl From<hdf5_reader::error::Error> for Hdf5Error {
 }
 
 impl Hdf5Error {
-    /// This error as a [`FormatError`] about `location`.
-    pub fn into_format(self, location: &str) -> FormatError {
+    /// This error as the crate's error about `location`: [`Hdf5Error::Io`] as
+    /// [`crate::Error::Io`], the rest as a [`FormatError`] about `location`.
+    pub fn into_error(self, location: &str) -> crate::Error {
         match self {
-            Hdf5Error::Io(e) => FormatError::Io(e),
+            Hdf5Error::Io(e) => crate::Error::Io(e),
+            other => crate::Error::Format(other.into_format(location)),
+        }
+    }
+
+    /// A non-I/O error as a [`FormatError`] about `location` (only [`Hdf5Error::into_error`]
+    /// calls it, having taken [`Hdf5Error::Io`] out).
+    fn into_format(self, location: &str) -> FormatError {
+        match self {
             Hdf5Error::Unsupported(detail) => FormatError::Unsupported {
                 location: location.to_string(),
                 format: FORMAT,
@@ -238,17 +247,17 @@ impl<'a> Hdf5Source<'a> {
 /// [`crate::formats::Node::error`]; the root group comes first, then paths in order.
 ///
 /// # Errors
-/// [`FormatError::Invalid`] for a malformed file, [`FormatError::Io`].
+/// [`FormatError::Invalid`] for a malformed file; I/O errors ([`crate::Error::Io`]).
 pub async fn list(
     source: &dyn RangeSource,
     head: Bytes,
     len: u64,
-) -> Result<Vec<crate::formats::Node>, FormatError> {
+) -> crate::Result<Vec<crate::formats::Node>> {
     let location = source.location().to_string();
     Hdf5Source::new(source, head, len)
         .list()
         .await
-        .map_err(|e| e.into_format(&location))
+        .map_err(|e| e.into_error(&location))
 }
 
 /// A discovered HDF5 dataset, readable through [`ArrayFormat`].
@@ -278,16 +287,16 @@ impl Hdf5Array {
     ///
     /// # Errors
     /// [`FormatError::Invalid`] for malformed files or missing paths,
-    /// [`FormatError::Unsupported`] for datatypes, layouts or filters not read here,
-    /// [`FormatError::Io`].
+    /// [`FormatError::Unsupported`] for datatypes, layouts or filters not read here;
+    /// I/O errors ([`crate::Error::Io`]).
     pub async fn open(
         source: &dyn RangeSource,
         head: Bytes,
         len: u64,
         path: Option<&str>,
-    ) -> Result<Hdf5Array, FormatError> {
+    ) -> crate::Result<Hdf5Array> {
         let location = source.location().to_string();
-        let e = |err: Hdf5Error| err.into_format(&location);
+        let e = |err: Hdf5Error| err.into_error(&location);
         let mut h = Hdf5Source::new(source, head, len);
         let path = match path {
             Some(p) if !p.is_empty() => p.to_string(),
@@ -323,7 +332,7 @@ impl Hdf5Array {
         source: &dyn RangeSource,
         path: Option<&str>,
         head_bytes: u64,
-    ) -> Result<Hdf5Array, FormatError> {
+    ) -> crate::Result<Hdf5Array> {
         let head = source
             .read(crate::io::ByteRange::bounded(0..head_bytes.max(16)))
             .await?;
@@ -336,7 +345,8 @@ impl Hdf5Array {
                     .take(8)
                     .map(|b| format!("{b:02x}"))
                     .collect(),
-            });
+            }
+            .into());
         }
         Self::open(source, head.bytes, head.info.len, path).await
     }

@@ -66,47 +66,10 @@ pub enum ZarrError {
     /// The path names a group, not an array.
     #[error("{location}: a Zarr group, not an array: pick one of its arrays with a path")]
     NotAnArray { location: String },
-    /// Transport failure.
+    /// Transport failure: a wrapper that `From<ZarrError> for crate::Error` flattens into
+    /// [`crate::Error::Io`].
     #[error(transparent)]
     Io(IoError),
-}
-
-impl From<ZarrError> for FormatError {
-    fn from(e: ZarrError) -> FormatError {
-        match e {
-            ZarrError::Invalid { key, detail } => FormatError::Invalid {
-                location: key,
-                format: "zarr",
-                detail,
-            },
-            ZarrError::Unsupported { key, detail } => FormatError::Unsupported {
-                location: key,
-                format: "zarr",
-                detail,
-            },
-            ZarrError::Chunk { key, chunk, source } => FormatError::Chunk {
-                location: key,
-                chunk,
-                source,
-            },
-            ZarrError::NotFound { location, .. } => FormatError::Io(IoError::NotFound { location }),
-            e @ ZarrError::NotAnArray { .. } => FormatError::Invalid {
-                location: String::new(),
-                format: "zarr",
-                detail: e.to_string(),
-            },
-            ZarrError::Io(e) => FormatError::Io(e),
-        }
-    }
-}
-
-impl From<ZarrError> for crate::Error {
-    fn from(e: ZarrError) -> crate::Error {
-        match e {
-            e @ ZarrError::NotAnArray { .. } => crate::Error::InvalidArgument(e.to_string()),
-            e => FormatError::from(e).into(),
-        }
-    }
 }
 
 /// `path` without leading or trailing `/` (`""` for the root).
