@@ -430,3 +430,36 @@ impl AsyncReadableStorageTraits for ZarrStorage {
         true
     }
 }
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use crate::io::RangeSource;
+
+    /// A kept error comes back only for the `StorageError::Other` that carries exactly its
+    /// text, once; not for another error whose text merely contains it (the key `c/1` is a
+    /// prefix of `c/10`), nor for `zarrs`' own variants.
+    #[test]
+    fn typed_errors_are_found_by_variant_and_exact_text() {
+        let opener = |url: &str| -> Result<Arc<dyn RangeSource>, IoError> {
+            Err(IoError::NotFound {
+                location: url.into(),
+            })
+        };
+        let storage = ZarrStorage::new(Arc::new(ZarrStore::new("mem://s", Arc::new(opener))));
+        let status = |key: &str| {
+            ZarrError::Io(IoError::HttpStatus {
+                location: format!("mem://s/a/{key}"),
+                status: 503,
+            })
+        };
+        let first = storage.raise(status("c/1"));
+        let second = storage.raise(status("c/10"));
+        assert_eq!(storage.typed_error(&second), Some(status("c/10")));
+        assert_eq!(storage.typed_error(&second), None);
+        let wrapped = StorageError::Other(format!("while reading: {first}"));
+        assert_eq!(storage.typed_error(&wrapped), None);
+        assert_eq!(storage.typed_error(&StorageError::ReadOnly), None);
+        assert_eq!(storage.typed_error(&first), Some(status("c/1")));
+    }
+}
