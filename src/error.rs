@@ -118,6 +118,7 @@ impl From<ZarrError> for Error {
             ZarrError::Chunk { key, chunk, source } => Error::Format(FormatError::Chunk {
                 location: key,
                 chunk,
+                range: None,
                 source,
             }),
         }
@@ -169,8 +170,8 @@ mod tests {
 
     /// A python-blosc2-written frame (tests/fixtures/gen_blosc2.py) whose first chunk's
     /// header says typesize 0 (byte 3, README_CHUNK_FORMAT.rst): reading it through a
-    /// `RemoteArray` fails with `DECODE`, and the codec's own variant
-    /// (`CodecError::InvalidHeader`) is reachable through `source()`.
+    /// `RemoteArray` fails with `DECODE` naming the chunk's stored bytes, and the codec's own
+    /// variant (`CodecError::InvalidHeader`) is reachable through `source()`.
     #[tokio::test(flavor = "current_thread")]
     async fn corrupt_blosc2_chunk_keeps_the_codec_variant() {
         let mut bytes = fixture("blosc2/cf_lz4_nofilter.b2nd");
@@ -193,10 +194,15 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(err.code(), "DECODE", "{err}");
+        let want = format!(
+            "chunk 0 (bytes {}..{}): invalid chunk header: typesize = 0: zero",
+            range.start, range.end
+        );
+        assert!(err.message().ends_with(&want), "{err}");
         assert!(
-            err.message()
-                .ends_with("chunk 0: invalid chunk header: typesize = 0: zero"),
-            "{err}"
+            matches!(&err, Error::Format(FormatError::Chunk { chunk: 0, range: Some(r), .. })
+                if *r == range),
+            "{err:?}"
         );
         let codec = chain(&err)
             .into_iter()

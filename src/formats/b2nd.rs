@@ -328,6 +328,7 @@ impl ArrayFormat for B2ndArray {
         let err = |source: ChunkDecodeError| FormatError::Chunk {
             location: self.location.clone(),
             chunk,
+            range: None,
             source,
         };
         let h = ChunkHeader::parse(stored).map_err(|e| err(e.into()))?;

@@ -47,14 +47,42 @@ pub enum FormatError {
     #[error("{location}: {detail}")]
     PathNeeded { location: String, detail: String },
     /// A chunk failed to decode (code `DECODE`); `source` is the failing codec's error.
-    #[error("{location}: chunk {chunk}: {source}")]
+    #[error(
+        "{location}: chunk {chunk}{}: {source}",
+        range.as_ref().map(|r| format!(" (bytes {}..{})", r.start, r.end)).unwrap_or_default()
+    )]
     Chunk {
+        /// The source (URL or path), or for Zarr the chunk object's URL.
         location: String,
         /// Linear C-order index in the chunk grid.
         chunk: u64,
+        /// The chunk's stored bytes in `location`, when it is a range of one source (b2nd,
+        /// HDF5) and the read knows it; `None` for a Zarr object or inline data.
+        range: Option<Range<u64>>,
         #[source]
         source: ChunkDecodeError,
     },
+}
+
+impl FormatError {
+    /// This error with the stored byte range of its chunk, if it is a
+    /// [`FormatError::Chunk`] that does not name one yet.
+    pub fn at_bytes(self, stored: Option<&Range<u64>>) -> FormatError {
+        match self {
+            FormatError::Chunk {
+                location,
+                chunk,
+                range: None,
+                source,
+            } => FormatError::Chunk {
+                location,
+                chunk,
+                range: stored.cloned(),
+                source,
+            },
+            e => e,
+        }
+    }
 }
 
 /// Where one chunk's data comes from.

@@ -45,6 +45,12 @@ pub(crate) async fn read(
     };
     let coalesce = r.coalesce_options();
 
+    let stored: HashMap<u64, Range<u64>> = chunks
+        .iter()
+        .map(|(lin, range, _)| (*lin, range.clone()))
+        .collect();
+    let chunk_error = |lin: u64, source| r.chunk_error(lin, stored.get(&lin), source);
+
     // 1. Chunk headers and block offsets.
     let mut prefixes: HashMap<u64, Bytes> = HashMap::new();
     let mut missing: Vec<(u64, Range<u64>)> = Vec::new();
@@ -93,7 +99,7 @@ pub(crate) async fn read(
             let span = &spans[b as usize];
             let abs = range.start + span.start as u64..range.start + span.end as u64;
             if abs.end > range.end || abs.start >= abs.end {
-                return Err(r.chunk_error(
+                return Err(chunk_error(
                     *lin,
                     ChunkDecodeError::Layout(format!(
                         "block {b} spans {span:?}, outside the stored chunk"
@@ -124,7 +130,7 @@ pub(crate) async fn read(
     let chunk_bytes = grid.decoded_chunk_items()? as usize * r.format.dtype().itemsize;
     for (lin, header, needed) in jobs {
         if header.nbytes != chunk_bytes {
-            return Err(r.chunk_error(
+            return Err(chunk_error(
                 lin,
                 ChunkDecodeError::Layout(format!(
                     "chunk holds {} bytes, layout needs {chunk_bytes}",
@@ -141,7 +147,7 @@ pub(crate) async fn read(
             let n = header.block_nbytes(b);
             // Taken out of the map: each stream is decoded once, then dropped.
             let stream = streams.remove(&(lin, b as u64)).ok_or_else(|| {
-                r.chunk_error(
+                chunk_error(
                     lin,
                     ChunkDecodeError::Layout(format!("block {b} was not read")),
                 )
@@ -153,7 +159,7 @@ pub(crate) async fn read(
                 None
             };
             decode_block(&header, b, &stream, reference, &mut tail[..n])
-                .map_err(|e| -> Error { r.chunk_error(lin, e.into()) })?;
+                .map_err(|e| -> Error { chunk_error(lin, e.into()) })?;
             have_block0 |= b == 0;
         }
         asm.chunk(lin, &buf)?;
@@ -162,11 +168,17 @@ pub(crate) async fn read(
 }
 
 impl Reader<'_> {
-    /// A [`FormatError::Chunk`] for `chunk` of this source.
-    pub(crate) fn chunk_error(&self, chunk: u64, source: ChunkDecodeError) -> Error {
+    /// A [`FormatError::Chunk`] for `chunk` of this source, stored at `range`.
+    pub(crate) fn chunk_error(
+        &self,
+        chunk: u64,
+        range: Option<&Range<u64>>,
+        source: ChunkDecodeError,
+    ) -> Error {
         FormatError::Chunk {
             location: self.location.to_string(),
             chunk,
+            range: range.cloned(),
             source,
         }
         .into()

@@ -538,6 +538,7 @@ impl Hdf5Array {
         FormatError::Chunk {
             location: self.location.clone(),
             chunk,
+            range: None,
             source,
         }
     }
