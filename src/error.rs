@@ -70,6 +70,56 @@ impl Error {
 /// Result with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Writes [`ERROR_CODES`] and [`ERROR_CODES_TS`] from one list, so the two cannot drift.
+macro_rules! error_codes {
+    ($first:literal $(, $rest:literal)* $(,)?) => {
+        /// Every code [`Error::code`] returns (JS `error.code`, CLI JSON `"code"`), the
+        /// partition codes ([`crate::partition::PartitionError::code`]) included. A native
+        /// test checks that each is returned for some error and that nothing else is.
+        pub const ERROR_CODES: &[&str] = &[$first $(, $rest)*];
+
+        /// TypeScript declarations of the codes ([`ERROR_CODES`] as the union `ErrorCode`)
+        /// and of the `ChunkwiseError` the JS bindings throw; `src/wasm/mod.rs` emits them
+        /// into the module's `.d.ts`.
+        pub const ERROR_CODES_TS: &str = concat!(
+            "\n/** Every `code` a chunkwise error carries (`Error::code` in src/error.rs). */\n",
+            "export type ErrorCode = \"", $first, "\"", $(" | \"", $rest, "\"",)* ";\n",
+            "/** What chunkwise's functions throw and its promises reject with: a JS `Error`\n",
+            " *  named \"ChunkwiseError\" whose `code` says what failed. (The partition functions\n",
+            " *  throw an `Error` with a `code` and a `field`.) */\n",
+            "export interface ChunkwiseError extends Error {\n",
+            "  name: \"ChunkwiseError\";\n",
+            "  code: ErrorCode;\n",
+            "}\n",
+        );
+    };
+}
+
+error_codes![
+    "NOT_FOUND",
+    "CANCELLED",
+    "RANGE_IGNORED",
+    "RANGE_NOT_SATISFIABLE",
+    "HTTP_STATUS",
+    "NETWORK",
+    "SOURCE_CHANGED",
+    "TIMEOUT",
+    "REDIRECT",
+    "IO",
+    "UNRECOGNISED_FORMAT",
+    "UNSUPPORTED",
+    "DECODE",
+    "INVALID_ARGUMENT",
+    "INVALID_DATA",
+    "INVALID_SELECTION",
+    "CHUNK_TRACE",
+    "MANIFEST_SCHEMA",
+    "PARTITION_INVALID",
+    "JSON",
+    "NOT_A_ZARR_STORE",
+    "STORE",
+];
+
 // Every conversion between the layers' errors lives here.
 
 impl From<SelectionError> for Error {
@@ -126,11 +176,8 @@ impl From<ZarrError> for Error {
 }
 
 impl From<crate::codec::blosc2::CodecError> for ChunkDecodeError {
-    fn from(source: crate::codec::blosc2::CodecError) -> Self {
-        ChunkDecodeError::Blosc2 {
-            codec: None,
-            source,
-        }
+    fn from(e: crate::codec::blosc2::CodecError) -> Self {
+        ChunkDecodeError::Blosc2(e)
     }
 }
 
@@ -318,5 +365,145 @@ mod tests {
             assert!(matches!(&err, Error::Io(e) if *e == io), "{err:?}");
             assert_eq!(err.code(), code, "{err}");
         }
+    }
+
+    /// One error of every variant of every layer (each I/O and format variant, a
+    /// selection, an argument, each partition variant, a chunk trace).
+    fn representatives() -> Vec<Error> {
+        use crate::io::TimeoutScope;
+        use crate::partition::PartitionError;
+        let l = || "https://example.org/a.b2nd".to_string();
+        let io = vec![
+            IoError::InvalidRange {
+                range: "bytes=5-4".into(),
+            },
+            IoError::RangeNotSatisfiable {
+                range: "bytes=9-9".into(),
+                len: 3,
+            },
+            IoError::NotFound { location: l() },
+            IoError::HttpStatus {
+                location: l(),
+                status: 500,
+            },
+            IoError::RangeIgnored {
+                location: l(),
+                len: None,
+                limit: 1,
+            },
+            IoError::BadContentRange {
+                location: l(),
+                detail: "x".into(),
+            },
+            IoError::SourceChanged {
+                location: l(),
+                detail: "x".into(),
+            },
+            IoError::Network {
+                location: l(),
+                message: "x".into(),
+            },
+            IoError::File {
+                location: l(),
+                message: "x".into(),
+            },
+            IoError::Cancelled,
+            IoError::Timeout {
+                location: l(),
+                millis: 1,
+                scope: TimeoutScope::Operation,
+            },
+            IoError::Redirect {
+                location: l(),
+                message: "x".into(),
+            },
+        ];
+        let format = vec![
+            FormatError::Unrecognised {
+                location: l(),
+                magic: "00".into(),
+            },
+            FormatError::Invalid {
+                location: l(),
+                format: "b2nd",
+                detail: "x".into(),
+            },
+            FormatError::Unsupported {
+                location: l(),
+                format: "b2nd",
+                detail: "x".into(),
+            },
+            FormatError::NoSuchNode {
+                location: l(),
+                detail: "x".into(),
+            },
+            FormatError::PathNeeded {
+                location: l(),
+                detail: "x".into(),
+            },
+            FormatError::Chunk {
+                location: l(),
+                chunk: 0,
+                range: None,
+                source: ChunkDecodeError::Layout("x".into()),
+            },
+        ];
+        let partition = vec![
+            PartitionError::Schema {
+                field: "f".into(),
+                message: "x".into(),
+            },
+            PartitionError::Invalid {
+                field: "f".into(),
+                message: "x".into(),
+            },
+            PartitionError::Json {
+                message: "x".into(),
+            },
+            PartitionError::NotAZarrStore { scope: "s".into() },
+            PartitionError::Store {
+                key: "k".into(),
+                message: "x".into(),
+            },
+        ];
+        let mut all: Vec<Error> = io.into_iter().map(Error::Io).collect();
+        all.extend(format.into_iter().map(Error::Format));
+        all.push(Error::Selection(SelectionError::ZeroStep));
+        all.push(Error::InvalidArgument("x".into()));
+        all.extend(partition.into_iter().map(Error::Partition));
+        all.push(Error::ChunkTrace(
+            crate::chunk_trace::ChunkTraceError::InvalidGeometry("x".into()),
+        ));
+        all
+    }
+
+    /// `ERROR_CODES` holds exactly the codes errors return: each representative's code is
+    /// listed, each listed code is returned by some representative, none twice.
+    #[test]
+    fn error_codes_list_every_code_and_only_those() {
+        let returned: std::collections::BTreeSet<&str> =
+            representatives().iter().map(Error::code).collect();
+        let listed: std::collections::BTreeSet<&str> = ERROR_CODES.iter().copied().collect();
+        assert_eq!(listed.len(), ERROR_CODES.len(), "a code listed twice");
+        assert_eq!(returned, listed);
+    }
+
+    /// The TypeScript union names exactly `ERROR_CODES`, in order, and types
+    /// `ChunkwiseError.code` with it.
+    #[test]
+    fn typescript_union_matches_the_list() {
+        let line = ERROR_CODES_TS
+            .lines()
+            .find_map(|l| l.strip_prefix("export type ErrorCode = "))
+            .expect("an ErrorCode type");
+        let union: Vec<&str> = line
+            .strip_suffix(';')
+            .expect("ends with ;")
+            .split(" | ")
+            .map(|c| c.trim_matches('"'))
+            .collect();
+        assert_eq!(union, ERROR_CODES);
+        assert!(ERROR_CODES_TS.contains("export interface ChunkwiseError extends Error {"));
+        assert!(ERROR_CODES_TS.contains("  code: ErrorCode;\n"));
     }
 }

@@ -14,16 +14,12 @@ use crate::formats::hdf5::filters::FilterError;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ChunkDecodeError {
-    /// A Blosc2 or Blosc1 chunk failed to decode: a b2nd chunk or block (no `codec` name), or
-    /// the chunk of a Zarr `blosc` codec (`codec` = `"blosc"`).
-    #[error("{}{source}", codec.map(|c| format!("{c}: ")).unwrap_or_default())]
-    Blosc2 {
-        /// The codec of a chain that holds the Blosc chunk, when not the whole format.
-        codec: Option<&'static str>,
-        /// The codec's error.
-        #[source]
-        source: CodecError,
-    },
+    /// A Blosc2 or Blosc1 chunk of the format itself (a b2nd chunk or block) failed to decode.
+    #[error("{0}")]
+    Blosc2(#[source] CodecError),
+    /// The Blosc chunk of a Zarr `blosc` codec (numcodecs Blosc, v2 or v3) failed to decode.
+    #[error("blosc: {0}")]
+    ZarrBlosc(#[source] CodecError),
     /// An HDF5 plugin filter (szip, nbit, scaleoffset, zstd, lz4, bitshuffle, lzf, Blosc,
     /// Blosc2) refused the chunk.
     #[error("{0}")]

@@ -58,15 +58,9 @@ pub enum FilterError {
         /// What is wrong.
         detail: String,
     },
-    /// The Blosc or Blosc2 chunk inside the filter's data failed to decode.
-    #[error("{filter}: {source}")]
-    Blosc2 {
-        /// Filter name.
-        filter: &'static str,
-        /// The Blosc2 codec's error.
-        #[source]
-        source: blosc2::CodecError,
-    },
+    /// The Blosc chunk of the Blosc filter (32001) failed to decode: the Blosc2 codec's error.
+    #[error("blosc: {0}")]
+    Blosc(#[source] blosc2::CodecError),
     /// The chunk declares more decoded bytes than the dataset's chunk holds.
     #[error("{filter}: declares {declared} decoded bytes, the chunk holds at most {limit}")]
     TooLarge {
@@ -306,7 +300,7 @@ impl BitField {
 /// A Blosc1 (or Blosc2) chunk (`blosc_filter.c`: the chunk is `blosc_compress` output).
 pub fn blosc(data: &[u8], limit: usize) -> Result<Vec<u8>, FilterError> {
     const F: &str = "blosc";
-    let blosc = |source| FilterError::Blosc2 { filter: F, source };
+    let blosc = FilterError::Blosc;
     let h = blosc2::ChunkHeader::parse(data).map_err(blosc)?;
     let n = checked_size(F, h.nbytes as u64, limit)?;
     let mut out = vec![0u8; n];

@@ -98,11 +98,8 @@ fn other(detail: impl Into<String>) -> CodecError {
 /// [`std::io::Error`] holding our [`ChunkDecodeError`] (same text, "blosc: ..."), which
 /// [`crate::formats::zarr`] takes back out by downcasting (`zarr_codec_error`).
 fn blosc(source: blosc2::CodecError) -> CodecError {
-    CodecError::IOError(std::sync::Arc::new(std::io::Error::other(
-        ChunkDecodeError::Blosc2 {
-            codec: Some("blosc"),
-            source,
-        },
+    CodecError::IOError(Arc::new(std::io::Error::other(
+        ChunkDecodeError::ZarrBlosc(source),
     )))
 }
 
