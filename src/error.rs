@@ -268,6 +268,57 @@ mod tests {
         );
     }
 
+    /// An h5py file whose Blosc-filtered (32001, hdf5plugin) chunk at the address h5py
+    /// reported (tests/fixtures/hdf5/manifest.json: `/blosc_lz4_i4` chunk 0 at 2048, 391
+    /// bytes) says typesize 0: `DECODE` naming the bytes, with the filter's and the codec's
+    /// variants behind `source()`.
+    #[tokio::test(flavor = "current_thread")]
+    async fn corrupt_hdf5_blosc_chunk_keeps_the_filter_and_codec_variants() {
+        use crate::codec::blosc2::CodecError;
+        use crate::formats::hdf5::filters::FilterError;
+        let mut bytes = fixture("hdf5/plugins.h5");
+        bytes[2048 + 3] = 0;
+        let source = Arc::new(MemorySource::new("mem://plugins.h5", bytes));
+        let options = OpenOptions {
+            path: Some("/blosc_lz4_i4".into()),
+            ..OpenOptions::default()
+        };
+        let array = RemoteArray::open_source(source, Traffic::new(), options)
+            .await
+            .unwrap();
+        let err = array
+            .read(
+                &Selection::parse("0:16, 0:10").unwrap(),
+                &ReadOptions::default(),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), "DECODE", "{err}");
+        assert!(
+            err.message().ends_with(
+                "chunk 0 (bytes 2048..2439): blosc: invalid chunk header: typesize = 0: zero"
+            ),
+            "{err}"
+        );
+        let chain = chain(&err);
+        assert!(
+            chain
+                .iter()
+                .any(|e| matches!(e.downcast_ref::<FilterError>(), Some(FilterError::Blosc(_)))),
+            "{err:?}"
+        );
+        assert!(
+            chain.iter().any(|e| matches!(
+                e.downcast_ref::<CodecError>(),
+                Some(CodecError::InvalidHeader {
+                    field: "typesize",
+                    ..
+                })
+            )),
+            "{err:?}"
+        );
+    }
+
     /// A source whose reads fail with `error` (the head given at open is all it serves).
     struct Failing {
         error: IoError,
