@@ -429,6 +429,7 @@ mod tests {
                 range: "bytes=5-4".into(),
             },
             IoError::RangeNotSatisfiable {
+                location: l(),
                 range: "bytes=9-9".into(),
                 len: 3,
             },
