@@ -40,7 +40,8 @@ impl Error {
         crate::cache::identity::redact_text(&self.to_string())
     }
 
-    /// A stable, machine-readable code (`error.code` in JS, `"code"` in CLI JSON errors).
+    /// A stable, machine-readable code (`error.code` in JS, `"code"` in CLI JSON errors),
+    /// one of [`ERROR_CODES`].
     pub fn code(&self) -> &'static str {
         match self {
             Error::Io(IoError::NotFound { .. }) => "NOT_FOUND",
