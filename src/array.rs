@@ -23,7 +23,7 @@ use crate::cache::{
 use crate::dtype::DType;
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::formats::{ArrayFormat, ArrayInfo, FormatError};
+use crate::formats::{ArrayFormat, ArrayInfo};
 use crate::io::{RangeSource, SourceInfo, Traffic, TrafficSnapshot};
 use crate::selection::Selection;
 use std::sync::Arc;
@@ -260,20 +260,5 @@ impl RemoteArray {
     /// [`crate::formats::zarr::ZarrStore::with_discovery`]); `None` for other formats.
     pub fn zarr_discovery(&self) -> Option<crate::formats::zarr::ZarrDiscovery> {
         self.zarr.as_ref().map(|z| z.store().discovery())
-    }
-}
-
-impl From<crate::selection::SelectionError> for Error {
-    fn from(e: crate::selection::SelectionError) -> Self {
-        Error::Selection(e)
-    }
-}
-
-impl From<FormatError> for Error {
-    fn from(e: FormatError) -> Self {
-        match e {
-            FormatError::Io(io) => Error::Io(io),
-            other => Error::Format(other),
-        }
     }
 }

@@ -1,10 +1,14 @@
 //! The crate's public error: one enum wrapping each layer's error, with a stable `code`.
 
-use crate::formats::FormatError;
+#[cfg(feature = "zarr")]
+use crate::formats::zarr::ZarrError;
+use crate::formats::{ChunkDecodeError, FormatError};
 use crate::io::IoError;
 use crate::selection::SelectionError;
 
-/// Any error chunkwise returns. Layers keep their own enums and convert with `From`.
+/// Any error chunkwise returns. Layers keep their own enums and convert with `From`, all
+/// written in this module. I/O failures of every layer arrive as [`Error::Io`] (the layers'
+/// own I/O variants, `ZarrError::Io` and `Hdf5Error::Io`, are wrappers flattened here).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -37,7 +41,8 @@ impl Error {
         crate::cache::identity::redact_text(&self.to_string())
     }
 
-    /// A stable, machine-readable code (`error.code` in JS, `"code"` in CLI JSON errors).
+    /// A stable, machine-readable code (`error.code` in JS, `"code"` in CLI JSON errors),
+    /// one of [`ERROR_CODES`].
     pub fn code(&self) -> &'static str {
         match self {
             Error::Io(IoError::NotFound { .. }) => "NOT_FOUND",
@@ -66,3 +71,502 @@ impl Error {
 
 /// Result with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Writes [`ERROR_CODES`] and [`ERROR_CODES_TS`] from one list, so the two cannot drift.
+macro_rules! error_codes {
+    ($first:literal $(, $rest:literal)* $(,)?) => {
+        /// Every code [`Error::code`] returns (JS `error.code`, CLI JSON `"code"`), the
+        /// partition codes ([`crate::partition::PartitionError::code`]) included. A native
+        /// test checks that each is returned for some error and that nothing else is.
+        pub const ERROR_CODES: &[&str] = &[$first $(, $rest)*];
+
+        /// TypeScript declarations of the codes ([`ERROR_CODES`] as the union `ErrorCode`)
+        /// and of the `ChunkwiseError` the JS bindings throw; `src/wasm/mod.rs` emits them
+        /// into the module's `.d.ts`.
+        pub const ERROR_CODES_TS: &str = concat!(
+            "\n/** Every `code` a chunkwise error carries (`Error::code` in src/error.rs). */\n",
+            "export type ErrorCode = \"", $first, "\"", $(" | \"", $rest, "\"",)* ";\n",
+            "/** What chunkwise's functions throw and its promises reject with: a JS `Error`\n",
+            " *  named \"ChunkwiseError\" whose `code` says what failed. (The partition functions\n",
+            " *  throw an `Error` with a `code` and a `field`.) */\n",
+            "export interface ChunkwiseError extends Error {\n",
+            "  name: \"ChunkwiseError\";\n",
+            "  code: ErrorCode;\n",
+            "}\n",
+        );
+    };
+}
+
+error_codes![
+    "NOT_FOUND",
+    "CANCELLED",
+    "RANGE_IGNORED",
+    "RANGE_NOT_SATISFIABLE",
+    "HTTP_STATUS",
+    "NETWORK",
+    "SOURCE_CHANGED",
+    "TIMEOUT",
+    "REDIRECT",
+    "IO",
+    "UNRECOGNISED_FORMAT",
+    "UNSUPPORTED",
+    "DECODE",
+    "INVALID_ARGUMENT",
+    "INVALID_DATA",
+    "INVALID_SELECTION",
+    "CHUNK_TRACE",
+    "MANIFEST_SCHEMA",
+    "PARTITION_INVALID",
+    "JSON",
+    "NOT_A_ZARR_STORE",
+    "STORE",
+];
+
+// Every conversion between the layers' errors lives here.
+
+impl From<SelectionError> for Error {
+    fn from(e: SelectionError) -> Self {
+        Error::Selection(e)
+    }
+}
+
+impl From<FormatError> for Error {
+    fn from(e: FormatError) -> Self {
+        Error::Format(e)
+    }
+}
+
+impl From<crate::partition::PartitionError> for Error {
+    fn from(e: crate::partition::PartitionError) -> Self {
+        Error::Partition(e)
+    }
+}
+
+impl From<crate::chunk_trace::ChunkTraceError> for Error {
+    fn from(e: crate::chunk_trace::ChunkTraceError) -> Self {
+        Error::ChunkTrace(e)
+    }
+}
+
+/// A Zarr error by its variant: I/O into [`Error::Io`] (a missing array as
+/// `IoError::NotFound`, code `NOT_FOUND`), a group where an array was asked for as
+/// [`Error::InvalidArgument`], the rest as the [`FormatError`] of format `zarr` naming the key.
+#[cfg(feature = "zarr")]
+impl From<ZarrError> for Error {
+    fn from(e: ZarrError) -> Self {
+        match e {
+            ZarrError::Io(io) => Error::Io(io),
+            ZarrError::NotFound { location, .. } => Error::Io(IoError::NotFound { location }),
+            e @ ZarrError::NotAnArray { .. } => Error::InvalidArgument(e.to_string()),
+            ZarrError::Invalid { key, detail } => Error::Format(FormatError::Invalid {
+                location: key,
+                format: "zarr",
+                detail,
+            }),
+            ZarrError::Unsupported { key, detail } => Error::Format(FormatError::Unsupported {
+                location: key,
+                format: "zarr",
+                detail,
+            }),
+            ZarrError::Chunk { key, chunk, source } => Error::Format(FormatError::Chunk {
+                location: key,
+                chunk,
+                range: None,
+                source,
+            }),
+        }
+    }
+}
+
+impl From<crate::codec::blosc2::CodecError> for ChunkDecodeError {
+    fn from(e: crate::codec::blosc2::CodecError) -> Self {
+        ChunkDecodeError::Blosc2(e)
+    }
+}
+
+#[cfg(feature = "hdf5")]
+impl From<crate::formats::hdf5::filters::FilterError> for ChunkDecodeError {
+    fn from(e: crate::formats::hdf5::filters::FilterError) -> Self {
+        ChunkDecodeError::Hdf5Filter(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array::{OpenOptions, ReadOptions, RemoteArray};
+    use crate::formats::{ArrayFormat, ChunkPlace};
+    use crate::io::memory::MemorySource;
+    use crate::io::Traffic;
+    use crate::selection::Selection;
+    use std::sync::Arc;
+
+    fn fixture(rel: &str) -> Vec<u8> {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(rel);
+        std::fs::read(&p).unwrap_or_else(|e| panic!("fixture {}: {e}", p.display()))
+    }
+
+    /// The errors behind `e`, by `std::error::Error::source`.
+    fn chain<'a>(
+        e: &'a (dyn std::error::Error + 'static),
+    ) -> Vec<&'a (dyn std::error::Error + 'static)> {
+        let mut out = vec![e];
+        while let Some(s) = out.last().and_then(|e| e.source()) {
+            out.push(s);
+        }
+        out
+    }
+
+    /// A python-blosc2-written frame (tests/fixtures/gen_blosc2.py) whose first chunk's
+    /// header says typesize 0 (byte 3, README_CHUNK_FORMAT.rst): reading it through a
+    /// `RemoteArray` fails with `DECODE` naming the chunk's stored bytes, and the codec's own
+    /// variant (`CodecError::InvalidHeader`) is reachable through `source()`.
+    #[cfg(feature = "b2nd")]
+    #[tokio::test(flavor = "current_thread")]
+    async fn corrupt_blosc2_chunk_keeps_the_codec_variant() {
+        let mut bytes = fixture("blosc2/cf_lz4_nofilter.b2nd");
+        let len = bytes.len() as u64;
+        let pristine = MemorySource::new("mem://cf_lz4_nofilter.b2nd", bytes.clone());
+        let head = bytes::Bytes::from(bytes.clone());
+        let b2nd = crate::formats::b2nd::B2ndArray::open(&pristine, head, len)
+            .await
+            .unwrap();
+        let ChunkPlace::Stored(range) = b2nd.locate(0).unwrap() else {
+            panic!("chunk 0 of the fixture is stored")
+        };
+        bytes[range.start as usize + 3] = 0;
+        let source = Arc::new(MemorySource::new("mem://cf_lz4_nofilter.b2nd", bytes));
+        let array = RemoteArray::open_source(source, Traffic::new(), OpenOptions::default())
+            .await
+            .unwrap();
+        let err = array
+            .read(&Selection::all(), &ReadOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), "DECODE", "{err}");
+        let want = format!(
+            "chunk 0 (bytes {}..{}): invalid chunk header: typesize = 0: zero",
+            range.start, range.end
+        );
+        assert!(err.message().ends_with(&want), "{err}");
+        assert!(
+            matches!(&err, Error::Format(FormatError::Chunk { chunk: 0, range: Some(r), .. })
+                if *r == range),
+            "{err:?}"
+        );
+        let codec = chain(&err)
+            .into_iter()
+            .find_map(|e| e.downcast_ref::<crate::codec::blosc2::CodecError>())
+            .unwrap_or_else(|| panic!("no CodecError behind {err:?}"));
+        assert!(
+            matches!(
+                codec,
+                crate::codec::blosc2::CodecError::InvalidHeader {
+                    field: "typesize",
+                    value: 0,
+                    ..
+                }
+            ),
+            "{codec:?}"
+        );
+    }
+
+    /// An h5py file whose Blosc-filtered (32001, hdf5plugin) chunk at the address h5py
+    /// reported (tests/fixtures/hdf5/manifest.json: `/blosc_lz4_i4` chunk 0 at 2048, 391
+    /// bytes) says typesize 0: `DECODE` naming the bytes, with the filter's and the codec's
+    /// variants behind `source()`.
+    #[cfg(feature = "hdf5")]
+    #[tokio::test(flavor = "current_thread")]
+    async fn corrupt_hdf5_blosc_chunk_keeps_the_filter_and_codec_variants() {
+        use crate::codec::blosc2::CodecError;
+        use crate::formats::hdf5::filters::FilterError;
+        let mut bytes = fixture("hdf5/plugins.h5");
+        bytes[2048 + 3] = 0;
+        let source = Arc::new(MemorySource::new("mem://plugins.h5", bytes));
+        let options = OpenOptions {
+            path: Some("/blosc_lz4_i4".into()),
+            ..OpenOptions::default()
+        };
+        let array = RemoteArray::open_source(source, Traffic::new(), options)
+            .await
+            .unwrap();
+        let err = array
+            .read(
+                &Selection::parse("0:16, 0:10").unwrap(),
+                &ReadOptions::default(),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), "DECODE", "{err}");
+        assert!(
+            err.message().ends_with(
+                "chunk 0 (bytes 2048..2439): blosc: invalid chunk header: typesize = 0: zero"
+            ),
+            "{err}"
+        );
+        let chain = chain(&err);
+        assert!(
+            chain
+                .iter()
+                .any(|e| matches!(e.downcast_ref::<FilterError>(), Some(FilterError::Blosc(_)))),
+            "{err:?}"
+        );
+        assert!(
+            chain.iter().any(|e| matches!(
+                e.downcast_ref::<CodecError>(),
+                Some(CodecError::InvalidHeader {
+                    field: "typesize",
+                    ..
+                })
+            )),
+            "{err:?}"
+        );
+    }
+
+    /// A source whose reads fail with `error` (the head given at open is all it serves).
+    #[cfg(feature = "hdf5")]
+    struct Failing {
+        error: IoError,
+    }
+
+    #[cfg(feature = "hdf5")]
+    #[async_trait::async_trait]
+    impl crate::io::RangeSource for Failing {
+        fn location(&self) -> &str {
+            "mem://failing.h5"
+        }
+        async fn read(
+            &self,
+            _range: crate::io::ByteRange,
+        ) -> std::result::Result<crate::io::Fetched, IoError> {
+            Err(self.error.clone())
+        }
+    }
+
+    #[cfg(feature = "hdf5")]
+    fn io_cases() -> Vec<(IoError, &'static str)> {
+        use crate::io::TimeoutScope;
+        let location = "mem://failing.h5".to_string();
+        vec![
+            (
+                IoError::NotFound {
+                    location: location.clone(),
+                },
+                "NOT_FOUND",
+            ),
+            (
+                IoError::Timeout {
+                    location: location.clone(),
+                    millis: 5,
+                    scope: TimeoutScope::Request,
+                },
+                "TIMEOUT",
+            ),
+            (IoError::Cancelled, "CANCELLED"),
+            (
+                IoError::HttpStatus {
+                    location: location.clone(),
+                    status: 503,
+                },
+                "HTTP_STATUS",
+            ),
+            (
+                IoError::File {
+                    location,
+                    message: "denied".into(),
+                },
+                "IO",
+            ),
+        ]
+    }
+
+    /// I/O failures of every layer arrive as `Error::Io` holding the transport's error,
+    /// with its code: from the transport, from a Zarr read (`ZarrError::Io`), from HDF5
+    /// discovery (`Hdf5Error::Io`).
+    #[cfg(all(feature = "hdf5", feature = "zarr"))]
+    #[test]
+    fn io_errors_of_every_layer_are_error_io() {
+        use crate::formats::hdf5::Hdf5Error;
+        for (io, code) in io_cases() {
+            for err in [
+                Error::from(io.clone()),
+                Error::from(ZarrError::Io(io.clone())),
+                Hdf5Error::Io(io.clone()).into_error("mem://failing.h5"),
+            ] {
+                assert!(matches!(&err, Error::Io(e) if *e == io), "{err:?}");
+                assert_eq!(err.code(), code, "{err}");
+            }
+        }
+        let missing = Error::from(ZarrError::NotFound {
+            location: "mem://s/a".into(),
+            detail: "no zarr.json".into(),
+        });
+        assert!(
+            matches!(missing, Error::Io(IoError::NotFound { .. })),
+            "{missing:?}"
+        );
+        assert_eq!(missing.code(), "NOT_FOUND");
+    }
+
+    /// HDF5 discovery of a real h5py file (tests/fixtures/gen_hdf5.py) whose later reads
+    /// fail: the open returns `Error::Io` with the read's code, for each kind of failure.
+    #[cfg(feature = "hdf5")]
+    #[tokio::test(flavor = "current_thread")]
+    async fn hdf5_discovery_io_failures_keep_their_code() {
+        let bytes = fixture("hdf5/gzip_shuffle.h5");
+        let len = bytes.len() as u64;
+        let head = bytes::Bytes::from(bytes[..512].to_vec());
+        for (io, code) in io_cases() {
+            let source = Failing { error: io.clone() };
+            let err =
+                crate::formats::hdf5::Hdf5Array::open(&source, head.clone(), len, Some("/ints"))
+                    .await
+                    .unwrap_err();
+            assert!(matches!(&err, Error::Io(e) if *e == io), "{err:?}");
+            assert_eq!(err.code(), code, "{err}");
+        }
+    }
+
+    /// One error of every variant of every layer (each I/O and format variant, a
+    /// selection, an argument, each partition variant, a chunk trace).
+    fn representatives() -> Vec<Error> {
+        use crate::io::TimeoutScope;
+        use crate::partition::PartitionError;
+        let l = || "https://example.org/a.b2nd".to_string();
+        let io = vec![
+            IoError::InvalidRange {
+                range: "bytes=5-4".into(),
+            },
+            IoError::RangeNotSatisfiable {
+                location: l(),
+                range: "bytes=9-9".into(),
+                len: 3,
+            },
+            IoError::NotFound { location: l() },
+            IoError::HttpStatus {
+                location: l(),
+                status: 500,
+            },
+            IoError::RangeIgnored {
+                location: l(),
+                len: None,
+                limit: 1,
+            },
+            IoError::BadContentRange {
+                location: l(),
+                detail: "x".into(),
+            },
+            IoError::SourceChanged {
+                location: l(),
+                detail: "x".into(),
+            },
+            IoError::Network {
+                location: l(),
+                message: "x".into(),
+            },
+            IoError::File {
+                location: l(),
+                message: "x".into(),
+            },
+            IoError::Cancelled,
+            IoError::Timeout {
+                location: l(),
+                millis: 1,
+                scope: TimeoutScope::Operation,
+            },
+            IoError::Redirect {
+                location: l(),
+                message: "x".into(),
+            },
+        ];
+        let format = vec![
+            FormatError::Unrecognised {
+                location: l(),
+                magic: "00".into(),
+            },
+            FormatError::Invalid {
+                location: l(),
+                format: "b2nd",
+                detail: "x".into(),
+            },
+            FormatError::Unsupported {
+                location: l(),
+                format: "b2nd",
+                detail: "x".into(),
+            },
+            FormatError::NoSuchNode {
+                location: l(),
+                detail: "x".into(),
+            },
+            FormatError::PathNeeded {
+                location: l(),
+                detail: "x".into(),
+            },
+            FormatError::Chunk {
+                location: l(),
+                chunk: 0,
+                range: None,
+                source: ChunkDecodeError::Layout("x".into()),
+            },
+        ];
+        let partition = vec![
+            PartitionError::Schema {
+                field: "f".into(),
+                message: "x".into(),
+            },
+            PartitionError::Invalid {
+                field: "f".into(),
+                message: "x".into(),
+            },
+            PartitionError::Json {
+                message: "x".into(),
+            },
+            PartitionError::NotAZarrStore { scope: "s".into() },
+            PartitionError::Store {
+                key: "k".into(),
+                message: "x".into(),
+            },
+        ];
+        let mut all: Vec<Error> = io.into_iter().map(Error::Io).collect();
+        all.extend(format.into_iter().map(Error::Format));
+        all.push(Error::Selection(SelectionError::ZeroStep));
+        all.push(Error::InvalidArgument("x".into()));
+        all.extend(partition.into_iter().map(Error::Partition));
+        all.push(Error::ChunkTrace(
+            crate::chunk_trace::ChunkTraceError::InvalidGeometry("x".into()),
+        ));
+        all
+    }
+
+    /// `ERROR_CODES` holds exactly the codes errors return: each representative's code is
+    /// listed, each listed code is returned by some representative, none twice.
+    #[test]
+    fn error_codes_list_every_code_and_only_those() {
+        let returned: std::collections::BTreeSet<&str> =
+            representatives().iter().map(Error::code).collect();
+        let listed: std::collections::BTreeSet<&str> = ERROR_CODES.iter().copied().collect();
+        assert_eq!(listed.len(), ERROR_CODES.len(), "a code listed twice");
+        assert_eq!(returned, listed);
+    }
+
+    /// The TypeScript union names exactly `ERROR_CODES`, in order, and types
+    /// `ChunkwiseError.code` with it.
+    #[test]
+    fn typescript_union_matches_the_list() {
+        let line = ERROR_CODES_TS
+            .lines()
+            .find_map(|l| l.strip_prefix("export type ErrorCode = "))
+            .expect("an ErrorCode type");
+        let union: Vec<&str> = line
+            .strip_suffix(';')
+            .expect("ends with ;")
+            .split(" | ")
+            .map(|c| c.trim_matches('"'))
+            .collect();
+        assert_eq!(union, ERROR_CODES);
+        assert!(ERROR_CODES_TS.contains("export interface ChunkwiseError extends Error {"));
+        assert!(ERROR_CODES_TS.contains("  code: ErrorCode;\n"));
+    }
+}

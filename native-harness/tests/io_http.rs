@@ -153,6 +153,7 @@ async fn unsatisfiable_range_is_416_with_length() {
     assert_eq!(
         e,
         IoError::RangeNotSatisfiable {
+            location: url_of(&s, "pattern-10.bin"),
             range: "bytes=10-".into(),
             len: 10
         }

@@ -294,6 +294,43 @@ fn copy_store(name: &str) -> tempfile::TempDir {
     dir
 }
 
+/// The decode error of a cut-short chunk of `array` keeps its codec's variant behind
+/// `source()`: the Blosc2 codec's own error for `blosc`, a checksum mismatch for `crc32c`.
+fn assert_decode_cause(array: &str, e: &chunkwise::Error) {
+    use chunkwise::formats::ChunkDecodeError;
+    let mut chain: Vec<&(dyn std::error::Error + 'static)> = vec![e];
+    while let Some(s) = chain.last().and_then(|e| e.source()) {
+        chain.push(s);
+    }
+    let cause = chain
+        .iter()
+        .find_map(|e| e.downcast_ref::<ChunkDecodeError>())
+        .unwrap_or_else(|| panic!("{array}: no ChunkDecodeError behind {e:?}"));
+    let codec = chain
+        .iter()
+        .find_map(|e| e.downcast_ref::<chunkwise::codec::blosc2::CodecError>());
+    match array {
+        "blosc" => {
+            assert!(
+                matches!(cause, ChunkDecodeError::ZarrBlosc(_)),
+                "{array}: {cause:?}"
+            );
+            assert!(codec.is_some(), "{array}: {e:?}");
+        }
+        "crc32c" => assert!(
+            matches!(
+                cause,
+                ChunkDecodeError::Checksum {
+                    codec: "crc32c",
+                    ..
+                }
+            ),
+            "{array}: {cause:?}"
+        ),
+        _ => assert!(codec.is_none(), "{array}: {e:?}"),
+    }
+}
+
 async fn open_local(root: &Path, path: &str) -> Result<RemoteArray, chunkwise::Error> {
     open_array(root.to_str().unwrap(), vec![], with_path(path)).await
 }
@@ -375,6 +412,7 @@ async fn malformed_stores_give_typed_errors_naming_the_key() {
             e.to_string().contains(&format!("{array}/{key}")),
             "{array}: {e}"
         );
+        assert_decode_cause(array, &e);
     }
     let dir2 = copy_store("v2.zarr");
     let root2 = dir2.path().join("v2.zarr");
@@ -395,6 +433,7 @@ async fn malformed_stores_give_typed_errors_naming_the_key() {
             e.to_string().contains(&format!("{array}/{key}")),
             "{array}: {e}"
         );
+        assert_decode_cause(array, &e);
     }
     // A path with no array.
     let e = open_local(&root2, "nothing").await.unwrap_err();

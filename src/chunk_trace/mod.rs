@@ -52,9 +52,3 @@ pub enum ChunkTraceError {
     #[error("invalid cache settings: {0}")]
     InvalidConfig(String),
 }
-
-impl From<ChunkTraceError> for crate::Error {
-    fn from(e: ChunkTraceError) -> Self {
-        crate::Error::ChunkTrace(e)
-    }
-}

@@ -7,7 +7,7 @@
 //! offset (chunks are written back to back, C-Blosc2 `frame.c`), the last one to the end of
 //! the data section. Special-value chunks (zeros, NaN, uninitialised) are never fetched.
 
-use super::{ArrayFormat, ArrayInfo, ChunkPlace, FormatError};
+use super::{ArrayFormat, ArrayInfo, ChunkDecodeError, ChunkPlace, FormatError};
 use crate::codec::blosc2::b2nd::B2ndMeta;
 use crate::codec::blosc2::frame::{self, ChunkLocation, FrameHeader, FrameIndex, SpecialKind};
 use crate::codec::blosc2::{decode_chunk, ChunkHeader};
@@ -58,12 +58,9 @@ impl B2ndArray {
     /// long header, and the offsets chunk with the trailer), none if `head` holds everything.
     ///
     /// # Errors
-    /// [`FormatError::Invalid`] for a malformed frame, metalayer or index; I/O errors.
-    pub async fn open(
-        source: &dyn RangeSource,
-        head: Bytes,
-        len: u64,
-    ) -> Result<B2ndArray, FormatError> {
+    /// [`FormatError::Invalid`] for a malformed frame, metalayer or index; I/O errors
+    /// ([`crate::Error::Io`]).
+    pub async fn open(source: &dyn RangeSource, head: Bytes, len: u64) -> crate::Result<B2ndArray> {
         let location = source.location().to_string();
         let mut head = head;
         let header = loop {
@@ -72,7 +69,9 @@ impl B2ndArray {
                 Err(frame::FrameError::NeedMore { needed, .. }) if needed > head.len() => {
                     let needed = (needed as u64).min(len);
                     if needed <= head.len() as u64 {
-                        return Err(invalid(&location, "frame header longer than the source"));
+                        return Err(
+                            invalid(&location, "frame header longer than the source").into()
+                        );
                     }
                     let more = source
                         .read(ByteRange::bounded(head.len() as u64..needed))
@@ -81,7 +80,7 @@ impl B2ndArray {
                     v.extend_from_slice(&more.bytes);
                     head = Bytes::from(v);
                 }
-                Err(e) => return Err(invalid(&location, e)),
+                Err(e) => return Err(invalid(&location, e).into()),
             }
         };
         if header.frame_len != len {
@@ -91,11 +90,12 @@ impl B2ndArray {
                     "frame length {} but the source has {len} bytes",
                     header.frame_len
                 ),
-            ));
+            )
+            .into());
         }
         let index_range = header.index_range();
         if index_range.start > index_range.end || index_range.end > len {
-            return Err(invalid(&location, "offsets chunk outside the frame"));
+            return Err(invalid(&location, "offsets chunk outside the frame").into());
         }
         let tail = if index_range.end <= head.len() as u64 {
             head.slice(index_range.start as usize..index_range.end as usize)
@@ -106,7 +106,7 @@ impl B2ndArray {
                 .bytes
         };
         let header_bytes = head.slice(..header.header_len.min(head.len()));
-        Self::from_parts(location, header_bytes, tail, len)
+        Ok(Self::from_parts(location, header_bytes, tail, len)?)
     }
 
     /// Builds the array from the bytes discovery read, without I/O: `header` the frame header
@@ -318,19 +318,20 @@ impl ArrayFormat for B2ndArray {
     }
 
     fn decode(&self, chunk: u64, stored: &[u8]) -> Result<Vec<u8>, FormatError> {
-        let err = |detail: String| FormatError::Chunk {
+        let err = |source: ChunkDecodeError| FormatError::Chunk {
             location: self.location.clone(),
             chunk,
-            detail,
+            range: None,
+            source,
         };
-        let h = ChunkHeader::parse(stored).map_err(|e| err(e.to_string()))?;
+        let h = ChunkHeader::parse(stored).map_err(|e| err(e.into()))?;
         if h.nbytes != self.header.chunksize {
-            return Err(err(format!(
+            return Err(err(ChunkDecodeError::Layout(format!(
                 "chunk holds {} bytes, frame chunks hold {}",
                 h.nbytes, self.header.chunksize
-            )));
+            ))));
         }
-        decode_chunk(stored).map_err(|e| err(e.to_string()))
+        decode_chunk(stored).map_err(|e| err(e.into()))
     }
 
     fn blosc2_blocks(&self) -> bool {

@@ -7,6 +7,7 @@
 
 #[cfg(feature = "b2nd")]
 pub mod b2nd;
+pub mod decode_error;
 #[cfg(feature = "hdf5")]
 pub mod hdf5;
 pub mod signature;
@@ -14,11 +15,14 @@ pub mod signature;
 pub mod zarr;
 
 use crate::dtype::DType;
-use crate::io::{IoError, MaybeSend, MaybeSync};
+use crate::io::{MaybeSend, MaybeSync};
 use crate::selection::Grid;
+pub use decode_error::ChunkDecodeError;
 use std::ops::Range;
 
-/// An error in a source's structure or in what a format supports.
+/// An error in a source's structure or in what a format supports. I/O failures are not
+/// here: functions that read return [`crate::Error`], whose one I/O variant is
+/// [`crate::Error::Io`].
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 #[non_exhaustive]
 pub enum FormatError {
@@ -46,16 +50,43 @@ pub enum FormatError {
     /// The source holds several arrays and no path picked one. Code `INVALID_ARGUMENT`.
     #[error("{location}: {detail}")]
     PathNeeded { location: String, detail: String },
-    /// A chunk failed to decode.
-    #[error("{location}: chunk {chunk}: {detail}")]
+    /// A chunk failed to decode (code `DECODE`); `source` is the failing codec's error.
+    #[error(
+        "{location}: chunk {chunk}{}: {source}",
+        range.as_ref().map(|r| format!(" (bytes {}..{})", r.start, r.end)).unwrap_or_default()
+    )]
     Chunk {
+        /// The source (URL or path), or for Zarr the chunk object's URL.
         location: String,
+        /// Linear C-order index in the chunk grid.
         chunk: u64,
-        detail: String,
+        /// The chunk's stored bytes in `location`, when it is a range of one source (b2nd,
+        /// HDF5) and the read knows it; `None` for a Zarr object or inline data.
+        range: Option<Range<u64>>,
+        #[source]
+        source: ChunkDecodeError,
     },
-    /// Reading during discovery failed.
-    #[error(transparent)]
-    Io(#[from] IoError),
+}
+
+impl FormatError {
+    /// This error with the stored byte range of its chunk, if it is a
+    /// [`FormatError::Chunk`] that does not name one yet.
+    pub fn at_bytes(self, stored: Option<&Range<u64>>) -> FormatError {
+        match self {
+            FormatError::Chunk {
+                location,
+                chunk,
+                range: None,
+                source,
+            } => FormatError::Chunk {
+                location,
+                chunk,
+                range: stored.cloned(),
+                source,
+            },
+            e => e,
+        }
+    }
 }
 
 /// Where one chunk's data comes from.

@@ -307,7 +307,7 @@ impl<'v> AnswerMachine<'v> {
                 }
                 let info = self.info(got);
                 self.validators.check(&info)?;
-                let r = content_range::slice_of_whole(&self.asked, got)?;
+                let r = content_range::slice_of_whole(&self.location, &self.asked, got)?;
                 let body = buf.freeze();
                 Ok(Fetched {
                     bytes: body.slice(r.start as usize..r.end as usize),
@@ -684,6 +684,7 @@ mod tests {
         assert_eq!(
             r.result.unwrap_err(),
             IoError::RangeNotSatisfiable {
+                location: URL.into(),
                 range: "bytes=6000-6009".into(),
                 len: 5000
             }
@@ -707,6 +708,7 @@ mod tests {
         assert_eq!(
             r.result.unwrap_err(),
             IoError::RangeNotSatisfiable {
+                location: URL.into(),
                 range: "bytes=0-9".into(),
                 len: 0
             }
@@ -841,6 +843,7 @@ mod tests {
         assert_eq!(
             r.result.unwrap_err(),
             IoError::RangeNotSatisfiable {
+                location: URL.into(),
                 range: "bytes=0-9".into(),
                 len: 0
             }

@@ -111,7 +111,7 @@ pub(crate) fn classify(
             let Some(len) = len else {
                 return Err(bad(format!("{value:?} does not give the object's length")));
             };
-            let expected = asked.resolve(len)?;
+            let expected = asked.resolve(location, len)?;
             if expected != range {
                 return Err(bad(format!(
                     "asked {asked} of {len} bytes (expected {expected:?}), server sent {value:?}"
@@ -125,7 +125,7 @@ pub(crate) fn classify(
             Ok(Answer::Partial { served: range, len })
         }
         200 => match content_length {
-            Some(n) if n > 0 && asked.resolve(n).is_ok_and(|r| r == (0..n)) => {
+            Some(n) if n > 0 && asked.resolve(location, n).is_ok_and(|r| r == (0..n)) => {
                 Ok(Answer::Whole { content_length, body_limit: n, ignored: false })
             }
             Some(n) if n > limit => Err(IoError::RangeIgnored {
@@ -140,7 +140,11 @@ pub(crate) fn classify(
                 Ok(Answer::Empty)
             }
             Some(ContentRange::Unsatisfied { len }) => {
-                Err(IoError::RangeNotSatisfiable { range: asked.to_string(), len })
+                Err(IoError::RangeNotSatisfiable {
+                    location: location.to_string(),
+                    range: asked.to_string(),
+                    len,
+                })
             }
             _ => Err(bad(format!(
                 "416 answer to {asked} without Content-Range: bytes */<length> (got {content_range:?})"
@@ -155,9 +159,14 @@ pub(crate) fn classify(
 /// an absolute range of the object.
 ///
 /// # Errors
-/// [`IoError::RangeNotSatisfiable`] when `asked` starts at or past the body's end.
-pub(crate) fn slice_of_whole(asked: &ByteRange, body_len: u64) -> Result<Range<u64>, IoError> {
-    asked.resolve(body_len)
+/// [`IoError::RangeNotSatisfiable`] naming `location` when `asked` starts at or past the
+/// body's end.
+pub(crate) fn slice_of_whole(
+    location: &str,
+    asked: &ByteRange,
+    body_len: u64,
+) -> Result<Range<u64>, IoError> {
+    asked.resolve(location, body_len)
 }
 
 /// Checks that a body has the length its headers announced.
@@ -347,6 +356,7 @@ mod tests {
         assert_eq!(
             c(416, Some("bytes */5"), None),
             Err(IoError::RangeNotSatisfiable {
+                location: "u".into(),
                 range: "bytes=10-19".into(),
                 len: 5
             })
@@ -423,6 +433,9 @@ mod tests {
             check_body_len("u", 5, 4),
             Err(IoError::BadContentRange { .. })
         ));
-        assert_eq!(slice_of_whole(&ByteRange::Suffix(3), 10).unwrap(), 7..10);
+        assert_eq!(
+            slice_of_whole("u", &ByteRange::Suffix(3), 10).unwrap(),
+            7..10
+        );
     }
 }

@@ -8,8 +8,12 @@ pub enum IoError {
     #[error("invalid byte range {range}")]
     InvalidRange { range: String },
     /// The range starts beyond the object (HTTP 416, or a local read past the end).
-    #[error("range {range} not satisfiable: object has {len} bytes")]
-    RangeNotSatisfiable { range: String, len: u64 },
+    #[error("{location}: range {range} not satisfiable: object has {len} bytes")]
+    RangeNotSatisfiable {
+        location: String,
+        range: String,
+        len: u64,
+    },
     /// The object does not exist (HTTP 404, missing file; 410 is an [`IoError::HttpStatus`]).
     #[error("not found: {location}")]
     NotFound { location: String },

@@ -150,7 +150,7 @@ impl RangeSource for FileSource {
 
     async fn read(&self, range: ByteRange) -> Result<Fetched, IoError> {
         range.validate()?;
-        let r = range.resolve(self.info.len)?;
+        let r = range.resolve(&self.info.location, self.info.len)?;
         let bytes = if r.is_empty() {
             Bytes::new()
         } else if tokio::runtime::Handle::try_current().is_ok() {

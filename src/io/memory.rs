@@ -50,7 +50,7 @@ impl RangeSource for MemorySource {
     }
     async fn read(&self, range: ByteRange) -> Result<Fetched, IoError> {
         range.validate()?;
-        let r = range.resolve(self.data.len() as u64)?;
+        let r = range.resolve(&self.info.location, self.data.len() as u64)?;
         Ok(Fetched {
             bytes: self.data.slice(r.start as usize..r.end as usize),
             range: r,

@@ -45,8 +45,9 @@ impl ByteRange {
     /// (servers clamp the same way, RFC 9110 §14.1.2).
     ///
     /// # Errors
-    /// [`IoError::RangeNotSatisfiable`] when the range starts at or beyond `len`.
-    pub fn resolve(&self, len: u64) -> Result<Range<u64>, IoError> {
+    /// [`IoError::RangeNotSatisfiable`] naming `location` when the range starts at or beyond
+    /// `len`.
+    pub fn resolve(&self, location: &str, len: u64) -> Result<Range<u64>, IoError> {
         let r = match *self {
             ByteRange::Bounded { start, end } => start..end.min(len),
             ByteRange::Offset(start) => start..len,
@@ -54,6 +55,7 @@ impl ByteRange {
         };
         if r.start >= len && !(len == 0 && matches!(self, ByteRange::Suffix(_))) {
             return Err(IoError::RangeNotSatisfiable {
+                location: location.to_string(),
                 range: self.to_string(),
                 len,
             });
@@ -92,10 +94,13 @@ mod tests {
 
     #[test]
     fn resolve_clamps_and_rejects() {
-        assert_eq!(ByteRange::bounded(10..100).resolve(50).unwrap(), 10..50);
-        assert_eq!(ByteRange::Suffix(100).resolve(50).unwrap(), 0..50);
-        assert_eq!(ByteRange::Offset(20).resolve(50).unwrap(), 20..50);
-        assert!(ByteRange::bounded(50..60).resolve(50).is_err());
+        assert_eq!(
+            ByteRange::bounded(10..100).resolve("u", 50).unwrap(),
+            10..50
+        );
+        assert_eq!(ByteRange::Suffix(100).resolve("u", 50).unwrap(), 0..50);
+        assert_eq!(ByteRange::Offset(20).resolve("u", 50).unwrap(), 20..50);
+        assert!(ByteRange::bounded(50..60).resolve("u", 50).is_err());
         assert!(ByteRange::bounded(5..5).validate().is_err());
     }
 }

@@ -263,6 +263,7 @@ mod tests {
                 location: "x".into(),
             },
             IoError::RangeNotSatisfiable {
+                location: "x".into(),
                 range: "bytes=0-0".into(),
                 len: 0,
             },

@@ -5,7 +5,7 @@ use super::{record, seed_of, source_key, Result};
 use crate::array::{OpenOptions, RemoteArray};
 use crate::cache::{convert, CacheCoordinator, SourceKey};
 use crate::formats::zarr::{KeyOpener, ZarrDiscovery, ZarrStore};
-use crate::formats::{FormatError, FormatSeed};
+use crate::formats::FormatSeed;
 use crate::io::memory::MemorySource;
 use crate::io::{RangeSource, SourceInfo, Traffic};
 use crate::store::{Container, RemoteStore};
@@ -267,9 +267,7 @@ impl RemoteStore {
     ) -> Result<RemoteStore> {
         let coordinator = coordinator.for_source(&key);
         restore_zarr(&store, &coordinator, &key).await;
-        let nodes = crate::formats::zarr::list_nodes(&store)
-            .await
-            .map_err(FormatError::from)?;
+        let nodes = crate::formats::zarr::list_nodes(&store).await?;
         keep_zarr(&store, &coordinator, &key).await;
         let info = SourceInfo {
             location: store.base().to_string(),

@@ -64,12 +64,6 @@ impl PartitionError {
     }
 }
 
-impl From<PartitionError> for crate::Error {
-    fn from(e: PartitionError) -> crate::Error {
-        crate::Error::Partition(e)
-    }
-}
-
 /// Something worth telling an operator that does not stop the run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

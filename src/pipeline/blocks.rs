@@ -12,7 +12,7 @@ use super::Reader;
 use crate::cache::{CacheKey, Item};
 use crate::codec::blosc2::{block_dependencies, block_spans, decode_block, ChunkHeader};
 use crate::error::{Error, Result};
-use crate::formats::FormatError;
+use crate::formats::{ChunkDecodeError, FormatError};
 use crate::io::read_coalesced;
 use bytes::Bytes;
 use std::collections::HashMap;
@@ -44,6 +44,12 @@ pub(crate) async fn read(
         item: Item::Block(lin, b),
     };
     let coalesce = r.coalesce_options();
+
+    let stored: HashMap<u64, Range<u64>> = chunks
+        .iter()
+        .map(|(lin, range, _)| (*lin, range.clone()))
+        .collect();
+    let chunk_error = |lin: u64, source| r.chunk_error(lin, stored.get(&lin), source);
 
     // 1. Chunk headers and block offsets.
     let mut prefixes: HashMap<u64, Bytes> = HashMap::new();
@@ -93,9 +99,11 @@ pub(crate) async fn read(
             let span = &spans[b as usize];
             let abs = range.start + span.start as u64..range.start + span.end as u64;
             if abs.end > range.end || abs.start >= abs.end {
-                return Err(r.chunk_error(
+                return Err(chunk_error(
                     *lin,
-                    format!("block {b} spans {span:?}, outside the stored chunk"),
+                    ChunkDecodeError::Layout(format!(
+                        "block {b} spans {span:?}, outside the stored chunk"
+                    )),
                 ));
             }
             match r.coordinator.get_payload(&block_key(*lin, b)).await {
@@ -122,12 +130,12 @@ pub(crate) async fn read(
     let chunk_bytes = grid.decoded_chunk_items()? as usize * r.format.dtype().itemsize;
     for (lin, header, needed) in jobs {
         if header.nbytes != chunk_bytes {
-            return Err(r.chunk_error(
+            return Err(chunk_error(
                 lin,
-                format!(
+                ChunkDecodeError::Layout(format!(
                     "chunk holds {} bytes, layout needs {chunk_bytes}",
                     header.nbytes
-                ),
+                )),
             ));
         }
         let mut buf = vec![0u8; chunk_bytes];
@@ -138,9 +146,12 @@ pub(crate) async fn read(
             let start = b * bs;
             let n = header.block_nbytes(b);
             // Taken out of the map: each stream is decoded once, then dropped.
-            let stream = streams
-                .remove(&(lin, b as u64))
-                .ok_or_else(|| r.chunk_error(lin, format!("block {b} was not read")))?;
+            let stream = streams.remove(&(lin, b as u64)).ok_or_else(|| {
+                chunk_error(
+                    lin,
+                    ChunkDecodeError::Layout(format!("block {b} was not read")),
+                )
+            })?;
             let (head, tail) = buf.split_at_mut(start);
             let reference = if b > 0 && have_block0 {
                 Some(&head[..header.block_nbytes(0)])
@@ -148,7 +159,7 @@ pub(crate) async fn read(
                 None
             };
             decode_block(&header, b, &stream, reference, &mut tail[..n])
-                .map_err(|e| -> Error { r.chunk_error(lin, e.to_string()) })?;
+                .map_err(|e| -> Error { chunk_error(lin, e.into()) })?;
             have_block0 |= b == 0;
         }
         asm.chunk(lin, &buf)?;
@@ -157,12 +168,18 @@ pub(crate) async fn read(
 }
 
 impl Reader<'_> {
-    /// A [`FormatError::Chunk`] for `chunk` of this source.
-    pub(crate) fn chunk_error(&self, chunk: u64, detail: String) -> Error {
+    /// A [`FormatError::Chunk`] for `chunk` of this source, stored at `range`.
+    pub(crate) fn chunk_error(
+        &self,
+        chunk: u64,
+        range: Option<&Range<u64>>,
+        source: ChunkDecodeError,
+    ) -> Error {
         FormatError::Chunk {
             location: self.location.to_string(),
             chunk,
-            detail,
+            range: range.cloned(),
+            source,
         }
         .into()
     }

@@ -34,7 +34,7 @@ pub(crate) async fn resolve_vlen(
     )
     .await;
     heap.keep().await;
-    let (resolved, data) = resolved.map_err(|err| err.into_format(r.location))?;
+    let (resolved, data) = resolved.map_err(|err| err.into_error(r.location))?;
     Ok(ArrayData {
         shape: plan.result_shape.clone(),
         dtype: resolved.storage_dtype(),

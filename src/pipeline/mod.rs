@@ -40,6 +40,7 @@ use crate::selection::{Plan, Selection};
 use assemble::Assembler;
 use bytes::Bytes;
 use futures::StreamExt;
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -212,8 +213,11 @@ impl Reader<'_> {
     }
 
     /// Decodes stored bytes by the format.
-    fn decode(&self, chunk: u64, stored: &[u8]) -> Result<Vec<u8>> {
-        let d = self.format.decode(chunk, stored)?;
+    fn decode(&self, chunk: u64, stored: &[u8], range: Option<&Range<u64>>) -> Result<Vec<u8>> {
+        let d = self
+            .format
+            .decode(chunk, stored)
+            .map_err(|e| e.at_bytes(range))?;
         self.coordinator.count_format_decode();
         Ok(d)
     }
@@ -271,14 +275,18 @@ pub(crate) async fn read(
                 Found::Fill
             }
             ChunkPlace::Inline(stored) => {
-                let d = r.decode(chunk, &stored)?;
+                let d = r.decode(chunk, &stored, None)?;
                 asm.chunk(chunk, &d)?;
                 Found::Inline
             }
             place @ (ChunkPlace::Stored(_) | ChunkPlace::Loaded) => {
                 match r.lookup(chunk, chunk_bytes).await {
                     Some(Cached::Stored(b)) => {
-                        let d = r.decode(chunk, &b)?;
+                        let stored = match &place {
+                            ChunkPlace::Stored(range) => Some(range),
+                            _ => None,
+                        };
+                        let d = r.decode(chunk, &b, stored)?;
                         asm.chunk(chunk, &d)?;
                         Found::Hit
                     }
@@ -329,10 +337,10 @@ pub(crate) async fn read(
             let (k, bytes) = next?;
             check_cancel(&opts.cancel)?;
             for &i in &in_fetch[k] {
-                let chunk = fetch.whole[i].0;
+                let (chunk, range) = (fetch.whole[i].0, &fetch.whole[i].1);
                 let within = &fetch.merged.placements[i].within;
                 let stored = bytes.slice(within.start as usize..within.end as usize);
-                let d = r.decode(chunk, &stored)?;
+                let d = r.decode(chunk, &stored, Some(range))?;
                 r.keep(chunk, &stored, Some(&d), dtype.itemsize).await;
                 asm.chunk(chunk, &d)?;
             }

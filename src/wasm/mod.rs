@@ -36,7 +36,13 @@ fn start() {
     console_error_panic_hook::set_once();
 }
 
-/// Builds a JS `Error` with `code` and `name` set from a core error.
+/// The `ErrorCode` union of every code and the `ChunkwiseError` interface, declared in the
+/// core next to its list of codes ([`crate::error::ERROR_CODES_TS`]).
+#[wasm_bindgen(typescript_custom_section)]
+const TS_ERRORS: &'static str = crate::error::ERROR_CODES_TS;
+
+/// Builds a JS `Error` with `code` and `name` set from a core error (the `ChunkwiseError`
+/// of the `.d.ts`, its `code` one of `ErrorCode`).
 pub(crate) fn js_error(e: &crate::Error) -> JsValue {
     // Never a URL's query or user info (signed URLs, passwords): see `Error::message`.
     let err = js_sys::Error::new(&e.message());

@@ -58,6 +58,9 @@ pub enum FilterError {
         /// What is wrong.
         detail: String,
     },
+    /// The Blosc chunk of the Blosc filter (32001) failed to decode: the Blosc2 codec's error.
+    #[error("blosc: {0}")]
+    Blosc(#[source] blosc2::CodecError),
     /// The chunk declares more decoded bytes than the dataset's chunk holds.
     #[error("{filter}: declares {declared} decoded bytes, the chunk holds at most {limit}")]
     TooLarge {
@@ -297,10 +300,11 @@ impl BitField {
 /// A Blosc1 (or Blosc2) chunk (`blosc_filter.c`: the chunk is `blosc_compress` output).
 pub fn blosc(data: &[u8], limit: usize) -> Result<Vec<u8>, FilterError> {
     const F: &str = "blosc";
-    let h = blosc2::ChunkHeader::parse(data).map_err(|e| bad(F, e.to_string()))?;
+    let blosc = FilterError::Blosc;
+    let h = blosc2::ChunkHeader::parse(data).map_err(blosc)?;
     let n = checked_size(F, h.nbytes as u64, limit)?;
     let mut out = vec![0u8; n];
-    blosc2::decode_chunk_into(data, &mut out).map_err(|e| bad(F, e.to_string()))?;
+    blosc2::decode_chunk_into(data, &mut out).map_err(blosc)?;
     Ok(out)
 }
 

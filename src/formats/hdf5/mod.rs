@@ -26,7 +26,7 @@ pub mod index;
 pub mod list;
 pub mod store;
 
-use super::{ArrayFormat, ArrayInfo, ChunkPlace, FormatError};
+use super::{ArrayFormat, ArrayInfo, ChunkDecodeError, ChunkPlace, FormatError};
 use crate::dtype::DType;
 use crate::element::Element;
 use crate::io::{IoError, RangeSource};
@@ -105,10 +105,19 @@ impl From<hdf5_reader::error::Error> for Hdf5Error {
 }
 
 impl Hdf5Error {
-    /// This error as a [`FormatError`] about `location`.
-    pub fn into_format(self, location: &str) -> FormatError {
+    /// This error as the crate's error about `location`: [`Hdf5Error::Io`] as
+    /// [`crate::Error::Io`], the rest as a [`FormatError`] about `location`.
+    pub fn into_error(self, location: &str) -> crate::Error {
         match self {
-            Hdf5Error::Io(e) => FormatError::Io(e),
+            Hdf5Error::Io(e) => crate::Error::Io(e),
+            other => crate::Error::Format(other.into_format(location)),
+        }
+    }
+
+    /// A non-I/O error as a [`FormatError`] about `location` (only [`Hdf5Error::into_error`]
+    /// calls it, having taken [`Hdf5Error::Io`] out).
+    fn into_format(self, location: &str) -> FormatError {
+        match self {
             Hdf5Error::Unsupported(detail) => FormatError::Unsupported {
                 location: location.to_string(),
                 format: FORMAT,
@@ -219,17 +228,17 @@ impl<'a> Hdf5Source<'a> {
 /// [`crate::formats::Node::error`]; the root group comes first, then paths in order.
 ///
 /// # Errors
-/// [`FormatError::Invalid`] for a malformed file, [`FormatError::Io`].
+/// [`FormatError::Invalid`] for a malformed file; I/O errors ([`crate::Error::Io`]).
 pub async fn list(
     source: &dyn RangeSource,
     head: Bytes,
     len: u64,
-) -> Result<Vec<crate::formats::Node>, FormatError> {
+) -> crate::Result<Vec<crate::formats::Node>> {
     let location = source.location().to_string();
     Hdf5Source::new(source, head, len)
         .list()
         .await
-        .map_err(|e| e.into_format(&location))
+        .map_err(|e| e.into_error(&location))
 }
 
 /// A discovered HDF5 dataset, readable through [`ArrayFormat`].
@@ -259,16 +268,16 @@ impl Hdf5Array {
     ///
     /// # Errors
     /// [`FormatError::Invalid`] for malformed files or missing paths,
-    /// [`FormatError::Unsupported`] for datatypes, layouts or filters not read here,
-    /// [`FormatError::Io`].
+    /// [`FormatError::Unsupported`] for datatypes, layouts or filters not read here;
+    /// I/O errors ([`crate::Error::Io`]).
     pub async fn open(
         source: &dyn RangeSource,
         head: Bytes,
         len: u64,
         path: Option<&str>,
-    ) -> Result<Hdf5Array, FormatError> {
+    ) -> crate::Result<Hdf5Array> {
         let location = source.location().to_string();
-        let e = |err: Hdf5Error| err.into_format(&location);
+        let e = |err: Hdf5Error| err.into_error(&location);
         let mut h = Hdf5Source::new(source, head, len);
         let path = match path {
             Some(p) if !p.is_empty() => p.to_string(),
@@ -304,7 +313,7 @@ impl Hdf5Array {
         source: &dyn RangeSource,
         path: Option<&str>,
         head_bytes: u64,
-    ) -> Result<Hdf5Array, FormatError> {
+    ) -> crate::Result<Hdf5Array> {
         let head = source
             .read(crate::io::ByteRange::bounded(0..head_bytes.max(16)))
             .await?;
@@ -317,7 +326,8 @@ impl Hdf5Array {
                     .take(8)
                     .map(|b| format!("{b:02x}"))
                     .collect(),
-            });
+            }
+            .into());
         }
         Self::open(source, head.bytes, head.info.len, path).await
     }
@@ -505,11 +515,12 @@ impl Hdf5Array {
         self.grid.decoded_chunk_items().unwrap_or(0) as usize * self.dtype.itemsize
     }
 
-    fn chunk_err(&self, chunk: u64, detail: impl std::fmt::Display) -> FormatError {
+    fn chunk_err(&self, chunk: u64, source: ChunkDecodeError) -> FormatError {
         FormatError::Chunk {
             location: self.location.clone(),
             chunk,
-            detail: detail.to_string(),
+            range: None,
+            source,
         }
     }
 }
@@ -646,7 +657,10 @@ impl ArrayFormat for Hdf5Array {
     fn locate(&self, chunk: u64) -> Result<ChunkPlace, FormatError> {
         let n = self.grid.nchunks().unwrap_or(0);
         if chunk >= n {
-            return Err(self.chunk_err(chunk, format!("outside the grid of {n} chunks")));
+            return Err(self.chunk_err(
+                chunk,
+                ChunkDecodeError::Layout(format!("outside the grid of {n} chunks")),
+            ));
         }
         match &self.meta.layout {
             Layout::Compact(d) => Ok(ChunkPlace::Inline(Bytes::from(d.clone()))),
@@ -702,7 +716,15 @@ impl ArrayFormat for Hdf5Array {
                         .count();
                 data = match f.id {
                     1 => miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(&data, limit)
-                        .map_err(|e| self.chunk_err(chunk, format!("deflate: {e}")))?,
+                        .map_err(|e| {
+                            self.chunk_err(
+                                chunk,
+                                ChunkDecodeError::Codec {
+                                    codec: "deflate",
+                                    detail: e.to_string(),
+                                },
+                            )
+                        })?,
                     2 => unshuffle(
                         &data,
                         f.client_data
@@ -710,8 +732,17 @@ impl ArrayFormat for Hdf5Array {
                             .map(|&s| s as usize)
                             .unwrap_or(self.meta.dtype.itemsize),
                     ),
-                    3 => hdf5_reader::filters::fletcher32::verify_and_strip(&data)
-                        .map_err(|e| self.chunk_err(chunk, format!("fletcher32: {e}")))?,
+                    3 => {
+                        hdf5_reader::filters::fletcher32::verify_and_strip(&data).map_err(|e| {
+                            self.chunk_err(
+                                chunk,
+                                ChunkDecodeError::Codec {
+                                    codec: "fletcher32",
+                                    detail: e.to_string(),
+                                },
+                            )
+                        })?
+                    }
                     id => match filters::decode(
                         id,
                         &f.client_data,
@@ -719,9 +750,12 @@ impl ArrayFormat for Hdf5Array {
                         &data,
                         limit,
                     ) {
-                        Some(r) => r.map_err(|e| self.chunk_err(chunk, e.to_string()))?,
+                        Some(r) => r.map_err(|e| self.chunk_err(chunk, e.into()))?,
                         None => {
-                            return Err(self.chunk_err(chunk, format!("filter {id} not decoded")))
+                            return Err(self.chunk_err(
+                                chunk,
+                                ChunkDecodeError::Layout(format!("filter {id} not decoded")),
+                            ))
                         }
                     },
                 };
@@ -735,7 +769,10 @@ impl ArrayFormat for Hdf5Array {
         if data.len() != want {
             return Err(self.chunk_err(
                 chunk,
-                format!("decodes to {} bytes, the chunk holds {want}", data.len()),
+                ChunkDecodeError::Size {
+                    actual: data.len() as u64,
+                    expected: want as u64,
+                },
             ));
         }
         if let Some(b) = self.bits {
@@ -746,7 +783,7 @@ impl ArrayFormat for Hdf5Array {
                 d.order != crate::dtype::ByteOrder::Big,
                 d.kind == crate::dtype::Kind::Int,
             )
-            .map_err(|e| self.chunk_err(chunk, e))?;
+            .map_err(|e| self.chunk_err(chunk, e.into()))?;
         }
         if let Some(e) = &self.element {
             e.normalize(&mut data);

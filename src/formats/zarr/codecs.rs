@@ -19,6 +19,7 @@
 
 use crate::codec::blosc2;
 use crate::dtype::{ByteOrder, DType, Kind};
+use crate::formats::ChunkDecodeError;
 use std::borrow::Cow;
 use std::sync::Arc;
 use zarrs::array::codec::api::{
@@ -90,6 +91,16 @@ impl ExtensionName for OwnCodec {
 
 fn other(detail: impl Into<String>) -> CodecError {
     CodecError::Other(detail.into())
+}
+
+/// A Blosc chunk's error as a `zarrs` [`CodecError`] that keeps it typed: `zarrs` has no
+/// variant for a codec's own error type, so it travels as `CodecError::IOError` around an
+/// [`std::io::Error`] holding our [`ChunkDecodeError`] (same text, "blosc: ..."), which
+/// [`crate::formats::zarr`] takes back out by downcasting (`zarr_codec_error`).
+fn blosc(source: blosc2::CodecError) -> CodecError {
+    CodecError::IOError(Arc::new(std::io::Error::other(
+        ChunkDecodeError::ZarrBlosc(source),
+    )))
 }
 
 /// Largest zstd window accepted whatever the chunk size (bytes): what libzstd's streaming
@@ -288,10 +299,9 @@ impl OwnCodec {
     fn decode_vec(&self, data: &[u8], size: DecodedSize) -> Result<Vec<u8>, CodecError> {
         let out = match self.kind {
             Kind2::Blosc => {
-                let h =
-                    blosc2::ChunkHeader::parse(data).map_err(|e| other(format!("blosc: {e}")))?;
+                let h = blosc2::ChunkHeader::parse(data).map_err(blosc)?;
                 size.check("blosc chunk", h.nbytes)?;
-                blosc2::decode_chunk(data).map_err(|e| other(format!("blosc: {e}")))?
+                blosc2::decode_chunk(data).map_err(blosc)?
             }
             Kind2::Zstd => zstd(data, size)?,
             Kind2::Lz4 => {

@@ -23,7 +23,9 @@ pub mod storage;
 pub mod store;
 
 use crate::dtype::DType;
-use crate::formats::{ArrayFormat, ArrayInfo, ChunkPlace, FormatError, Node, NodeKind};
+use crate::formats::{
+    ArrayFormat, ArrayInfo, ChunkDecodeError, ChunkPlace, FormatError, Node, NodeKind,
+};
 use crate::io::{CoalesceOptions, IoError};
 use crate::selection::Grid;
 use futures::stream::{self, StreamExt};
@@ -48,12 +50,15 @@ pub enum ZarrError {
     /// A valid Zarr feature chunkwise does not read.
     #[error("{key}: unsupported Zarr feature: {detail}")]
     Unsupported { key: String, detail: String },
-    /// A stored chunk failed to decode (corrupt, or shorter than its codecs say).
-    #[error("{key}: chunk {chunk}: {detail}")]
+    /// A stored chunk failed to decode (corrupt, or shorter than its codecs say); `source`
+    /// is the failing codec's error.
+    #[error("{key}: chunk {chunk}: {source}")]
     Chunk {
         key: String,
+        /// Linear C-order index in the read grid (the first touched inner chunk of a shard).
         chunk: u64,
-        detail: String,
+        #[source]
+        source: ChunkDecodeError,
     },
     /// No array metadata at the path.
     #[error("{location}: no Zarr array here ({detail})")]
@@ -61,47 +66,10 @@ pub enum ZarrError {
     /// The path names a group, not an array.
     #[error("{location}: a Zarr group, not an array: pick one of its arrays with a path")]
     NotAnArray { location: String },
-    /// Transport failure.
+    /// Transport failure: a wrapper that `From<ZarrError> for crate::Error` flattens into
+    /// [`crate::Error::Io`].
     #[error(transparent)]
     Io(IoError),
-}
-
-impl From<ZarrError> for FormatError {
-    fn from(e: ZarrError) -> FormatError {
-        match e {
-            ZarrError::Invalid { key, detail } => FormatError::Invalid {
-                location: key,
-                format: "zarr",
-                detail,
-            },
-            ZarrError::Unsupported { key, detail } => FormatError::Unsupported {
-                location: key,
-                format: "zarr",
-                detail,
-            },
-            ZarrError::Chunk { key, chunk, detail } => FormatError::Chunk {
-                location: key,
-                chunk,
-                detail,
-            },
-            ZarrError::NotFound { location, .. } => FormatError::Io(IoError::NotFound { location }),
-            e @ ZarrError::NotAnArray { .. } => FormatError::Invalid {
-                location: String::new(),
-                format: "zarr",
-                detail: e.to_string(),
-            },
-            ZarrError::Io(e) => FormatError::Io(e),
-        }
-    }
-}
-
-impl From<ZarrError> for crate::Error {
-    fn from(e: ZarrError) -> crate::Error {
-        match e {
-            e @ ZarrError::NotAnArray { .. } => crate::Error::InvalidArgument(e.to_string()),
-            e => FormatError::from(e).into(),
-        }
-    }
 }
 
 /// `path` without leading or trailing `/` (`""` for the root).
@@ -241,6 +209,29 @@ fn create_error(
             key: key.to_string(),
             detail,
         },
+    }
+}
+
+/// A `zarrs` codec error as a [`ChunkDecodeError`], by its variant: the error of one of our
+/// codecs ([`codecs`], carried in `CodecError::IOError`) comes back as itself; a checksum
+/// mismatch is [`ChunkDecodeError::Checksum`] of `crc32c` (the only checksum codec); the
+/// rest keep `zarrs`' text (a wrong decoded size has no public fields to map).
+pub fn zarr_codec_error(e: CodecError) -> ChunkDecodeError {
+    match e {
+        CodecError::IOError(io) => {
+            match io
+                .get_ref()
+                .and_then(|i| i.downcast_ref::<ChunkDecodeError>())
+            {
+                Some(ours) => ours.clone(),
+                None => ChunkDecodeError::Zarrs(io.to_string()),
+            }
+        }
+        e @ CodecError::InvalidChecksum => ChunkDecodeError::Checksum {
+            codec: "crc32c",
+            detail: e.to_string(),
+        },
+        e => ChunkDecodeError::Zarrs(e.to_string()),
     }
 }
 
@@ -470,23 +461,39 @@ impl ZarrArray {
         c
     }
 
-    /// A `zarrs` error reading `key`: the typed error the storage raised, if any, else
-    /// `make(detail)` (a CRC failure says `crc32c`, the only checksum codec).
-    fn array_error(&self, e: ArrayError, make: impl FnOnce(String) -> ZarrError) -> ZarrError {
-        let text = e.to_string();
-        if let Some(typed) = self.storage.typed_error(&text) {
+    /// A `zarrs` error reading a chunk, mapped by its variant: a storage error (direct, or
+    /// inside a codec error) is the typed error this array's storage raised for it
+    /// ([`ZarrStorage::typed_error`]); otherwise `make` gets the [`ChunkDecodeError`] of
+    /// [`zarr_codec_error`], or `zarrs`' text for the other variants.
+    fn array_error(
+        &self,
+        e: ArrayError,
+        make: impl FnOnce(ChunkDecodeError) -> ZarrError,
+    ) -> ZarrError {
+        let storage = match &e {
+            ArrayError::StorageError(s) | ArrayError::CodecError(CodecError::StorageError(s)) => {
+                Some(s)
+            }
+            _ => None,
+        };
+        if let Some(typed) = storage.and_then(|s| self.storage.typed_error(s)) {
             return typed;
         }
-        match e {
-            ArrayError::CodecError(CodecError::InvalidChecksum) => {
-                make(format!("crc32c checksum mismatch ({text})"))
-            }
-            _ => make(text),
-        }
+        make(match e {
+            ArrayError::CodecError(c) => zarr_codec_error(c),
+            ArrayError::UnexpectedChunkDecodedSize(actual, expected) => ChunkDecodeError::Size {
+                actual: actual as u64,
+                expected: expected as u64,
+            },
+            e => ChunkDecodeError::Zarrs(e.to_string()),
+        })
     }
 
-    fn decoded(&self, bytes: ArrayBytes<'static>) -> Result<Vec<u8>, String> {
-        let mut v = bytes.into_fixed().map_err(|e| e.to_string())?.into_owned();
+    fn decoded(&self, bytes: ArrayBytes<'static>) -> Result<Vec<u8>, ChunkDecodeError> {
+        let mut v = bytes
+            .into_fixed()
+            .map_err(|e| ChunkDecodeError::Zarrs(e.to_string()))?
+            .into_owned();
         meta::to_stored_order(&self.meta.dtype, &mut v);
         Ok(v)
     }
@@ -571,10 +578,10 @@ impl ZarrArray {
 
     async fn load_whole(&self, lin: u64, coords: &[u64]) -> Result<Option<Vec<u8>>, ZarrError> {
         let key = self.chunk_key(coords);
-        let chunk_error = |detail| ZarrError::Chunk {
+        let chunk_error = |source| ZarrError::Chunk {
             key: self.store.url(&key),
             chunk: lin,
-            detail,
+            source,
         };
         let got = self
             .array
@@ -616,20 +623,20 @@ impl ZarrArray {
             )
             .await
             .map_err(|e| {
-                self.array_error(e, |detail| ZarrError::Chunk {
+                self.array_error(e, |source| ZarrError::Chunk {
                     key: self.store.url(&key),
                     chunk: first,
-                    detail,
+                    source,
                 })
             })?;
         if self.storage.was_absent(&key) {
             // The whole shard is absent: every touched inner chunk is missing (fill value).
             return Ok(members.iter().map(|(lin, _)| (*lin, None)).collect());
         }
-        let all = self.decoded(got).map_err(|detail| ZarrError::Chunk {
+        let all = self.decoded(got).map_err(|source| ZarrError::Chunk {
             key: self.store.url(&key),
             chunk: first,
-            detail,
+            source,
         })?;
         let item = self.meta.dtype.itemsize;
         Ok(members

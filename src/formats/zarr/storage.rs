@@ -14,8 +14,9 @@
 //!   its index, a range past the end) is a [`ZarrError::Invalid`] naming the key, never a
 //!   short buffer handed to a decoder.
 //!
-//! `zarrs` carries storage errors as text; the typed [`ZarrError`] behind each is kept here
-//! and recovered by [`ZarrStorage::typed_error`].
+//! `zarrs` carries storage errors as text (`StorageError::Other`); the typed [`ZarrError`]
+//! behind each is kept here and recovered by [`ZarrStorage::typed_error`], matched by the
+//! variant that carries it and that text exactly.
 
 use super::store::{is_metadata_key, ZarrStore};
 use super::ZarrError;
@@ -131,11 +132,18 @@ impl ZarrStorage {
         &self.store
     }
 
-    /// The typed error behind a `zarrs` error whose text is `text`, if this storage raised it
-    /// (it is then forgotten).
-    pub fn typed_error(&self, text: &str) -> Option<ZarrError> {
+    /// The typed error behind `e`, if this storage raised it (it is then forgotten).
+    ///
+    /// `zarrs`' storage traits return [`StorageError`], whose only variant for a store's own
+    /// failure is `StorageError::Other(String)`: text. So [`ZarrStorage`] keeps each typed
+    /// error it raises beside the text it hands `zarrs`, and this takes it back for the
+    /// `Other` whose text is exactly that error's text. Other variants are `zarrs`' own.
+    pub fn typed_error(&self, e: &StorageError) -> Option<ZarrError> {
+        let StorageError::Other(text) = e else {
+            return None;
+        };
         let mut g = lock(&self.errors);
-        let i = g.iter().position(|e| text.contains(&e.to_string()))?;
+        let i = g.iter().position(|e| e.to_string() == *text)?;
         Some(g.remove(i))
     }
 
@@ -420,5 +428,38 @@ impl AsyncReadableStorageTraits for ZarrStorage {
 
     fn supports_get_partial(&self) -> bool {
         true
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use crate::io::RangeSource;
+
+    /// A kept error comes back only for the `StorageError::Other` that carries exactly its
+    /// text, once; not for another error whose text merely contains it (the key `c/1` is a
+    /// prefix of `c/10`), nor for `zarrs`' own variants.
+    #[test]
+    fn typed_errors_are_found_by_variant_and_exact_text() {
+        let opener = |url: &str| -> Result<Arc<dyn RangeSource>, IoError> {
+            Err(IoError::NotFound {
+                location: url.into(),
+            })
+        };
+        let storage = ZarrStorage::new(Arc::new(ZarrStore::new("mem://s", Arc::new(opener))));
+        let status = |key: &str| {
+            ZarrError::Io(IoError::HttpStatus {
+                location: format!("mem://s/a/{key}"),
+                status: 503,
+            })
+        };
+        let first = storage.raise(status("c/1"));
+        let second = storage.raise(status("c/10"));
+        assert_eq!(storage.typed_error(&second), Some(status("c/10")));
+        assert_eq!(storage.typed_error(&second), None);
+        let wrapped = StorageError::Other(format!("while reading: {first}"));
+        assert_eq!(storage.typed_error(&wrapped), None);
+        assert_eq!(storage.typed_error(&StorageError::ReadOnly), None);
+        assert_eq!(storage.typed_error(&first), Some(status("c/1")));
     }
 }
