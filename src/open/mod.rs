@@ -174,7 +174,6 @@ pub fn transport(
     headers: Vec<(String, String)>,
     traffic: &Traffic,
 ) -> Result<Arc<dyn RangeSource>> {
-    use crate::io::file::FileSource;
     use crate::io::http::{HttpOptions, HttpSource};
     if is_url(location) {
         let http = HttpSource::with_options(
@@ -184,12 +183,36 @@ pub fn transport(
                 ..Default::default()
             },
         )?;
-        let counted = Counted::new(http, traffic.clone());
-        Ok(Arc::new(Retrying::new(counted, RetryConfig::default())))
+        Ok(counted_and_retried(http, traffic))
     } else {
-        let file = FileSource::open(location)?;
-        Ok(Arc::new(Counted::new(file, traffic.clone())))
+        Ok(counted_file(location, traffic)?)
     }
+}
+
+/// `source` counted into `traffic` with retries around the counter, so every attempt counts
+/// as a request: the stack of every HTTP transport, one object or each object of a store.
+pub(crate) fn counted_and_retried<S: RangeSource + 'static>(
+    source: S,
+    traffic: &Traffic,
+) -> Arc<dyn RangeSource> {
+    Arc::new(Retrying::new(
+        Counted::new(source, traffic.clone()),
+        RetryConfig::default(),
+    ))
+}
+
+/// The local file at `path`, counted into `traffic` (no retries: a file read fails for
+/// good).
+///
+/// # Errors
+/// As [`crate::io::file::FileSource::open`] (a missing file is `NOT_FOUND`).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn counted_file(
+    path: &str,
+    traffic: &Traffic,
+) -> std::result::Result<Arc<dyn RangeSource>, crate::io::IoError> {
+    let file = crate::io::file::FileSource::open(path)?;
+    Ok(Arc::new(Counted::new(file, traffic.clone())))
 }
 
 /// The transport of `location` sending `headers`, counting into `traffic`: a
@@ -211,10 +234,7 @@ pub fn transport(
             ..Default::default()
         },
     );
-    Ok(Arc::new(Retrying::new(
-        Counted::new(fetch, traffic.clone()),
-        RetryConfig::default(),
-    )))
+    Ok(counted_and_retried(fetch, traffic))
 }
 
 /// The cache identity of `location` under `coordinator`'s salt
@@ -695,34 +715,17 @@ mod tests {
 
     #[tokio::test]
     async fn formats_left_out_of_the_build_are_unsupported_naming_the_feature() {
-        let h5 = open_array(
-            &fixture("hdf5/byteorder.h5"),
-            vec![],
-            OpenOptions::default(),
-            coordinator(),
-        )
-        .await;
-        let zarr = open_array(
-            &fixture("zarr/v2.zarr"),
-            vec![],
-            OpenOptions::default(),
-            coordinator(),
-        )
-        .await;
-        let zarr_store = open_store(
-            &fixture("zarr/v2.zarr"),
-            vec![],
-            OpenOptions::default(),
-            coordinator(),
-        )
-        .await;
-        let h5_store = open_store(
-            &fixture("hdf5/byteorder.h5"),
-            vec![],
-            OpenOptions::default(),
-            coordinator(),
-        )
-        .await;
+        let (h5, zarr) = ("hdf5/byteorder.h5", "zarr/v2.zarr");
+        let array = |rel: &str| {
+            let path = fixture(rel);
+            async move { open_array(&path, vec![], OpenOptions::default(), coordinator()).await }
+        };
+        let store = |rel: &str| {
+            let path = fixture(rel);
+            async move { open_store(&path, vec![], OpenOptions::default(), coordinator()).await }
+        };
+        let (h5_store, zarr_store) = (store(h5).await, store(zarr).await);
+        let (h5, zarr) = (array(h5).await, array(zarr).await);
         assert_eq!(
             h5.as_ref()
                 .err()

@@ -26,9 +26,8 @@ pub fn key_opener(
     headers: Vec<(String, String)>,
     traffic: &Traffic,
 ) -> Result<Arc<dyn KeyOpener>> {
-    use crate::io::file::FileSource;
     use crate::io::http::{HttpOptions, HttpSource};
-    use crate::io::{Counted, IoError, RetryConfig, Retrying};
+    use crate::io::IoError;
     let traffic = traffic.clone();
     Ok(if super::is_url(base) {
         let options = HttpOptions {
@@ -42,15 +41,13 @@ pub fn key_opener(
         Arc::new(
             move |url: &str| -> std::result::Result<Arc<dyn RangeSource>, IoError> {
                 let http = HttpSource::with_client(url, client.clone(), options.clone())?;
-                let counted = Counted::new(http, traffic.clone());
-                Ok(Arc::new(Retrying::new(counted, RetryConfig::default())))
+                Ok(super::counted_and_retried(http, &traffic))
             },
         )
     } else {
         Arc::new(
             move |path: &str| -> std::result::Result<Arc<dyn RangeSource>, IoError> {
-                let file = FileSource::open(path)?;
-                Ok(Arc::new(Counted::new(file, traffic.clone())))
+                super::counted_file(path, &traffic)
             },
         )
     })
