@@ -14,6 +14,9 @@ pub(crate) struct Assembler<'a> {
     /// Linear chunk index → position in `refs` (found in constant time per chunk).
     at: HashMap<u64, usize>,
     out: Vec<u8>,
+    /// Per touched chunk, whether it is in `out`: a chunk that no step served is an error at
+    /// [`Assembler::finish`], never a silent stretch of zeros.
+    filled: Vec<bool>,
     done: u64,
     opts: &'a ReadOptions<'a>,
 }
@@ -29,6 +32,7 @@ impl<'a> Assembler<'a> {
             .collect();
         Assembler {
             plan,
+            filled: vec![false; refs.len()],
             refs,
             at,
             out: vec![0u8; plan.result_bytes()],
@@ -67,7 +71,7 @@ impl<'a> Assembler<'a> {
         if let Some(&i) = self.at.get(&chunk) {
             self.plan
                 .copy_chunk(&self.refs[i], decoded, &mut self.out)?;
-            self.advance();
+            self.advance(i);
         }
         Ok(())
     }
@@ -80,12 +84,16 @@ impl<'a> Assembler<'a> {
         check_cancel(&self.opts.cancel)?;
         if let Some(&i) = self.at.get(&chunk) {
             self.plan.fill_chunk(&self.refs[i], value, &mut self.out)?;
-            self.advance();
+            self.advance(i);
         }
         Ok(())
     }
 
-    fn advance(&mut self) {
+    /// Marks chunk `i` of `refs` as written; progress counts each chunk once.
+    fn advance(&mut self, i: usize) {
+        if std::mem::replace(&mut self.filled[i], true) {
+            return;
+        }
         self.done += 1;
         if let Some(p) = self.opts.progress {
             p(Progress {
@@ -96,7 +104,22 @@ impl<'a> Assembler<'a> {
     }
 
     /// The assembled result.
-    pub(crate) fn finish(self) -> Vec<u8> {
-        self.out
+    ///
+    /// # Errors
+    /// `DECODE` ([`crate::formats::FormatError::Chunk`]) naming the first touched chunk that
+    /// no step wrote (a loader that skipped a chunk), instead of returning zeros for it.
+    pub(crate) fn finish(self, location: &str) -> Result<Vec<u8>> {
+        if let Some(i) = self.filled.iter().position(|f| !f) {
+            return Err(crate::formats::FormatError::Chunk {
+                location: location.to_string(),
+                chunk: self.plan.grid.chunk_linear(&self.refs[i].coords),
+                range: None,
+                source: crate::formats::ChunkDecodeError::Layout(
+                    "planned for this read but never read".into(),
+                ),
+            }
+            .into());
+        }
+        Ok(self.out)
     }
 }

@@ -361,7 +361,7 @@ pub(crate) async fn read(
             .await?;
     }
 
-    let out = asm.finish();
+    let out = asm.finish(r.location)?;
     match r.format.element() {
         // Only HDF5 has variable-length elements.
         #[cfg(feature = "hdf5")]
@@ -403,5 +403,127 @@ impl ChunkSink for LoadSink<'_, '_, '_> {
                 self.asm.fill(chunk, self.fill)
             }
         }
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use crate::formats::{ArrayInfo, ChunkLoader, FormatError};
+    use crate::io::memory::MemorySource;
+    use crate::selection::Grid;
+
+    /// A format whose chunks are loaded as a set, by a loader that skips `skip` and hands
+    /// `twice` over two times: every element of chunk `c` is `c + 1`.
+    struct Loaded {
+        grid: Grid,
+        skip: Option<u64>,
+        twice: Option<u64>,
+    }
+
+    impl ArrayFormat for Loaded {
+        fn grid(&self) -> &Grid {
+            &self.grid
+        }
+        fn dtype(&self) -> DType {
+            DType::parse("|u1").unwrap()
+        }
+        fn info(&self) -> ArrayInfo {
+            unreachable!("not asked by a read")
+        }
+        fn locate(&self, _chunk: u64) -> std::result::Result<ChunkPlace, FormatError> {
+            Ok(ChunkPlace::Loaded)
+        }
+        fn decode(&self, _: u64, _: &[u8]) -> std::result::Result<Vec<u8>, FormatError> {
+            unreachable!("loaded chunks arrive decoded")
+        }
+        fn loader(&self) -> Option<&dyn ChunkLoader> {
+            Some(self)
+        }
+    }
+
+    #[async_trait::async_trait(?Send)]
+    impl ChunkLoader for Loaded {
+        async fn load_chunks(
+            &self,
+            chunks: &[u64],
+            _: &CoalesceOptions,
+            sink: &mut dyn ChunkSink,
+        ) -> Result<()> {
+            let n = self.grid.decoded_chunk_items()? as usize;
+            for &c in chunks {
+                if Some(c) == self.skip {
+                    continue;
+                }
+                let times = if Some(c) == self.twice { 2 } else { 1 };
+                for _ in 0..times {
+                    sink.chunk(c, Some(vec![c as u8 + 1; n])).await?;
+                }
+            }
+            Ok(())
+        }
+        fn fill_value(&self) -> &[u8] {
+            &[0]
+        }
+    }
+
+    async fn read_all(format: &Loaded, progress: &dyn Fn(Progress)) -> Result<ArrayData> {
+        let source = MemorySource::new("mem://loaded", Bytes::new());
+        let coordinator = CacheCoordinator::none();
+        let identity: Arc<str> = Arc::from("mem://loaded");
+        let reader = Reader {
+            source: &source,
+            source_len: 0,
+            location: "mem://loaded",
+            format,
+            coordinator: &coordinator,
+            identity: &identity,
+            converted: None,
+            limits: Limits {
+                coalesce_gap: 0,
+                concurrency: 2,
+                max_result_bytes: 1 << 20,
+                block_read_min_bytes: 1 << 20,
+            },
+        };
+        let opts = ReadOptions {
+            progress: Some(progress),
+            cancel: None,
+        };
+        read(&reader, &Selection::all(), &opts).await
+    }
+
+    #[tokio::test]
+    async fn a_chunk_no_step_served_is_an_error_not_zeros() {
+        // 4 x 4 in 2 x 2 chunks; the loader skips chunk 2.
+        let grid = Grid::new(vec![4, 4], vec![2, 2], vec![2, 2]).unwrap();
+        let format = Loaded {
+            grid: grid.clone(),
+            skip: Some(2),
+            twice: None,
+        };
+        let err = read_all(&format, &|_| {}).await.unwrap_err();
+        assert_eq!(err.code(), "DECODE", "{err}");
+        assert!(err.to_string().contains("chunk 2"), "{err}");
+        // Served whole, the values are the loader's; a chunk handed over twice counts once.
+        let format = Loaded {
+            grid,
+            skip: None,
+            twice: Some(1),
+        };
+        let seen = std::sync::Mutex::new(Vec::new());
+        let got = read_all(&format, &|p| seen.lock().unwrap().push(p))
+            .await
+            .unwrap();
+        assert_eq!(
+            got.data,
+            vec![1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4]
+        );
+        let seen = seen.into_inner().unwrap();
+        assert_eq!(seen.len(), 4);
+        assert!(seen
+            .iter()
+            .enumerate()
+            .all(|(i, p)| p.done == i as u64 + 1 && p.total == 4));
     }
 }
