@@ -200,6 +200,27 @@ async fn zarr_fallback_over_http() {
         .filter(|p| p.trim_end_matches('/').ends_with("v2.zarr"))
         .collect();
     assert!(probed.is_empty(), "the .zarr root was probed: {probed:?}");
+    // The same with a query (a signed store URL): still no probe, and a missing array is
+    // NOT_FOUND, not the directory listing's UNRECOGNISED_FORMAT.
+    let mark = server.requests().len();
+    let signed = format!("{}?token=t", server.url("zarr/v2.zarr"));
+    let arr = open::open_array(&signed, vec![], with_path("/raw"), memory())
+        .await
+        .unwrap();
+    assert_reads(&arr, "zarr/v2_raw.npy").await;
+    let probed: Vec<String> = server.requests()[mark..]
+        .iter()
+        .map(|r| r.path.clone())
+        .filter(|p| p.trim_end_matches('/').ends_with("v2.zarr"))
+        .collect();
+    assert!(
+        probed.is_empty(),
+        "the signed .zarr root was probed: {probed:?}"
+    );
+    let e = open::open_array(&signed, vec![], with_path("/nothere"), memory())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "NOT_FOUND", "{e}");
     // An array directory without `.zarr` (served as an HTML listing: bytes of no known
     // format) falls back to Zarr.
     let raw = open::open_array(

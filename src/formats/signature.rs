@@ -34,9 +34,12 @@ pub fn is_hdf5(prefix: &[u8]) -> bool {
     hdf5_signature_offset(prefix).is_some()
 }
 
-/// Whether a URL or path names a Zarr store by its conventional suffix (`.zarr`, `.zarr/`).
+/// Whether a URL or path names a Zarr store by its conventional suffix (`.zarr`, `.zarr/`),
+/// ignoring a URL's query and fragment (`v3.zarr?token=...` is a store: RFC 3986 section 3.4
+/// ends the path at `?` or `#`).
 pub fn looks_like_zarr_store(location: &str) -> bool {
-    location.trim_end_matches('/').ends_with(".zarr")
+    let path = location.split(['?', '#']).next().unwrap_or(location);
+    path.trim_end_matches('/').ends_with(".zarr")
 }
 
 #[cfg(test)]
@@ -56,5 +59,9 @@ mod tests {
         h5[512..520].copy_from_slice(&HDF5_SIGNATURE);
         assert_eq!(hdf5_signature_offset(&h5), Some(512));
         assert!(looks_like_zarr_store("https://h/x.zarr/") && !looks_like_zarr_store("x.zarr.zip"));
+        // A signed store URL is still a store, not an object to probe first.
+        assert!(looks_like_zarr_store("https://h/x.zarr?token=t&x=1"));
+        assert!(looks_like_zarr_store("https://h/x.zarr/#frag"));
+        assert!(!looks_like_zarr_store("https://h/x.b2nd?name=a.zarr"));
     }
 }
