@@ -152,20 +152,13 @@ pub fn fetch_stream<'a, S: RangeSource + ?Sized>(
     concurrency: usize,
 ) -> impl futures::Stream<Item = Result<(usize, Bytes), IoError>> + 'a {
     use futures::StreamExt;
-    let jobs = plan
-        .fetches
-        .iter()
-        .enumerate()
-        .map(move |(i, r)| async move {
-            let f = source.read(super::ByteRange::bounded(r.clone())).await?;
-            if f.range != *r {
-                return Err(IoError::BadContentRange {
-                    location: source.location().to_string(),
-                    detail: format!("asked {r:?}, got {:?}", f.range),
-                });
-            }
-            Ok((i, f.bytes))
-        });
+    let jobs =
+        plan.fetches
+            .iter()
+            .enumerate()
+            .map(move |(i, r)| async move {
+                Ok((i, super::source::read_exact(source, r.clone()).await?))
+            });
     futures::stream::iter(jobs).buffer_unordered(concurrency.max(1))
 }
 

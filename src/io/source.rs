@@ -89,21 +89,31 @@ pub trait RangeSource: MaybeSend + MaybeSync {
         ranges: &[Range<u64>],
         concurrency: usize,
     ) -> Result<Vec<Bytes>, IoError> {
-        let futs = ranges.iter().cloned().map(|r| async move {
-            let f = self.read(ByteRange::bounded(r.clone())).await?;
-            if f.range != r {
-                return Err(IoError::BadContentRange {
-                    location: self.location().to_string(),
-                    detail: format!("asked {r:?}, got {:?}", f.range),
-                });
-            }
-            Ok(f.bytes)
-        });
+        let futs = ranges.iter().cloned().map(|r| read_exact(self, r));
         stream::iter(futs)
             .buffered(concurrency.max(1))
             .try_collect()
             .await
     }
+}
+
+/// Reads exactly the bounded `range` of `source`.
+///
+/// # Errors
+/// The source's errors; [`IoError::BadContentRange`] when it serves other bytes than asked
+/// (a range past the end of the object).
+pub async fn read_exact<S: RangeSource + ?Sized>(
+    source: &S,
+    range: Range<u64>,
+) -> Result<Bytes, IoError> {
+    let f = source.read(ByteRange::bounded(range.clone())).await?;
+    if f.range != range {
+        return Err(IoError::BadContentRange {
+            location: source.location().to_string(),
+            detail: format!("asked {range:?}, got {:?}", f.range),
+        });
+    }
+    Ok(f.bytes)
 }
 
 #[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]

@@ -276,14 +276,7 @@ pub async fn open_array(
     if is_zarr_root(location) {
         return open_zarr(location, headers, options, coordinator).await;
     }
-    let traffic = Traffic::new();
-    let key = source_key(
-        location,
-        &headers,
-        &coordinator,
-        options.cache_key.as_deref(),
-    );
-    let t = transport(location, headers.clone(), &traffic)?;
+    let (t, traffic, key) = object(location, &headers, &options, &coordinator)?;
     let first =
         RemoteArray::open_with_cache(t, traffic, options.clone(), coordinator.clone(), key).await;
     or_zarr(first, false, || {
@@ -311,16 +304,26 @@ pub async fn open_store(
     if is_zarr_root(location) {
         return zarr(headers, options, coordinator).await;
     }
-    let traffic = Traffic::new();
-    let key = source_key(
-        location,
-        &headers,
-        &coordinator,
-        options.cache_key.as_deref(),
-    );
-    let t = transport(location, headers.clone(), &traffic)?;
+    let (t, traffic, key) = object(location, &headers, &options, &coordinator)?;
     let first = RemoteStore::open(t, traffic, options.clone(), coordinator.clone(), key).await;
     or_zarr(first, true, || zarr(headers, options, coordinator)).await
+}
+
+/// What opening one object at `location` starts from: its transport, the traffic it counts
+/// into (its own), and its cache identity ([`source_key`], with `options.cache_key`).
+///
+/// # Errors
+/// As [`transport`].
+fn object(
+    location: &str,
+    headers: &[(String, String)],
+    options: &OpenOptions,
+    coordinator: &CacheCoordinator,
+) -> Result<(Arc<dyn RangeSource>, Traffic, SourceKey)> {
+    let traffic = Traffic::new();
+    let key = source_key(location, headers, coordinator, options.cache_key.as_deref());
+    let t = transport(location, headers.to_vec(), &traffic)?;
+    Ok((t, traffic, key))
 }
 
 /// The discovery record of `seed` for the source `info`.

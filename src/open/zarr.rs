@@ -109,9 +109,7 @@ pub async fn open_zarr(
     options: OpenOptions,
     coordinator: CacheCoordinator,
 ) -> Result<RemoteArray> {
-    let traffic = Traffic::new();
-    let key = source_key(base, &headers, &coordinator, options.cache_key.as_deref());
-    let store = zarr_store(base, headers, &traffic)?;
+    let (store, traffic, key) = store_parts(base, headers, &options, &coordinator)?;
     let path = options.path.clone().unwrap_or_default();
     RemoteArray::open_zarr_with_cache(store, &path, traffic, key, options, coordinator).await
 }
@@ -158,15 +156,25 @@ pub async fn open_zarr_store(
     options: OpenOptions,
     coordinator: CacheCoordinator,
 ) -> Result<RemoteStore> {
-    let traffic = Traffic::new();
-    let key = source_key(
-        location,
-        &headers,
-        &coordinator,
-        options.cache_key.as_deref(),
-    );
-    let store = zarr_store(location, headers, &traffic)?;
+    let (store, traffic, key) = store_parts(location, headers, &options, &coordinator)?;
     RemoteStore::open_zarr(store, traffic, options, coordinator, key).await
+}
+
+/// What opening the Zarr store at `base` starts from: the store, the traffic its objects
+/// count into (its own), and its cache identity ([`source_key`], with `options.cache_key`).
+///
+/// # Errors
+/// As [`key_opener`].
+fn store_parts(
+    base: &str,
+    headers: Vec<(String, String)>,
+    options: &OpenOptions,
+    coordinator: &CacheCoordinator,
+) -> Result<(Arc<ZarrStore>, Traffic, SourceKey)> {
+    let traffic = Traffic::new();
+    let key = source_key(base, &headers, coordinator, options.cache_key.as_deref());
+    let store = zarr_store(base, headers, &traffic)?;
+    Ok((store, traffic, key))
 }
 
 /// Opening a Zarr array from a store.
