@@ -38,7 +38,7 @@ command -v wasm-bindgen-test-runner >/dev/null || {
 
 echo "test-wasm: building the range server"
 cargo build -q -p native-harness --bin chunkwise
-server_bin="$here/target/debug/chunkwise"
+server_bin="${CARGO_TARGET_DIR:-$here/target}/debug/chunkwise"
 
 tmp="$(mktemp -d)"
 pids=()
