@@ -21,7 +21,7 @@
 //! mean that readers discard all discovery state"). On disk every blob has a SHA-256 marker
 //! ([`super::backend::fs`]); a bad entry is a miss.
 
-use super::backend::{Budget, CacheBackend, MemoryBackend};
+use super::backend::{Budget, CacheBackend, KeyValueStore, MarkedBackend, MemoryBackend};
 use super::discovery::{self, DiscoveryRecord, NodesRecord, SourceIdentity, SourceRecord};
 use super::identity::Salt;
 use super::{
@@ -68,6 +68,25 @@ struct Counters {
 struct Persist {
     discovery: Arc<dyn CacheBackend>,
     sources: Arc<dyn CacheBackend>,
+    /// Short per-source locks held while publishing (Web Locks in JS hosts), if the host
+    /// has them.
+    locks: Option<Arc<dyn PublicationLocks>>,
+}
+
+/// A held publication lock; dropping it releases the lock (on every path, errors included).
+pub trait PublicationGuard {}
+
+/// Short exclusive locks named per source, held by a writer for the version check and
+/// publication of a source's discovery records and complete copy, never during a download
+/// (spec: remote cache design, "A short source-level file lock serializes version checks
+/// and publication, not downloads"). In browsers and workers: Web Locks
+/// (`navigator.locks`), shared by every page and worker of the origin.
+#[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
+pub trait PublicationLocks: crate::io::MaybeSend + crate::io::MaybeSync {
+    /// Waits for the lock `name`; `None` when locks cannot be taken here (publication then
+    /// goes ahead unlocked: markers still keep every reader from a wrong byte).
+    async fn acquire(&self, name: &str) -> Option<Box<dyn PublicationGuard>>;
 }
 
 struct Inner {
@@ -89,6 +108,81 @@ struct Inner {
     /// Complete copies of small sources in memory, bounded by [`MAX_MEMORY_SOURCE_BYTES`].
     sources: ByteLru<String>,
     counters: Counters,
+}
+
+/// Entries and blob bytes of one cache layer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct LayerUsage {
+    /// Entries.
+    pub entries: u64,
+    /// Blob bytes.
+    pub bytes: u64,
+}
+
+/// Payload held for one source.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SourceUsage {
+    /// The source's public URL (no query, no user info).
+    pub source: String,
+    /// Payload entries (chunks, blocks).
+    pub entries: u64,
+    /// Payload bytes.
+    pub bytes: u64,
+}
+
+/// What a coordinator's layers hold ([`CacheCoordinator::usage_report`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct UsageReport {
+    /// Compressed payload (the layer `maxCacheBytes` bounds).
+    pub payload: LayerUsage,
+    /// Discovery records.
+    pub discovery: LayerUsage,
+    /// Complete copies of small sources.
+    pub sources: LayerUsage,
+    /// Payload per source, by URL.
+    pub per_source: Vec<SourceUsage>,
+}
+
+/// The source part of a record key: its first two lines, the URL and the credential
+/// fingerprint ([`SourceKey::source_id`]); the whole key when it has fewer.
+fn source_of(key: &str) -> &str {
+    match key.match_indices('\n').nth(1) {
+        Some((i, _)) => &key[..i],
+        None => key,
+    }
+}
+
+/// The salt kept in `store` under `salt` (64 hexadecimal characters), created at random
+/// under the lock `salt` when missing or malformed. The flag says the store failed (the salt
+/// returned is then this coordinator's own, and its entries are not found again).
+async fn store_salt(
+    store: &dyn KeyValueStore,
+    locks: Option<&dyn PublicationLocks>,
+) -> (Salt, bool) {
+    let read = |b: Option<Bytes>| b.and_then(|b| Salt::from_hex(std::str::from_utf8(&b).ok()?));
+    match store.get("salt").await {
+        Ok(found) => {
+            if let Some(s) = read(found) {
+                return (s, false);
+            }
+        }
+        Err(_) => return (Salt::random(), true),
+    }
+    // Two pages creating the salt at once would each key entries the other cannot find:
+    // the lock makes the second find the first one's.
+    let _guard = match locks {
+        Some(l) => l.acquire("salt").await,
+        None => None,
+    };
+    if let Ok(Some(s)) = store.get("salt").await.map(read) {
+        return (s, false);
+    }
+    let s = Salt::random();
+    let failed = store
+        .put("salt", Bytes::from(s.to_hex().into_bytes()))
+        .await
+        .is_err();
+    (s, failed)
 }
 
 /// Most bytes of discovery records kept in memory (least recently used go first; under DISK
@@ -228,6 +322,7 @@ impl CacheCoordinator {
         let persist = Persist {
             discovery: open("discovery", MAX_DISK_RECORD_BYTES)?,
             sources: open("sources", MAX_DISK_SOURCE_BYTES)?,
+            locks: None,
         };
         let salt = d::salt(&dir.join("salt")).map_err(bad)?;
         Ok(Self::build(
@@ -236,6 +331,120 @@ impl CacheCoordinator {
             salt,
             Some((payload, persist)),
         ))
+    }
+
+    /// A DISK coordinator whose three layers live in one key-value store (IndexedDB, OPFS or
+    /// a JS-supplied store in JS hosts): payload under the prefix `payload/` (least recently
+    /// used entries removed beyond `max_cache_bytes`; `None` has no byte bound), discovery
+    /// records under `discovery/` (at most [`MAX_DISK_RECORD_BYTES`]) and small-source
+    /// copies under `sources/` (at most [`MAX_DISK_SOURCE_BYTES`]), each blob with a SHA-256
+    /// marker ([`MarkedBackend`]); the fingerprint salt under `salt` (created at random
+    /// when missing or malformed, under the lock `salt` of `locks`). Publications of one
+    /// source take its lock of `locks`, if given.
+    ///
+    /// Never fails: a store that cannot be read or written gives misses and counted errors
+    /// ([`CoordinatorStats::cache_errors`]), and a salt that cannot be kept is used for this
+    /// coordinator only.
+    pub async fn on_store(
+        store: Arc<dyn KeyValueStore>,
+        max_cache_bytes: Option<u64>,
+        locks: Option<Arc<dyn PublicationLocks>>,
+    ) -> CacheCoordinator {
+        let marked = |prefix: &str, bytes: u64| -> Arc<dyn CacheBackend> {
+            Arc::new(MarkedBackend::new(
+                store.clone(),
+                prefix,
+                Budget::bytes(bytes),
+            ))
+        };
+        let payload = marked("payload/", max_cache_bytes.unwrap_or(u64::MAX));
+        let (salt, salt_failed) = store_salt(&*store, locks.as_deref()).await;
+        let persist = Persist {
+            discovery: marked("discovery/", MAX_DISK_RECORD_BYTES),
+            sources: marked("sources/", MAX_DISK_SOURCE_BYTES),
+            locks,
+        };
+        let c = Self::build(
+            CachePolicy::Disk,
+            max_cache_bytes,
+            salt,
+            Some((payload, persist)),
+        );
+        if salt_failed {
+            c.count_error();
+        }
+        c
+    }
+
+    /// Takes the publication lock of `source_id` (see [`PublicationLocks`]), if this
+    /// coordinator has locks; the guard releases it when dropped.
+    pub async fn publication_lock(&self, source_id: &str) -> Option<Box<dyn PublicationGuard>> {
+        let locks = self.inner.persist.as_ref()?.locks.as_ref()?;
+        locks
+            .acquire(&crate::cache::identity::sha256_hex(source_id.as_bytes()))
+            .await
+    }
+
+    /// Removes every entry of every layer (held in memory and persisted), as
+    /// `clearCache` does; returns how many persisted entries were removed.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidArgument`] naming the backend when the storage fails.
+    pub async fn clear_all(&self) -> crate::Result<u64> {
+        self.clear_memory();
+        let Some(d) = &self.inner.persist else {
+            return Ok(0);
+        };
+        let mut removed = 0;
+        for b in [&self.inner.payload, &d.discovery, &d.sources] {
+            removed += b
+                .delete_prefix("")
+                .await
+                .map_err(|e| crate::Error::InvalidArgument(e.to_string()))?;
+        }
+        Ok(removed)
+    }
+
+    /// What the persisted layers hold, from a fresh listing (JS `cacheUsage`): entries and
+    /// bytes per layer and, for payload, per source (its public URL). MEMORY and NONE
+    /// report their in-memory payload only.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidArgument`] naming the backend when the storage fails.
+    pub async fn usage_report(&self) -> crate::Result<UsageReport> {
+        let bad = |e: super::backend::BackendError| crate::Error::InvalidArgument(e.to_string());
+        let payload = self.inner.payload.list("").await.map_err(bad)?;
+        let mut per: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
+        for e in &payload {
+            let url = e.key.split('\n').next().unwrap_or("").to_string();
+            let slot = per.entry(url).or_default();
+            slot.0 += 1;
+            slot.1 += e.bytes;
+        }
+        let layer = |v: &[super::backend::Entry]| LayerUsage {
+            entries: v.len() as u64,
+            bytes: v.iter().map(|e| e.bytes).sum(),
+        };
+        let (discovery, sources) = match &self.inner.persist {
+            Some(d) => (
+                layer(&d.discovery.list("").await.map_err(bad)?),
+                layer(&d.sources.list("").await.map_err(bad)?),
+            ),
+            None => (LayerUsage::default(), LayerUsage::default()),
+        };
+        Ok(UsageReport {
+            payload: layer(&payload),
+            discovery,
+            sources,
+            per_source: per
+                .into_iter()
+                .map(|(source, (entries, bytes))| SourceUsage {
+                    source,
+                    entries,
+                    bytes,
+                })
+                .collect(),
+        })
     }
 
     /// The cache identity of `location` read with `headers`, fingerprinted under this
@@ -343,6 +552,11 @@ impl CacheCoordinator {
         }
     }
 
+    /// Whether `other` is this coordinator (a clone of it), not merely an equal one.
+    pub fn same_as(&self, other: &CacheCoordinator) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// The policy.
     pub fn policy(&self) -> CachePolicy {
         self.inner.policy
@@ -408,6 +622,7 @@ impl CacheCoordinator {
     pub async fn put_record(&self, key: &str, json: Vec<u8>) {
         let json = Bytes::from(json);
         if let Some(d) = &self.inner.persist {
+            let _guard = self.publication_lock(source_of(key)).await;
             self.put_to(&*d.discovery, key, json.clone()).await;
         }
         self.inner.discovery.insert(key.to_string(), json);
@@ -496,6 +711,7 @@ impl CacheCoordinator {
     /// Keeps a complete copy of a small source (not counted against `max_cache_bytes`).
     pub async fn put_source_copy(&self, source_id: &str, ident: &SourceIdentity, bytes: Bytes) {
         if let Some(d) = &self.inner.persist {
+            let _guard = self.publication_lock(source_id).await;
             self.put_to(&*d.sources, source_id, bytes.clone()).await;
         }
         self.inner.sources.insert(source_id.to_string(), bytes);
@@ -642,6 +858,90 @@ mod tests {
         d.put_source_copy("src", &ident, Bytes::from(vec![7u8; 9]))
             .await;
         assert!(d.source_copy("src").await.is_none());
+    }
+
+    /// Under a key-value store (as in JS hosts): every layer and the salt survive a new
+    /// coordinator on the same store; each publication takes its source's lock, released
+    /// after; `clear_all` empties the store's entries.
+    #[tokio::test(flavor = "current_thread")]
+    async fn store_layers_survive_a_new_coordinator_and_publish_under_locks() {
+        use crate::cache::backend::marked::MapStore;
+        #[derive(Default)]
+        struct Counting {
+            taken: std::sync::Mutex<Vec<String>>,
+            held: Arc<AtomicU64>,
+        }
+        struct Guard(Arc<AtomicU64>);
+        impl PublicationGuard for Guard {}
+        impl Drop for Guard {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        #[async_trait::async_trait]
+        impl PublicationLocks for Counting {
+            async fn acquire(&self, name: &str) -> Option<Box<dyn PublicationGuard>> {
+                self.taken.lock().unwrap().push(name.to_string());
+                assert_eq!(
+                    self.held.fetch_add(1, Ordering::SeqCst),
+                    0,
+                    "one lock at a time"
+                );
+                Some(Box::new(Guard(self.held.clone())))
+            }
+        }
+        let store = MapStore::new();
+        let locks = Arc::new(Counting::default());
+        let c =
+            CacheCoordinator::on_store(Arc::new(store.clone()), Some(1 << 20), Some(locks.clone()))
+                .await;
+        let key = c.source_key("http://h/a.b2nd", &[]);
+        let scoped = key.scoped("");
+        c.put_discovery(&scoped, &record()).await;
+        c.put_source_copy(
+            &key.source_id(),
+            &record().source,
+            Bytes::from(vec![7u8; 10]),
+        )
+        .await;
+        let pkey = CacheKey {
+            source: Arc::from(key.source_id().as_str()),
+            item: crate::cache::Item::Chunk(2),
+        };
+        c.put_payload(pkey.clone(), Bytes::from_static(b"payload"))
+            .await;
+        assert_eq!(locks.held.load(Ordering::SeqCst), 0, "every lock released");
+        let taken = locks.taken.lock().unwrap().clone();
+        let want = crate::cache::identity::sha256_hex(key.source_id().as_bytes());
+        assert_eq!(taken[0], "salt");
+        assert!(
+            taken.len() >= 3 && taken[1..].iter().all(|t| *t == want),
+            "{taken:?}"
+        );
+
+        let d = CacheCoordinator::on_store(Arc::new(store.clone()), Some(1 << 20), None).await;
+        assert_eq!(
+            d.source_key("http://h/a.b2nd", &[]).scoped(""),
+            scoped,
+            "same salt"
+        );
+        assert_eq!(d.discovery(&scoped).await, Some(record()));
+        assert_eq!(
+            d.source_copy(&key.source_id()).await.unwrap().1,
+            Bytes::from(vec![7u8; 10])
+        );
+        assert_eq!(&d.get_payload(&pkey).await.unwrap()[..], b"payload");
+        let report = d.usage_report().await.unwrap();
+        assert_eq!((report.payload.entries, report.payload.bytes), (1, 7));
+        assert_eq!(report.per_source[0].source, "http://h/a.b2nd");
+        assert_eq!(report.sources.bytes, 10);
+        assert_eq!(
+            d.clear_all().await.unwrap(),
+            4,
+            "payload, 2 records, 1 copy"
+        );
+        assert_eq!(store.all_keys(), vec!["salt".to_string()]);
+        assert_eq!(c.get_payload(&pkey).await, None);
     }
 
     /// A backend that cannot write is counted, never a failure of the caller: the entry is

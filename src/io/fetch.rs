@@ -165,6 +165,12 @@ impl FetchSource {
         init.set_headers_headers(&headers);
         init.set_signal(Some(signal));
         let global = js_sys::global();
+        if !in_workerd(&global) {
+            // Chromium's HTTP cache keeps range answers and has later answered a full GET
+            // of the same URL from them: range fetches bypass it (chunkwise caches payload
+            // itself). workerd refuses the `cache` field without a compatibility flag.
+            let _ = Reflect::set(&init, &"cache".into(), &"no-store".into());
+        }
         let fetch = Reflect::get(&global, &"fetch".into())
             .ok()
             .and_then(|f| f.dyn_into::<Function>().ok())
@@ -388,4 +394,14 @@ impl FetchSource {
             }
         }
     }
+}
+
+/// Whether this host is workerd (Cloudflare Workers), by `navigator.userAgent`.
+fn in_workerd(global: &js_sys::Object) -> bool {
+    Reflect::get(global, &"navigator".into())
+        .ok()
+        .filter(|n| n.is_object())
+        .and_then(|n| Reflect::get(&n, &"userAgent".into()).ok())
+        .and_then(|ua| ua.as_string())
+        .is_some_and(|ua| ua.starts_with("Cloudflare-Workers"))
 }

@@ -24,15 +24,37 @@ use std::time::Duration;
 pub const OPTIONS_TS: &str = r#"
 /** Options of RemoteArray.open. */
 export interface OpenOptions {
-  /** "memory" (default) keeps compressed chunks in an LRU; "none" keeps none between reads.
-   *  "disk" is refused with code INVALID_ARGUMENT (no persistent browser storage yet). */
+  /** "memory" (default) keeps compressed chunks in an LRU in wasm memory; "none" keeps none
+   *  between reads; "disk" keeps discovery, compressed chunks and small-source copies across
+   *  reloads, every entry with a SHA-256 marker (a damaged entry is refetched): in IndexedDB
+   *  by default in windows and workers, in OPFS with cacheBackend "opfs", or in cacheStore.
+   *  Node and workerd have neither: give cacheStore (the package's nodeFsStore or
+   *  cacheApiStore), else "disk" is refused with code INVALID_ARGUMENT. */
   cache?: "memory" | "none" | "disk";
+  /** With cache "disk": "indexeddb" (default) or "opfs" (the origin private file system;
+   *  synchronous access handles in dedicated workers). */
+  cacheBackend?: "indexeddb" | "opfs";
+  /** With cache "disk": a store of your own, { get(key), put(key, bytes), delete(key),
+   *  keys(prefix) }, each returning a Promise (get: a Uint8Array, or undefined when absent;
+   *  keys: an array of strings). Its keys are short ASCII strings and its values the blobs
+   *  and markers chunkwise checks itself: the store needs no integrity of its own. */
+  cacheStore?: CacheStore;
+  /** With cache "disk": the name of the cache (default "chunkwise"): the IndexedDB database,
+   *  the OPFS directory, or a key prefix in cacheStore. Opens with one name, backend and
+   *  maxCacheBytes share one cache, and its budget, in a page or worker. */
+  cacheName?: string;
+  /** With cache "disk" in a window: ask the browser to keep the origin's storage under
+   *  storage pressure (navigator.storage.persist()). Workers cannot ask: refused there with
+   *  INVALID_ARGUMENT. */
+  persist?: boolean;
   /** Use the page-wide MEMORY cache (256 MiB) shared by every open with this flag: a reopen
    *  of the same URL (same headers, same path) then makes no request. Default false: the
    *  array owns its cache. maxCacheBytes is ignored when shared. */
   shareCache?: boolean;
-  /** Bound of retained compressed payload in bytes (default 256 MiB). */
-  maxCacheBytes?: number;
+  /** Bound of retained compressed payload in bytes (default 256 MiB), least recently used
+   *  first out; with cache "disk", null is no bound. Discovery records, decoded results and
+   *  small-source copies are not counted. */
+  maxCacheBytes?: number | null;
   /** Extra request headers, e.g. { Authorization: "Bearer ..." }. */
   headers?: Record<string, string>;
   /** Dataset path inside an HDF5 file, e.g. "/group/data" (default: the root group's only
@@ -63,13 +85,20 @@ export interface ReadOptions {
   /** Called after each chunk with { done, total } (chunks). */
   onProgress?: (p: { done: number; total: number }) => void;
 }
+/** A persistent key-value store for cache "disk" (see OpenOptions.cacheStore). */
+export interface CacheStore {
+  get(key: string): Promise<Uint8Array | undefined | null>;
+  put(key: string, bytes: Uint8Array): Promise<void>;
+  delete(key: string): Promise<void>;
+  keys(prefix: string): Promise<string[]>;
+}
 /** Options of RemoteStore.open: those of RemoteArray.open except path. */
 export type StoreOptions = Omit<OpenOptions, "path">;
 "#;
 
 /// Fields of [`OPTIONS_TS`] that the bindings take aside as JS objects (an `AbortSignal`, a
 /// callback) rather than deserialise.
-pub const JS_OBJECT_FIELDS: &[&str] = &["signal", "onProgress"];
+pub const JS_OBJECT_FIELDS: &[&str] = &["signal", "onProgress", "cacheStore"];
 
 /// Any JS (or JSON) value, kept for the checks of [`OpenOptionsInput::resolve`], which give
 /// each option its own message whatever was passed.
@@ -197,6 +226,22 @@ pub struct OpenOptionsInput {
     /// `timeoutMs`: deadline of the whole open, milliseconds.
     #[serde(default, deserialize_with = "loose")]
     pub timeout_ms: Option<Loose>,
+    /// `cacheBackend`: `"indexeddb"` or `"opfs"`.
+    #[serde(default, deserialize_with = "loose")]
+    pub cache_backend: Option<Loose>,
+    /// `cacheName`: the cache's name.
+    #[serde(default, deserialize_with = "loose")]
+    pub cache_name: Option<Loose>,
+    /// `persist`: ask for persistent storage.
+    #[serde(default, deserialize_with = "loose")]
+    pub persist: Option<Loose>,
+    /// Whether `maxCacheBytes` was given as `null` (no bound, DISK only); the bindings set it
+    /// from the JS object, as serde sees `null` and `undefined` alike.
+    #[serde(skip)]
+    pub max_cache_bytes_null: bool,
+    /// Whether a `cacheStore` object was given (the bindings take it aside).
+    #[serde(skip)]
+    pub cache_store_given: bool,
 }
 
 /// The fields of the TypeScript `ReadOptions` that are no JS objects.
@@ -220,7 +265,36 @@ pub struct OpenRequest {
     pub share_cache: bool,
     /// Deadline of the whole open (`timeoutMs`), if any.
     pub timeout: Option<Duration>,
+    /// Where DISK keeps its entries in a JS host, with `cache: "disk"`.
+    pub disk: Option<DiskTarget>,
 }
+
+/// The storage of `cache: "disk"` in a JS host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DiskBackend {
+    /// IndexedDB (the default).
+    IndexedDb,
+    /// The origin private file system.
+    Opfs,
+    /// The `cacheStore` object given.
+    Store,
+}
+
+/// Checked `cache: "disk"` options of a JS host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiskTarget {
+    /// Where entries are kept.
+    pub backend: DiskBackend,
+    /// `cacheName` (default `"chunkwise"`).
+    pub name: String,
+    /// `persist: true`.
+    pub persist: bool,
+    /// Payload bound in bytes; `None` for `maxCacheBytes: null`.
+    pub max_cache_bytes: Option<u64>,
+}
+
+/// The default `cacheName`.
+pub const DEFAULT_CACHE_NAME: &str = "chunkwise";
 
 fn invalid(msg: impl Into<String>) -> Error {
     Error::InvalidArgument(msg.into())
@@ -246,7 +320,8 @@ impl OpenOptionsInput {
     }
 
     /// Checks every field, in the order `cache`, `maxCacheBytes`, `path`, `cacheKey`,
-    /// `headers`, `timeoutMs`, `shareCache` (the first failure is the error).
+    /// `headers`, `timeoutMs`, `shareCache`, `cacheBackend`, `cacheName`, `persist`, then
+    /// the DISK options together (the first failure is the error).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming the field (see the module documentation).
@@ -298,11 +373,66 @@ impl OpenOptionsInput {
             Some(Loose::Bool(b)) => b,
             Some(_) => return Err(invalid("shareCache must be a boolean")),
         };
+        let backend = match self.cache_backend {
+            None => None,
+            Some(Loose::String(s)) => match s.to_ascii_lowercase().as_str() {
+                "indexeddb" => Some(DiskBackend::IndexedDb),
+                "opfs" => Some(DiskBackend::Opfs),
+                _ => {
+                    return Err(invalid(format!(
+                        "unknown cacheBackend {s:?} (expected indexeddb or opfs)"
+                    )))
+                }
+            },
+            Some(_) => return Err(invalid("cacheBackend must be a string")),
+        };
+        let name = match self.cache_name {
+            None => None,
+            Some(Loose::String(s)) if !s.is_empty() && s.len() <= 256 => Some(s),
+            Some(_) => {
+                return Err(invalid(
+                    "cacheName must be a non-empty string of at most 256 bytes",
+                ))
+            }
+        };
+        let persist = match self.persist {
+            None => None,
+            Some(Loose::Bool(b)) => Some(b),
+            Some(_) => return Err(invalid("persist must be a boolean")),
+        };
+        let disk = if opts.cache == CachePolicy::Disk {
+            if backend.is_some() && self.cache_store_given {
+                return Err(invalid("give cacheBackend or cacheStore, not both"));
+            }
+            Some(DiskTarget {
+                backend: match (backend, self.cache_store_given) {
+                    (_, true) => DiskBackend::Store,
+                    (Some(b), false) => b,
+                    (None, false) => DiskBackend::IndexedDb,
+                },
+                name: name.unwrap_or_else(|| DEFAULT_CACHE_NAME.to_string()),
+                persist: persist.unwrap_or(false),
+                max_cache_bytes: (!self.max_cache_bytes_null).then_some(opts.max_cache_bytes),
+            })
+        } else {
+            let given = [
+                (backend.is_some(), "cacheBackend"),
+                (self.cache_store_given, "cacheStore"),
+                (name.is_some(), "cacheName"),
+                (persist.is_some(), "persist"),
+                (self.max_cache_bytes_null, "maxCacheBytes null (no bound)"),
+            ];
+            if let Some((_, what)) = given.iter().find(|(g, _)| *g) {
+                return Err(invalid(format!("{what} is for cache \"disk\" only")));
+            }
+            None
+        };
         Ok(OpenRequest {
             options: opts,
             headers,
             share_cache,
             timeout,
+            disk,
         })
     }
 }
@@ -429,10 +559,13 @@ mod tests {
             declared,
             [
                 "cache",
+                "cacheBackend",
                 "cacheKey",
+                "cacheName",
                 "headers",
                 "maxCacheBytes",
                 "path",
+                "persist",
                 "shareCache",
                 "timeoutMs"
             ]
@@ -560,6 +693,84 @@ mod tests {
             Err(Error::InvalidArgument(m)) => assert_eq!(m, "timeoutMs must be a positive number"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn disk_options() {
+        let d = open(r#"{"cache": "disk"}"#).unwrap().disk.unwrap();
+        assert_eq!(
+            d,
+            DiskTarget {
+                backend: DiskBackend::IndexedDb,
+                name: "chunkwise".into(),
+                persist: false,
+                max_cache_bytes: Some(crate::cache::DEFAULT_MAX_CACHE_BYTES)
+            }
+        );
+        let d = open(r#"{"cache": "disk", "cacheBackend": "OPFS", "cacheName": "n", "persist": true, "maxCacheBytes": 7}"#)
+            .unwrap()
+            .disk
+            .unwrap();
+        assert_eq!(
+            (d.backend, d.name.as_str(), d.persist, d.max_cache_bytes),
+            (DiskBackend::Opfs, "n", true, Some(7))
+        );
+        let with = |json: &str, null: bool, store: bool| {
+            let mut de = serde_json::Deserializer::from_str(json);
+            let mut i = OpenOptionsInput::from_deserializer(&mut de).unwrap();
+            i.max_cache_bytes_null = null;
+            i.cache_store_given = store;
+            i.resolve()
+        };
+        let d = with(r#"{"cache": "disk"}"#, true, true)
+            .unwrap()
+            .disk
+            .unwrap();
+        assert_eq!((d.backend, d.max_cache_bytes), (DiskBackend::Store, None));
+        let msg = |r: Result<OpenRequest>| match r {
+            Err(Error::InvalidArgument(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            msg(with(
+                r#"{"cache": "disk", "cacheBackend": "opfs"}"#,
+                false,
+                true
+            )),
+            "give cacheBackend or cacheStore, not both"
+        );
+        assert_eq!(
+            msg(with(r#"{}"#, true, false)),
+            "maxCacheBytes null (no bound) is for cache \"disk\" only"
+        );
+        assert_eq!(
+            msg(with(r#"{}"#, false, true)),
+            "cacheStore is for cache \"disk\" only"
+        );
+        assert_eq!(
+            refused(r#"{"cacheName": "x"}"#),
+            "cacheName is for cache \"disk\" only"
+        );
+        assert_eq!(
+            refused(r#"{"cache": "none", "persist": false}"#),
+            "persist is for cache \"disk\" only"
+        );
+        assert_eq!(
+            refused(r#"{"cache": "disk", "cacheBackend": "s3"}"#),
+            "unknown cacheBackend \"s3\" (expected indexeddb or opfs)"
+        );
+        assert_eq!(
+            refused(r#"{"cache": "disk", "cacheBackend": 1}"#),
+            "cacheBackend must be a string"
+        );
+        assert_eq!(
+            refused(r#"{"cache": "disk", "cacheName": ""}"#),
+            "cacheName must be a non-empty string of at most 256 bytes"
+        );
+        assert_eq!(
+            refused(r#"{"cache": "disk", "persist": "yes"}"#),
+            "persist must be a boolean"
+        );
     }
 
     #[tokio::test]

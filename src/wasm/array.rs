@@ -74,13 +74,38 @@ pub(crate) fn parse_open_options(
     options: &JsValue,
 ) -> Result<crate::open::options::OpenRequest, JsValue> {
     use crate::open::options::OpenOptionsInput;
-    let input = if options.is_undefined() || options.is_null() {
+    let mut input = if options.is_undefined() || options.is_null() {
         OpenOptionsInput::default()
     } else {
         OpenOptionsInput::from_deserializer(serde_wasm_bindgen::Deserializer::from(options.clone()))
             .map_err(|e| js_error(&e))?
     };
+    if !options.is_undefined() && !options.is_null() {
+        // serde sees `null` and `undefined` alike; `maxCacheBytes: null` means no bound.
+        input.max_cache_bytes_null = js_sys::Reflect::get(options, &"maxCacheBytes".into())
+            .map(|v| v.is_null())
+            .unwrap_or(false);
+        if input.max_cache_bytes_null {
+            input.max_cache_bytes = None;
+        }
+        input.cache_store_given = get_opt(options, "cacheStore").is_some();
+    }
     input.resolve().map_err(|e| js_error(&e))
+}
+
+/// The cache coordinator of checked open options: under `cache: "disk"` the page's
+/// coordinator of that cache ([`super::cache::disk_coordinator`]), else
+/// [`crate::open::options::OpenRequest::coordinator`].
+pub(crate) async fn open_coordinator(
+    req: &crate::open::options::OpenRequest,
+    options: &JsValue,
+) -> Result<crate::cache::CacheCoordinator, JsValue> {
+    match &req.disk {
+        Some(target) => {
+            super::cache::disk_coordinator(target, get_opt(options, "cacheStore")).await
+        }
+        None => req.coordinator().map_err(|e| js_error(&e)),
+    }
 }
 
 /// The `timeoutMs` of `RemoteArray.read`'s options ([`crate::open::options::ReadOptionsInput`]).
@@ -192,7 +217,7 @@ impl RemoteArray {
         #[wasm_bindgen(unchecked_param_type = "OpenOptions")] options: JsValue,
     ) -> Result<RemoteArray, JsValue> {
         let req = parse_open_options(&options)?;
-        let coordinator = req.coordinator().map_err(|e| js_error(&e))?;
+        let coordinator = open_coordinator(&req, &options).await?;
         let signal: Option<web_sys::AbortSignal> =
             get_opt(&options, "signal").map(|s| s.unchecked_into());
         let open = crate::open::open_array(&url, req.headers, req.options, coordinator);

@@ -15,6 +15,7 @@
 //! ```
 
 mod array;
+pub mod cache;
 mod chunk_trace;
 pub mod partition;
 mod store;
@@ -22,6 +23,7 @@ mod store;
 pub mod zarr;
 
 pub use array::RemoteArray;
+pub use cache::{cache_usage, clear_cache};
 pub use chunk_trace::{
     advise_chunk_cache, bench_chunk_trace, chunk_trace_experiment, random_chunk_trace,
     simulate_chunk_cache,

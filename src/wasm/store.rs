@@ -44,7 +44,7 @@ impl RemoteStore {
         #[wasm_bindgen(unchecked_param_type = "StoreOptions")] options: JsValue,
     ) -> Result<RemoteStore, JsValue> {
         let req = parse_open_options(&options)?;
-        let coordinator = req.coordinator().map_err(|e| js_error(&e))?;
+        let coordinator = super::array::open_coordinator(&req, &options).await?;
         let signal: Option<web_sys::AbortSignal> =
             get_opt(&options, "signal").map(|s| s.unchecked_into());
         let open = crate::open::open_store(&url, req.headers, req.options, coordinator);

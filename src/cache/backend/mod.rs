@@ -4,8 +4,11 @@
 //! - [`memory`]: a byte-bounded LRU in memory ([`super::ByteLru`]), every host.
 //! - [`fs`] (native only): a directory of blobs with SHA-256 markers; its file work runs on
 //!   tokio's blocking pool, off the async executor.
-//! - `conformance` (tests, or the `conformance` feature): the checks every backend must pass.
-//!   IndexedDB, OPFS and a JS-supplied store are meant to run them from wasm tests.
+//! - [`marked`]: blobs with the same markers over any key-value store
+//!   ([`marked::KeyValueStore`]): IndexedDB, OPFS or a JS-supplied store in JS hosts
+//!   (`src/wasm/stores/`), a map in tests.
+//! - `conformance` (tests, or the `conformance` feature): the checks every backend must pass,
+//!   natively and, for the JS stores, from wasm tests in Chromium and Node.
 //!
 //! A key is any string (slashes, newlines, unicode, kilobytes long): a backend must store it
 //! without interpreting it (the filesystem backend names files by the key's SHA-256). A
@@ -22,11 +25,13 @@
 pub mod conformance;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod fs;
+pub mod marked;
 pub mod memory;
 
 use crate::io::{MaybeSend, MaybeSync};
 use bytes::Bytes;
 
+pub use marked::{KeyValueStore, MarkedBackend};
 pub use memory::MemoryBackend;
 
 /// The most a backend retains: blob bytes (keys and bookkeeping not counted, as the spec's
