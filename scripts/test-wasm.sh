@@ -95,6 +95,10 @@ restart_fail_first() {
 }
 
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
+# chromedriver makes a Chromium profile (about 95 MB) under TMPDIR per run and leaves it when
+# the browser is killed: keep them in this run's scratch directory, removed on exit.
+mkdir -p "$tmp/chromium"
+export TMPDIR="$tmp/chromium"
 export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
 status=0
 first=1

@@ -323,7 +323,8 @@ impl MarkedBackend {
     /// byte budget is not stored (an older entry under `key` is removed).
     ///
     /// # Errors
-    /// [`BackendError::Storage`]: the pair is removed, nothing is trusted under `key`.
+    /// [`BackendError::Storage`]: nothing new is trusted under `key` (what the store holds
+    /// there is still verified on every read).
     pub async fn put_versioned(
         &self,
         key: &str,
@@ -360,7 +361,11 @@ impl MarkedBackend {
             Err(e) => Err(e),
         };
         if let Err(e) = written {
-            let _ = self.drop_pair(&hash).await;
+            // Nothing is removed: what is left (a blob half written, another writer's pair)
+            // is checked against its marker on every read. Removing it could delete the
+            // complete entry another page or worker just published for the same key (an
+            // OPFS write fails while another context holds the file).
+            self.lock().forget(&hash);
             return Err(e);
         }
         self.lock().touch(&hash, key, len, now);

@@ -123,7 +123,8 @@ pub trait CacheBackend: MaybeSend + MaybeSync {
     /// not an error.
     ///
     /// # Errors
-    /// [`BackendError::Storage`]: nothing trusted is left under `key`.
+    /// [`BackendError::Storage`]: a later `get` of `key` returns the bytes of a complete
+    /// earlier `put`, or nothing; never a mix, never a part.
     async fn put(&self, key: &str, bytes: Bytes) -> Result<(), BackendError>;
 
     /// Removes the entry under `key` (absent is not an error).
