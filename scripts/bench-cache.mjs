@@ -38,20 +38,18 @@ if (!big.ok) throw new Error(big.reason);
 const hdf5Dir = generate("gen_hdf5_index.py", "hdf5", "bench_large.h5");
 const zarrDir = generate("gen_zarr.py", "zarr", "bench_v3.zarr");
 
-// Every source under one served root: links to the generated files.
-const root = scratchDir("chunkwise-bench-root-");
-fs.symlinkSync(big.file, path.join(root.dir, "big_f4.b2nd"));
-fs.symlinkSync(path.join(hdf5Dir, "bench_large.h5"), path.join(root.dir, "bench_large.h5"));
-fs.symlinkSync(path.join(zarrDir, "bench_v3.zarr"), path.join(root.dir, "bench_v3.zarr"));
+// Every source under one served root (the server serves no link that leaves its root).
+const bigCopy = path.join(benchDir, "big_f4.b2nd");
+if (!fs.existsSync(bigCopy) || fs.statSync(bigCopy).size !== fs.statSync(big.file).size) fs.copyFileSync(big.file, bigCopy);
 
 const CASES = [
   { format: ".b2nd", file: "big_f4.b2nd", path: null, select: "0:256, 0:256" },
-  { format: "HDF5", file: "bench_large.h5", path: "/data", select: "0:250, 0:500" },
-  { format: "Zarr v3", file: "bench_v3.zarr", path: "/temperature", select: "0:256, 0:256" },
+  { format: "HDF5", file: "hdf5/bench_large.h5", path: "/data", select: "0:250, 0:500" },
+  { format: "Zarr v3", file: "zarr/bench_v3.zarr", path: "/temperature", select: "0:256, 0:256" },
 ];
 
 const [pageServer, dataServer] = await Promise.all([
-  startServer({ quiet: true }), startServer({ root: root.dir, latencyMs: LATENCY }),
+  startServer({ quiet: true }), startServer({ root: benchDir, latencyMs: LATENCY }),
 ]);
 const profile = scratchDir("chunkwise-bench-profile-");
 const { chromium } = await import(path.join(repo, "tests/e2e/node_modules/playwright-core/index.mjs"));
@@ -116,7 +114,6 @@ try {
   await ctx.close();
   await Promise.all([pageServer.stop(), dataServer.stop()]);
   profile.remove();
-  root.remove();
 }
 
 console.log(`open + preview in headless Chromium, ${LATENCY} ms latency, median of ${RUNS} runs`);

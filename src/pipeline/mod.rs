@@ -154,6 +154,10 @@ pub(crate) struct Reader<'a> {
     pub limits: Limits,
 }
 
+/// Payload cache lookups (and writes) in flight at once in a read: enough to hide the
+/// storage round trip of a persistent backend, few enough that the chunks waiting stay small.
+const CACHE_CONCURRENCY: usize = 8;
+
 /// What the payload cache holds for a chunk.
 enum Cached {
     /// Stored bytes, to decode.
@@ -266,48 +270,63 @@ pub(crate) async fn read(
     let fill = r.format.loader().map(|l| l.fill_value().to_vec());
     let mut absent = 0u64;
 
-    // Look up; what is at hand is assembled now.
+    // Look up; what is at hand is assembled now. Cache lookups run up to
+    // `CACHE_CONCURRENCY` at a time (a persistent backend answers each after a storage round
+    // trip: IndexedDB, OPFS, files), assembled in chunk order as they come.
+    // (position in the plan's order, chunk, what was found)
     let mut found = Vec::new();
-    for chunk in asm.chunks() {
-        let f = match r.format.locate(chunk)? {
+    let mut wanted = Vec::new();
+    for (pos, chunk) in asm.chunks().into_iter().enumerate() {
+        match r.format.locate(chunk)? {
             ChunkPlace::Fill(value) => {
                 asm.fill(chunk, &value)?;
-                Found::Fill
+                found.push((pos, chunk, Found::Fill));
             }
             ChunkPlace::Inline(stored) => {
                 let d = r.decode(chunk, &stored, None)?;
                 asm.chunk(chunk, &d)?;
-                Found::Inline
+                found.push((pos, chunk, Found::Inline));
             }
             place @ (ChunkPlace::Stored(_) | ChunkPlace::Loaded) => {
-                match r.lookup(chunk, chunk_bytes).await {
-                    Some(Cached::Stored(b)) => {
-                        let stored = match &place {
-                            ChunkPlace::Stored(range) => Some(range),
-                            _ => None,
-                        };
-                        let d = r.decode(chunk, &b, stored)?;
-                        asm.chunk(chunk, &d)?;
-                        Found::Hit
-                    }
-                    Some(Cached::Decoded(d)) => {
-                        asm.chunk(chunk, &d)?;
-                        Found::Hit
-                    }
-                    Some(Cached::Absent) => {
-                        absent += 1;
-                        asm.fill(chunk, fill.as_deref().unwrap_or_default())?;
-                        Found::Hit
-                    }
-                    None => match place {
-                        ChunkPlace::Stored(range) => Found::Stored(range),
-                        _ => Found::Loaded,
-                    },
-                }
+                wanted.push((pos, chunk, place))
             }
-        };
-        found.push((chunk, f));
+        }
     }
+    let mut looked_up = std::pin::pin!(futures::stream::iter(wanted)
+        .map(|(pos, chunk, place)| async move {
+            let cached = r.lookup(chunk, chunk_bytes).await;
+            (pos, chunk, place, cached)
+        })
+        .buffered(CACHE_CONCURRENCY));
+    while let Some((pos, chunk, place, cached)) = looked_up.next().await {
+        let f = match cached {
+            Some(Cached::Stored(b)) => {
+                let stored = match &place {
+                    ChunkPlace::Stored(range) => Some(range),
+                    _ => None,
+                };
+                let d = r.decode(chunk, &b, stored)?;
+                asm.chunk(chunk, &d)?;
+                Found::Hit
+            }
+            Some(Cached::Decoded(d)) => {
+                asm.chunk(chunk, &d)?;
+                Found::Hit
+            }
+            Some(Cached::Absent) => {
+                absent += 1;
+                asm.fill(chunk, fill.as_deref().unwrap_or_default())?;
+                Found::Hit
+            }
+            None => match place {
+                ChunkPlace::Stored(range) => Found::Stored(range),
+                _ => Found::Loaded,
+            },
+        };
+        found.push((pos, chunk, f));
+    }
+    found.sort_by_key(|(pos, _, _)| *pos);
+    let found: Vec<_> = found.into_iter().map(|(_, chunk, f)| (chunk, f)).collect();
 
     // Decide.
     let coalesce = r.coalesce_options();
@@ -336,13 +355,24 @@ pub(crate) async fn read(
         while let Some(next) = arriving.next().await {
             let (k, bytes) = next?;
             check_cancel(&opts.cancel)?;
-            for &i in &in_fetch[k] {
-                let (chunk, range) = (fetch.whole[i].0, &fetch.whole[i].1);
-                let within = &fetch.merged.placements[i].within;
-                let stored = bytes.slice(within.start as usize..within.end as usize);
-                let d = r.decode(chunk, &stored, Some(range))?;
-                r.keep(chunk, &stored, Some(&d), dtype.itemsize).await;
-                asm.chunk(chunk, &d)?;
+            // Kept `CACHE_CONCURRENCY` chunks at a time: the writes of a group run
+            // together, and at most a group of decoded chunks waits for them.
+            for group in in_fetch[k].chunks(CACHE_CONCURRENCY) {
+                let mut decoded = Vec::with_capacity(group.len());
+                for &i in group {
+                    let (chunk, range) = (fetch.whole[i].0, &fetch.whole[i].1);
+                    let within = &fetch.merged.placements[i].within;
+                    let stored = bytes.slice(within.start as usize..within.end as usize);
+                    let d = r.decode(chunk, &stored, Some(range))?;
+                    asm.chunk(chunk, &d)?;
+                    decoded.push((chunk, stored, d));
+                }
+                futures::future::join_all(
+                    decoded
+                        .iter()
+                        .map(|(chunk, stored, d)| r.keep(*chunk, stored, Some(d), dtype.itemsize)),
+                )
+                .await;
             }
         }
     }

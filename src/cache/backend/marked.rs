@@ -278,7 +278,11 @@ impl MarkedBackend {
     /// [`BackendError::Storage`] when the store fails.
     pub async fn get_versioned(&self, key: &str) -> Result<Option<(Bytes, String)>, BackendError> {
         let hash = sha256_hex(key.as_bytes());
-        let m = match self.marker(&hash).await? {
+        // Marker and blob asked for together: one storage round trip, not two, for a hit
+        // (a miss asks for an absent blob too, which costs as little).
+        let blob_key = self.blob_key(&hash);
+        let (marker, blob) = futures::join!(self.marker(&hash), self.store.get(&blob_key));
+        let m = match marker? {
             Ok(Some(m)) => m,
             Ok(None) => {
                 // Absent. If this page knew the entry, its marker went missing: the blob
@@ -293,7 +297,7 @@ impl MarkedBackend {
                 return Ok(None);
             }
         };
-        let blob = self.store.get(&self.blob_key(&hash)).await?;
+        let blob = blob?;
         let ok = m.key == key
             && blob
                 .as_ref()
