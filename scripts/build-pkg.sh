@@ -77,6 +77,9 @@ echo '{ "type": "module", "sideEffects": ["./chunkwise.js", "./snippets/*"] }' >
 echo '{ "type": "module" }' > "$out/web/package.json"
 echo '{ "type": "module" }' > "$out/b2nd/package.json"
 echo '{ "type": "commonjs", "main": "./chunkwise.js", "types": "./chunkwise.d.ts" }' > "$out/node/package.json"
+# The glue require()s its JS snippets (src/wasm/*.js), which are ES modules: Node (>= 20.19)
+# loads them so only when their directory says so; as CommonJS they are a SyntaxError.
+if [ -d "$out/node/snippets" ]; then echo '{ "type": "module" }' > "$out/node/snippets/package.json"; fi
 
 # name, version, description, license and repository come from Cargo.toml; the rest from the template.
 meta_name=chunkwise
