@@ -7,8 +7,8 @@
 // chunkwise checks every blob against its SHA-256 marker, so an entry evicted, expired or
 // damaged is a miss (refetched), never a wrong value.
 //
-// Listing: browsers have `cache.keys()`; Cloudflare's cache (and workerd's) has no listing, so
-// there `keys` resolves to []: chunkwise's maxCacheBytes then bounds only the entries this
+// Listing: browsers have `cache.keys()`; Cloudflare's cache (and workerd's) has no listing (its
+// `cache.keys()` throws "not implemented"), so there `keys` resolves to []: chunkwise's maxCacheBytes then bounds only the entries this
 // isolate wrote, and the platform evicts the rest on its own terms (per data centre, least
 // recently used). On Cloudflare, Cache API calls in *.workers.dev deployments and previews do
 // nothing (every read is then a miss): use a custom domain.
@@ -38,6 +38,8 @@ export function cacheApiStore(name = "chunkwise", { caches: c = globalThis.cache
   if (typeof name !== "string" || name === "") throw new TypeError("cacheApiStore: name must be a non-empty string");
   if (!Number.isInteger(maxAge) || maxAge < 0) throw new TypeError("cacheApiStore: maxAge must be a non-negative integer (seconds)");
   let opening = null;
+  /** Whether cache.keys() lists (false once it said it is not implemented). */
+  let listable = true;
   const cache = () =>
     (opening ??= Promise.resolve(c.open(name)).catch((e) => {
       opening = null;
@@ -66,9 +68,18 @@ export function cacheApiStore(name = "chunkwise", { caches: c = globalThis.cache
     },
     async keys(prefix) {
       const k = await cache();
-      if (typeof k.keys !== "function") return [];
+      if (!listable || typeof k.keys !== "function") return [];
+      let requests;
+      try {
+        requests = await k.keys();
+      } catch (e) {
+        // workerd has the method but no listing: "the method is not implemented".
+        if (!/not implemented/i.test(String(e && e.message))) throw e;
+        listable = false;
+        return [];
+      }
       const out = [];
-      for (const req of await k.keys()) {
+      for (const req of requests) {
         const u = typeof req === "string" ? req : req.url;
         if (!u.startsWith(ORIGIN)) continue;
         let key;
