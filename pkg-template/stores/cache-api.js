@@ -8,10 +8,11 @@
 // damaged is a miss (refetched), never a wrong value.
 //
 // Listing: browsers have `cache.keys()`; Cloudflare's cache (and workerd's) has no listing (its
-// `cache.keys()` throws "not implemented"), so there `keys` resolves to []: chunkwise's maxCacheBytes then bounds only the entries this
-// isolate wrote, and the platform evicts the rest on its own terms (per data centre, least
-// recently used). On Cloudflare, Cache API calls in *.workers.dev deployments and previews do
-// nothing (every read is then a miss): use a custom domain.
+// `cache.keys()` throws "not implemented"), so there `keys` resolves to []: chunkwise's
+// maxCacheBytes then bounds only the entries this isolate wrote, and the platform evicts the
+// rest on its own terms (entries stay in the data centre that wrote them). On Cloudflare,
+// Cache API calls in *.workers.dev deployments and previews do nothing (every read is then a
+// miss): use a custom domain.
 
 /** Origin of the synthetic request URLs. */
 const ORIGIN = "https://chunkwise.invalid/";
