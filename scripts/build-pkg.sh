@@ -8,20 +8,26 @@
 #   pkg/package.json   pkg-template/package.json + name/version/description from Cargo.toml,
 #                      with conditional `exports` choosing among the three
 #   pkg/README.md      pkg-template/README.md
+#   pkg/stores         pkg-template/stores: the cacheStore adapters `chunkwise/stores/node-fs`
+#                      and `chunkwise/stores/cache-api` (plain ES modules with .d.ts)
 # Release builds; wasm-opt is off in Cargo.toml. Idempotent: when the inputs (Rust sources,
 # Cargo files, pkg-template/) have not changed since the last complete build, nothing is rebuilt
-# (pass --force to rebuild anyway).
-# Usage: scripts/build-pkg.sh [--force]
+# (pass --force to rebuild anyway). --assemble-only skips the wasm-pack builds and only
+# (re)writes package.json, README.md, LICENSE and stores/ around the builds already in pkg/
+# (for changes to pkg-template/ alone; the builds must exist).
+# Usage: scripts/build-pkg.sh [--force | --assemble-only]
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 source "$here/scripts/env.sh"
 cd "$here"
 
 force=0
+assemble_only=0
 for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --assemble-only) assemble_only=1 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "build-pkg: unknown argument $arg" >&2; exit 2 ;;
   esac
 done
@@ -40,17 +46,24 @@ inputs_hash() {
 }
 
 want="$(inputs_hash)"
-complete() {
+builds_present() {
   for t in web bundler node b2nd; do
     [ -f "$out/$t/chunkwise.js" ] && [ -f "$out/$t/chunkwise_bg.wasm" ] || return 1
   done
-  [ -f "$out/package.json" ] && [ -f "$out/README.md" ]
 }
-if [ "$force" = 0 ] && complete && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+complete() {
+  builds_present && [ -f "$out/package.json" ] && [ -f "$out/README.md" ] &&
+    [ -f "$out/stores/node-fs.js" ] && [ -f "$out/stores/cache-api.js" ]
+}
+if [ "$assemble_only" = 1 ]; then
+  builds_present || { echo "build-pkg: --assemble-only needs the builds in pkg/ (run without it first)" >&2; exit 1; }
+elif [ "$force" = 0 ] && complete && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
   echo "build-pkg: pkg/ is up to date"
   exit 0
 fi
 
+# The wasm-pack builds (skipped by --assemble-only).
+if [ "$assemble_only" = 0 ]; then
 command -v wasm-pack >/dev/null || { echo "build-pkg: wasm-pack missing: run scripts/setup.sh wasm" >&2; exit 1; }
 # wasm-pack uses the wasm-bindgen on PATH only when its version equals the lockfile's;
 # with a match, forbid it from installing anything.
@@ -71,12 +84,16 @@ build web web
 build bundler bundler
 build nodejs node
 build web b2nd --no-default-features --features b2nd
+fi
 
 # Each target directory says how its .js is to be loaded (the node glue is CommonJS).
 echo '{ "type": "module", "sideEffects": ["./chunkwise.js", "./snippets/*"] }' > "$out/bundler/package.json"
 echo '{ "type": "module" }' > "$out/web/package.json"
 echo '{ "type": "module" }' > "$out/b2nd/package.json"
 echo '{ "type": "commonjs", "main": "./chunkwise.js", "types": "./chunkwise.d.ts" }' > "$out/node/package.json"
+# The glue require()s its JS snippets (src/wasm/*.js), which are ES modules: Node (>= 20.19)
+# loads them so only when their directory says so; as CommonJS they are a SyntaxError.
+if [ -d "$out/node/snippets" ]; then echo '{ "type": "module" }' > "$out/node/snippets/package.json"; fi
 
 # name, version, description, license and repository come from Cargo.toml; the rest from the template.
 meta_name=chunkwise
@@ -96,10 +113,13 @@ else
     fs.writeFileSync(process.argv[1], JSON.stringify(o, null, 2) + "\n");' "$out/package.json"
 fi
 cp pkg-template/README.md "$out/README.md"
+rm -rf "${out:?}/stores"
+cp -R pkg-template/stores "$out/stores"
 [ -f LICENSE ] && cp LICENSE "$out/LICENSE"
 
 complete || { echo "build-pkg: incomplete output in pkg/" >&2; exit 1; }
-echo "$want" > "$stamp"
+# The stamp vouches for builds made from these inputs: an assembly alone does not refresh it.
+[ "$assemble_only" = 1 ] || echo "$want" > "$stamp"
 for t in web bundler node b2nd; do
   printf 'build-pkg: pkg/%-8s %s bytes of wasm\n' "$t" "$(stat -c %s "$out/$t/chunkwise_bg.wasm")"
 done
