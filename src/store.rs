@@ -13,7 +13,7 @@
 //! copy serves every dataset.
 
 use crate::array::{OpenOptions, RemoteArray};
-use crate::cache::{CacheCoordinator, SourceKey};
+use crate::cache::{CacheCoordinator, CacheStatus, SourceKey};
 use crate::error::Result;
 #[cfg(feature = "zarr")]
 use crate::formats::zarr::ZarrStore;
@@ -38,6 +38,8 @@ pub struct RemoteStore {
     options: OpenOptions,
     info: SourceInfo,
     nodes: Vec<Node>,
+    /// What the open found in the caches ([`RemoteStore::cache_status`]).
+    status: CacheStatus,
 }
 
 /// What a store reads its leaves from.
@@ -68,7 +70,9 @@ pub fn normalise_path(path: &str) -> String {
 impl RemoteStore {
     /// A store from its parts, built by the opener ([`crate::open`]): what its leaves are
     /// read from, its traffic, caches and cache identity, the options every
-    /// [`RemoteStore::get`] takes, the container's identity and its listing.
+    /// [`RemoteStore::get`] takes, the container's identity, its listing and what the open
+    /// found in the caches.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn from_parts(
         container: Container,
         traffic: Traffic,
@@ -77,6 +81,7 @@ impl RemoteStore {
         options: OpenOptions,
         info: SourceInfo,
         nodes: Vec<Node>,
+        status: CacheStatus,
     ) -> RemoteStore {
         RemoteStore {
             container,
@@ -86,12 +91,26 @@ impl RemoteStore {
             options,
             info,
             nodes,
+            status,
         }
     }
 
     /// Groups and arrays of the container, sorted by path (the root group `/` first).
     pub fn nodes(&self) -> &[Node] {
         &self.nodes
+    }
+
+    /// What the open found in the caches: `Created` (no listing record held), `Reused` (the
+    /// held listing, or for Zarr the remembered metadata, was used) or `Invalidated` (a
+    /// record of another version was dropped).
+    pub fn cache_status(&self) -> CacheStatus {
+        self.status
+    }
+
+    /// Bytes of compressed payload held by the store's cache coordinator (every source it
+    /// caches): `coordinator().stats().payload.bytes`.
+    pub fn cache_bytes(&self) -> u64 {
+        self.coordinator.stats().payload.bytes
     }
 
     /// Opens the array at `path` (`/group/data`; a missing leading `/` is added), sharing
