@@ -26,6 +26,7 @@ use crate::error::{Error, Result};
 use crate::formats::{ArrayFormat, ArrayInfo};
 use crate::io::{RangeSource, SourceInfo, Traffic, TrafficSnapshot};
 use crate::selection::Selection;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Options for [`RemoteArray::open_source`].
@@ -121,6 +122,10 @@ pub struct RemoteArray {
     zarr: Option<ZarrHandle>,
     /// What the open found in the caches ([`RemoteArray::cache_status`]).
     status: CacheStatus,
+    /// For an array handed out by [`crate::store::RemoteStore::get`]: the store's
+    /// generation counter and the generation the array belongs to; reads fail with
+    /// [`Error::Stale`] once they differ (the store was refreshed).
+    generation: Option<(Arc<AtomicU64>, u64)>,
 }
 
 /// A Zarr array's store-backed reader; in a build without Zarr (cargo feature `zarr`) no
@@ -170,12 +175,20 @@ impl RemoteArray {
             info,
             zarr,
             status: CacheStatus::Created,
+            generation: None,
         }
     }
 
     /// This handle with the cache status the opener found (the default is `Created`).
     pub(crate) fn with_cache_status(mut self, status: CacheStatus) -> RemoteArray {
         self.status = status;
+        self
+    }
+
+    /// This handle bound to generation `number` of a store whose current generation
+    /// `counter` holds ([`crate::store::RemoteStore::refresh`]).
+    pub(crate) fn with_generation(mut self, counter: Arc<AtomicU64>, number: u64) -> RemoteArray {
+        self.generation = Some((counter, number));
         self
     }
 
@@ -256,7 +269,18 @@ impl RemoteArray {
     /// the version this array was opened on (size, `ETag` or `Last-Modified` differ): nothing
     /// of the old version is returned mixed with the new, and the coordinator forgets the
     /// source ([`CacheCoordinator::forget_source`]), so reopening reads the new version.
+    /// `STALE` ([`Error::Stale`]), before any request, for an array obtained from a store's
+    /// [`crate::store::RemoteStore::get`] before the store was refreshed.
     pub async fn read(&self, selection: &Selection, opts: &ReadOptions<'_>) -> Result<ArrayData> {
+        if let Some((counter, mine)) = &self.generation {
+            let now = counter.load(Ordering::Acquire);
+            if now != *mine {
+                return Err(Error::Stale {
+                    location: self.info.location.clone(),
+                    detail: format!("store generation {mine}, now {now}"),
+                });
+            }
+        }
         let reader = crate::pipeline::Reader {
             source: &*self.source,
             source_len: self.info.len,

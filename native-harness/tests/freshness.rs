@@ -1,7 +1,7 @@
 //! Freshness of cached sources, with the real range server on loopback: the mutable-source
 //! mode of a standalone `.b2nd` (`OpenOptions::assume_immutable` false, CLI `--mutable`),
-//! and the cache status an open reports. The versions are written at test time by
-//! python-blosc2 from seeded arrays
+//! the cache status an open reports, and the refresh of a store. The versions are written
+//! at test time by python-blosc2 and h5py from seeded arrays
 //! (`tests/fixtures/gen_versions.py`); expected values are those arrays (`.npy`).
 
 use chunkwise::array::{OpenOptions, ReadOptions, RemoteArray};
@@ -348,5 +348,154 @@ async fn stores_report_created_then_reused() {
         assert_eq!(warm.cache_status(), CacheStatus::Reused, "{url}");
         assert_eq!(warm.traffic().requests, 0, "{url}");
     }
+    server.shutdown().await;
+}
+
+/// The arrays `h5_v{version}{path}.npy` as written.
+fn h5_expected(version: u32, path: &str) -> Npy {
+    npy(&versions().join(format!("h5_v{version}{}.npy", path.replace('/', "_"))))
+}
+
+async fn read_all(a: &RemoteArray) -> chunkwise::Result<Vec<u8>> {
+    Ok(a.read(&Selection::all(), &ReadOptions::default())
+        .await?
+        .data)
+}
+
+/// An HDF5 store whose file is rewritten: `refresh` lists and reads the new version, arrays
+/// got before fail with STALE, arrays got after read the new values.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refreshed_store_reads_the_new_version_and_old_handles_are_stale() {
+    let root = tempfile::tempdir().unwrap();
+    publish(root.path(), "h5_v1.h5", "data.h5", 1);
+    let server = common::fault_server(root.path(), &[], false).await;
+    let url = server.url("data.h5");
+    let coordinator = CacheCoordinator::memory(1 << 20);
+    let store =
+        chunkwise::open::open_store(&url, vec![], OpenOptions::default(), coordinator.clone())
+            .await
+            .unwrap();
+    assert_eq!(store.cache_status(), CacheStatus::Created);
+    let old = store.get("/data").await.unwrap();
+    assert!(read_all(&old).await.unwrap() == h5_expected(1, "/data").data);
+    assert!(!store.nodes().iter().any(|n| n.path == "/extra"));
+
+    publish(root.path(), "h5_v2.h5", "data.h5", 2);
+    // Without a refresh the store trusts what it holds (immutable by default).
+    let again =
+        chunkwise::open::open_store(&url, vec![], OpenOptions::default(), coordinator.clone())
+            .await
+            .unwrap();
+    assert_eq!(again.cache_status(), CacheStatus::Reused);
+
+    store.refresh().await.unwrap();
+    assert_eq!(store.cache_status(), CacheStatus::Invalidated);
+    let data = store.nodes().iter().find(|n| n.path == "/data").unwrap();
+    assert_eq!(data.shape.as_deref(), Some(&[120u64][..]), "{data:?}");
+    assert!(store.nodes().iter().any(|n| n.path == "/extra"));
+    let new = store.get("/data").await.unwrap();
+    assert_eq!(new.shape(), &[120]);
+    assert!(read_all(&new).await.unwrap() == h5_expected(2, "/data").data);
+    let extra = store.get("/extra").await.unwrap();
+    assert!(read_all(&extra).await.unwrap() == h5_expected(2, "/extra").data);
+    let b = store.get("/group/b").await.unwrap();
+    assert!(read_all(&b).await.unwrap() == h5_expected(2, "/group/b").data);
+
+    let e = read_all(&old).await.unwrap_err();
+    assert_eq!(e.code(), "STALE", "{e}");
+    assert!(e.to_string().contains("store.get"), "{e}");
+    // A second refresh makes the handles of the first stale in turn.
+    store.refresh().await.unwrap();
+    assert_eq!(read_all(&new).await.unwrap_err().code(), "STALE");
+    let newer = store.get("/data").await.unwrap();
+    assert!(read_all(&newer).await.unwrap() == h5_expected(2, "/data").data);
+    server.shutdown().await;
+}
+
+/// A refresh against a server answering 500 fails, and the store and its arrays keep
+/// reading the old generation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_refresh_leaves_the_old_generation_usable() {
+    let root = tempfile::tempdir().unwrap();
+    publish(root.path(), "h5_v1.h5", "data.h5", 1);
+    // The file is under 64 KiB: the open is one GET (the whole file); every GET after it
+    // is answered 500.
+    let server = common::fault_server(root.path(), &["after=1:status=data.h5:500"], false).await;
+    let url = server.url("data.h5");
+    let store = chunkwise::open::open_store(
+        &url,
+        vec![],
+        OpenOptions::default(),
+        CacheCoordinator::memory(1 << 20),
+    )
+    .await
+    .unwrap();
+    let old = store.get("/data").await.unwrap();
+    assert!(read_all(&old).await.unwrap() == h5_expected(1, "/data").data);
+    assert_eq!(server.stats().gets, 1, "the fault starts after the open");
+
+    publish(root.path(), "h5_v2.h5", "data.h5", 2);
+    let e = store.refresh().await.unwrap_err();
+    assert_eq!(e.code(), "HTTP_STATUS", "{e}");
+    assert!(server.stats().gets > 1, "the refresh asked the server");
+    assert_eq!(store.cache_status(), CacheStatus::Created);
+    assert!(read_all(&old).await.unwrap() == h5_expected(1, "/data").data);
+    assert!(!store.nodes().iter().any(|n| n.path == "/extra"));
+    let data = store.get("/data").await.unwrap();
+    assert!(read_all(&data).await.unwrap() == h5_expected(1, "/data").data);
+    let b = store.get("/group/b").await.unwrap();
+    assert!(read_all(&b).await.unwrap() == h5_expected(1, "/group/b").data);
+    server.shutdown().await;
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let t = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &t);
+        } else {
+            std::fs::copy(e.path(), &t).unwrap();
+        }
+    }
+}
+
+/// A Zarr store whose shard is rewritten in place: `refresh` lists a new store (nothing
+/// remembered), the array got after it reads the new shard's values, the one got before is
+/// STALE.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refreshed_zarr_store_reads_the_rewritten_shard() {
+    let root = tempfile::tempdir().unwrap();
+    let store_dir = root.path().join("shards.zarr");
+    copy_dir(&versions().join("zarr_v1/shards.zarr"), &store_dir);
+    let server = common::fault_server(root.path(), &[], false).await;
+    let url = server.url("shards.zarr");
+    let expected = |v: u32| npy(&versions().join(format!("zarr_v{v}.npy"))).data;
+    let store = chunkwise::open::open_store(
+        &url,
+        vec![],
+        OpenOptions::default(),
+        CacheCoordinator::memory(1 << 20),
+    )
+    .await
+    .unwrap();
+    let old = store.get("/").await.unwrap();
+    assert!(read_all(&old).await.unwrap() == expected(1));
+
+    let shard = store_dir.join("c/0/0");
+    std::fs::copy(versions().join("zarr_v2/shards.zarr/c/0/0"), &shard).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&shard)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .unwrap();
+    store.refresh().await.unwrap();
+    let new = store.get("/").await.unwrap();
+    assert!(
+        read_all(&new).await.unwrap() == expected(2),
+        "the new shard"
+    );
+    assert_eq!(read_all(&old).await.unwrap_err().code(), "STALE");
     server.shutdown().await;
 }

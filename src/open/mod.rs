@@ -292,7 +292,8 @@ pub async fn open_array(
 /// `.zarr`, a local directory, or a location with no object of its own or holding no
 /// container file) as a store whose caches `coordinator` owns, listed once.
 /// `options.path` is ignored; `options.cache_key` names the source in the caches; the
-/// other options apply to every [`RemoteStore::get`].
+/// other options apply to every [`RemoteStore::get`]. [`RemoteStore::refresh`] of the
+/// store reads through a new transport (or Zarr store) of `location` and `headers`.
 ///
 /// # Errors
 /// As [`RemoteStore::open`] and [`RemoteStore::open_zarr`]; the transport's errors.
@@ -309,6 +310,13 @@ pub async fn open_store(
     }
     let (t, traffic, key) = object(location, &headers, &options, &coordinator)?;
     let first = RemoteStore::open(t, traffic, options.clone(), coordinator.clone(), key).await;
+    // A refresh reads through a new transport, which has seen no earlier answer.
+    let (at, sent) = (location.to_string(), headers.clone());
+    let first = first.map(|s| {
+        s.with_reopen(Box::new(move |traffic: &Traffic| {
+            Ok(Container::File(transport(&at, sent.clone(), traffic)?))
+        }))
+    });
     or_zarr(first, true, || zarr(headers, options, coordinator)).await
 }
 
@@ -483,7 +491,7 @@ impl RemoteArray {
     /// # Errors
     /// As [`RemoteArray::open_source`]; [`crate::Error::InvalidArgument`] when
     /// `assume_immutable` is false and the source (its record, or its first bytes) is not a
-    /// `.b2nd` ([`refuse_mutable`]).
+    /// `.b2nd`.
     pub async fn open_with_cache(
         transport: Arc<dyn RangeSource>,
         traffic: Traffic,
@@ -692,14 +700,18 @@ impl RemoteStore {
     /// the cache identity (URL and fingerprint of the headers `transport` sends).
     /// `options.path` is ignored; the other options apply to every [`RemoteStore::get`].
     ///
-    /// Warm (the coordinator holds the listing): no request.
+    /// Warm (the coordinator holds the listing): no request. A store made here refreshes
+    /// ([`RemoteStore::refresh`]) through `transport` itself, which, if it checks its
+    /// answers as the HTTP transport does, fails with `SOURCE_CHANGED` once the file was
+    /// rewritten; [`open_store`]'s stores refresh through a new transport.
     ///
     /// # Errors
     /// I/O errors; [`FormatError::Unsupported`] when the source is not a container read
     /// here (HDF5 only for now; a `.b2nd` is a single array: open it with
     /// [`RemoteArray::open_with_cache`]); [`FormatError::Invalid`] when the root group
     /// cannot be read; [`crate::Error::InvalidArgument`] for
-    /// [`OpenOptions::assume_immutable`] false (stores assume an immutable source).
+    /// [`OpenOptions::assume_immutable`] false (stores assume an immutable source; see
+    /// [`RemoteStore::refresh`]).
     pub async fn open(
         transport: Arc<dyn RangeSource>,
         traffic: Traffic,
@@ -810,6 +822,87 @@ async fn put_listing(
     coordinator
         .put_discovery(&key.scoped(NODES_SCOPE), &record(info, listing.to_seed()))
         .await;
+}
+
+/// A store's generation prepared by [`fresh_generation`], not yet published.
+pub(crate) struct FreshGeneration {
+    /// What the generation's arrays read from (a small file's bytes in memory).
+    pub container: Container,
+    /// The container's identity at this discovery.
+    pub info: SourceInfo,
+    /// Its listing.
+    pub nodes: Vec<crate::formats::Node>,
+    /// A small file's complete bytes, to become the source copy.
+    pub copy: Option<Bytes>,
+}
+
+/// A generation of a store prepared from `container` (a fresh transport or Zarr store)
+/// without reading or writing any cache: an HDF5 file's head read (for a small file, the
+/// whole file) and listing, or a Zarr store's listing.
+///
+/// # Errors
+/// Those of the reads and of the listing.
+pub(crate) async fn fresh_generation(
+    container: Container,
+    options: &OpenOptions,
+) -> Result<FreshGeneration> {
+    match container {
+        Container::File(transport) => {
+            let (source, head, info) = RemoteArray::fetch_head(transport, options).await?;
+            let small = info.len <= options.small_source_bytes;
+            let copy = small.then(|| head.clone());
+            let nodes = list_container(&*source, head, &info).await?;
+            // Arrays of the new generation read through `source`: a small file's complete
+            // copy in memory, else the new transport, whose HTTP answers are checked against
+            // the first one it saw (this version).
+            Ok(FreshGeneration {
+                container: Container::File(source),
+                info,
+                nodes,
+                copy,
+            })
+        }
+        #[cfg(feature = "zarr")]
+        Container::Zarr(store) => {
+            let nodes = crate::formats::zarr::list_nodes(&store).await?;
+            let info = SourceInfo {
+                location: store.base().to_string(),
+                ..Default::default()
+            };
+            Ok(FreshGeneration {
+                container: Container::Zarr(store),
+                info,
+                nodes,
+                copy: None,
+            })
+        }
+    }
+}
+
+/// Replaces what `coordinator` holds for the source `key` by the generation `fresh`:
+/// everything of the old version is dropped ([`CacheCoordinator::forget_source`]: records
+/// of every scope, the source copy, payload), then the new one is recorded (HDF5: the
+/// listing record and a small file's copy; Zarr: the store's remembered metadata).
+pub(crate) async fn publish_generation(
+    fresh: &FreshGeneration,
+    coordinator: &CacheCoordinator,
+    key: &SourceKey,
+) {
+    let coordinator = coordinator.for_source(key);
+    coordinator.forget_source(key).await;
+    if let Some(bytes) = &fresh.copy {
+        coordinator
+            .put_source_copy(&key.source_id(), &(&fresh.info).into(), bytes.clone())
+            .await;
+    }
+    match &fresh.container {
+        Container::File(_) => {
+            #[cfg(feature = "hdf5")]
+            put_listing(&coordinator, key, &fresh.info, &fresh.nodes).await;
+        }
+        #[cfg(feature = "zarr")]
+        Container::Zarr(store) => zarr::keep_zarr(store, &coordinator, key).await,
+    }
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

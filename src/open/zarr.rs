@@ -168,8 +168,17 @@ pub async fn open_zarr_store(
     options: OpenOptions,
     coordinator: CacheCoordinator,
 ) -> Result<RemoteStore> {
-    let (store, traffic, key) = store_parts(location, headers, &options, &coordinator)?;
-    RemoteStore::open_zarr(store, traffic, options, coordinator, key).await
+    let (store, traffic, key) = store_parts(location, headers.clone(), &options, &coordinator)?;
+    let opened = RemoteStore::open_zarr(store, traffic, options, coordinator, key).await?;
+    // A refresh lists a new store, which remembers nothing yet.
+    let base = location.to_string();
+    Ok(opened.with_reopen(Box::new(move |traffic: &Traffic| {
+        Ok(Container::Zarr(zarr_store(
+            &base,
+            headers.clone(),
+            traffic,
+        )?))
+    })))
 }
 
 /// What opening the Zarr store at `base` starts from: the store, the traffic its objects
