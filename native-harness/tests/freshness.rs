@@ -162,6 +162,89 @@ async fn a_mutable_reopen_of_an_unchanged_b2nd_costs_one_request() {
     server.shutdown().await;
 }
 
+/// A small `.b2nd` (held whole as the coordinator's source copy) rewritten with another
+/// array: an immutable reopen serves the held copy, a mutable one sees the change with its
+/// one request, drops the copy and reads the new array; unchanged, it costs that request
+/// only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mutable_reopen_does_not_serve_a_stale_source_copy() {
+    let blosc2 = fixtures().join("blosc2");
+    let root = tempfile::tempdir().unwrap();
+    let place = |name: &str, step: u64| {
+        let target = root.path().join("small.b2nd");
+        std::fs::copy(blosc2.join(name), &target).unwrap();
+        let t = std::time::SystemTime::UNIX_EPOCH
+            + std::time::Duration::from_secs(1_700_000_000 + step);
+        std::fs::File::options()
+            .write(true)
+            .open(&target)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+    };
+    place("be_i4.b2nd", 1);
+    let server = common::fault_server(root.path(), &[], false).await;
+    let url = server.url("small.b2nd");
+    let c = CacheCoordinator::memory(1 << 20);
+    let open = |options: OpenOptions| chunkwise::open::open_array(&url, vec![], options, c.clone());
+    let want = |name: &str| npy(&blosc2.join(name)).data;
+
+    let a = open(OpenOptions::default()).await.unwrap();
+    assert!(read_all(&a).await.unwrap() == want("be_i4.npy"));
+    let before = server.stats().requests;
+    let a = open(mutable()).await.unwrap();
+    assert_eq!(server.stats().requests - before, 1, "one check request");
+    assert_eq!(a.cache_status(), CacheStatus::Reused);
+    assert!(read_all(&a).await.unwrap() == want("be_i4.npy"));
+    assert_eq!(
+        server.stats().requests - before,
+        1,
+        "read from the held copy"
+    );
+
+    place("be_f8.b2nd", 2);
+    let stale = open(OpenOptions::default()).await.unwrap();
+    assert!(
+        read_all(&stale).await.unwrap() == want("be_i4.npy"),
+        "immutable by default: the held copy is served"
+    );
+    let a = open(mutable()).await.unwrap();
+    assert_eq!(a.cache_status(), CacheStatus::Invalidated);
+    assert_eq!(a.dtype_descr(), ">f8");
+    assert!(
+        read_all(&a).await.unwrap() == want("be_f8.npy"),
+        "the new array"
+    );
+    server.shutdown().await;
+}
+
+/// A discovery record of another version is dropped and reported as `invalidated`; the
+/// reopen discovers afresh and reads the values written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_of_another_version_is_invalidated() {
+    let server = common::fault_server(&fixtures(), &[], false).await;
+    let url = server.url("blosc2/be_i4.b2nd");
+    let c = CacheCoordinator::memory(1 << 20);
+    let open = || chunkwise::open::open_array(&url, vec![], OpenOptions::default(), c.clone());
+    assert_eq!(open().await.unwrap().cache_status(), CacheStatus::Created);
+    let record_key = chunkwise::open::source_key(&url, &[], &c, None).scoped("");
+    let json = String::from_utf8(c.record(&record_key).await.unwrap().to_vec()).unwrap();
+    let v = chunkwise::cache::discovery::DISCOVERY_VERSION;
+    let older = json.replacen(
+        &format!("\"version\":{v}"),
+        &format!("\"version\":{}", v - 1),
+        1,
+    );
+    assert_ne!(older, json);
+    c.put_record(&record_key, older.into_bytes()).await;
+    let a = open().await.unwrap();
+    assert_eq!(a.cache_status(), CacheStatus::Invalidated);
+    let want = npy(&fixtures().join("blosc2/be_i4.npy")).data;
+    assert!(read_all(&a).await.unwrap() == want);
+    assert_eq!(open().await.unwrap().cache_status(), CacheStatus::Reused);
+    server.shutdown().await;
+}
+
 /// The mutable-source mode is refused for the formats whose readers assume immutability
 /// (HDF5, Zarr) and for stores, with INVALID_ARGUMENT naming the format.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
