@@ -446,18 +446,28 @@ async fn read_all(a: &RemoteArray) -> chunkwise::Result<Vec<u8>> {
 }
 
 /// An HDF5 store whose file is rewritten: `refresh` lists and reads the new version, arrays
-/// got before fail with STALE, arrays got after read the new values.
+/// got before fail with STALE, arrays got after read the new values; both for a small file
+/// (held whole) and for one read by ranges (`small_source_bytes` below its size).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refreshed_store_reads_the_new_version_and_old_handles_are_stale() {
+    refreshed_store(OpenOptions::default()).await;
+    refreshed_store(OpenOptions {
+        small_source_bytes: 1024,
+        head_bytes: 1024,
+        ..Default::default()
+    })
+    .await;
+}
+
+async fn refreshed_store(options: OpenOptions) {
     let root = tempfile::tempdir().unwrap();
     publish(root.path(), "h5_v1.h5", "data.h5", 1);
     let server = common::fault_server(root.path(), &[], false).await;
     let url = server.url("data.h5");
     let coordinator = CacheCoordinator::memory(1 << 20);
-    let store =
-        chunkwise::open::open_store(&url, vec![], OpenOptions::default(), coordinator.clone())
-            .await
-            .unwrap();
+    let store = chunkwise::open::open_store(&url, vec![], options.clone(), coordinator.clone())
+        .await
+        .unwrap();
     assert_eq!(store.cache_status(), CacheStatus::Created);
     let old = store.get("/data").await.unwrap();
     assert!(read_all(&old).await.unwrap() == h5_expected(1, "/data").data);
@@ -465,10 +475,9 @@ async fn a_refreshed_store_reads_the_new_version_and_old_handles_are_stale() {
 
     publish(root.path(), "h5_v2.h5", "data.h5", 2);
     // Without a refresh the store trusts what it holds (immutable by default).
-    let again =
-        chunkwise::open::open_store(&url, vec![], OpenOptions::default(), coordinator.clone())
-            .await
-            .unwrap();
+    let again = chunkwise::open::open_store(&url, vec![], options.clone(), coordinator.clone())
+        .await
+        .unwrap();
     assert_eq!(again.cache_status(), CacheStatus::Reused);
 
     store.refresh().await.unwrap();
