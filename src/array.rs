@@ -18,7 +18,7 @@
 //! ([`crate::cache::convert`]).
 
 use crate::cache::{
-    CacheCoordinator, CachePolicy, PayloadCache, SourceKey, DEFAULT_MAX_CACHE_BYTES,
+    CacheCoordinator, CachePolicy, CacheStatus, PayloadCache, SourceKey, DEFAULT_MAX_CACHE_BYTES,
 };
 use crate::dtype::DType;
 use crate::element::Element;
@@ -26,6 +26,7 @@ use crate::error::{Error, Result};
 use crate::formats::{ArrayFormat, ArrayInfo};
 use crate::io::{RangeSource, SourceInfo, Traffic, TrafficSnapshot};
 use crate::selection::Selection;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Options for [`RemoteArray::open_source`].
@@ -60,6 +61,20 @@ pub struct OpenOptions {
     /// see [`crate::cache::SourceKey::named`]. Openers that derive the cache key from a URL
     /// use it ([`CacheCoordinator::key_for`]); functions that take a key ignore it.
     pub cache_key: Option<String>,
+    /// Whether the source is trusted not to change at its URL (default true: a held
+    /// discovery record is reused without a request, spec: remote cache design, "Freshness
+    /// and refresh"). False (CLI `--mutable`) is the mutable-source mode of a standalone
+    /// `.b2nd`: the open checks the source's identity once, with the request it makes
+    /// anyway on a cold open (the head read) or, when a record is held, one request for the
+    /// first byte whose size and validators are compared with the record's (lengths equal,
+    /// and an `ETag` or `Last-Modified` both carry equal: the rule of
+    /// [`crate::io::Validated`]). The same: the record and cached payload are reused with no
+    /// further request ([`crate::cache::CacheStatus::Reused`]); changed: everything held
+    /// for the source is dropped ([`CacheCoordinator::forget_source`]) and it is discovered
+    /// afresh ([`crate::cache::CacheStatus::Invalidated`]). HDF5, Zarr and stores do not
+    /// support this mode (the spec's B2Z, HDF5 and Zarr adapters do not): they are refused
+    /// with `INVALID_ARGUMENT` naming the format.
+    pub assume_immutable: bool,
 }
 
 impl Default for OpenOptions {
@@ -79,6 +94,7 @@ impl Default for OpenOptions {
             block_read_min_bytes: 256 * 1024,
             path: None,
             cache_key: None,
+            assume_immutable: true,
         }
     }
 }
@@ -104,6 +120,12 @@ pub struct RemoteArray {
     /// Set for a Zarr array, whose chunks are objects of their own (see [`RemoteArray::open_zarr`]).
     #[cfg_attr(not(feature = "zarr"), allow(dead_code))]
     zarr: Option<ZarrHandle>,
+    /// What the open found in the caches ([`RemoteArray::cache_status`]).
+    status: CacheStatus,
+    /// For an array handed out by [`crate::store::RemoteStore::get`]: the store's
+    /// generation counter and the generation the array belongs to; reads fail with
+    /// [`Error::Stale`] once they differ (the store was refreshed).
+    generation: Option<(Arc<AtomicU64>, u64)>,
 }
 
 /// A Zarr array's store-backed reader; in a build without Zarr (cargo feature `zarr`) no
@@ -152,7 +174,38 @@ impl RemoteArray {
             converted,
             info,
             zarr,
+            status: CacheStatus::Created,
+            generation: None,
         }
+    }
+
+    /// This handle with the cache status the opener found (the default is `Created`).
+    pub(crate) fn with_cache_status(mut self, status: CacheStatus) -> RemoteArray {
+        self.status = status;
+        self
+    }
+
+    /// This handle bound to generation `number` of a store whose current generation
+    /// `counter` holds ([`crate::store::RemoteStore::refresh`]).
+    pub(crate) fn with_generation(mut self, counter: Arc<AtomicU64>, number: u64) -> RemoteArray {
+        self.generation = Some((counter, number));
+        self
+    }
+
+    /// What the open found in the caches: `Created` when no discovery record of this source
+    /// and scope was held (it was discovered and recorded), `Reused` when one was used,
+    /// `Invalidated` when one was held but dropped (the source changed under the
+    /// mutable-source check of [`OpenOptions::assume_immutable`], or the record was of
+    /// another version) and the source discovered afresh. python-blosc2's names.
+    pub fn cache_status(&self) -> CacheStatus {
+        self.status
+    }
+
+    /// Bytes of compressed payload held by this array's cache coordinator (every source it
+    /// caches, not this array's alone): `coordinator().stats().payload.bytes`; under DISK
+    /// the bytes in `payload/`.
+    pub fn cache_bytes(&self) -> u64 {
+        self.coordinator.stats().payload.bytes
     }
 
     /// Array shape (elements).
@@ -216,7 +269,18 @@ impl RemoteArray {
     /// the version this array was opened on (size, `ETag` or `Last-Modified` differ): nothing
     /// of the old version is returned mixed with the new, and the coordinator forgets the
     /// source ([`CacheCoordinator::forget_source`]), so reopening reads the new version.
+    /// `STALE` ([`Error::Stale`]), before any request, for an array obtained from a store's
+    /// [`crate::store::RemoteStore::get`] before the store was refreshed.
     pub async fn read(&self, selection: &Selection, opts: &ReadOptions<'_>) -> Result<ArrayData> {
+        if let Some((counter, mine)) = &self.generation {
+            let now = counter.load(Ordering::Acquire);
+            if now != *mine {
+                return Err(Error::Stale {
+                    location: self.info.location.clone(),
+                    detail: format!("store generation {mine}, now {now}"),
+                });
+            }
+        }
         let reader = crate::pipeline::Reader {
             source: &*self.source,
             source_len: self.info.len,

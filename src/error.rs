@@ -30,6 +30,16 @@ pub enum Error {
     /// A chunk-trace geometry, selection or cache setting is invalid.
     #[error(transparent)]
     ChunkTrace(crate::chunk_trace::ChunkTraceError),
+    /// An array handle obtained from a store before the store was refreshed
+    /// ([`crate::store::RemoteStore::refresh`]): its reads fail, as the spec's "existing
+    /// child handles of a refreshed store become stale and must be reacquired".
+    #[error("{location}: this array handle is from before a refresh of its store ({detail}) and reads no more; get it again with store.get")]
+    Stale {
+        /// The array's location.
+        location: String,
+        /// The generations (the handle's and the store's).
+        detail: String,
+    },
 }
 
 impl Error {
@@ -65,6 +75,7 @@ impl Error {
             Error::InvalidArgument(_) => "INVALID_ARGUMENT",
             Error::Partition(e) => e.code(),
             Error::ChunkTrace(_) => "CHUNK_TRACE",
+            Error::Stale { .. } => "STALE",
         }
     }
 }
@@ -120,6 +131,7 @@ error_codes![
     "JSON",
     "NOT_A_ZARR_STORE",
     "STORE",
+    "STALE",
 ];
 
 // Every conversion between the layers' errors lives here.
@@ -537,6 +549,10 @@ mod tests {
         all.push(Error::ChunkTrace(
             crate::chunk_trace::ChunkTraceError::InvalidGeometry("x".into()),
         ));
+        all.push(Error::Stale {
+            location: "x".into(),
+            detail: "x".into(),
+        });
         all
     }
 

@@ -113,8 +113,13 @@ enum Command {
         /// Write the selection as .npy.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// The source may change at its URL (assume_immutable = false; standalone .b2nd
+        /// only): a held discovery record is checked with one request before it is reused.
+        #[arg(long)]
+        mutable: bool,
     },
-    /// Show what discovery finds: shape, dtype, chunks, codecs. On an HDF5 file without
+    /// Show what discovery finds: shape, dtype, chunks, codecs (--json also "requests",
+    /// "bytes" and "cache_status": created, reused or invalidated). On an HDF5 file without
     /// --path whose root does not hold exactly one dataset, prints the hierarchy instead: one
     /// JSON list of {"path","kind","shape","dtype","error"} (kind "group" or "array").
     Info {
@@ -123,6 +128,10 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// The source may change at its URL (assume_immutable = false; standalone .b2nd
+        /// only): a held discovery record is checked with one request before it is reused.
+        #[arg(long)]
+        mutable: bool,
     },
     /// Print the chunk map of an HDF5 dataset: each allocated chunk's element offset, byte
     /// address, stored size and filter mask.
@@ -339,12 +348,14 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 },
             select,
             out,
+            mutable,
         } => {
             let coordinator = source::coordinator(&cache, cache_dir.as_deref())?;
             let options = OpenOptions {
                 cache: coordinator.policy(),
                 path: path.clone(),
                 cache_key,
+                assume_immutable: !mutable,
                 ..Default::default()
             };
             let sel = Selection::parse(&select).map_err(chunkwise::Error::Selection)?;
@@ -440,12 +451,14 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                     ..
                 },
             json,
+            mutable,
         } => {
             let coordinator = source::coordinator(&cache, cache_dir.as_deref())?;
             let options = OpenOptions {
                 cache: coordinator.policy(),
                 path: path.clone(),
                 cache_key: cache_key.clone(),
+                assume_immutable: !mutable,
                 ..Default::default()
             };
             let headers = parse_headers(&headers)?;
@@ -455,8 +468,9 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             let arr = match opened {
                 Ok(arr) => arr,
                 // No --path and the root does not hold exactly one dataset (the reason the
-                // open needed a path): list the hierarchy instead.
-                Err(e) if path.is_none() => {
+                // open needed a path): list the hierarchy instead (not when --mutable was
+                // refused: a listing would hide the refusal).
+                Err(e) if path.is_none() && !mutable => {
                     match source::open_store_cached(
                         &source,
                         headers,
@@ -486,6 +500,7 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 let mut v = serde_json::to_value(&info).expect("info serialises");
                 v["requests"] = t.requests.into();
                 v["bytes"] = t.bytes.into();
+                v["cache_status"] = arr.cache_status().as_str().into();
                 println!("{v}");
             } else {
                 println!(
@@ -503,6 +518,7 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                     info.nbytes, info.cbytes, info.source_bytes
                 );
                 println!("traffic: {} requests, {} bytes", t.requests, t.bytes);
+                println!("cache:   {}", arr.cache_status());
             }
             Ok(())
         }

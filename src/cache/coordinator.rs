@@ -640,12 +640,18 @@ impl CacheCoordinator {
     /// The discovery record under `key` ([`super::SourceKey::scoped`]); a malformed record or
     /// one of another version is dropped and reported as a miss.
     pub async fn discovery(&self, key: &str) -> Option<DiscoveryRecord> {
-        let found = self
-            .get_record(key)
-            .await
-            .and_then(|b| discovery::from_json::<DiscoveryRecord>(&b));
+        self.discovery_lookup(key).await.ok()
+    }
+
+    /// As [`CacheCoordinator::discovery`], saying on a miss whether a record was held under
+    /// `key` (`Err(true)`: held but malformed or of another version, and dropped;
+    /// `Err(false)`: none), for [`super::CacheStatus`].
+    pub async fn discovery_lookup(&self, key: &str) -> Result<DiscoveryRecord, bool> {
+        let held = self.get_record(key).await;
+        let was_held = held.is_some();
+        let found = held.and_then(|b| discovery::from_json::<DiscoveryRecord>(&b));
         self.count_discovery(key, found.is_some()).await;
-        found
+        found.ok_or(was_held)
     }
 
     async fn count_discovery(&self, key: &str, hit: bool) {

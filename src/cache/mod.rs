@@ -21,6 +21,7 @@ pub mod identity;
 mod lru;
 mod payload;
 mod policy;
+mod status;
 
 /// The DISK store's former path: the filesystem backend ([`backend::fs`]).
 #[cfg(not(target_arch = "wasm32"))]
@@ -34,3 +35,4 @@ pub use discovery::DiscoveryRecord;
 pub use identity::SourceKey;
 pub use payload::{ByteLru, CacheKey, CacheStats, Item, PayloadCache};
 pub use policy::{CachePolicy, DEFAULT_MAX_CACHE_BYTES};
+pub use status::CacheStatus;

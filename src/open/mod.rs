@@ -19,7 +19,7 @@
 // code that would discover one is then unreachable.
 #![cfg_attr(
     not(any(feature = "b2nd", feature = "hdf5")),
-    allow(unreachable_code, unused_variables, unused_imports)
+    allow(unreachable_code, unused_variables, unused_imports, unused_assignments)
 )]
 
 pub mod options;
@@ -36,7 +36,7 @@ pub use zarr::{key_opener, open_zarr, open_zarr_store, zarr_store};
 
 use crate::array::{OpenOptions, RemoteArray};
 use crate::cache::discovery::{DiscoveryRecord, SourceIdentity, DISCOVERY_VERSION};
-use crate::cache::{convert, CacheCoordinator, SourceKey};
+use crate::cache::{convert, CacheCoordinator, CacheStatus, SourceKey};
 use crate::error::Result;
 #[cfg(feature = "b2nd")]
 use crate::formats::b2nd::{B2ndArray, B2ndSeed};
@@ -274,6 +274,9 @@ pub async fn open_array(
     coordinator: CacheCoordinator,
 ) -> Result<RemoteArray> {
     if is_zarr_root(location) {
+        if !options.assume_immutable {
+            refuse_mutable(location, "zarr")?;
+        }
         return open_zarr(location, headers, options, coordinator).await;
     }
     let (t, traffic, key) = object(location, &headers, &options, &coordinator)?;
@@ -289,7 +292,8 @@ pub async fn open_array(
 /// `.zarr`, a local directory, or a location with no object of its own or holding no
 /// container file) as a store whose caches `coordinator` owns, listed once.
 /// `options.path` is ignored; `options.cache_key` names the source in the caches; the
-/// other options apply to every [`RemoteStore::get`].
+/// other options apply to every [`RemoteStore::get`]. [`RemoteStore::refresh`] of the
+/// store reads through a new transport (or Zarr store) of `location` and `headers`.
 ///
 /// # Errors
 /// As [`RemoteStore::open`] and [`RemoteStore::open_zarr`]; the transport's errors.
@@ -306,6 +310,13 @@ pub async fn open_store(
     }
     let (t, traffic, key) = object(location, &headers, &options, &coordinator)?;
     let first = RemoteStore::open(t, traffic, options.clone(), coordinator.clone(), key).await;
+    // A refresh reads through a new transport, which has seen no earlier answer.
+    let (at, sent) = (location.to_string(), headers.clone());
+    let first = first.map(|s| {
+        s.with_reopen(Box::new(move |traffic: &Traffic| {
+            Ok(Container::File(transport(&at, sent.clone(), traffic)?))
+        }))
+    });
     or_zarr(first, true, || zarr(headers, options, coordinator)).await
 }
 
@@ -324,6 +335,42 @@ fn object(
     let key = source_key(location, headers, coordinator, options.cache_key.as_deref());
     let t = transport(location, headers.to_vec(), &traffic)?;
     Ok((t, traffic, key))
+}
+
+/// Refuses the mutable-source mode ([`OpenOptions::assume_immutable`] false) for a source
+/// of `format` (a seed tag or a detected format) other than a standalone `.b2nd` (spec:
+/// remote cache design, "Freshness and refresh": the B2Z, HDF5 and Zarr adapters do not
+/// support it).
+///
+/// # Errors
+/// [`crate::Error::InvalidArgument`] naming the format.
+pub(crate) fn refuse_mutable(location: &str, format: &str) -> Result<()> {
+    // "b2nd" is the b2nd seed's tag (`B2ndSeed::FORMAT`), present in every build.
+    if format == "b2nd" {
+        return Ok(());
+    }
+    Err(crate::Error::InvalidArgument(format!(
+        "{location}: assume_immutable = false (CLI --mutable) is supported for standalone \
+         .b2nd arrays only; this source is {format}, whose reader assumes an immutable source \
+         (publish changed data at a new URL, or refresh a store)"
+    )))
+}
+
+/// Whether `transport` still serves the version `recorded` describes: one request for the
+/// first byte, whose answer's size and validators must match the recorded ones (lengths
+/// equal, and an `ETag` or `Last-Modified` carried by both equal: the rule of
+/// [`crate::io::Validated`]). An object that became empty has changed.
+///
+/// # Errors
+/// I/O errors of that request other than a change (a source now missing is `NOT_FOUND`).
+async fn unchanged(transport: &Arc<dyn RangeSource>, recorded: &SourceInfo) -> Result<bool> {
+    let checked = crate::io::Validated::new(transport.clone(), recorded.clone());
+    match checked.read(ByteRange::bounded(0..1)).await {
+        Ok(_) => Ok(true),
+        Err(crate::io::IoError::SourceChanged { .. })
+        | Err(crate::io::IoError::RangeNotSatisfiable { .. }) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The discovery record of `seed` for the source `info`.
@@ -434,8 +481,17 @@ impl RemoteArray {
     /// source already held by the coordinator replaces the fetch; the discovery record and
     /// a small source's copy are then stored.
     ///
+    /// With [`OpenOptions::assume_immutable`] false (a standalone `.b2nd` only), a warm open
+    /// first requests the source's first byte and compares the answer's identity with the
+    /// record: the same, the record is reused (no further request); changed, the source is
+    /// forgotten ([`CacheCoordinator::forget_source`]) and discovered afresh. A cold open's
+    /// head read is its check (a held small-source copy is not used unseen).
+    /// [`RemoteArray::cache_status`] says which happened.
+    ///
     /// # Errors
-    /// As [`RemoteArray::open_source`].
+    /// As [`RemoteArray::open_source`]; [`crate::Error::InvalidArgument`] when
+    /// `assume_immutable` is false and the source (its record, or its first bytes) is not a
+    /// `.b2nd`.
     pub async fn open_with_cache(
         transport: Arc<dyn RangeSource>,
         traffic: Traffic,
@@ -447,35 +503,62 @@ impl RemoteArray {
         let scope = options.path.clone().unwrap_or_default();
         let record_key = key.scoped(&scope);
         let source_id = key.source_id();
-        let copy = coordinator.source_copy(&source_id).await;
-        if let Some(rec) = coordinator.discovery(&record_key).await {
-            // Records hold the public URL only; the transport knows the one to request.
-            let info = SourceInfo {
-                location: transport.location().to_string(),
-                ..SourceInfo::from(&rec.source)
-            };
-            let source: Arc<dyn RangeSource> = match &copy {
-                Some((ident, bytes)) if *ident == rec.source => {
-                    Arc::new(MemorySource::with_info(info.clone(), bytes.clone()))
+        let mutable = !options.assume_immutable;
+        let mut copy = coordinator.source_copy(&source_id).await;
+        let mut status = CacheStatus::Created;
+        match coordinator.discovery_lookup(&record_key).await {
+            Ok(rec) => {
+                // Records hold the public URL only; the transport knows the one to request.
+                let info = SourceInfo {
+                    location: transport.location().to_string(),
+                    ..SourceInfo::from(&rec.source)
+                };
+                if mutable {
+                    refuse_mutable(&info.location, &rec.format)?;
                 }
-                _ => Arc::new(crate::io::Validated::new(transport.clone(), info.clone())),
-            };
-            // A record that no longer builds a reader is a miss: discover afresh.
-            if let Some(format) = rebuild(&seed_of(&rec), &info.location, info.len) {
-                return Ok(assemble(
-                    source,
-                    format,
-                    coordinator,
-                    &key,
-                    &scope,
-                    options,
-                    traffic,
-                    info,
-                ));
+                if !mutable || unchanged(&transport, &info).await? {
+                    let source: Arc<dyn RangeSource> = match &copy {
+                        Some((ident, bytes)) if *ident == rec.source => {
+                            Arc::new(MemorySource::with_info(info.clone(), bytes.clone()))
+                        }
+                        _ => Arc::new(crate::io::Validated::new(transport.clone(), info.clone())),
+                    };
+                    // A record that no longer builds a reader is a miss: discover afresh.
+                    if let Some(format) = rebuild(&seed_of(&rec), &info.location, info.len) {
+                        return Ok(assemble(
+                            source,
+                            format,
+                            coordinator,
+                            &key,
+                            &scope,
+                            options,
+                            traffic,
+                            info,
+                        )
+                        .with_cache_status(CacheStatus::Reused));
+                    }
+                } else {
+                    // Nothing of the recorded version may serve the new one.
+                    coordinator.forget_source(&key).await;
+                }
+                status = CacheStatus::Invalidated;
             }
+            Err(true) => status = CacheStatus::Invalidated,
+            Err(false) => {}
+        }
+        if mutable {
+            // The head read is the identity check: a held copy is not trusted unseen.
+            copy = None;
         }
         let (source, head_bytes, info) =
             Self::open_bytes(transport, &options, &coordinator, &source_id, copy).await?;
+        if mutable && detect(&head_bytes) != Detected::B2nd {
+            let format = match detect(&head_bytes) {
+                Detected::Hdf5 => "hdf5",
+                _ => "unknown",
+            };
+            refuse_mutable(&info.location, format)?;
+        }
         let len = info.len;
         let format: Box<dyn ArrayFormat> = match detect(&head_bytes) {
             #[cfg(feature = "b2nd")]
@@ -510,7 +593,8 @@ impl RemoteArray {
             options,
             traffic,
             info,
-        ))
+        )
+        .with_cache_status(status))
     }
 
     /// The source to discover from, its first bytes and its identity: the coordinator's
@@ -616,13 +700,18 @@ impl RemoteStore {
     /// the cache identity (URL and fingerprint of the headers `transport` sends).
     /// `options.path` is ignored; the other options apply to every [`RemoteStore::get`].
     ///
-    /// Warm (the coordinator holds the listing): no request.
+    /// Warm (the coordinator holds the listing): no request. A store made here refreshes
+    /// ([`RemoteStore::refresh`]) through `transport` itself, which, if it checks its
+    /// answers as the HTTP transport does, fails with `SOURCE_CHANGED` once the file was
+    /// rewritten; [`open_store`]'s stores refresh through a new transport.
     ///
     /// # Errors
     /// I/O errors; [`FormatError::Unsupported`] when the source is not a container read
     /// here (HDF5 only for now; a `.b2nd` is a single array: open it with
     /// [`RemoteArray::open_with_cache`]); [`FormatError::Invalid`] when the root group
-    /// cannot be read.
+    /// cannot be read; [`crate::Error::InvalidArgument`] for
+    /// [`OpenOptions::assume_immutable`] false (stores assume an immutable source; see
+    /// [`RemoteStore::refresh`]).
     pub async fn open(
         transport: Arc<dyn RangeSource>,
         traffic: Traffic,
@@ -630,12 +719,15 @@ impl RemoteStore {
         coordinator: CacheCoordinator,
         key: SourceKey,
     ) -> Result<RemoteStore> {
+        if !options.assume_immutable {
+            refuse_mutable(transport.location(), "a store (HDF5)")?;
+        }
         let coordinator = coordinator.for_source(&key);
         let options = OpenOptions {
             path: None,
             ..options
         };
-        let store = |info: SourceInfo, nodes: Vec<crate::formats::Node>| {
+        let store = |info: SourceInfo, nodes: Vec<crate::formats::Node>, status| {
             RemoteStore::from_parts(
                 Container::File(transport.clone()),
                 traffic.clone(),
@@ -644,56 +736,172 @@ impl RemoteStore {
                 options.clone(),
                 info,
                 nodes,
+                status,
             )
         };
         #[cfg(feature = "hdf5")]
-        if let Some(rec) = coordinator.discovery(&key.scoped(NODES_SCOPE)).await {
-            // A listing of another seed version is a miss: list afresh.
-            if let Some(listing) = Hdf5ListingSeed::from_seed(&seed_of(&rec)) {
-                let info = SourceInfo {
-                    location: transport.location().to_string(),
-                    ..SourceInfo::from(&rec.source)
-                };
-                return Ok(store(info, listing.nodes));
+        let status = match coordinator.discovery_lookup(&key.scoped(NODES_SCOPE)).await {
+            Ok(rec) => {
+                // A listing of another seed version is a miss: list afresh.
+                if let Some(listing) = Hdf5ListingSeed::from_seed(&seed_of(&rec)) {
+                    let info = SourceInfo {
+                        location: transport.location().to_string(),
+                        ..SourceInfo::from(&rec.source)
+                    };
+                    return Ok(store(info, listing.nodes, CacheStatus::Reused));
+                }
+                CacheStatus::Invalidated
             }
-        }
+            Err(true) => CacheStatus::Invalidated,
+            Err(false) => CacheStatus::Created,
+        };
+        #[cfg(not(feature = "hdf5"))]
+        let status = CacheStatus::Created;
         let source_id = key.source_id();
         let copy = coordinator.source_copy(&source_id).await;
         let (source, head, info) =
             RemoteArray::open_bytes(transport.clone(), &options, &coordinator, &source_id, copy)
                 .await?;
-        let detected = detect(&head);
-        if detected != Detected::Hdf5 {
-            let what = if detected == Detected::B2nd {
-                "a Blosc2 frame (a single array: open it as an array)".to_string()
-            } else {
-                format!("first bytes {}", magic(&head))
-            };
-            return Err(FormatError::Unsupported {
-                location: info.location.clone(),
-                format: "store",
-                detail: format!("stores list HDF5 files and Zarr stores; this source is {what}"),
-            }
-            .into());
-        }
-        #[cfg(not(feature = "hdf5"))]
-        {
-            let _ = (source, store);
-            Err(not_built(&info.location, "hdf5"))
-        }
+        let nodes = list_container(&*source, head, &info).await?;
         #[cfg(feature = "hdf5")]
-        {
-            // The batched listing: shapes and dtypes from object headers, no chunk index read
-            // (chunk maps wait until a dataset is opened).
-            let nodes = crate::formats::hdf5::list(&*source, head, info.len).await?;
-            let listing = Hdf5ListingSeed {
-                nodes: nodes.clone(),
-            };
-            coordinator
-                .put_discovery(&key.scoped(NODES_SCOPE), &record(&info, listing.to_seed()))
-                .await;
-            Ok(store(info, nodes))
+        put_listing(&coordinator, &key, &info, &nodes).await;
+        Ok(store(info, nodes, status))
+    }
+}
+
+/// The listing of the container whose first bytes (all of them for a small source) are
+/// `head`, read from `source` of identity `info`: an HDF5 file's groups and datasets, with
+/// shapes and dtypes from object headers, no chunk index read (chunk maps wait until a
+/// dataset is opened).
+///
+/// # Errors
+/// [`FormatError::Unsupported`] for a source that is no HDF5 file (or a build without
+/// `hdf5`); the listing's errors.
+async fn list_container(
+    source: &dyn RangeSource,
+    head: Bytes,
+    info: &SourceInfo,
+) -> Result<Vec<crate::formats::Node>> {
+    let detected = detect(&head);
+    if detected != Detected::Hdf5 {
+        let what = if detected == Detected::B2nd {
+            "a Blosc2 frame (a single array: open it as an array)".to_string()
+        } else {
+            format!("first bytes {}", magic(&head))
+        };
+        return Err(FormatError::Unsupported {
+            location: info.location.clone(),
+            format: "store",
+            detail: format!("stores list HDF5 files and Zarr stores; this source is {what}"),
         }
+        .into());
+    }
+    #[cfg(not(feature = "hdf5"))]
+    {
+        let _ = source;
+        Err(not_built(&info.location, "hdf5"))
+    }
+    #[cfg(feature = "hdf5")]
+    {
+        // The batched listing: one round per depth of the hierarchy.
+        crate::formats::hdf5::list(source, head, info.len).await
+    }
+}
+
+/// Records the listing `nodes` of the HDF5 file `info` under `key`.
+#[cfg(feature = "hdf5")]
+async fn put_listing(
+    coordinator: &CacheCoordinator,
+    key: &SourceKey,
+    info: &SourceInfo,
+    nodes: &[crate::formats::Node],
+) {
+    let listing = Hdf5ListingSeed {
+        nodes: nodes.to_vec(),
+    };
+    coordinator
+        .put_discovery(&key.scoped(NODES_SCOPE), &record(info, listing.to_seed()))
+        .await;
+}
+
+/// A store's generation prepared by [`fresh_generation`], not yet published.
+pub(crate) struct FreshGeneration {
+    /// What the generation's arrays read from (a small file's bytes in memory).
+    pub container: Container,
+    /// The container's identity at this discovery.
+    pub info: SourceInfo,
+    /// Its listing.
+    pub nodes: Vec<crate::formats::Node>,
+    /// A small file's complete bytes, to become the source copy.
+    pub copy: Option<Bytes>,
+}
+
+/// A generation of a store prepared from `container` (a fresh transport or Zarr store)
+/// without reading or writing any cache: an HDF5 file's head read (for a small file, the
+/// whole file) and listing, or a Zarr store's listing.
+///
+/// # Errors
+/// Those of the reads and of the listing.
+pub(crate) async fn fresh_generation(
+    container: Container,
+    options: &OpenOptions,
+) -> Result<FreshGeneration> {
+    match container {
+        Container::File(transport) => {
+            let (source, head, info) = RemoteArray::fetch_head(transport, options).await?;
+            let small = info.len <= options.small_source_bytes;
+            let copy = small.then(|| head.clone());
+            let nodes = list_container(&*source, head, &info).await?;
+            // Arrays of the new generation read through `source`: a small file's complete
+            // copy in memory, else the new transport, whose HTTP answers are checked against
+            // the first one it saw (this version).
+            Ok(FreshGeneration {
+                container: Container::File(source),
+                info,
+                nodes,
+                copy,
+            })
+        }
+        #[cfg(feature = "zarr")]
+        Container::Zarr(store) => {
+            let nodes = crate::formats::zarr::list_nodes(&store).await?;
+            let info = SourceInfo {
+                location: store.base().to_string(),
+                ..Default::default()
+            };
+            Ok(FreshGeneration {
+                container: Container::Zarr(store),
+                info,
+                nodes,
+                copy: None,
+            })
+        }
+    }
+}
+
+/// Replaces what `coordinator` holds for the source `key` by the generation `fresh`:
+/// everything of the old version is dropped ([`CacheCoordinator::forget_source`]: records
+/// of every scope, the source copy, payload), then the new one is recorded (HDF5: the
+/// listing record and a small file's copy; Zarr: the store's remembered metadata).
+pub(crate) async fn publish_generation(
+    fresh: &FreshGeneration,
+    coordinator: &CacheCoordinator,
+    key: &SourceKey,
+) {
+    let coordinator = coordinator.for_source(key);
+    coordinator.forget_source(key).await;
+    if let Some(bytes) = &fresh.copy {
+        coordinator
+            .put_source_copy(&key.source_id(), &(&fresh.info).into(), bytes.clone())
+            .await;
+    }
+    match &fresh.container {
+        Container::File(_) => {
+            #[cfg(feature = "hdf5")]
+            put_listing(&coordinator, key, &fresh.info, &fresh.nodes).await;
+        }
+        #[cfg(feature = "zarr")]
+        Container::Zarr(store) => zarr::keep_zarr(store, &coordinator, key).await,
     }
 }
 

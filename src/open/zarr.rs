@@ -3,7 +3,7 @@
 
 use super::{record, seed_of, source_key, Result};
 use crate::array::{OpenOptions, RemoteArray};
-use crate::cache::{convert, CacheCoordinator, SourceKey};
+use crate::cache::{convert, CacheCoordinator, CacheStatus, SourceKey};
 use crate::formats::zarr::{KeyOpener, ZarrDiscovery, ZarrStore};
 use crate::formats::FormatSeed;
 use crate::io::memory::MemorySource;
@@ -120,12 +120,24 @@ fn zarr_record_key(key: &SourceKey) -> String {
 }
 
 /// The Zarr store's remembered metadata from `coordinator`'s discovery record under
-/// `key` (tag `zarr`: [`ZarrDiscovery`]), if any; another tag or version is a miss.
-async fn restore_zarr(store: &ZarrStore, coordinator: &CacheCoordinator, key: &SourceKey) {
-    if let Some(rec) = coordinator.discovery(&zarr_record_key(key)).await {
-        if let Some(d) = ZarrDiscovery::from_seed(&seed_of(&rec)) {
-            store.remember(d);
-        }
+/// `key` (tag `zarr`: [`ZarrDiscovery`]), if any; another tag or version is a miss. Returns
+/// what was found: `Reused` (restored), `Created` (no record), `Invalidated` (a record that
+/// was dropped or of another seed version).
+async fn restore_zarr(
+    store: &ZarrStore,
+    coordinator: &CacheCoordinator,
+    key: &SourceKey,
+) -> CacheStatus {
+    match coordinator.discovery_lookup(&zarr_record_key(key)).await {
+        Ok(rec) => match ZarrDiscovery::from_seed(&seed_of(&rec)) {
+            Some(d) => {
+                store.remember(d);
+                CacheStatus::Reused
+            }
+            None => CacheStatus::Invalidated,
+        },
+        Err(true) => CacheStatus::Invalidated,
+        Err(false) => CacheStatus::Created,
     }
 }
 
@@ -156,8 +168,17 @@ pub async fn open_zarr_store(
     options: OpenOptions,
     coordinator: CacheCoordinator,
 ) -> Result<RemoteStore> {
-    let (store, traffic, key) = store_parts(location, headers, &options, &coordinator)?;
-    RemoteStore::open_zarr(store, traffic, options, coordinator, key).await
+    let (store, traffic, key) = store_parts(location, headers.clone(), &options, &coordinator)?;
+    let opened = RemoteStore::open_zarr(store, traffic, options, coordinator, key).await?;
+    // A refresh lists a new store, which remembers nothing yet.
+    let base = location.to_string();
+    Ok(opened.with_reopen(Box::new(move |traffic: &Traffic| {
+        Ok(Container::Zarr(zarr_store(
+            &base,
+            headers.clone(),
+            traffic,
+        )?))
+    })))
 }
 
 /// What opening the Zarr store at `base` starts from: the store, the traffic its objects
@@ -213,7 +234,8 @@ impl RemoteArray {
     /// conversion layout ([`convert::stamp`]).
     ///
     /// # Errors
-    /// As [`crate::formats::zarr::ZarrArray::open`].
+    /// As [`crate::formats::zarr::ZarrArray::open`]; [`crate::Error::InvalidArgument`] when
+    /// `options.assume_immutable` is false (Zarr assumes an immutable store).
     pub async fn open_zarr_with_cache(
         store: Arc<crate::formats::zarr::ZarrStore>,
         path: &str,
@@ -223,8 +245,11 @@ impl RemoteArray {
         coordinator: CacheCoordinator,
     ) -> Result<RemoteArray> {
         let coordinator = coordinator.for_source(&key);
-        restore_zarr(&store, &coordinator, &key).await;
+        let status = restore_zarr(&store, &coordinator, &key).await;
         let z = Arc::new(crate::formats::zarr::ZarrArray::open(store, path).await?);
+        if !options.assume_immutable {
+            super::refuse_mutable(&z.store().url(z.path()), "zarr")?;
+        }
         keep_zarr(z.store(), &coordinator, &key).await;
         let scope = crate::formats::zarr::normalise_path(path);
         let identity: Arc<str> = Arc::from(format!("{}\n{}", key.scoped(&scope), z.stamp()));
@@ -248,7 +273,8 @@ impl RemoteArray {
             converted,
             info,
             Some(z),
-        ))
+        )
+        .with_cache_status(status))
     }
 }
 
@@ -270,8 +296,11 @@ impl RemoteStore {
         coordinator: CacheCoordinator,
         key: SourceKey,
     ) -> Result<RemoteStore> {
+        if !options.assume_immutable {
+            super::refuse_mutable(store.base(), "a store (Zarr)")?;
+        }
         let coordinator = coordinator.for_source(&key);
-        restore_zarr(&store, &coordinator, &key).await;
+        let status = restore_zarr(&store, &coordinator, &key).await;
         let nodes = crate::formats::zarr::list_nodes(&store).await?;
         keep_zarr(&store, &coordinator, &key).await;
         let info = SourceInfo {
@@ -289,6 +318,7 @@ impl RemoteStore {
             },
             info,
             nodes,
+            status,
         ))
     }
 }
