@@ -10,7 +10,15 @@ source scripts/env.sh
 log="$(mktemp -d)/test.log"
 status=0
 
-step() { echo; echo "=== $*"; }
+start=$SECONDS
+last=$SECONDS
+# Each step's heading also says how long the previous one took (the summary lists them all).
+times=""
+step() {
+  if [ -n "${current:-}" ]; then times+="$(printf '%5ds  %s' $((SECONDS - last)) "$current")"$'\n'; fi
+  last=$SECONDS; current="$*"
+  echo; echo "=== $* (at $((SECONDS - start)) s)"
+}
 run() { # run a step, keep its output for the summary, remember failure
   "$@" 2>&1 | tee -a "$log"
   local rc=${PIPESTATUS[0]}
@@ -45,6 +53,9 @@ npass=$(grep -hoE '^# pass [0-9]+' "$log" | awk '{s+=$3} END {print s+0}')
 nfail=$(grep -hoE '^# fail [0-9]+' "$log" | awk '{s+=$3} END {print s+0}')
 passed=$((passed + npass)); failed=$((failed + nfail))
 if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+step "summary"
+echo "time per step:"
+printf '%s' "$times"
 echo
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed in $((SECONDS - start)) s"
 exit $status

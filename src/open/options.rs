@@ -66,6 +66,13 @@ export interface OpenOptions {
    *  URL without query and user info, plus a salted fingerprint of the query, user info and
    *  headers: nothing secret is kept in a key. */
   cacheKey?: string;
+  /** Default true: sources are immutable, and a held discovery record is trusted at open
+   *  (a reopen makes no request). false (standalone .b2nd only; HDF5, Zarr and stores are
+   *  refused with INVALID_ARGUMENT): the open checks the source's identity (ETag, else
+   *  Last-Modified and size) with the first request it makes anyway (a 1-byte request when
+   *  everything is cached), and a change drops that source's entries (cacheStatus
+   *  "invalidated") before reading the new version. */
+  assumeImmutable?: boolean;
   /** Cancels the open (and the requests in flight); the promise rejects with code
    *  "CANCELLED". */
   signal?: AbortSignal;
@@ -235,6 +242,9 @@ pub struct OpenOptionsInput {
     /// `persist`: ask for persistent storage.
     #[serde(default, deserialize_with = "loose")]
     pub persist: Option<Loose>,
+    /// `assumeImmutable`: trust held discovery records without an identity check.
+    #[serde(default, deserialize_with = "loose")]
+    pub assume_immutable: Option<Loose>,
     /// Whether `maxCacheBytes` was given as `null` (no bound, DISK only); the bindings set it
     /// from the JS object, as serde sees `null` and `undefined` alike.
     #[serde(skip)]
@@ -320,8 +330,8 @@ impl OpenOptionsInput {
     }
 
     /// Checks every field, in the order `cache`, `maxCacheBytes`, `path`, `cacheKey`,
-    /// `headers`, `timeoutMs`, `shareCache`, `cacheBackend`, `cacheName`, `persist`, then
-    /// the DISK options together (the first failure is the error).
+    /// `headers`, `timeoutMs`, `shareCache`, `cacheBackend`, `cacheName`, `persist`,
+    /// `assumeImmutable`, then the DISK options together (the first failure is the error).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming the field (see the module documentation).
@@ -400,6 +410,11 @@ impl OpenOptionsInput {
             Some(Loose::Bool(b)) => Some(b),
             Some(_) => return Err(invalid("persist must be a boolean")),
         };
+        match self.assume_immutable {
+            None => {}
+            Some(Loose::Bool(b)) => opts.assume_immutable = b,
+            Some(_) => return Err(invalid("assumeImmutable must be a boolean")),
+        }
         let disk = if opts.cache == CachePolicy::Disk {
             if backend.is_some() && self.cache_store_given {
                 return Err(invalid("give cacheBackend or cacheStore, not both"));
@@ -558,6 +573,7 @@ mod tests {
         assert_eq!(
             declared,
             [
+                "assumeImmutable",
                 "cache",
                 "cacheBackend",
                 "cacheKey",

@@ -266,6 +266,22 @@ impl RemoteArray {
         serde_wasm_bindgen::to_value(&self.inner()?.info()).map_err(|e| arg_error(e.to_string()))
     }
 
+    /// What the open did with its discovery record: "created" (none was held), "reused"
+    /// (one was used, no discovery request) or "invalidated" (one was held and dropped: the
+    /// source changed under `assumeImmutable: false`, or the record was of another version).
+    #[wasm_bindgen(getter, js_name = cacheStatus, unchecked_return_type = "\"created\" | \"reused\" | \"invalidated\"")]
+    pub fn cache_status(&self) -> Result<String, JsValue> {
+        Ok(self.inner()?.cache_status().as_str().to_string())
+    }
+
+    /// Bytes of compressed payload in this array's cache (every source it holds, not this
+    /// array's alone). Under cache "disk", the entries this page knows: exact after a write
+    /// or a `cacheUsage()` call, which lists the storage.
+    #[wasm_bindgen(getter, js_name = cacheBytes)]
+    pub fn cache_bytes(&self) -> Result<f64, JsValue> {
+        Ok(self.inner()?.cache_bytes() as f64)
+    }
+
     /// Requests and bytes since open: `{ requests, bytes }`.
     #[wasm_bindgen(getter, unchecked_return_type = "Traffic")]
     pub fn traffic(&self) -> Result<JsValue, JsValue> {

@@ -81,6 +81,33 @@ impl RemoteStore {
         }))
     }
 
+    /// Discovers the container afresh (bypassing held records and the small-file copy)
+    /// and, only once that succeeded, makes it the store's listing and drops the old
+    /// version's cached entries. Arrays obtained by `get` before then fail their reads with
+    /// code "STALE": get them again. A failed refresh rejects and leaves the store and its
+    /// arrays as they were.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn refresh(&self) -> Result<js_sys::Promise, JsValue> {
+        let inner = self.inner()?;
+        Ok(wasm_bindgen_futures::future_to_promise(async move {
+            inner.refresh().await.map_err(|e| js_error(&e))?;
+            Ok(JsValue::UNDEFINED)
+        }))
+    }
+
+    /// What the open (or the last refresh) did with the listing's discovery record:
+    /// "created", "reused" or "invalidated" (see `RemoteArray.cacheStatus`).
+    #[wasm_bindgen(getter, js_name = cacheStatus, unchecked_return_type = "\"created\" | \"reused\" | \"invalidated\"")]
+    pub fn cache_status(&self) -> Result<String, JsValue> {
+        Ok(self.inner()?.cache_status().as_str().to_string())
+    }
+
+    /// Bytes of compressed payload in the store's cache (see `RemoteArray.cacheBytes`).
+    #[wasm_bindgen(getter, js_name = cacheBytes)]
+    pub fn cache_bytes(&self) -> Result<f64, JsValue> {
+        Ok(self.inner()?.cache_bytes() as f64)
+    }
+
     /// Requests and bytes of the store and its arrays: `{ requests, bytes, roundTrips }`.
     #[wasm_bindgen(getter, unchecked_return_type = "Traffic")]
     pub fn traffic(&self) -> Result<JsValue, JsValue> {

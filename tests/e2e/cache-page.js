@@ -11,7 +11,7 @@ async function readHere(url, opts, select = "...") {
   try {
     const arr = await RemoteArray.open(url, opts);
     const r = await arr.read(select);
-    const out = { data: Array.from(r.data, Number), shape: r.shape, traffic: arr.traffic };
+    const out = { data: Array.from(r.data, Number), shape: r.shape, traffic: arr.traffic, cacheStatus: arr.cacheStatus };
     arr.close();
     return out;
   } catch (e) {

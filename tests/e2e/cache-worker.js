@@ -6,7 +6,7 @@ self.onmessage = async ({ data: { url, opts } }) => {
     await init();
     const arr = await RemoteArray.open(url, opts);
     const r = await arr.read("...");
-    self.postMessage({ data: Array.from(r.data, Number), shape: r.shape, traffic: arr.traffic });
+    self.postMessage({ data: Array.from(r.data, Number), shape: r.shape, traffic: arr.traffic, cacheStatus: arr.cacheStatus });
     arr.close();
   } catch (e) {
     self.postMessage({ error: `${e.code}: ${e.message}`, code: e.code });

@@ -81,6 +81,7 @@ for (const backend of ["indexeddb", "opfs"]) {
           const mark = dataServer.log.length;
           const cold = await readIn(page, source, opts);
           assertValues(cold, source, `${source} cold`);
+          assert.equal(cold.cacheStatus, "created", source);
           assert.ok(served(source, mark) > 0, `${source}: the cold read reached the server`);
         }
         await page.reload();
@@ -90,6 +91,7 @@ for (const backend of ["indexeddb", "opfs"]) {
           assertValues(warm, source, `${source} after reload`);
           assert.equal(served(source, mark), 0, `${source}: requests after a reload`);
           assert.equal(warm.traffic.requests, 0, `${source}: traffic after a reload`);
+          assert.equal(warm.cacheStatus, "reused", source);
         }
         const usage = await page.evaluate((o) => window.cacheTest.usage(o), opts);
         assert.equal(usage.perSource.length >= 2, true, JSON.stringify(usage));
