@@ -10,7 +10,8 @@
 // Fixtures are written at run time by the pinned python-blosc2, h5py and zarr-python
 // (gen_blosc2.py --big, gen_hdf5_index.py --bench, gen_zarr.py --bench).
 //
-// Usage: node scripts/bench-cache.mjs   (after scripts/build-pkg.sh; CHUNKWISE_BIN names the CLI)
+// Usage: chunkwise bench cache [--latency-ms 40] [--runs 5], or node scripts/bench-cache.mjs
+// (after scripts/build-pkg.sh; CHUNKWISE_BIN names the CLI, CHUNKWISE_BENCH_LATENCY the latency)
 
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -20,7 +21,7 @@ import { chromiumPath, repo, scratchDir, startServer } from "../tests/e2e/lib.mj
 import { ensureBigFixture } from "../tests/e2e/big-fixture.mjs";
 
 const RUNS = Number(process.env.CHUNKWISE_BENCH_RUNS || 5);
-const LATENCY = 40;
+const LATENCY = Number(process.env.CHUNKWISE_BENCH_LATENCY || 40);
 const venvPython = path.join(process.env.CHUNKWISE_VENV || path.join(os.homedir(), ".cache/chunkwise/venv"), "bin/python");
 const benchDir = path.join(os.tmpdir(), "chunkwise-bench-cache");
 

@@ -240,6 +240,17 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The persistent cache in headless Chromium: open + preview of a .b2nd, an HDF5 dataset
+    /// and a Zarr array, cold and warm, on IndexedDB, OPFS and memory, through
+    /// `serve --latency-ms` (runs scripts/bench-cache.mjs; needs scripts/build-pkg.sh).
+    Cache {
+        /// Milliseconds added per request.
+        #[arg(long, default_value_t = 40)]
+        latency_ms: u64,
+        /// Runs per cell (the median is shown).
+        #[arg(long, default_value_t = 5)]
+        runs: u32,
+    },
 }
 
 fn repo_root() -> PathBuf {
@@ -653,6 +664,20 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 }
                 BenchCommand::Partition => print!("{}", native_harness::partition_cli::bench()),
                 BenchCommand::ChunkTrace => print!("{}", native_harness::chunk_trace_cli::bench()),
+                BenchCommand::Cache { latency_ms, runs } => {
+                    let repo = repo_root();
+                    let exe = std::env::current_exe().map_err(|e| arg(e.to_string()))?;
+                    let status = std::process::Command::new("node")
+                        .arg(repo.join("scripts/bench-cache.mjs"))
+                        .env("CHUNKWISE_BIN", exe)
+                        .env("CHUNKWISE_BENCH_LATENCY", latency_ms.to_string())
+                        .env("CHUNKWISE_BENCH_RUNS", runs.to_string())
+                        .status()
+                        .map_err(|e| arg(format!("cannot run node: {e}")))?;
+                    if !status.success() {
+                        return Err(arg(format!("scripts/bench-cache.mjs failed ({status})")));
+                    }
+                }
                 BenchCommand::Remote { latency_ms, json } => {
                     let repo = repo_root();
                     let big = native_harness::bench_remote::make_big_fixture(&repo).map_err(arg)?;

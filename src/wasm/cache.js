@@ -86,7 +86,7 @@ function dedicatedWorker() {
 export function opfsStore(name) {
   let dir = null;
   const directory = () =>
-    (dir ??= navigator.storage.getDirectory().then((root) => root.getDirectoryHandle(name, { create: true })));
+    (dir ??= navigator.storage.getDirectory().then((root) => root.getDirectoryHandle(encodeURIComponent(name), { create: true })));
   const sync = dedicatedWorker();
   const file = (key) => encodeURIComponent(key);
   // The directory was removed under us (storage cleared): one more try on a new one.
