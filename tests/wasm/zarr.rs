@@ -5,8 +5,7 @@
 //! `scripts/test-wasm.sh` runs this file in Node, headless Chromium and a dedicated worker.
 #![cfg(target_arch = "wasm32")]
 
-#[path = "wasm_common/server.rs"]
-mod server;
+use crate::server;
 
 use chunkwise::array::{OpenOptions, ReadOptions};
 use chunkwise::cache::CacheCoordinator;

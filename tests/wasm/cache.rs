@@ -9,8 +9,7 @@
 //! there asks for a `cacheStore`.
 #![cfg(all(target_arch = "wasm32", feature = "conformance"))]
 
-#[path = "wasm_common/server.rs"]
-mod server;
+use crate::server;
 
 use bytes::Bytes;
 use chunkwise::array::{OpenOptions, ReadOptions};

@@ -3,11 +3,8 @@
 //! Chromium and a dedicated worker.
 #![cfg(target_arch = "wasm32")]
 
-#[path = "wasm_common/server.rs"]
-mod server;
 
-#[path = "wasm_common/array_checks.rs"]
-mod checks;
+use crate::array_checks as checks;
 
 use wasm_bindgen_test::wasm_bindgen_test;
 

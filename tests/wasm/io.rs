@@ -6,13 +6,12 @@
 //! - `CHUNKWISE_TEST_FAIL_FIRST_BASE_URL`: a server answering 503 to its first 2 GETs (fresh
 //!   for each run; only one test uses it).
 //!
-//! Without them the tests fail (`wasm_common/server.rs`; `CHUNKWISE_WASM_SKIP_SERVER=1` at
+//! Without them the tests fail (`server.rs`; `CHUNKWISE_WASM_SKIP_SERVER=1` at
 //! build time skips them instead). Needs the
 //! `conformance` feature (`cargo test --target wasm32-unknown-unknown --features conformance`).
 #![cfg(all(target_arch = "wasm32", feature = "conformance"))]
 
-#[path = "wasm_common/server.rs"]
-mod server;
+use crate::server;
 
 use chunkwise::io::conformance::check_source;
 use chunkwise::io::fetch::{FetchOptions, FetchSource};

@@ -4,8 +4,7 @@
 //! `scripts/test-wasm.sh` runs this file in Node, headless Chromium and a dedicated worker.
 #![cfg(target_arch = "wasm32")]
 
-#[path = "wasm_common/server.rs"]
-mod server;
+use crate::server;
 
 use chunkwise::wasm::RemoteArray;
 use js_sys::Reflect;

@@ -4,8 +4,7 @@
 //! the `.npy` of the array that was written.
 #![cfg(target_arch = "wasm32")]
 
-#[path = "wasm_common/server.rs"]
-mod server;
+use crate::server;
 
 use chunkwise::array::{OpenOptions, ReadOptions, RemoteArray};
 use chunkwise::io::fetch::FetchSource;
