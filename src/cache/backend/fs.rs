@@ -7,8 +7,14 @@
 //! marker `H.json`:
 //!
 //! ```json
-//! {"schema": 2, "key": "K", "bytes": 1234, "sha256": "<hex of the blob>"}
+//! {"schema": 3, "key": "K", "bytes": 1234, "sha256": "<hex of the blob>",
+//!  "version": "<the source's version token, or empty>", "used": 1764590000000}
 //! ```
+//!
+//! `version` is an opaque token naming the version of what the blob holds (for a complete
+//! source copy, the source's ETag, else its Last-Modified and size; empty for payload and
+//! records); `used` is the entry's last access in milliseconds since the Unix epoch, so the
+//! least recently used order survives a reopen ([`RECORD_USE_MS`]).
 //!
 //! Keys hold public URLs and salted fingerprints only ([`crate::cache::SourceKey`]):
 //! nothing of a URL's query, its user info or a request header is written here. Directories
@@ -31,21 +37,43 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// Version of the marker format; a marker of another version is a miss.
+/// Version of the marker format; a marker of another version is a miss, and is dropped when
+/// its directory is opened.
 ///
-/// 2: keys without URL queries or user info (schema 1 markers held them in clear; they are
-/// dropped when their directory is opened).
-pub const SCHEMA_VERSION: u32 = 2;
+/// 2: keys without URL queries or user info (schema 1 markers held them in clear).
+/// 3: `version` (the blob's version token) and `used` (last access, ms since the epoch).
+pub const SCHEMA_VERSION: u32 = 3;
+
+/// A hit rewrites its marker's `used` only when the recorded time is at least this far
+/// (60 s, in milliseconds) from now, so warm reads stay cheap: at most one small marker
+/// write per entry per minute, and the order recorded on disk is right to within a minute.
+///
+/// Why the marker and not the file's modification time (`File::set_modified`): the marker is
+/// the one record of an entry that chunkwise checks and publishes atomically (a temporary
+/// file renamed into place), while modification times are reset by copies and backups
+/// (`cp`, `rsync` without `-t`, archive tools) and are coarse on some filesystems. A rewrite
+/// racing with another process's `put` of the same key can pair the old marker with the new
+/// blob: the digest then differs, which is a miss, never wrong bytes.
+pub const RECORD_USE_MS: u64 = 60_000;
 
 /// Largest marker read (bytes): markers hold a key and a digest, far less than this.
-const MAX_MARKER_BYTES: u64 = 1 << 20;
+pub const MAX_MARKER_BYTES: u64 = 1 << 20;
 
-#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Marker {
     schema: u32,
     key: String,
     bytes: u64,
     sha256: String,
+    version: String,
+    used: u64,
+}
+
+/// Now, in milliseconds since the Unix epoch (0 for a clock set before it).
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -104,8 +132,8 @@ impl DiskStore {
 
     /// Opens (creating it if needed) the namespace directory `dir`, bounded by `max_bytes`
     /// (`None`: no byte bound) and `max_entries`. Existing markers are scanned once to learn
-    /// the entries' sizes, oldest (by marker modification time) first in the eviction order,
-    /// and the bounds are applied.
+    /// the entries' sizes, least recently used (by the markers' recorded `used`) first in
+    /// the eviction order, and the bounds are applied.
     ///
     /// # Errors
     /// The directory cannot be created or listed, or is not private ([`private_dir`]).
@@ -123,7 +151,8 @@ impl DiskStore {
         };
         // One scan of the markers: entries of another schema (older ones could hold
         // credentials in their keys) and damaged markers go; the sizes of the others are
-        // learned, oldest (by marker modification time) first in eviction order.
+        // learned, least recently used (recorded `used`; ties by marker modification time)
+        // first in eviction order.
         let mut found = Vec::new();
         for entry in std::fs::read_dir(&store.dir)? {
             let entry = entry?;
@@ -137,7 +166,7 @@ impl DiskStore {
                     .metadata()
                     .and_then(|m| m.modified())
                     .unwrap_or(std::time::UNIX_EPOCH);
-                found.push((mtime, hash.to_string(), m.bytes));
+                found.push((m.used, mtime, hash.to_string(), m.bytes));
             } else if name.starts_with(".tmp-") {
                 // A temporary file left by a process that died before its rename.
                 let _ = std::fs::remove_file(entry.path());
@@ -145,7 +174,7 @@ impl DiskStore {
         }
         found.sort();
         let mut g = store.lock();
-        for (_, hash, bytes) in found {
+        for (_, _, hash, bytes) in found {
             g.touch(&hash, bytes);
         }
         drop(g);
@@ -172,52 +201,62 @@ impl DiskStore {
     }
 
     /// The blob stored under `key`, verified against its marker; `None` (and the entry
-    /// removed) when anything does not match.
+    /// removed) when anything does not match. A hit is recorded as the entry's last use
+    /// (in the marker, at most once per [`RECORD_USE_MS`]).
     pub fn get(&self, key: &str) -> Option<Bytes> {
+        self.get_versioned(key).map(|(b, _)| b)
+    }
+
+    /// As [`DiskStore::get`], with the version token the blob was published with
+    /// ([`DiskStore::put_versioned`]; empty when none was given).
+    pub fn get_versioned(&self, key: &str) -> Option<(Bytes, String)> {
         let hash = sha256_hex(key.as_bytes());
         let (blob, marker) = self.paths(&hash);
-        let found = (|| {
-            let m = read_marker(&marker)?;
-            if m.key != key {
-                return None;
+        let found = read_marker(&marker)
+            .filter(|m| m.key == key)
+            .and_then(|m| Some((read_checked(&blob, &m, self.max_bytes)?, m)));
+        match found {
+            Some((data, m)) => {
+                self.lock().touch(&hash, data.len() as u64);
+                let now = now_ms();
+                if now.abs_diff(m.used) >= RECORD_USE_MS {
+                    let json = serde_json::to_vec(&Marker {
+                        used: now,
+                        ..m.clone()
+                    })
+                    .expect("marker serialises");
+                    // A failed rewrite only leaves the older time on disk.
+                    let _ = write_atomic(&self.dir, &marker, &json);
+                }
+                Some((data, m.version))
             }
-            let len = std::fs::metadata(&blob).ok()?.len();
-            // A bounded store never holds an entry above its bound: such a marker is damage,
-            // and reading it would allocate without bound.
-            if len != m.bytes || self.max_bytes.is_some_and(|max| len > max) {
-                return None;
-            }
-            let mut data = Vec::new();
-            data.try_reserve_exact(len as usize).ok()?;
-            std::fs::File::open(&blob)
-                .ok()?
-                .take(len)
-                .read_to_end(&mut data)
-                .ok()?;
-            if data.len() as u64 != len || sha256_hex(&data) != m.sha256 {
-                return None;
-            }
-            Some(Bytes::from(data))
-        })();
-        match &found {
-            Some(b) => self.lock().touch(&hash, b.len() as u64),
             None => {
                 if blob.exists() || marker.exists() {
                     self.drop_files(&hash);
                 }
                 self.lock().forget(&hash);
+                None
             }
         }
-        found
+    }
+
+    /// Publishes `bytes` under `key` with an empty version token
+    /// ([`DiskStore::put_versioned`]).
+    ///
+    /// # Errors
+    /// As [`DiskStore::put_versioned`].
+    pub fn put(&self, key: &str, bytes: &[u8]) -> std::io::Result<()> {
+        self.put_versioned(key, bytes, "")
     }
 
     /// Publishes `bytes` under `key` (blob, then marker; each through a temporary file and a
-    /// rename), then evicts least recently used entries beyond the bounds. An entry larger
-    /// than the byte bound is not stored (an older one under `key` is removed).
+    /// rename) with the version token `version` and now as its last use, then evicts least
+    /// recently used entries beyond the bounds. An entry larger than the byte bound is not
+    /// stored (an older one under `key` is removed).
     ///
     /// # Errors
     /// A file cannot be written; no trusted entry is left under `key`.
-    pub fn put(&self, key: &str, bytes: &[u8]) -> std::io::Result<()> {
+    pub fn put_versioned(&self, key: &str, bytes: &[u8], version: &str) -> std::io::Result<()> {
         let hash = sha256_hex(key.as_bytes());
         if self.max_bytes.is_some_and(|m| bytes.len() as u64 > m) {
             self.drop_files(&hash);
@@ -232,6 +271,8 @@ impl DiskStore {
             key: key.to_string(),
             bytes: bytes.len() as u64,
             sha256: sha256_hex(bytes),
+            version: version.to_string(),
+            used: now_ms(),
         };
         let json = serde_json::to_vec(&m).expect("marker serialises");
         let written = write_atomic(&self.dir, &blob, bytes)
@@ -426,6 +467,24 @@ impl CacheBackend for FsBackend {
     }
 }
 
+/// The blob at `blob` if it is what `m` describes: its size, within `max_bytes` (a bounded
+/// store never holds a larger entry: such a marker is damage, and reading it would allocate
+/// without bound), and its SHA-256.
+fn read_checked(blob: &Path, m: &Marker, max_bytes: Option<u64>) -> Option<Bytes> {
+    let len = std::fs::metadata(blob).ok()?.len();
+    if len != m.bytes || max_bytes.is_some_and(|max| len > max) {
+        return None;
+    }
+    let mut data = Vec::new();
+    data.try_reserve_exact(usize::try_from(len).ok()?).ok()?;
+    std::fs::File::open(blob)
+        .ok()?
+        .take(len)
+        .read_to_end(&mut data)
+        .ok()?;
+    (data.len() as u64 == len && sha256_hex(&data) == m.sha256).then(|| Bytes::from(data))
+}
+
 fn read_marker(path: &Path) -> Option<Marker> {
     let f = std::fs::File::open(path).ok()?;
     let mut text = Vec::new();
@@ -592,7 +651,11 @@ mod tests {
         // marker of another schema version
         fresh(&s);
         let text = std::fs::read_to_string(&marker).unwrap();
-        std::fs::write(&marker, text.replace("\"schema\":2", "\"schema\":1")).unwrap();
+        std::fs::write(
+            &marker,
+            text.replace(&format!("\"schema\":{SCHEMA_VERSION}"), "\"schema\":1"),
+        )
+        .unwrap();
         assert!(s.get("k").is_none());
 
         fresh(&s);
@@ -618,6 +681,79 @@ mod tests {
         let s = DiskStore::open(tmp.path().to_path_buf(), Some(100)).unwrap();
         assert_eq!(s.usage().1, 80);
         assert_eq!(&s.get("c").unwrap()[..], &[3; 40]);
+    }
+
+    /// Sets the recorded last use (`used`, ms since the Unix epoch) of `key`'s marker, as if
+    /// the entry had last been used then.
+    fn set_used(dir: &Path, key: &str, used: u64) {
+        let (_, marker) = files(dir, key);
+        let mut m: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&marker).unwrap()).unwrap();
+        m["used"] = used.into();
+        std::fs::write(&marker, serde_json::to_vec(&m).unwrap()).unwrap();
+    }
+
+    /// The least recently used order survives a reopen: it comes from the recorded access
+    /// times, so an entry read after the others were written is not the first to go.
+    #[test]
+    fn lru_order_survives_a_reopen() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let s = DiskStore::open_bounded(dir.clone(), None, 3).unwrap();
+        for k in ["A", "B", "C"] {
+            s.put(k, k.as_bytes()).unwrap();
+        }
+        // Written ten, nine and eight minutes ago; A is then read now.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        for (i, k) in ["A", "B", "C"].iter().enumerate() {
+            set_used(&dir, k, now - (10 - i as u64) * 60_000);
+        }
+        assert_eq!(&s.get("A").unwrap()[..], b"A");
+        drop(s);
+        let s = DiskStore::open_bounded(dir.clone(), None, 3).unwrap();
+        s.put("D", b"D").unwrap();
+        assert!(
+            s.get("B").is_none(),
+            "B, the least recently used, is evicted"
+        );
+        assert_eq!(&s.get("A").unwrap()[..], b"A", "A was read after B and C");
+        assert_eq!(&s.get("C").unwrap()[..], b"C");
+        assert_eq!(&s.get("D").unwrap()[..], b"D");
+    }
+
+    /// A hit records its time in the marker only when the recorded one is a minute or more
+    /// away, and the version token given at publication comes back.
+    #[test]
+    fn hits_record_their_time_at_most_once_a_minute() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let s = DiskStore::open(dir.clone(), None).unwrap();
+        s.put_versioned("k", b"bytes", "\"etag-1\"").unwrap();
+        let (_, marker) = files(&dir, "k");
+        let before = std::fs::read(&marker).unwrap();
+        let m: serde_json::Value = serde_json::from_slice(&before).unwrap();
+        assert_eq!(m["schema"], SCHEMA_VERSION);
+        assert_eq!(m["version"], "\"etag-1\"");
+        let put_at = m["used"].as_u64().unwrap();
+        assert!(put_at.abs_diff(now_ms()) < 10_000, "{put_at}");
+        let (b, v) = s.get_versioned("k").unwrap();
+        assert_eq!((&b[..], v.as_str()), (&b"bytes"[..], "\"etag-1\""));
+        assert_eq!(
+            std::fs::read(&marker).unwrap(),
+            before,
+            "used 0 s ago: no write"
+        );
+        set_used(&dir, "k", put_at - RECORD_USE_MS);
+        assert_eq!(&s.get("k").unwrap()[..], b"bytes");
+        let m: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&marker).unwrap()).unwrap();
+        assert!(m["used"].as_u64().unwrap() >= put_at, "{m}");
+        assert_eq!(m["version"], "\"etag-1\"", "the rest is kept");
+        s.put("plain", b"p").unwrap();
+        assert_eq!(s.get_versioned("plain").unwrap().1, "");
     }
 
     #[cfg(unix)]
@@ -704,12 +840,31 @@ mod tests {
         s.put("src\nB\n1", b"b1").unwrap();
         let (blob, marker) = files(&dir, "https://h/a?token=x\n1");
         let text = std::fs::read_to_string(&marker).unwrap();
-        std::fs::write(&marker, text.replace("\"schema\":2", "\"schema\":1")).unwrap();
+        std::fs::write(
+            &marker,
+            text.replace(&format!("\"schema\":{SCHEMA_VERSION}"), "\"schema\":1"),
+        )
+        .unwrap();
+        // A schema-2 marker, as chunkwise wrote them before `version` and `used`.
+        s.put("v2", b"two").unwrap();
+        let (blob2, marker2) = files(&dir, "v2");
+        std::fs::write(
+            &marker2,
+            format!(
+                "{{\"schema\":2,\"key\":\"v2\",\"bytes\":3,\"sha256\":\"{}\"}}",
+                sha256_hex(b"two")
+            ),
+        )
+        .unwrap();
         drop(s);
         let s = DiskStore::open(dir.clone(), None).unwrap();
         assert!(
             !marker.exists() && !blob.exists(),
             "a schema-1 marker is removed at open"
+        );
+        assert!(
+            !marker2.exists() && !blob2.exists(),
+            "a schema-2 marker is removed at open"
         );
         assert_eq!(s.remove_prefix("src\nA\n").unwrap(), 2);
         assert!(s.get("src\nA\n1").is_none() && s.get("src\nA\n2").is_none());
