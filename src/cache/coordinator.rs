@@ -464,7 +464,9 @@ impl CacheCoordinator {
     }
 
     /// The complete copy of the source `source_id` ([`super::SourceKey::source_id`]) and its
-    /// identity, if held and consistent (its length equals the recorded size).
+    /// identity, if held and consistent: its length equals the recorded size and, on disk,
+    /// its marker's version token is the recorded identity's
+    /// ([`SourceIdentity::version_token`]).
     pub async fn source_copy(&self, source_id: &str) -> Option<(SourceIdentity, Bytes)> {
         let id_key = format!("{source_id}\n#source");
         let ident = self
@@ -475,7 +477,17 @@ impl CacheCoordinator {
         let mut found = self.inner.sources.get(&source_id.to_string());
         if found.is_none() {
             if let Some(d) = &self.inner.persist {
-                found = self.get_from(&*d.sources, source_id).await;
+                found = match d.sources.get_versioned(source_id).await {
+                    // A copy of another version than the record's: the two were published
+                    // by different writers (another process). Not used; the next
+                    // publication replaces both.
+                    Ok(Some((_, Some(v)))) if v != ident.version_token() => None,
+                    Ok(found) => found.map(|(b, _)| b),
+                    Err(_) => {
+                        self.count_error();
+                        None
+                    }
+                };
                 if let Some(b) = &found {
                     self.inner.sources.insert(source_id.to_string(), b.clone());
                 }
@@ -496,7 +508,13 @@ impl CacheCoordinator {
     /// Keeps a complete copy of a small source (not counted against `max_cache_bytes`).
     pub async fn put_source_copy(&self, source_id: &str, ident: &SourceIdentity, bytes: Bytes) {
         if let Some(d) = &self.inner.persist {
-            self.put_to(&*d.sources, source_id, bytes.clone()).await;
+            let put = d
+                .sources
+                .put_versioned(source_id, bytes.clone(), &ident.version_token())
+                .await;
+            if put.is_err() {
+                self.count_error();
+            }
         }
         self.inner.sources.insert(source_id.to_string(), bytes);
         let rec = SourceRecord {
@@ -642,6 +660,35 @@ mod tests {
         d.put_source_copy("src", &ident, Bytes::from(vec![7u8; 9]))
             .await;
         assert!(d.source_copy("src").await.is_none());
+    }
+
+    /// A source copy on disk is used only with the record of its own version: a record of
+    /// another version of the same size (another process published the newer record; its
+    /// copy is not there) makes the copy a miss, never bytes of one version read under the
+    /// identity of another.
+    #[tokio::test(flavor = "current_thread")]
+    async fn disk_source_copy_of_another_version_is_a_miss() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        let old = record().source;
+        c.put_source_copy("src", &old, Bytes::from(vec![1u8; 10]))
+            .await;
+        let new = SourceIdentity {
+            etag: Some("\"f\"".into()),
+            ..old.clone()
+        };
+        let rec = SourceRecord {
+            version: DISCOVERY_VERSION,
+            source: new,
+        };
+        c.put_record("src\n#source", discovery::to_json(&rec)).await;
+        let d = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        assert!(d.source_copy("src").await.is_none());
+        c.put_source_copy("src", &old, Bytes::from(vec![1u8; 10]))
+            .await;
+        let d = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        let (ident, bytes) = d.source_copy("src").await.unwrap();
+        assert_eq!((ident, &bytes[..]), (old, &[1u8; 10][..]));
     }
 
     /// A backend that cannot write is counted, never a failure of the caller: the entry is

@@ -434,6 +434,28 @@ impl CacheBackend for FsBackend {
         self.blocking("put", move |s| s.put(&key, &bytes)).await
     }
 
+    async fn put_versioned(
+        &self,
+        key: &str,
+        bytes: Bytes,
+        version: &str,
+    ) -> Result<(), BackendError> {
+        let (key, version) = (key.to_string(), version.to_string());
+        self.blocking("put", move |s| s.put_versioned(&key, &bytes, &version))
+            .await
+    }
+
+    async fn get_versioned(
+        &self,
+        key: &str,
+    ) -> Result<Option<(Bytes, Option<String>)>, BackendError> {
+        let key = key.to_string();
+        self.blocking("get", move |s| {
+            Ok(s.get_versioned(&key).map(|(b, v)| (b, Some(v))))
+        })
+        .await
+    }
+
     async fn delete(&self, key: &str) -> Result<(), BackendError> {
         let key = key.to_string();
         self.blocking("delete", move |s| {
