@@ -56,7 +56,8 @@ pub const SCHEMA_VERSION: u32 = 3;
 /// blob: the digest then differs, which is a miss, never wrong bytes.
 pub const RECORD_USE_MS: u64 = 60_000;
 
-/// Largest marker read (bytes): markers hold a key and a digest, far less than this.
+/// Largest marker (bytes): markers hold a key, a digest and a version token, far less than
+/// this; a larger marker is damage (a miss, and its entry is removed).
 pub const MAX_MARKER_BYTES: u64 = 1 << 20;
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -510,7 +511,12 @@ fn read_checked(blob: &Path, m: &Marker, max_bytes: Option<u64>) -> Option<Bytes
 fn read_marker(path: &Path) -> Option<Marker> {
     let f = std::fs::File::open(path).ok()?;
     let mut text = Vec::new();
-    f.take(MAX_MARKER_BYTES).read_to_end(&mut text).ok()?;
+    // One byte past the bound tells a marker above it (damage: no marker chunkwise writes is
+    // that large) from one that fills it, whatever follows its JSON.
+    f.take(MAX_MARKER_BYTES + 1).read_to_end(&mut text).ok()?;
+    if text.len() as u64 > MAX_MARKER_BYTES {
+        return None;
+    }
     let m: Marker = serde_json::from_slice(&text).ok()?;
     (m.schema == SCHEMA_VERSION && m.sha256.len() == 64).then_some(m)
 }
@@ -703,6 +709,82 @@ mod tests {
         let s = DiskStore::open(tmp.path().to_path_buf(), Some(100)).unwrap();
         assert_eq!(s.usage().1, 80);
         assert_eq!(&s.get("c").unwrap()[..], &[3; 40]);
+    }
+
+    /// Every kind of damage to an entry of the filesystem backend is a miss, the pair is
+    /// removed from disk, and the wrong bytes never come back; a new put is then trusted.
+    #[tokio::test(flavor = "current_thread")]
+    async fn marker_and_blob_damage_matrix() {
+        type Damage = fn(&Path, &Path);
+        let cases: [(&str, Damage); 9] = [
+            ("truncated blob", |blob, _| {
+                std::fs::write(blob, b"hello wo").unwrap()
+            }),
+            ("blob of the same size, other bytes", |blob, _| {
+                std::fs::write(blob, b"hello WORLD").unwrap()
+            }),
+            ("digest in the marker wrong", |_, marker| {
+                let text = std::fs::read_to_string(marker).unwrap();
+                let d = sha256_hex(b"hello world");
+                std::fs::write(marker, text.replace(&d, &sha256_hex(b"hello WORLD"))).unwrap()
+            }),
+            ("missing marker", |_, marker| {
+                std::fs::remove_file(marker).unwrap()
+            }),
+            ("marker without blob", |blob, _| {
+                std::fs::remove_file(blob).unwrap()
+            }),
+            ("marker of another schema", |_, marker| {
+                let text = std::fs::read_to_string(marker).unwrap();
+                let old = format!("\"schema\":{SCHEMA_VERSION}");
+                assert!(text.contains(&old));
+                std::fs::write(marker, text.replace(&old, "\"schema\":2")).unwrap()
+            }),
+            ("marker larger than MAX_MARKER_BYTES", |_, marker| {
+                // A valid marker followed by whitespace: still JSON, but no marker chunkwise
+                // writes is that large.
+                let mut text = std::fs::read(marker).unwrap();
+                text.resize(MAX_MARKER_BYTES as usize + 1, b' ');
+                std::fs::write(marker, text).unwrap()
+            }),
+            ("marker naming another key", |_, marker| {
+                let text = std::fs::read_to_string(marker).unwrap();
+                assert!(text.contains("\"key\":\"k\""));
+                std::fs::write(marker, text.replace("\"key\":\"k\"", "\"key\":\"j\"")).unwrap()
+            }),
+            ("unparsable marker", |_, marker| {
+                std::fs::write(marker, b"{\"schema\":3,").unwrap()
+            }),
+        ];
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("ns");
+        let b = FsBackend::open(dir.clone(), Budget::bytes(1 << 20)).unwrap();
+        let (blob, marker) = files(&dir, "k");
+        for (name, damage) in cases {
+            b.put("k", Bytes::from_static(b"hello world"))
+                .await
+                .unwrap();
+            assert_eq!(
+                b.get("k").await.unwrap().as_deref(),
+                Some(&b"hello world"[..]),
+                "{name}: the fresh entry"
+            );
+            damage(&blob, &marker);
+            assert_eq!(b.get("k").await.unwrap(), None, "{name}: a miss");
+            assert!(
+                !blob.exists() && !marker.exists(),
+                "{name}: the pair is removed"
+            );
+            assert_eq!(b.get("k").await.unwrap(), None, "{name}: still a miss");
+            assert_eq!(b.usage().entries, 0, "{name}: not counted");
+        }
+        b.put("k", Bytes::from_static(b"hello world"))
+            .await
+            .unwrap();
+        assert_eq!(
+            b.get("k").await.unwrap().as_deref(),
+            Some(&b"hello world"[..])
+        );
     }
 
     /// Sets the recorded last use (`used`, ms since the Unix epoch) of `key`'s marker, as if
