@@ -168,8 +168,9 @@ impl DiskStore {
                     .and_then(|m| m.modified())
                     .unwrap_or(std::time::UNIX_EPOCH);
                 found.push((m.used, mtime, hash.to_string(), m.bytes));
-            } else if name.starts_with(".tmp-") {
-                // A temporary file left by a process that died before its rename.
+            } else if name.starts_with(".tmp-") && is_stale(&entry) {
+                // A temporary file left by a process that died before its rename. A recent
+                // one may be another process's write in progress: its rename would fail.
                 let _ = std::fs::remove_file(entry.path());
             }
         }
@@ -490,6 +491,21 @@ impl CacheBackend for FsBackend {
     }
 }
 
+/// How old a temporary file must be before an open removes it as left behind by a process
+/// that died (10 minutes: a write of a blob takes far less).
+const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Whether the directory entry was last modified at least [`STALE_TEMP`] ago (an entry whose
+/// time cannot be read counts as stale).
+fn is_stale(entry: &std::fs::DirEntry) -> bool {
+    entry
+        .metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_none_or(|age| age >= STALE_TEMP)
+}
+
 /// The blob at `blob` if it is what `m` describes: its size, within `max_bytes` (a bounded
 /// store never holds a larger entry: such a marker is damage, and reading it would allocate
 /// without bound), and its SHA-256.
@@ -519,6 +535,85 @@ fn read_marker(path: &Path) -> Option<Marker> {
     }
     let m: Marker = serde_json::from_slice(&text).ok()?;
     (m.schema == SCHEMA_VERSION && m.sha256.len() == 64).then_some(m)
+}
+
+/// A short exclusive lock between processes (and between threads and coordinators of one
+/// process) sharing a cache directory: `flock(LOCK_EX)` through std's `File::lock` on
+/// `<dir>/locks/<sha256 of name>.lock` (directory mode 0700, file mode 0600), released when
+/// the value is dropped, so every error path releases it. It serialises the version check and
+/// publication of one source's entries, never a download (spec: remote cache design, "A short
+/// source-level file lock serializes version checks and publication, not downloads"). Lock
+/// files are never removed: removing one that another process holds or waits on would let a
+/// third process lock a new file of the same name at the same time.
+#[derive(Debug)]
+pub struct FileLock {
+    file: std::fs::File,
+}
+
+impl FileLock {
+    /// Takes the lock `name` under the cache directory `dir`, waiting as long as another
+    /// holder keeps it.
+    ///
+    /// # Errors
+    /// `dir/locks` cannot be created or is not private ([`private_dir`]), the lock file
+    /// cannot be opened, or the lock call fails.
+    pub fn acquire(dir: &Path, name: &str) -> std::io::Result<FileLock> {
+        let file = Self::open(dir, name)?;
+        file.lock()?;
+        Ok(FileLock { file })
+    }
+
+    /// Takes the lock `name` under `dir`, waiting at most `wait` (polling every few
+    /// milliseconds, backing off to 50 ms).
+    ///
+    /// # Errors
+    /// As [`FileLock::acquire`]; [`std::io::ErrorKind::TimedOut`] when another holder keeps
+    /// it beyond `wait`.
+    pub fn acquire_within(
+        dir: &Path,
+        name: &str,
+        wait: std::time::Duration,
+    ) -> std::io::Result<FileLock> {
+        let file = Self::open(dir, name)?;
+        let start = std::time::Instant::now();
+        let mut pause = std::time::Duration::from_millis(1);
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(FileLock { file }),
+                Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < wait => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(std::time::Duration::from_millis(50));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!("cache lock held by another process for over {wait:?}"),
+                    ))
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(e),
+            }
+        }
+    }
+
+    fn open(dir: &Path, name: &str) -> std::io::Result<std::fs::File> {
+        let locks = dir.join("locks");
+        private_dir(&locks)?;
+        let mut o = std::fs::OpenOptions::new();
+        o.read(true).write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            o.mode(0o600);
+        }
+        o.open(locks.join(format!("{}.lock", sha256_hex(name.as_bytes()))))
+    }
+}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        // Closing the file releases the lock as well; unlocking first says so.
+        let _ = self.file.unlock();
+    }
 }
 
 fn write_atomic(dir: &Path, target: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -638,6 +733,7 @@ pub fn salt(path: &Path) -> std::io::Result<crate::cache::identity::Salt> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn files(dir: &Path, key: &str) -> (PathBuf, PathBuf) {
         let h = sha256_hex(key.as_bytes());
@@ -785,6 +881,69 @@ mod tests {
             b.get("k").await.unwrap().as_deref(),
             Some(&b"hello world"[..])
         );
+    }
+
+    /// The lock excludes a second holder (another open file, as another process has) until
+    /// the first is dropped, a bounded wait gives up with `TimedOut`, and the lock file is
+    /// private and named by the name's digest.
+    #[test]
+    fn file_lock_excludes_until_dropped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let held = FileLock::acquire(dir, "http://h/a.h5\nfp").unwrap();
+        let e = FileLock::acquire_within(dir, "http://h/a.h5\nfp", Duration::from_millis(30))
+            .unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
+        let other = FileLock::acquire_within(dir, "other", Duration::ZERO).unwrap();
+        drop(other);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let d = dir.to_path_buf();
+        let waiter = std::thread::spawn(move || {
+            let l = FileLock::acquire(&d, "http://h/a.h5\nfp").unwrap();
+            tx.send(()).unwrap();
+            drop(l);
+        });
+        assert!(
+            rx.recv_timeout(Duration::from_millis(100)).is_err(),
+            "the waiter waits while the lock is held"
+        );
+        drop(held);
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("the waiter gets the lock once it is dropped");
+        waiter.join().unwrap();
+        let lock = dir
+            .join("locks")
+            .join(format!("{}.lock", sha256_hex(b"http://h/a.h5\nfp")));
+        assert!(lock.exists());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!((mode(&dir.join("locks")), mode(&lock)), (0o700, 0o600));
+        }
+    }
+
+    /// Opening a directory that another process is writing to leaves that process's
+    /// temporary files alone (its rename would fail); one left behind long ago is removed.
+    #[test]
+    fn open_removes_only_stale_temporary_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        drop(DiskStore::open(dir.clone(), None).unwrap());
+        let fresh = dir.join(".tmp-4242-0");
+        let stale = dir.join(".tmp-4242-1");
+        std::fs::write(&fresh, b"being written").unwrap();
+        std::fs::write(&stale, b"left behind").unwrap();
+        let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&stale)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        drop(DiskStore::open(dir.clone(), None).unwrap());
+        assert!(fresh.exists(), "another writer's temporary file is kept");
+        assert!(!stale.exists(), "a temporary file an hour old is removed");
     }
 
     /// Sets the recorded last use (`used`, ms since the Unix epoch) of `key`'s marker, as if
