@@ -89,6 +89,10 @@ struct Inner {
     /// Complete copies of small sources in memory, bounded by [`MAX_MEMORY_SOURCE_BYTES`].
     sources: ByteLru<String>,
     counters: Counters,
+    /// Under DISK natively, the cache directory, where publication locks live
+    /// ([`CacheCoordinator::publication_lock`]).
+    #[cfg(not(target_arch = "wasm32"))]
+    lock_dir: OnceLock<std::path::PathBuf>,
 }
 
 /// Most bytes of discovery records kept in memory (least recently used go first; under DISK
@@ -110,6 +114,29 @@ pub const MAX_DISK_RECORD_BYTES: u64 = 256 << 20;
 /// (least recently used go first). The spec leaves the aggregate unbounded; a bound keeps a
 /// long-lived cache directory from growing without end, and a copy dropped is fetched again.
 pub const MAX_DISK_SOURCE_BYTES: u64 = 1 << 30;
+
+/// Longest wait for a source's publication lock ([`CacheCoordinator::publication_lock`]):
+/// 10 s. A publication holds it for the writes of one small source (up to 8 MiB) or one
+/// record; a holder that long is stuck, and the cache is an optimisation.
+pub const PUBLICATION_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A held publication lock of one source ([`CacheCoordinator::publication_lock`]), released
+/// when dropped.
+#[derive(Debug)]
+pub struct LockGuard {
+    #[cfg(not(target_arch = "wasm32"))]
+    _lock: super::backend::fs::FileLock,
+}
+
+/// The source part of a record key (`url\nfingerprint`, [`SourceKey::source_id`]) of keys
+/// made by [`SourceKey::scoped`] and `{source_id}\n#source`; a key of another shape is its own
+/// source.
+fn source_of(key: &str) -> &str {
+    match key.match_indices('\n').nth(1) {
+        Some((i, _)) => &key[..i],
+        None => key,
+    }
+}
 
 /// Owner of discovery records, compressed payload and small-source copies, shared by the
 /// arrays and stores opened with it. Cloning shares it.
@@ -155,6 +182,8 @@ impl CacheCoordinator {
                 discovery: ByteLru::whole_objects(MAX_MEMORY_RECORD_BYTES),
                 sources: ByteLru::whole_objects(MAX_MEMORY_SOURCE_BYTES),
                 counters: Counters::default(),
+                #[cfg(not(target_arch = "wasm32"))]
+                lock_dir: OnceLock::new(),
             }),
         }
     }
@@ -230,12 +259,14 @@ impl CacheCoordinator {
             sources: open("sources", MAX_DISK_SOURCE_BYTES)?,
         };
         let salt = d::salt(&dir.join("salt")).map_err(bad)?;
-        Ok(Self::build(
+        let c = Self::build(
             CachePolicy::Disk,
             max_cache_bytes,
             salt,
             Some((payload, persist)),
-        ))
+        );
+        let _ = c.inner.lock_dir.set(dir.to_path_buf());
+        Ok(c)
     }
 
     /// The cache identity of `location` read with `headers`, fingerprinted under this
@@ -404,10 +435,20 @@ impl CacheCoordinator {
         Some(b)
     }
 
-    /// Stores a format's own discovery record (JSON bytes) under `key`.
+    /// Stores a format's own discovery record (JSON bytes) under `key`; on disk while holding
+    /// the publication lock of the key's source ([`CacheCoordinator::publication_lock`]; a
+    /// lock not had in time leaves the record in memory only).
     pub async fn put_record(&self, key: &str, json: Vec<u8>) {
+        let lock = self.lock_for(source_of(key)).await;
+        self.put_record_locked(key, json, lock.is_ok()).await;
+        drop(lock);
+    }
+
+    /// [`CacheCoordinator::put_record`] with the source's publication lock already held
+    /// (or, `persist` false, not had: memory only).
+    async fn put_record_locked(&self, key: &str, json: Vec<u8>, persist: bool) {
         let json = Bytes::from(json);
-        if let Some(d) = &self.inner.persist {
+        if let Some(d) = self.inner.persist.as_ref().filter(|_| persist) {
             self.put_to(&*d.discovery, key, json.clone()).await;
         }
         self.inner.discovery.insert(key.to_string(), json);
@@ -505,9 +546,14 @@ impl CacheCoordinator {
         }
     }
 
-    /// Keeps a complete copy of a small source (not counted against `max_cache_bytes`).
+    /// Keeps a complete copy of a small source (not counted against `max_cache_bytes`). On
+    /// disk the copy (with its version token) and then its identity record are published
+    /// while holding the source's publication lock, so two processes publishing the same
+    /// source leave one writer's pair, not one's copy under the other's record; a lock not
+    /// had in time leaves both in memory only.
     pub async fn put_source_copy(&self, source_id: &str, ident: &SourceIdentity, bytes: Bytes) {
-        if let Some(d) = &self.inner.persist {
+        let lock = self.lock_for(source_id).await;
+        if let Some(d) = self.inner.persist.as_ref().filter(|_| lock.is_ok()) {
             let put = d
                 .sources
                 .put_versioned(source_id, bytes.clone(), &ident.version_token())
@@ -521,8 +567,57 @@ impl CacheCoordinator {
             version: discovery::DISCOVERY_VERSION,
             source: ident.clone(),
         };
-        self.put_record(&format!("{source_id}\n#source"), discovery::to_json(&rec))
-            .await;
+        self.put_record_locked(
+            &format!("{source_id}\n#source"),
+            discovery::to_json(&rec),
+            lock.is_ok(),
+        )
+        .await;
+        drop(lock);
+    }
+
+    /// Takes the publication lock of the source `source_id` ([`SourceKey::source_id`]) in
+    /// this coordinator's cache directory: a short exclusive lock between processes
+    /// ([`super::backend::fs::FileLock`], `<cache dir>/locks/`), to hold around a version
+    /// check and the publication of the source's entries, never around a download (spec:
+    /// remote cache design, "Publication and reuse"). Waits at most
+    /// [`PUBLICATION_LOCK_WAIT`]. `None` when there is no directory to lock in (MEMORY, NONE,
+    /// wasm builds), or when the lock was not had in time or could not be taken (counted in
+    /// [`CoordinatorStats::cache_errors`]): the caller then keeps what it publishes out of
+    /// shared storage. Released when the guard is dropped. Not reentrant: holding it and
+    /// asking again (in this or another coordinator) waits for the full bound.
+    pub async fn publication_lock(&self, source_id: &str) -> Option<LockGuard> {
+        self.lock_for(source_id).await.ok().flatten()
+    }
+
+    /// The publication lock of `source_id`: `Ok(None)` without a directory, `Err` when it
+    /// was not had.
+    async fn lock_for(&self, source_id: &str) -> Result<Option<LockGuard>, ()> {
+        #[cfg(target_arch = "wasm32")]
+        {
+            let _ = source_id;
+            Ok(None)
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            use super::backend::fs::FileLock;
+            let Some(dir) = self.inner.lock_dir.get().cloned() else {
+                return Ok(None);
+            };
+            let name = source_id.to_string();
+            let take = move || FileLock::acquire_within(&dir, &name, PUBLICATION_LOCK_WAIT);
+            let taken = match tokio::runtime::Handle::try_current() {
+                Ok(h) => h.spawn_blocking(take).await.ok(),
+                Err(_) => Some(take()),
+            };
+            match taken {
+                Some(Ok(lock)) => Ok(Some(LockGuard { _lock: lock })),
+                _ => {
+                    self.count_error();
+                    Err(())
+                }
+            }
+        }
     }
 
     /// Counts one chunk decoded by its format's own pipeline.
@@ -689,6 +784,37 @@ mod tests {
         let d = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
         let (ident, bytes) = d.source_copy("src").await.unwrap();
         assert_eq!((ident, &bytes[..]), (old, &[1u8; 10][..]));
+    }
+
+    /// Publishing a record waits while another coordinator (as another process would) holds
+    /// the source's publication lock, and goes on once it is released; MEMORY has no lock.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn publication_waits_for_the_source_lock() {
+        assert!(CacheCoordinator::memory(1 << 20)
+            .publication_lock("src")
+            .await
+            .is_none());
+        let tmp = tempfile::tempdir().unwrap();
+        let c = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        let d = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        assert_eq!(source_of("http://h/a\nfp\n/data"), "http://h/a\nfp");
+        assert_eq!(source_of("http://h/a\nfp\n#source"), "http://h/a\nfp");
+        let guard = c.publication_lock("http://h/a\nfp").await.unwrap();
+        let writer = tokio::spawn(async move {
+            d.put_discovery("http://h/a\nfp\n/data", &record()).await;
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(!writer.is_finished(), "the publication waits for the lock");
+        let other = c.publication_lock("http://h/b\nfp").await;
+        assert!(other.is_some(), "another source's lock is free");
+        drop(guard);
+        tokio::time::timeout(std::time::Duration::from_secs(5), writer)
+            .await
+            .expect("published once the lock is released")
+            .unwrap();
+        let e = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        assert_eq!(e.discovery("http://h/a\nfp\n/data").await, Some(record()));
+        assert_eq!(e.stats().cache_errors, 0);
     }
 
     /// A backend that cannot write is counted, never a failure of the caller: the entry is

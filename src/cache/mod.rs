@@ -26,8 +26,8 @@ mod policy;
 #[cfg(not(target_arch = "wasm32"))]
 pub use backend::fs as disk;
 pub use coordinator::{
-    CacheCoordinator, CoordinatorStats, MAX_DISK_RECORD_BYTES, MAX_DISK_SOURCE_BYTES,
-    MAX_MEMORY_RECORD_BYTES, MAX_MEMORY_SOURCE_BYTES,
+    CacheCoordinator, CoordinatorStats, LockGuard, MAX_DISK_RECORD_BYTES, MAX_DISK_SOURCE_BYTES,
+    MAX_MEMORY_RECORD_BYTES, MAX_MEMORY_SOURCE_BYTES, PUBLICATION_LOCK_WAIT,
 };
 pub use discovery::DiscoveryRecord;
 pub use identity::SourceKey;
