@@ -491,19 +491,148 @@ impl CacheBackend for FsBackend {
     }
 }
 
+/// The namespace directories of a DISK cache directory, as
+/// [`crate::cache::CacheCoordinator::disk`] makes them: compressed payload, discovery records,
+/// complete copies of small sources.
+pub const NAMESPACES: [&str; 3] = ["payload", "discovery", "sources"];
+
+/// One entry of a namespace directory as [`list_namespace`] reads it from its marker.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Listed {
+    /// The key (a public URL, a salted fingerprint and a scope; never a query or user info).
+    pub key: String,
+    /// The blob's size in bytes, as the marker records it.
+    pub bytes: u64,
+    /// Last use, milliseconds since the Unix epoch ([`RECORD_USE_MS`]).
+    pub used: u64,
+    /// The version token ([`DiskStore::put_versioned`]; empty for most entries).
+    pub version: String,
+}
+
+/// The entries of the namespace directory `dir` whose markers are well formed (this schema,
+/// within [`MAX_MARKER_BYTES`], named by their key's digest), least recently used first.
+/// Read-only: no blob is read and nothing is removed ([`verify_namespace`] checks blobs).
+///
+/// # Errors
+/// `dir` cannot be listed.
+pub fn list_namespace(dir: &Path) -> std::io::Result<Vec<Listed>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().to_string();
+        let Some(hash) = name.strip_suffix(".json") else {
+            continue;
+        };
+        if let Some(m) = read_marker(&entry.path()).filter(|m| sha256_hex(m.key.as_bytes()) == hash)
+        {
+            out.push(Listed {
+                key: m.key,
+                bytes: m.bytes,
+                used: m.used,
+                version: m.version,
+            });
+        }
+    }
+    out.sort_by(|a, b| (a.used, &a.key).cmp(&(b.used, &b.key)));
+    Ok(out)
+}
+
+/// What [`verify_namespace`] found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Verified {
+    /// Entries checked: markers, and blobs without a marker older than 10 minutes.
+    pub checked: u64,
+    /// Of those, the bad ones, now removed.
+    pub bad: u64,
+}
+
+/// Checks every entry of the namespace directory `dir` as a lookup would, blob digests
+/// included (streamed, not held in memory): a marker that is malformed, of another schema,
+/// above [`MAX_MARKER_BYTES`] or not named by its key's digest, or whose blob is missing,
+/// of another size or of another SHA-256, is bad, and both files are removed. A blob without
+/// a marker is bad once it is 10 minutes old (a younger one may be another process's
+/// publication, whose marker comes next). Other files are left alone. Entries being
+/// published meanwhile by another process may be counted either way, never corrupted.
+///
+/// # Errors
+/// `dir` cannot be listed.
+pub fn verify_namespace(dir: &Path) -> std::io::Result<Verified> {
+    let mut v = Verified::default();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().to_string();
+        if let Some(hash) = name.strip_suffix(".json") {
+            v.checked += 1;
+            let blob = dir.join(format!("{hash}.blob"));
+            let good = read_marker(&entry.path())
+                .filter(|m| sha256_hex(m.key.as_bytes()) == hash)
+                .is_some_and(|m| digest_file(&blob).ok() == Some((m.bytes, m.sha256)));
+            if !good {
+                v.bad += 1;
+                let _ = std::fs::remove_file(entry.path());
+                let _ = std::fs::remove_file(blob);
+            }
+        } else if let Some(hash) = name.strip_suffix(".blob") {
+            if !dir.join(format!("{hash}.json")).exists() && is_stale(&entry) {
+                v.checked += 1;
+                v.bad += 1;
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+    Ok(v)
+}
+
+/// Removes every entry of the namespace directory `dir` (blobs, markers, temporary files);
+/// other files and the directory itself stay. Returns how many markers were removed.
+///
+/// # Errors
+/// `dir` cannot be listed, or a file of an entry cannot be removed.
+pub fn clear_namespace(dir: &Path) -> std::io::Result<u64> {
+    let mut removed = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().to_string();
+        let ours = name.ends_with(".json") || name.ends_with(".blob") || name.starts_with(".tmp-");
+        if ours && entry.file_type()?.is_file() {
+            std::fs::remove_file(entry.path())?;
+            removed += u64::from(name.ends_with(".json"));
+        }
+    }
+    Ok(removed)
+}
+
+/// The size and SHA-256 (hexadecimal) of the file at `path`, read in 64 KiB pieces.
+fn digest_file(path: &Path) -> std::io::Result<(u64, String)> {
+    use sha2::{Digest, Sha256};
+    let mut f = std::fs::File::open(path)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 64 << 10];
+    let mut len = 0u64;
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+        len += n as u64;
+    }
+    Ok((len, crate::cache::identity::hex(&h.finalize())))
+}
+
 /// How old a temporary file must be before an open removes it as left behind by a process
 /// that died (10 minutes: a write of a blob takes far less).
 const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(600);
 
-/// Whether the directory entry was last modified at least [`STALE_TEMP`] ago (an entry whose
-/// time cannot be read counts as stale).
+/// Whether the directory entry was last modified at least [`STALE_TEMP`] ago (not when its
+/// time cannot be read: it may be gone already, or dated in the future).
 fn is_stale(entry: &std::fs::DirEntry) -> bool {
     entry
         .metadata()
         .and_then(|m| m.modified())
         .ok()
         .and_then(|t| t.elapsed().ok())
-        .is_none_or(|age| age >= STALE_TEMP)
+        .is_some_and(|age| age >= STALE_TEMP)
 }
 
 /// The blob at `blob` if it is what `m` describes: its size, within `max_bytes` (a bounded
@@ -944,6 +1073,68 @@ mod tests {
         drop(DiskStore::open(dir.clone(), None).unwrap());
         assert!(fresh.exists(), "another writer's temporary file is kept");
         assert!(!stale.exists(), "a temporary file an hour old is removed");
+    }
+
+    /// Listing reads markers only and changes nothing; verifying finds each damaged entry
+    /// (here a flipped blob byte and a marker under another entry's name) and removes it;
+    /// clearing removes entries only.
+    #[test]
+    fn list_verify_and_clear_a_namespace() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let s = DiskStore::open(dir.clone(), None).unwrap();
+        for k in ["a", "b", "c"] {
+            s.put_versioned(k, k.repeat(100).as_bytes(), "v1").unwrap();
+        }
+        let listed = list_namespace(&dir).unwrap();
+        let keys: Vec<&str> = listed.iter().map(|l| l.key.as_str()).collect();
+        assert_eq!(listed.len(), 3, "{keys:?}");
+        assert!(listed.iter().all(|l| l.bytes == 100 && l.version == "v1"));
+        assert_eq!(
+            verify_namespace(&dir).unwrap(),
+            Verified { checked: 3, bad: 0 }
+        );
+        let (blob_a, marker_a) = files(&dir, "a");
+        let mut data = std::fs::read(&blob_a).unwrap();
+        data[50] ^= 1;
+        std::fs::write(&blob_a, data).unwrap();
+        let (_, marker_b) = files(&dir, "b");
+        let (_, marker_c) = files(&dir, "c");
+        std::fs::copy(&marker_c, &marker_b).unwrap(); // b's marker names key c
+        assert_eq!(
+            list_namespace(&dir).unwrap().len(),
+            2,
+            "b's marker is not b's"
+        );
+        assert!(blob_a.exists(), "listing removes nothing");
+        std::fs::write(dir.join("notes.txt"), b"not ours").unwrap();
+        // Blobs without markers: one being published (its marker comes next), one left
+        // behind an hour ago.
+        let (fresh, _) = files(&dir, "fresh");
+        let (old, _) = files(&dir, "old");
+        std::fs::write(&fresh, b"f").unwrap();
+        std::fs::write(&old, b"o").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() - Duration::from_secs(3600))
+            .unwrap();
+        assert_eq!(
+            verify_namespace(&dir).unwrap(),
+            Verified { checked: 4, bad: 3 }
+        );
+        assert!(!blob_a.exists() && !marker_a.exists() && !marker_b.exists());
+        assert!(fresh.exists() && !old.exists());
+        std::fs::remove_file(&fresh).unwrap();
+        assert_eq!(&s.get("c").unwrap()[..], "c".repeat(100).as_bytes());
+        assert_eq!(clear_namespace(&dir).unwrap(), 1);
+        assert!(s.get("c").is_none());
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["notes.txt"]);
     }
 
     /// Sets the recorded last use (`used`, ms since the Unix epoch) of `key`'s marker, as if
