@@ -1,7 +1,10 @@
 //! `chunkwise cache ls|verify|clear` on DISK cache directories that the real binary filled by
-//! reading fixtures over the loopback range server. Values are compared with the arrays the
-//! generators wrote (their `.npy`).
+//! reading fixtures over the loopback range server, and two processes publishing into one
+//! cache directory at once. Values are compared with the arrays the generators wrote (their
+//! `.npy`).
 
+use chunkwise::cache::discovery::SourceIdentity;
+use chunkwise::cache::CacheCoordinator;
 use chunkwise::npy::{read_npy, Npy};
 use native_harness::serve::{spawn, ServeOptions, ServerHandle};
 use std::path::{Path, PathBuf};
@@ -303,6 +306,217 @@ async fn clear_empties_a_cache_and_refuses_other_directories() {
         }
         assert!(partial.join("payload/y.json").exists());
         assert!(!root.join("missing").exists(), "nothing is created");
+    })
+    .await
+    .unwrap();
+    server.shutdown().await;
+}
+
+/// Sources the publishing processes share, and how many rounds each publishes.
+const SOURCES: u64 = 4;
+const ROUNDS: u64 = 50;
+const COPY_BYTES: usize = 4096;
+
+/// The bytes of a source copy of version `etag`: different for each version, same size.
+fn copy_of(etag: &str) -> Vec<u8> {
+    let seed = chunkwise::cache::identity::sha256_hex(etag.as_bytes());
+    seed.as_bytes()
+        .iter()
+        .cycle()
+        .take(COPY_BYTES)
+        .copied()
+        .collect()
+}
+
+/// Waits (at most 60 s) until `path` exists.
+fn wait_for(path: &Path) {
+    let start = std::time::Instant::now();
+    while !path.exists() {
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "{} never came",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// One publishing process (run by [`two_processes_publishing_at_once_stay_consistent`]
+/// through this test binary; ignored otherwise). Once both are ready it publishes, for
+/// `ROUNDS` rounds, a new version of each of `SOURCES` sources into
+/// `CHUNKWISE_TEST_CACHE_DIR` (as an open of a small source does: the copy, then its
+/// identity record) and looks each up from disk through a second coordinator while holding
+/// the source's publication lock. Prints `{"hits","misses","wrong","unlocked"}`: `wrong`
+/// counts copies whose bytes are not those of the version their identity names, `misses`
+/// lookups that found a copy and a record of different writers, `unlocked` lookups made
+/// without the lock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a worker process of two_processes_publishing_at_once_stay_consistent"]
+async fn publishing_worker() {
+    let dir = PathBuf::from(std::env::var("CHUNKWISE_TEST_CACHE_DIR").unwrap());
+    let who = std::env::var("CHUNKWISE_TEST_WORKER").unwrap();
+    let writer = CacheCoordinator::disk(&dir, Some(1 << 20)).unwrap();
+    let reader = CacheCoordinator::disk(&dir, Some(1 << 20)).unwrap();
+    std::fs::write(dir.join(format!("ready-{who}")), b"").unwrap();
+    wait_for(&dir.join("go"));
+    let (mut hits, mut misses, mut wrong, mut unlocked) = (0u64, 0u64, 0u64, 0u64);
+    for round in 0..ROUNDS {
+        for s in 0..SOURCES {
+            let id = format!("http://127.0.0.1/s{s}.h5\nfp");
+            let etag = format!("\"{who}-{round}\"");
+            let ident = SourceIdentity {
+                location: format!("http://127.0.0.1/s{s}.h5"),
+                len: COPY_BYTES as u64,
+                etag: Some(etag.clone()),
+                last_modified: None,
+            };
+            writer
+                .put_source_copy(&id, &ident, copy_of(&etag).into())
+                .await;
+            let lock = reader.publication_lock(&id).await;
+            unlocked += u64::from(lock.is_none());
+            reader.clear_memory();
+            let found = reader.source_copy(&id).await;
+            drop(lock);
+            match found {
+                Some((ident, bytes)) => {
+                    hits += 1;
+                    if bytes[..] != copy_of(ident.etag.as_deref().unwrap())[..] {
+                        wrong += 1;
+                    }
+                }
+                None => misses += 1,
+            }
+        }
+    }
+    assert_eq!(writer.stats().cache_errors, 0);
+    let counts = serde_json::json!({
+        "hits": hits, "misses": misses, "wrong": wrong, "unlocked": unlocked
+    });
+    println!("{counts}");
+}
+
+/// Two processes publish new versions of the same small sources into one cache directory
+/// at once, 50 rounds each. No lookup ever pairs one version's bytes with another's
+/// identity; every lookup under the publication lock finds one writer's copy with that
+/// writer's record (without the lock the two writers' copies and records interleave, and
+/// such lookups miss); afterwards every source still does, `cache verify` finds every entry
+/// good, and two concurrent CLI reads into a fresh directory give the written arrays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_publishing_at_once_stay_consistent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("cache");
+    CacheCoordinator::disk(&dir, Some(1 << 20)).unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let workers: Vec<_> = ["a", "b"]
+        .iter()
+        .map(|who| {
+            std::process::Command::new(&exe)
+                .args(["--ignored", "--exact", "publishing_worker", "--nocapture"])
+                .env("CHUNKWISE_TEST_CACHE_DIR", &dir)
+                .env("CHUNKWISE_TEST_WORKER", who)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    wait_for(&dir.join("ready-a"));
+    wait_for(&dir.join("ready-b"));
+    std::fs::write(dir.join("go"), b"").unwrap();
+    for w in workers {
+        let out = w.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let counts: serde_json::Value = text
+            .lines()
+            .find_map(|l| {
+                serde_json::from_str(l)
+                    .ok()
+                    .filter(|v: &serde_json::Value| v.is_object())
+            })
+            .unwrap_or_else(|| panic!("no counts in {text}"));
+        eprintln!("worker: {counts}");
+        assert_eq!(counts["wrong"], 0, "{counts}");
+        assert_eq!(counts["misses"], 0, "{counts}");
+        assert_eq!(counts["unlocked"], 0, "{counts}");
+        assert_eq!(
+            counts["hits"].as_u64().unwrap() + counts["misses"].as_u64().unwrap(),
+            ROUNDS * SOURCES
+        );
+    }
+    let c = CacheCoordinator::disk(&dir, Some(1 << 20)).unwrap();
+    for s in 0..SOURCES {
+        let (ident, bytes) = c
+            .source_copy(&format!("http://127.0.0.1/s{s}.h5\nfp"))
+            .await
+            .unwrap_or_else(|| panic!("source {s}: its copy and record are of different writers"));
+        let etag = ident.etag.unwrap();
+        assert!(etag.ends_with(&format!("-{}\"", ROUNDS - 1)), "{etag}");
+        assert!(bytes[..] == copy_of(&etag)[..]);
+    }
+    let d = dir.clone();
+    let verified = tokio::task::spawn_blocking(move || cache("verify", &d))
+        .await
+        .unwrap();
+    assert_eq!(
+        verified[0],
+        serde_json::json!({"checked": 2 * SOURCES, "bad": 0})
+    );
+
+    // Real reads: two CLI processes at once, each reading five fixtures cold into one
+    // fresh directory, three times over (a new directory each time).
+    let server = serve().await;
+    let cases: Vec<(String, Option<&str>, Npy)> = [
+        (
+            "hdf5/gzip_shuffle.h5",
+            Some("/ints"),
+            "hdf5/gzip_shuffle_ints.npy",
+        ),
+        (
+            "hdf5/gzip_shuffle.h5",
+            Some("/f32_fletcher"),
+            "hdf5/gzip_shuffle_f32_fletcher.npy",
+        ),
+        ("hdf5/btree_v1.h5", Some("/b"), "hdf5/btree_v1_b.npy"),
+        ("hdf5/contiguous.h5", Some("/x"), "hdf5/contiguous_x.npy"),
+        (
+            "blosc2/cf_lz4_shuffle.b2nd",
+            None,
+            "blosc2/cf_lz4_shuffle.npy",
+        ),
+    ]
+    .into_iter()
+    .map(|(f, p, n)| (server.url(f), p, npy(&fixtures().join(n))))
+    .collect();
+    let cases = std::sync::Arc::new(cases);
+    let root = tmp.path().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        for round in 0..3 {
+            let cache_dir = root.join(format!("reads{round}"));
+            let readers: Vec<_> = (0..2)
+                .map(|who| {
+                    let (cases, cache_dir) = (cases.clone(), cache_dir.clone());
+                    let out = root.join(format!("out{round}-{who}.npy"));
+                    std::thread::spawn(move || {
+                        for (url, path, want) in cases.iter() {
+                            read_checked(url, *path, &cache_dir, &out, want);
+                        }
+                    })
+                })
+                .collect();
+            for r in readers {
+                r.join().unwrap();
+            }
+            let v = cache("verify", &cache_dir);
+            assert_eq!(v[0]["bad"], 0, "round {round}: {}", v[0]);
+            // Per fixture at least a record and a chunk; each source's copy and record.
+            assert!(v[0]["checked"].as_u64().unwrap() > 10, "{}", v[0]);
+        }
     })
     .await
     .unwrap();
