@@ -512,6 +512,10 @@ async fn two_processes_publishing_at_once_stay_consistent() {
             for r in readers {
                 r.join().unwrap();
             }
+            // One salt for both processes: one copy per file, not one per process.
+            let listed = cache("ls", &cache_dir);
+            let copies = listed.iter().filter(|l| l["namespace"] == "sources");
+            assert_eq!(copies.count(), 4, "round {round}: {listed:?}");
             let v = cache("verify", &cache_dir);
             assert_eq!(v[0]["bad"], 0, "round {round}: {}", v[0]);
             // Per fixture at least a record and a chunk; each source's copy and record.

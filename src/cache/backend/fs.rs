@@ -25,8 +25,9 @@
 //! place, then the marker likewise, so a marker never names a blob still being written. A
 //! reader trusts nothing else: a missing or unparsable marker, another schema version,
 //! another key, a blob of another size, or a digest mismatch is a miss, and both files are
-//! removed. These names and fields are private to chunkwise and may change with
-//! [`SCHEMA_VERSION`].
+//! removed (a blob without a marker only once it is 10 minutes old: until then it may be
+//! another process's publication, whose marker comes next). These names and fields are
+//! private to chunkwise and may change with [`SCHEMA_VERSION`].
 
 use super::{BackendError, Budget, CacheBackend, Entry, Usage, DEFAULT_MAX_ENTRIES};
 use crate::cache::identity::sha256_hex;
@@ -233,7 +234,10 @@ impl DiskStore {
                 Some((data, m.version))
             }
             None => {
-                if blob.exists() || marker.exists() {
+                // A blob without a marker may be another process's publication in progress
+                // (its marker is renamed into place after it): removed only once stale.
+                // Removing it now would leave that marker without its blob.
+                if marker.exists() || std::fs::metadata(&blob).is_ok_and(|m| is_stale_file(&m)) {
                     self.drop_files(&hash);
                 }
                 self.lock().forget(&hash);
@@ -620,16 +624,19 @@ fn digest_file(path: &Path) -> std::io::Result<(u64, String)> {
     Ok((len, crate::cache::identity::hex(&h.finalize())))
 }
 
-/// How old a temporary file must be before an open removes it as left behind by a process
-/// that died (10 minutes: a write of a blob takes far less).
+/// How old a temporary file, or a blob without its marker, must be before it is removed as
+/// left behind by a process that died (10 minutes: a publication takes far less).
 const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// Whether the directory entry was last modified at least [`STALE_TEMP`] ago (not when its
 /// time cannot be read: it may be gone already, or dated in the future).
 fn is_stale(entry: &std::fs::DirEntry) -> bool {
-    entry
-        .metadata()
-        .and_then(|m| m.modified())
+    entry.metadata().is_ok_and(|m| is_stale_file(&m))
+}
+
+/// Whether a file of metadata `m` was last modified at least [`STALE_TEMP`] ago.
+fn is_stale_file(m: &std::fs::Metadata) -> bool {
+    m.modified()
         .ok()
         .and_then(|t| t.elapsed().ok())
         .is_some_and(|age| age >= STALE_TEMP)
@@ -840,21 +847,44 @@ pub fn private_dir(dir: &Path) -> std::io::Result<()> {
 
 /// The fingerprint salt kept at `path` (64 hexadecimal characters, mode 0600), created at
 /// random when missing or unreadable. A new salt makes existing entries unreachable (they
-/// are misses, later evicted), never wrong.
+/// are misses, later evicted), never wrong. A missing salt is published without replacing
+/// one that another process wrote meanwhile (a complete temporary file hard-linked into
+/// place, which fails when `path` exists), so processes starting together on a new cache
+/// directory agree on one salt; where hard links are not supported it is renamed into place.
 ///
 /// # Errors
 /// A new salt cannot be written.
 pub fn salt(path: &Path) -> std::io::Result<crate::cache::identity::Salt> {
     use crate::cache::identity::Salt;
-    let mut text = String::new();
-    if let Ok(f) = std::fs::File::open(path) {
-        let _ = f.take(256).read_to_string(&mut text);
-        if let Some(s) = Salt::from_hex(&text) {
-            return Ok(s);
-        }
+    let read = || {
+        let mut text = String::new();
+        let f = std::fs::File::open(path).ok()?;
+        f.take(256).read_to_string(&mut text).ok()?;
+        Salt::from_hex(&text)
+    };
+    if let Some(s) = read() {
+        return Ok(s);
     }
+    use std::io::Write;
     let s = Salt::random();
     let dir = path.parent().unwrap_or(Path::new("."));
+    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let tmp = dir.join(format!(".tmp-{}-{n}", std::process::id()));
+    let linked = create_private(&tmp)
+        .and_then(|mut f| f.write_all(s.to_hex().as_bytes()))
+        .and_then(|()| std::fs::hard_link(&tmp, path));
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => return Ok(s),
+        // Another opener's salt, published since the first look: use it. Only a salt that
+        // cannot be read is replaced.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            if let Some(theirs) = read() {
+                return Ok(theirs);
+            }
+        }
+        Err(_) => {}
+    }
     write_atomic(dir, path, s.to_hex().as_bytes())?;
     Ok(s)
 }
@@ -890,11 +920,11 @@ mod tests {
         std::fs::write(&blob, b"hello").unwrap();
         assert!(s.get("k").is_none());
 
-        // missing marker
+        // missing marker (the blob is fresh: it may be a publication in progress, and stays)
         fresh(&s);
         std::fs::remove_file(&marker).unwrap();
         assert!(s.get("k").is_none());
-        assert!(!blob.exists());
+        assert!(blob.exists());
 
         // corrupted marker
         fresh(&s);
@@ -953,9 +983,18 @@ mod tests {
                 let d = sha256_hex(b"hello world");
                 std::fs::write(marker, text.replace(&d, &sha256_hex(b"hello WORLD"))).unwrap()
             }),
-            ("missing marker", |_, marker| {
-                std::fs::remove_file(marker).unwrap()
-            }),
+            (
+                "missing marker (a blob left behind an hour ago)",
+                |blob, marker| {
+                    std::fs::remove_file(marker).unwrap();
+                    std::fs::File::options()
+                        .write(true)
+                        .open(blob)
+                        .unwrap()
+                        .set_modified(std::time::SystemTime::now() - Duration::from_secs(3600))
+                        .unwrap();
+                },
+            ),
             ("marker without blob", |blob, _| {
                 std::fs::remove_file(blob).unwrap()
             }),
@@ -1003,6 +1042,21 @@ mod tests {
             assert_eq!(b.get("k").await.unwrap(), None, "{name}: still a miss");
             assert_eq!(b.usage().entries, 0, "{name}: not counted");
         }
+        // A fresh blob without its marker is another process's publication in progress
+        // (its marker is renamed into place next): a miss, and the blob is left to it.
+        b.put("k", Bytes::from_static(b"hello world"))
+            .await
+            .unwrap();
+        let published = std::fs::read(&marker).unwrap();
+        std::fs::remove_file(&marker).unwrap();
+        assert_eq!(b.get("k").await.unwrap(), None, "no marker yet: a miss");
+        assert!(blob.exists(), "the blob being published is kept");
+        std::fs::write(&marker, published).unwrap();
+        assert_eq!(
+            b.get("k").await.unwrap().as_deref(),
+            Some(&b"hello world"[..]),
+            "published"
+        );
         b.put("k", Bytes::from_static(b"hello world"))
             .await
             .unwrap();
@@ -1135,6 +1189,30 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(left, ["notes.txt"]);
+    }
+
+    /// Two openers creating a directory's salt at the same moment (two processes starting on
+    /// a new cache directory) end up with one salt: a salt already written is never replaced
+    /// by another, which would make the first opener's entries unreachable.
+    #[test]
+    fn concurrent_openers_agree_on_one_salt() {
+        let tmp = tempfile::tempdir().unwrap();
+        for i in 0..50 {
+            let path = tmp.path().join(format!("salt{i}"));
+            let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+            let takers: Vec<_> = (0..2)
+                .map(|_| {
+                    let (path, barrier) = (path.clone(), barrier.clone());
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        salt(&path).unwrap()
+                    })
+                })
+                .collect();
+            let got: Vec<_> = takers.into_iter().map(|t| t.join().unwrap()).collect();
+            assert_eq!(got[0], got[1], "attempt {i}: two salts");
+            assert_eq!(salt(&path).unwrap(), got[0], "attempt {i}: the salt kept");
+        }
     }
 
     /// Sets the recorded last use (`used`, ms since the Unix epoch) of `key`'s marker, as if
