@@ -228,9 +228,11 @@ impl CacheCoordinator {
     /// [`MAX_DISK_RECORD_BYTES`]), small-source copies under `dir/sources/` (at most
     /// [`MAX_DISK_SOURCE_BYTES`]), each directory at most
     /// [`super::backend::DEFAULT_MAX_ENTRIES`] entries; the fingerprint salt in `dir/salt`.
-    /// Files are created mode 0600. One process should own a directory at a time. The
-    /// directories are scanned once here (blocking); later file work runs off the async
-    /// executor ([`super::backend::fs::FsBackend`]).
+    /// Files are created mode 0600. Processes may share a directory: every entry is checked
+    /// when read, a source's copy and records are published under its file lock in
+    /// `dir/locks/` ([`CacheCoordinator::publication_lock`]), and each process applies the
+    /// bounds to the entries it knows of. The directories are scanned once here (blocking);
+    /// later file work runs off the async executor ([`super::backend::fs::FsBackend`]).
     ///
     /// # Errors
     /// [`crate::Error::InvalidArgument`] when the directories cannot be created or listed,
