@@ -5,6 +5,7 @@
 pub mod bench_decode;
 pub mod bench_remote;
 pub mod bench_zarr;
+pub mod cache_cli;
 pub mod chunk_trace_cli;
 pub mod partition_cli;
 pub mod serve;

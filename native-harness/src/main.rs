@@ -1,5 +1,5 @@
 //! The `chunkwise` command line: `serve`, `read`, `info`, `bench`, `partition`, `resolve`,
-//! `chunk-trace`. Output contracts: `read` prints one JSON line
+//! `chunk-trace`, `cache`. Output contracts: `read` prints one JSON line
 //! `{"shape":[..],"dtype":"<f8","requests":N,"bytes":N,"missing_chunks":N}` (`missing_chunks`:
 //! Zarr chunks absent from the store, read as the fill value; 0 for other formats); errors print
 //! `{"error":{"code":"..","message":".."}}` on stderr and exit with status 1.
@@ -208,6 +208,11 @@ enum Command {
         /// Also measure on the real HDF5 builds (libhdf5 1.10.8, HDF5 2.0 in h5py).
         #[arg(long)]
         real: bool,
+    },
+    /// List, verify or clear a --cache disk directory.
+    Cache {
+        #[command(subcommand)]
+        which: native_harness::cache_cli::CacheCommand,
     },
     /// Benchmarks that print a table (ratios side by side, not timed tests).
     Bench {
@@ -598,6 +603,9 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 println!();
             }
             Ok(())
+        }
+        Command::Cache { which } => {
+            native_harness::cache_cli::run(&which, &mut std::io::stdout().lock())
         }
         Command::Resolve { manifest, key } => {
             let line = native_harness::partition_cli::resolve_command(&manifest, &key)

@@ -74,7 +74,7 @@ struct Persist {
 }
 
 /// A held publication lock; dropping it releases the lock (on every path, errors included).
-pub trait PublicationGuard {}
+pub trait PublicationGuard: crate::io::MaybeSend {}
 
 /// Short exclusive locks named per source, held by a writer for the version check and
 /// publication of a source's discovery records and complete copy, never during a download
@@ -84,9 +84,11 @@ pub trait PublicationGuard {}
 #[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
 #[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
 pub trait PublicationLocks: crate::io::MaybeSend + crate::io::MaybeSync {
-    /// Waits for the lock `name`; `None` when locks cannot be taken here (publication then
-    /// goes ahead unlocked: markers still keep every reader from a wrong byte).
-    async fn acquire(&self, name: &str) -> Option<Box<dyn PublicationGuard>>;
+    /// Waits (boundedly) for the lock `name`: `Ok(None)` when this host has no locks
+    /// (publication then goes ahead unlocked: markers still keep every reader from a wrong
+    /// byte), `Err` when the lock was not had in time (what would be published stays in
+    /// memory only).
+    async fn acquire(&self, name: &str) -> Result<Option<Box<dyn PublicationGuard>>, ()>;
 }
 
 struct Inner {
@@ -108,6 +110,10 @@ struct Inner {
     /// Complete copies of small sources in memory, bounded by [`MAX_MEMORY_SOURCE_BYTES`].
     sources: ByteLru<String>,
     counters: Counters,
+    /// Under DISK natively, the cache directory, where publication locks live
+    /// ([`CacheCoordinator::publication_lock`]).
+    #[cfg(not(target_arch = "wasm32"))]
+    lock_dir: OnceLock<std::path::PathBuf>,
 }
 
 /// Entries and blob bytes of one cache layer.
@@ -143,15 +149,6 @@ pub struct UsageReport {
     pub per_source: Vec<SourceUsage>,
 }
 
-/// The source part of a record key: its first two lines, the URL and the credential
-/// fingerprint ([`SourceKey::source_id`]); the whole key when it has fewer.
-fn source_of(key: &str) -> &str {
-    match key.match_indices('\n').nth(1) {
-        Some((i, _)) => &key[..i],
-        None => key,
-    }
-}
-
 /// The salt kept in `store` under `salt` (64 hexadecimal characters), created at random
 /// under the lock `salt` when missing or malformed. The flag says the store failed (the salt
 /// returned is then this coordinator's own, and its entries are not found again).
@@ -171,7 +168,7 @@ async fn store_salt(
     // Two pages creating the salt at once would each key entries the other cannot find:
     // the lock makes the second find the first one's.
     let _guard = match locks {
-        Some(l) => l.acquire("salt").await,
+        Some(l) => l.acquire("salt").await.ok().flatten(),
         None => None,
     };
     if let Ok(Some(s)) = store.get("salt").await.map(read) {
@@ -204,6 +201,36 @@ pub const MAX_DISK_RECORD_BYTES: u64 = 256 << 20;
 /// (least recently used go first). The spec leaves the aggregate unbounded; a bound keeps a
 /// long-lived cache directory from growing without end, and a copy dropped is fetched again.
 pub const MAX_DISK_SOURCE_BYTES: u64 = 1 << 30;
+
+/// Longest wait for a source's publication lock ([`CacheCoordinator::publication_lock`]):
+/// 10 s. A publication holds it for the writes of one small source (up to 8 MiB) or one
+/// record; a holder that long is stuck, and the cache is an optimisation.
+pub const PUBLICATION_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A held publication lock of one source ([`CacheCoordinator::publication_lock`]), released
+/// when dropped.
+pub struct LockGuard {
+    #[cfg(not(target_arch = "wasm32"))]
+    _lock: Option<super::backend::fs::FileLock>,
+    /// A lock of the coordinator's [`PublicationLocks`] (Web Locks in JS hosts).
+    _held: Option<Box<dyn PublicationGuard>>,
+}
+
+impl std::fmt::Debug for LockGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LockGuard")
+    }
+}
+
+/// The source part of a record key (`url\nfingerprint`, [`SourceKey::source_id`]) of keys
+/// made by [`SourceKey::scoped`] and `{source_id}\n#source`; a key of another shape is its own
+/// source.
+fn source_of(key: &str) -> &str {
+    match key.match_indices('\n').nth(1) {
+        Some((i, _)) => &key[..i],
+        None => key,
+    }
+}
 
 /// Owner of discovery records, compressed payload and small-source copies, shared by the
 /// arrays and stores opened with it. Cloning shares it.
@@ -249,6 +276,8 @@ impl CacheCoordinator {
                 discovery: ByteLru::whole_objects(MAX_MEMORY_RECORD_BYTES),
                 sources: ByteLru::whole_objects(MAX_MEMORY_SOURCE_BYTES),
                 counters: Counters::default(),
+                #[cfg(not(target_arch = "wasm32"))]
+                lock_dir: OnceLock::new(),
             }),
         }
     }
@@ -293,9 +322,11 @@ impl CacheCoordinator {
     /// [`MAX_DISK_RECORD_BYTES`]), small-source copies under `dir/sources/` (at most
     /// [`MAX_DISK_SOURCE_BYTES`]), each directory at most
     /// [`super::backend::DEFAULT_MAX_ENTRIES`] entries; the fingerprint salt in `dir/salt`.
-    /// Files are created mode 0600. One process should own a directory at a time. The
-    /// directories are scanned once here (blocking); later file work runs off the async
-    /// executor ([`super::backend::fs::FsBackend`]).
+    /// Files are created mode 0600. Processes may share a directory: every entry is checked
+    /// when read, a source's copy and records are published under its file lock in
+    /// `dir/locks/` ([`CacheCoordinator::publication_lock`]), and each process applies the
+    /// bounds to the entries it knows of. The directories are scanned once here (blocking);
+    /// later file work runs off the async executor ([`super::backend::fs::FsBackend`]).
     ///
     /// # Errors
     /// [`crate::Error::InvalidArgument`] when the directories cannot be created or listed,
@@ -325,12 +356,14 @@ impl CacheCoordinator {
             locks: None,
         };
         let salt = d::salt(&dir.join("salt")).map_err(bad)?;
-        Ok(Self::build(
+        let c = Self::build(
             CachePolicy::Disk,
             max_cache_bytes,
             salt,
             Some((payload, persist)),
-        ))
+        );
+        let _ = c.inner.lock_dir.set(dir.to_path_buf());
+        Ok(c)
     }
 
     /// A DISK coordinator whose three layers live in one key-value store (IndexedDB, OPFS or
@@ -374,15 +407,6 @@ impl CacheCoordinator {
             c.count_error();
         }
         c
-    }
-
-    /// Takes the publication lock of `source_id` (see [`PublicationLocks`]), if this
-    /// coordinator has locks; the guard releases it when dropped.
-    pub async fn publication_lock(&self, source_id: &str) -> Option<Box<dyn PublicationGuard>> {
-        let locks = self.inner.persist.as_ref()?.locks.as_ref()?;
-        locks
-            .acquire(&crate::cache::identity::sha256_hex(source_id.as_bytes()))
-            .await
     }
 
     /// Removes every entry of every layer (held in memory and persisted), as
@@ -618,11 +642,20 @@ impl CacheCoordinator {
         Some(b)
     }
 
-    /// Stores a format's own discovery record (JSON bytes) under `key`.
+    /// Stores a format's own discovery record (JSON bytes) under `key`; on disk while holding
+    /// the publication lock of the key's source ([`CacheCoordinator::publication_lock`]; a
+    /// lock not had in time leaves the record in memory only).
     pub async fn put_record(&self, key: &str, json: Vec<u8>) {
+        let lock = self.lock_for(source_of(key)).await;
+        self.put_record_locked(key, json, lock.is_ok()).await;
+        drop(lock);
+    }
+
+    /// [`CacheCoordinator::put_record`] with the source's publication lock already held
+    /// (or, `persist` false, not had: memory only).
+    async fn put_record_locked(&self, key: &str, json: Vec<u8>, persist: bool) {
         let json = Bytes::from(json);
-        if let Some(d) = &self.inner.persist {
-            let _guard = self.publication_lock(source_of(key)).await;
+        if let Some(d) = self.inner.persist.as_ref().filter(|_| persist) {
             self.put_to(&*d.discovery, key, json.clone()).await;
         }
         self.inner.discovery.insert(key.to_string(), json);
@@ -685,7 +718,9 @@ impl CacheCoordinator {
     }
 
     /// The complete copy of the source `source_id` ([`super::SourceKey::source_id`]) and its
-    /// identity, if held and consistent (its length equals the recorded size).
+    /// identity, if held and consistent: its length equals the recorded size and, on disk,
+    /// its marker's version token is the recorded identity's
+    /// ([`SourceIdentity::version_token`]).
     pub async fn source_copy(&self, source_id: &str) -> Option<(SourceIdentity, Bytes)> {
         let id_key = format!("{source_id}\n#source");
         let ident = self
@@ -696,7 +731,17 @@ impl CacheCoordinator {
         let mut found = self.inner.sources.get(&source_id.to_string());
         if found.is_none() {
             if let Some(d) = &self.inner.persist {
-                found = self.get_from(&*d.sources, source_id).await;
+                found = match d.sources.get_versioned(source_id).await {
+                    // A copy of another version than the record's: the two were published
+                    // by different writers (another process). Not used; the next
+                    // publication replaces both.
+                    Ok(Some((_, Some(v)))) if v != ident.version_token() => None,
+                    Ok(found) => found.map(|(b, _)| b),
+                    Err(_) => {
+                        self.count_error();
+                        None
+                    }
+                };
                 if let Some(b) = &found {
                     self.inner.sources.insert(source_id.to_string(), b.clone());
                 }
@@ -714,19 +759,94 @@ impl CacheCoordinator {
         }
     }
 
-    /// Keeps a complete copy of a small source (not counted against `max_cache_bytes`).
+    /// Keeps a complete copy of a small source (not counted against `max_cache_bytes`). On
+    /// disk the copy (with its version token) and then its identity record are published
+    /// while holding the source's publication lock, so two processes publishing the same
+    /// source leave one writer's pair, not one's copy under the other's record; a lock not
+    /// had in time leaves both in memory only.
     pub async fn put_source_copy(&self, source_id: &str, ident: &SourceIdentity, bytes: Bytes) {
-        if let Some(d) = &self.inner.persist {
-            let _guard = self.publication_lock(source_id).await;
-            self.put_to(&*d.sources, source_id, bytes.clone()).await;
+        let lock = self.lock_for(source_id).await;
+        if let Some(d) = self.inner.persist.as_ref().filter(|_| lock.is_ok()) {
+            let put = d
+                .sources
+                .put_versioned(source_id, bytes.clone(), &ident.version_token())
+                .await;
+            if put.is_err() {
+                self.count_error();
+            }
         }
         self.inner.sources.insert(source_id.to_string(), bytes);
         let rec = SourceRecord {
             version: discovery::DISCOVERY_VERSION,
             source: ident.clone(),
         };
-        self.put_record(&format!("{source_id}\n#source"), discovery::to_json(&rec))
-            .await;
+        self.put_record_locked(
+            &format!("{source_id}\n#source"),
+            discovery::to_json(&rec),
+            lock.is_ok(),
+        )
+        .await;
+        drop(lock);
+    }
+
+    /// Takes the publication lock of the source `source_id` ([`SourceKey::source_id`]) in
+    /// this coordinator's cache directory: a short exclusive lock between processes
+    /// ([`super::backend::fs::FileLock`], `<cache dir>/locks/`), to hold around a version
+    /// check and the publication of the source's entries, never around a download (spec:
+    /// remote cache design, "Publication and reuse"). Waits at most
+    /// [`PUBLICATION_LOCK_WAIT`]. `None` when there is no directory to lock in (MEMORY, NONE,
+    /// wasm builds), or when the lock was not had in time or could not be taken (counted in
+    /// [`CoordinatorStats::cache_errors`]): the caller then keeps what it publishes out of
+    /// shared storage. Released when the guard is dropped. Not reentrant: holding it and
+    /// asking again (in this or another coordinator) waits for the full bound.
+    pub async fn publication_lock(&self, source_id: &str) -> Option<LockGuard> {
+        self.lock_for(source_id).await.ok().flatten()
+    }
+
+    /// The publication lock of `source_id`: `Ok(None)` without a directory, `Err` when it
+    /// was not had.
+    async fn lock_for(&self, source_id: &str) -> Result<Option<LockGuard>, ()> {
+        if let Some(locks) = self.inner.persist.as_ref().and_then(|p| p.locks.clone()) {
+            let name = crate::cache::identity::sha256_hex(source_id.as_bytes());
+            return match locks.acquire(&name).await {
+                Ok(held) => Ok(held.map(|g| LockGuard {
+                    #[cfg(not(target_arch = "wasm32"))]
+                    _lock: None,
+                    _held: Some(g),
+                })),
+                Err(()) => {
+                    self.count_error();
+                    Err(())
+                }
+            };
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            Ok(None)
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            use super::backend::fs::FileLock;
+            let Some(dir) = self.inner.lock_dir.get().cloned() else {
+                return Ok(None);
+            };
+            let name = source_id.to_string();
+            let take = move || FileLock::acquire_within(&dir, &name, PUBLICATION_LOCK_WAIT);
+            let taken = match tokio::runtime::Handle::try_current() {
+                Ok(h) => h.spawn_blocking(take).await.ok(),
+                Err(_) => Some(take()),
+            };
+            match taken {
+                Some(Ok(lock)) => Ok(Some(LockGuard {
+                    _lock: Some(lock),
+                    _held: None,
+                })),
+                _ => {
+                    self.count_error();
+                    Err(())
+                }
+            }
+        }
     }
 
     /// Counts one chunk decoded by its format's own pipeline.
@@ -886,14 +1006,14 @@ mod tests {
         }
         #[async_trait::async_trait]
         impl PublicationLocks for Counting {
-            async fn acquire(&self, name: &str) -> Option<Box<dyn PublicationGuard>> {
+            async fn acquire(&self, name: &str) -> Result<Option<Box<dyn PublicationGuard>>, ()> {
                 self.taken.lock().unwrap().push(name.to_string());
                 assert_eq!(
                     self.held.fetch_add(1, Ordering::SeqCst),
                     0,
                     "one lock at a time"
                 );
-                Some(Box::new(Guard(self.held.clone())))
+                Ok(Some(Box::new(Guard(self.held.clone()))))
             }
         }
         let store = MapStore::new();
@@ -948,6 +1068,66 @@ mod tests {
         );
         assert_eq!(store.all_keys(), vec!["salt".to_string()]);
         assert_eq!(c.get_payload(&pkey).await, None);
+    }
+
+    /// A source copy on disk is used only with the record of its own version: a record of
+    /// another version of the same size (another process published the newer record; its
+    /// copy is not there) makes the copy a miss, never bytes of one version read under the
+    /// identity of another.
+    #[tokio::test(flavor = "current_thread")]
+    async fn disk_source_copy_of_another_version_is_a_miss() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        let old = record().source;
+        c.put_source_copy("src", &old, Bytes::from(vec![1u8; 10]))
+            .await;
+        let new = SourceIdentity {
+            etag: Some("\"f\"".into()),
+            ..old.clone()
+        };
+        let rec = SourceRecord {
+            version: DISCOVERY_VERSION,
+            source: new,
+        };
+        c.put_record("src\n#source", discovery::to_json(&rec)).await;
+        let d = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        assert!(d.source_copy("src").await.is_none());
+        c.put_source_copy("src", &old, Bytes::from(vec![1u8; 10]))
+            .await;
+        let d = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        let (ident, bytes) = d.source_copy("src").await.unwrap();
+        assert_eq!((ident, &bytes[..]), (old, &[1u8; 10][..]));
+    }
+
+    /// Publishing a record waits while another coordinator (as another process would) holds
+    /// the source's publication lock, and goes on once it is released; MEMORY has no lock.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn publication_waits_for_the_source_lock() {
+        assert!(CacheCoordinator::memory(1 << 20)
+            .publication_lock("src")
+            .await
+            .is_none());
+        let tmp = tempfile::tempdir().unwrap();
+        let c = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        let d = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        assert_eq!(source_of("http://h/a\nfp\n/data"), "http://h/a\nfp");
+        assert_eq!(source_of("http://h/a\nfp\n#source"), "http://h/a\nfp");
+        let guard = c.publication_lock("http://h/a\nfp").await.unwrap();
+        let writer = tokio::spawn(async move {
+            d.put_discovery("http://h/a\nfp\n/data", &record()).await;
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(!writer.is_finished(), "the publication waits for the lock");
+        let other = c.publication_lock("http://h/b\nfp").await;
+        assert!(other.is_some(), "another source's lock is free");
+        drop(guard);
+        tokio::time::timeout(std::time::Duration::from_secs(5), writer)
+            .await
+            .expect("published once the lock is released")
+            .unwrap();
+        let e = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        assert_eq!(e.discovery("http://h/a\nfp\n/data").await, Some(record()));
+        assert_eq!(e.stats().cache_errors, 0);
     }
 
     /// A backend that cannot write is counted, never a failure of the caller: the entry is

@@ -42,6 +42,19 @@ pub struct SourceIdentity {
     pub last_modified: Option<String>,
 }
 
+impl SourceIdentity {
+    /// An opaque token naming this version of the source, recorded with a complete copy of it
+    /// (spec: remote cache design, "The marker records ... version token"): the ETag when the
+    /// server sent one, else the Last-Modified date and the size, else the size alone.
+    pub fn version_token(&self) -> String {
+        match (&self.etag, &self.last_modified) {
+            (Some(e), _) => e.clone(),
+            (None, Some(lm)) => format!("{lm}; {} bytes", self.len),
+            (None, None) => format!("{} bytes", self.len),
+        }
+    }
+}
+
 impl From<&SourceInfo> for SourceIdentity {
     fn from(i: &SourceInfo) -> Self {
         SourceIdentity {

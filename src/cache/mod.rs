@@ -27,9 +27,9 @@ mod status;
 #[cfg(not(target_arch = "wasm32"))]
 pub use backend::fs as disk;
 pub use coordinator::{
-    CacheCoordinator, CoordinatorStats, LayerUsage, PublicationGuard, PublicationLocks,
+    CacheCoordinator, CoordinatorStats, LayerUsage, LockGuard, PublicationGuard, PublicationLocks,
     SourceUsage, UsageReport, MAX_DISK_RECORD_BYTES, MAX_DISK_SOURCE_BYTES,
-    MAX_MEMORY_RECORD_BYTES, MAX_MEMORY_SOURCE_BYTES,
+    MAX_MEMORY_RECORD_BYTES, MAX_MEMORY_SOURCE_BYTES, PUBLICATION_LOCK_WAIT,
 };
 pub use discovery::DiscoveryRecord;
 pub use identity::SourceKey;

@@ -186,15 +186,17 @@ export async function persistStorage() {
   return !!(navigator.storage && navigator.storage.persist && (await navigator.storage.persist()));
 }
 
-/** Takes the Web Lock `name` (exclusive); resolves to a function releasing it, or to null
- *  where there are no Web Locks (Node, workerd). */
-export async function webLock(name) {
+/** Takes the Web Lock `name` (exclusive), waiting at most `waitMs`; resolves to a function
+ *  releasing it, or to null where there are no Web Locks (Node, workerd); rejects when the
+ *  lock was not had in time. */
+export async function webLock(name, waitMs) {
   const locks = typeof navigator !== "undefined" ? navigator.locks : undefined;
   if (!locks || typeof locks.request !== "function") return null;
   let release;
   const held = new Promise((r) => (release = r));
   await new Promise((acquired, failed) => {
-    locks.request(name, () => {
+    const options = typeof AbortSignal.timeout === "function" ? { signal: AbortSignal.timeout(waitMs) } : {};
+    locks.request(name, options, () => {
       acquired();
       return held;
     }).catch(failed);

@@ -34,7 +34,7 @@ extern "C" {
     #[wasm_bindgen(js_name = persistStorage)]
     fn persist_storage() -> js_sys::Promise;
     #[wasm_bindgen(js_name = webLock)]
-    fn web_lock(name: &str) -> js_sys::Promise;
+    fn web_lock(name: &str, wait_ms: f64) -> js_sys::Promise;
 }
 
 /// Longest wait for one store operation: a store that never answers is a failure (a miss
@@ -172,12 +172,16 @@ impl Drop for WebLockGuard {
 
 #[async_trait::async_trait(?Send)]
 impl PublicationLocks for WebLocks {
-    async fn acquire(&self, name: &str) -> Option<Box<dyn PublicationGuard>> {
-        let release = JsFuture::from(web_lock(&format!("{}{name}", self.prefix)))
+    async fn acquire(&self, name: &str) -> Result<Option<Box<dyn PublicationGuard>>, ()> {
+        let wait = crate::cache::PUBLICATION_LOCK_WAIT.as_millis() as f64;
+        // Rejected when not had within the wait (another holder is stuck).
+        let release = JsFuture::from(web_lock(&format!("{}{name}", self.prefix), wait))
             .await
-            .ok()?;
-        let release = release.dyn_into::<js_sys::Function>().ok()?;
-        Some(Box::new(WebLockGuard(release)))
+            .map_err(|_| ())?;
+        Ok(release
+            .dyn_into::<js_sys::Function>()
+            .ok()
+            .map(|f| Box::new(WebLockGuard(f)) as Box<dyn PublicationGuard>))
     }
 }
 

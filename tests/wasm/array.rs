@@ -3,7 +3,6 @@
 //! Chromium and a dedicated worker.
 #![cfg(target_arch = "wasm32")]
 
-
 use crate::array_checks as checks;
 
 use wasm_bindgen_test::wasm_bindgen_test;

@@ -276,7 +276,7 @@ impl MarkedBackend {
     ///
     /// # Errors
     /// [`BackendError::Storage`] when the store fails.
-    pub async fn get_versioned(&self, key: &str) -> Result<Option<(Bytes, String)>, BackendError> {
+    pub async fn get_marked(&self, key: &str) -> Result<Option<(Bytes, String)>, BackendError> {
         let hash = sha256_hex(key.as_bytes());
         // Marker and blob asked for together: one storage round trip, not two, for a hit
         // (a miss asks for an absent blob too, which costs as little).
@@ -329,7 +329,7 @@ impl MarkedBackend {
     /// # Errors
     /// [`BackendError::Storage`]: nothing new is trusted under `key` (what the store holds
     /// there is still verified on every read).
-    pub async fn put_versioned(
+    pub async fn put_marked(
         &self,
         key: &str,
         bytes: Bytes,
@@ -402,11 +402,27 @@ impl CacheBackend for MarkedBackend {
     }
 
     async fn get(&self, key: &str) -> Result<Option<Bytes>, BackendError> {
-        Ok(self.get_versioned(key).await?.map(|(b, _)| b))
+        Ok(self.get_marked(key).await?.map(|(b, _)| b))
     }
 
     async fn put(&self, key: &str, bytes: Bytes) -> Result<(), BackendError> {
-        self.put_versioned(key, bytes, "").await
+        self.put_marked(key, bytes, "").await
+    }
+
+    async fn put_versioned(
+        &self,
+        key: &str,
+        bytes: Bytes,
+        version: &str,
+    ) -> Result<(), BackendError> {
+        self.put_marked(key, bytes, version).await
+    }
+
+    async fn get_versioned(
+        &self,
+        key: &str,
+    ) -> Result<Option<(Bytes, Option<String>)>, BackendError> {
+        Ok(self.get_marked(key).await?.map(|(b, v)| (b, Some(v))))
     }
 
     async fn delete(&self, key: &str) -> Result<(), BackendError> {
@@ -583,7 +599,7 @@ mod tests {
         };
         let b = backend(&store, budget);
         for (i, k) in ["a", "b", "c"].iter().enumerate() {
-            b.put_versioned(k, blob(i as u64, 1000), &format!("v{i}"))
+            b.put_marked(k, blob(i as u64, 1000), &format!("v{i}"))
                 .await
                 .unwrap();
         }
@@ -597,7 +613,7 @@ mod tests {
         }
         let reloaded = backend(&store, budget);
         assert_eq!(
-            reloaded.get_versioned("a").await.unwrap(),
+            reloaded.get_marked("a").await.unwrap(),
             Some((blob(0, 1000), "v0".to_string()))
         );
         let again = backend(&store, budget);

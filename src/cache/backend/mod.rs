@@ -127,6 +127,36 @@ pub trait CacheBackend: MaybeSend + MaybeSync {
     /// earlier `put`, or nothing; never a mix, never a part.
     async fn put(&self, key: &str, bytes: Bytes) -> Result<(), BackendError>;
 
+    /// Stores `bytes` under `key` as [`CacheBackend::put`] does, with `version`, an opaque
+    /// token naming the version of what the bytes hold (a source copy: its ETag, else its
+    /// Last-Modified and size; [`crate::cache::discovery::SourceIdentity::version_token`]).
+    /// Provided: a backend without version tokens stores the bytes alone.
+    ///
+    /// # Errors
+    /// As [`CacheBackend::put`].
+    async fn put_versioned(
+        &self,
+        key: &str,
+        bytes: Bytes,
+        version: &str,
+    ) -> Result<(), BackendError> {
+        let _ = version;
+        self.put(key, bytes).await
+    }
+
+    /// The blob under `key` as [`CacheBackend::get`] gives it, with the version token it was
+    /// stored with ([`CacheBackend::put_versioned`]); `None` as the token when the backend
+    /// keeps none (provided: such a backend).
+    ///
+    /// # Errors
+    /// As [`CacheBackend::get`].
+    async fn get_versioned(
+        &self,
+        key: &str,
+    ) -> Result<Option<(Bytes, Option<String>)>, BackendError> {
+        Ok(self.get(key).await?.map(|b| (b, None)))
+    }
+
     /// Removes the entry under `key` (absent is not an error).
     ///
     /// # Errors
