@@ -40,6 +40,10 @@ pub enum Error {
         /// The generations (the handle's and the store's).
         detail: String,
     },
+    /// A cache's storage failed where the caller asked for it directly (`clearCache`,
+    /// `cacheUsage`, `chunkwise cache`); reads never fail for it (a failing store is a miss).
+    #[error("{0}")]
+    Cache(crate::cache::backend::BackendError),
 }
 
 impl Error {
@@ -76,6 +80,7 @@ impl Error {
             Error::Partition(e) => e.code(),
             Error::ChunkTrace(_) => "CHUNK_TRACE",
             Error::Stale { .. } => "STALE",
+            Error::Cache(_) => "CACHE",
         }
     }
 }
@@ -132,6 +137,7 @@ error_codes![
     "NOT_A_ZARR_STORE",
     "STORE",
     "STALE",
+    "CACHE",
 ];
 
 // Every conversion between the layers' errors lives here.
@@ -553,6 +559,10 @@ mod tests {
             location: "x".into(),
             detail: "x".into(),
         });
+        all.push(Error::Cache(crate::cache::backend::BackendError::Storage {
+            backend: "x",
+            detail: "x".into(),
+        }));
         all
     }
 

@@ -175,11 +175,19 @@ async fn store_salt(
         return (s, false);
     }
     let s = Salt::random();
-    let failed = store
+    if store
         .put("salt", Bytes::from(s.to_hex().into_bytes()))
         .await
-        .is_err();
-    (s, failed)
+        .is_err()
+    {
+        return (s, true);
+    }
+    // Without locks (Node, workerd), processes starting at once each write a salt and the
+    // last write wins: read back what won, so that they agree on it.
+    match store.get("salt").await.map(read) {
+        Ok(Some(stored)) => (stored, false),
+        _ => (s, false),
+    }
 }
 
 /// Most bytes of discovery records kept in memory (least recently used go first; under DISK
@@ -413,7 +421,7 @@ impl CacheCoordinator {
     /// `clearCache` does; returns how many persisted entries were removed.
     ///
     /// # Errors
-    /// [`crate::Error::InvalidArgument`] naming the backend when the storage fails.
+    /// [`crate::Error::Cache`] naming the backend when the storage fails.
     pub async fn clear_all(&self) -> crate::Result<u64> {
         self.clear_memory();
         let Some(d) = &self.inner.persist else {
@@ -421,10 +429,7 @@ impl CacheCoordinator {
         };
         let mut removed = 0;
         for b in [&self.inner.payload, &d.discovery, &d.sources] {
-            removed += b
-                .delete_prefix("")
-                .await
-                .map_err(|e| crate::Error::InvalidArgument(e.to_string()))?;
+            removed += b.delete_prefix("").await.map_err(crate::Error::Cache)?;
         }
         Ok(removed)
     }
@@ -434,9 +439,9 @@ impl CacheCoordinator {
     /// report their in-memory payload only.
     ///
     /// # Errors
-    /// [`crate::Error::InvalidArgument`] naming the backend when the storage fails.
+    /// [`crate::Error::Cache`] naming the backend when the storage fails.
     pub async fn usage_report(&self) -> crate::Result<UsageReport> {
-        let bad = |e: super::backend::BackendError| crate::Error::InvalidArgument(e.to_string());
+        let bad = crate::Error::Cache;
         let payload = self.inner.payload.list("").await.map_err(bad)?;
         let mut per: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
         for e in &payload {

@@ -94,17 +94,19 @@ pub(crate) fn parse_open_options(
 }
 
 /// The cache coordinator of checked open options: under `cache: "disk"` the page's
-/// coordinator of that cache ([`super::cache::disk_coordinator`]), else
-/// [`crate::open::options::OpenRequest::coordinator`].
+/// coordinator of that cache ([`super::cache::disk_coordinator`], with the `cacheStore`
+/// object `store`), else [`crate::open::options::OpenRequest::coordinator`]. Awaited inside
+/// the open's deadline and cancellation: a store that never answers cannot hold the open.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` (see [`super::cache::disk_coordinator`]).
 pub(crate) async fn open_coordinator(
     req: &crate::open::options::OpenRequest,
-    options: &JsValue,
-) -> Result<crate::cache::CacheCoordinator, JsValue> {
+    store: Option<JsValue>,
+) -> crate::Result<crate::cache::CacheCoordinator> {
     match &req.disk {
-        Some(target) => {
-            super::cache::disk_coordinator(target, get_opt(options, "cacheStore")).await
-        }
-        None => req.coordinator().map_err(|e| js_error(&e)),
+        Some(target) => super::cache::disk_coordinator(target, store).await,
+        None => req.coordinator(),
     }
 }
 
@@ -217,12 +219,16 @@ impl RemoteArray {
         #[wasm_bindgen(unchecked_param_type = "OpenOptions")] options: JsValue,
     ) -> Result<RemoteArray, JsValue> {
         let req = parse_open_options(&options)?;
-        let coordinator = open_coordinator(&req, &options).await?;
         let signal: Option<web_sys::AbortSignal> =
             get_opt(&options, "signal").map(|s| s.unchecked_into());
-        let open = crate::open::open_array(&url, req.headers, req.options, coordinator);
+        let (timeout, store, location) =
+            (req.timeout, get_opt(&options, "cacheStore"), url.clone());
+        let open = async move {
+            let coordinator = open_coordinator(&req, store).await?;
+            crate::open::open_array(&location, req.headers, req.options, coordinator).await
+        };
         let open = cancellable(open, signal.as_ref(), CancelFlag::new());
-        let result = crate::io::deadline::operation(req.timeout, &url, open).await;
+        let result = crate::io::deadline::operation(timeout, &url, open).await;
         let inner = result.map_err(|e| js_error(&e))?;
         Ok(RemoteArray {
             inner: Some(Rc::new(inner)),

@@ -10,6 +10,14 @@ const isNotFound = (e) => e && (e.name === "NotFoundError" || e.name === "NotFou
 /** An IndexedDB database named `name` with one object store, "blobs". */
 export function indexedDbStore(name) {
   let opening = null;
+  // Rejections of the transactions in flight: a connection the browser closes (storage
+  // cleared) may never complete or abort them, so they are failed when it closes.
+  const inflight = new Set();
+  const closed = () => {
+    opening = null;
+    for (const fail of inflight) fail(new DOMException("the IndexedDB connection was closed", "InvalidStateError"));
+    inflight.clear();
+  };
   const open = () =>
     (opening ??= new Promise((resolve, reject) => {
       const r = indexedDB.open(name, 1);
@@ -20,11 +28,9 @@ export function indexedDbStore(name) {
         // origin: let go, and open again on the next operation.
         db.onversionchange = () => {
           db.close();
-          opening = null;
+          closed();
         };
-        db.onclose = () => {
-          opening = null;
-        };
+        db.onclose = closed;
         resolve(db);
       };
       r.onerror = () => {
@@ -41,10 +47,22 @@ export function indexedDbStore(name) {
       const db = await open();
       try {
         return await new Promise((resolve, reject) => {
-          const tx = db.transaction("blobs", mode);
-          const req = op(tx.objectStore("blobs"));
-          tx.oncomplete = () => resolve(req.result);
-          tx.onabort = () => reject(tx.error ?? req.error ?? new DOMException("aborted", "AbortError"));
+          const fail = (e) => {
+            inflight.delete(fail);
+            reject(e);
+          };
+          inflight.add(fail);
+          try {
+            const tx = db.transaction("blobs", mode);
+            const req = op(tx.objectStore("blobs"));
+            tx.oncomplete = () => {
+              inflight.delete(fail);
+              resolve(req.result);
+            };
+            tx.onabort = () => fail(tx.error ?? req.error ?? new DOMException("aborted", "AbortError"));
+          } catch (e) {
+            fail(e);
+          }
         });
       } catch (e) {
         // A connection closed under us (storage cleared): one more try on a new one.

@@ -39,7 +39,12 @@ extern "C" {
 
 /// Longest wait for one store operation: a store that never answers is a failure (a miss
 /// or a skipped write), not a read that hangs.
-pub const STORE_OP_TIMEOUT: Duration = Duration::from_secs(30);
+pub const STORE_OP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// After an operation ran out of [`STORE_OP_TIMEOUT`], the store is not asked again for this
+/// long (every operation fails at once): one stuck store must not cost every later lookup
+/// and write the full wait.
+pub const STORE_PAUSE_AFTER_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A JS object with `get`, `put`, `delete` and `keys` methods returning promises (the
 /// `cacheStore` shape; the IndexedDB and OPFS stores of `cache.js` have it too), its keys
@@ -48,6 +53,8 @@ pub struct JsStore {
     obj: JsValue,
     prefix: String,
     name: &'static str,
+    /// Until when (ms since the epoch) the store is not asked, after a timeout.
+    paused_until: std::cell::Cell<f64>,
 }
 
 impl JsStore {
@@ -57,6 +64,7 @@ impl JsStore {
             obj,
             prefix: prefix.to_string(),
             name,
+            paused_until: std::cell::Cell::new(0.0),
         }
     }
 
@@ -69,6 +77,9 @@ impl JsStore {
 
     /// Calls `obj[op](args...)` and awaits its promise, within [`STORE_OP_TIMEOUT`].
     async fn call(&self, op: &str, args: &[JsValue]) -> Result<JsValue, BackendError> {
+        if js_sys::Date::now() < self.paused_until.get() {
+            return Err(self.fail(op, "paused after an operation that did not answer"));
+        }
         let f = js_sys::Reflect::get(&self.obj, &op.into())
             .ok()
             .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
@@ -84,6 +95,8 @@ impl JsStore {
         match futures::future::select(answer, timeout).await {
             futures::future::Either::Left((r, _)) => r.map_err(|e| self.fail(op, describe(&e))),
             futures::future::Either::Right(_) => {
+                self.paused_until
+                    .set(js_sys::Date::now() + STORE_PAUSE_AFTER_TIMEOUT.as_millis() as f64);
                 Err(self.fail(op, format!("no answer in {} s", STORE_OP_TIMEOUT.as_secs())))
             }
         }
@@ -185,6 +198,22 @@ impl PublicationLocks for WebLocks {
     }
 }
 
+/// A coordinator being made, or made, awaited by every open of its cache.
+type Pending = futures::future::Shared<futures::future::LocalBoxFuture<'static, CacheCoordinator>>;
+
+/// The coordinators of the registry made so far, with their ids.
+fn registered() -> Vec<(DiskBackend, String, Option<JsValue>, CacheCoordinator)> {
+    REGISTRY.with(|r| {
+        r.borrow()
+            .iter()
+            .filter_map(|(k, f)| {
+                f.peek()
+                    .map(|c| (k.backend, k.name.clone(), k.store.clone(), c.clone()))
+            })
+            .collect()
+    })
+}
+
 /// Which cache an entry of the registry is.
 #[derive(PartialEq)]
 struct CacheId {
@@ -199,7 +228,10 @@ thread_local! {
     /// The DISK coordinators of this page or worker: opens of one cache share its
     /// coordinator (its budget, its index of entries, its in-memory records). A page opens
     /// few caches, so a list searched in order is enough.
-    static REGISTRY: RefCell<Vec<(CacheId, CacheCoordinator)>> = const { RefCell::new(Vec::new()) };
+    /// Each coordinator is registered while it is being made (a shared future), so opens
+    /// started together wait for one coordinator rather than each making its own (and each
+    /// writing its own salt).
+    static REGISTRY: RefCell<Vec<(CacheId, Pending)>> = const { RefCell::new(Vec::new()) };
 }
 
 fn same(a: &CacheId, b: &CacheId) -> bool {
@@ -213,8 +245,30 @@ fn same(a: &CacheId, b: &CacheId) -> bool {
         }
 }
 
+/// The name a cache is stored under in OPFS (a directory), in a `cacheStore` (a key prefix)
+/// and in Web Locks: `name` itself when it is 1 to 64 of `A-Z a-z 0-9 . _ -` and not `.` or
+/// `..`; otherwise `h` and 32 hexadecimal digits of its SHA-256, so that any name is a valid
+/// directory name and keeps keys short (a file-per-key store allows 255 bytes a name).
+/// IndexedDB takes any name as it is.
+pub fn storage_name(name: &str) -> String {
+    let plain = (1..=64).contains(&name.len())
+        && name != "."
+        && name != ".."
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if plain {
+        name.to_string()
+    } else {
+        format!(
+            "h{}",
+            &crate::cache::identity::sha256_hex(name.as_bytes())[..32]
+        )
+    }
+}
+
 /// The store of `backend` for the cache `name` (`store`: the `cacheStore` object, whose
-/// keys are then prefixed by `name/`).
+/// keys are then prefixed by [`storage_name`]`(name)/`).
 ///
 /// # Errors
 /// `INVALID_ARGUMENT` when the host lacks the storage, or the object lacks a method.
@@ -222,14 +276,16 @@ pub fn store_of(
     backend: DiskBackend,
     name: &str,
     store: Option<&JsValue>,
-) -> Result<Arc<dyn KeyValueStore>, JsValue> {
+) -> crate::Result<Arc<dyn KeyValueStore>> {
+    let arg_error = |m: String| crate::Error::InvalidArgument(m);
     Ok(Arc::new(match backend {
         DiskBackend::IndexedDb => {
             if !has_indexed_db() {
                 return Err(arg_error(
                     "cache \"disk\" needs IndexedDB, which this host lacks: give cacheStore \
                      (Node: nodeFsStore from \"chunkwise/stores/node-fs\"; workers: \
-                     cacheApiStore from \"chunkwise/stores/cache-api\")",
+                     cacheApiStore from \"chunkwise/stores/cache-api\")"
+                        .into(),
                 ));
             }
             JsStore::new(indexed_db_store(name), "", "indexeddb")
@@ -237,10 +293,11 @@ pub fn store_of(
         DiskBackend::Opfs => {
             if !has_opfs() {
                 return Err(arg_error(
-                    "cacheBackend \"opfs\" needs navigator.storage.getDirectory, which this host lacks",
+                    "cacheBackend \"opfs\" needs navigator.storage.getDirectory, which this host lacks"
+                        .into(),
                 ));
             }
-            JsStore::new(opfs_store(name), "", "opfs")
+            JsStore::new(opfs_store(&storage_name(name)), "", "opfs")
         }
         DiskBackend::Store => {
             let obj = store.cloned().unwrap_or(JsValue::UNDEFINED);
@@ -254,7 +311,7 @@ pub fn store_of(
                     )));
                 }
             }
-            JsStore::new(obj, &format!("{name}/"), "js-store")
+            JsStore::new(obj, &format!("{}/", storage_name(name)), "js-store")
         }
     }))
 }
@@ -269,12 +326,13 @@ pub fn store_of(
 pub(crate) async fn disk_coordinator(
     target: &DiskTarget,
     store: Option<JsValue>,
-) -> Result<CacheCoordinator, JsValue> {
+) -> crate::Result<CacheCoordinator> {
     if target.persist {
         if !is_window() {
-            return Err(arg_error(
+            return Err(crate::Error::InvalidArgument(
                 "persist: navigator.storage.persist() can only be called from a window, not \
-                 from a worker; ask for it from the page",
+                 from a worker; ask for it from the page"
+                    .into(),
             ));
         }
         // The answer (granted or not) changes nothing here: the cache works either way.
@@ -286,28 +344,26 @@ pub(crate) async fn disk_coordinator(
         max_cache_bytes: target.max_cache_bytes,
         store: store.filter(|_| target.backend == DiskBackend::Store),
     };
-    if let Some(c) = REGISTRY.with(|r| {
+    use futures::FutureExt;
+    let existing = REGISTRY.with(|r| {
         r.borrow()
             .iter()
             .find(|(k, _)| same(k, &id))
-            .map(|(_, c)| c.clone())
-    }) {
-        return Ok(c);
+            .map(|(_, f)| f.clone())
+    });
+    if let Some(f) = existing {
+        return Ok(f.await);
     }
     let kv = store_of(id.backend, &id.name, id.store.as_ref())?;
     let locks = Arc::new(WebLocks {
-        prefix: format!("chunkwise:{}:", id.name),
+        prefix: format!("chunkwise:{}:", storage_name(&id.name)),
     });
-    let c = CacheCoordinator::on_store(kv, id.max_cache_bytes, Some(locks)).await;
-    // Another open of the same cache may have finished first while this one awaited.
-    Ok(REGISTRY.with(|r| {
-        let mut r = r.borrow_mut();
-        if let Some((_, found)) = r.iter().find(|(k, _)| same(k, &id)) {
-            return found.clone();
-        }
-        r.push((id, c.clone()));
-        c
-    }))
+    let max = id.max_cache_bytes;
+    let made: Pending = async move { CacheCoordinator::on_store(kv, max, Some(locks)).await }
+        .boxed_local()
+        .shared();
+    REGISTRY.with(|r| r.borrow_mut().push((id, made.clone())));
+    Ok(made.await)
 }
 
 /// The cache named by `clearCache`/`cacheUsage` options: `{ cacheName, cacheBackend,
@@ -338,7 +394,9 @@ async fn named_cache(options: &JsValue) -> Result<CacheCoordinator, JsValue> {
         persist: false,
         max_cache_bytes: Some(crate::cache::DEFAULT_MAX_CACHE_BYTES),
     };
-    disk_coordinator(&target, store).await
+    disk_coordinator(&target, store)
+        .await
+        .map_err(|e| js_error(&e))
 }
 
 /// Removes every entry of a DISK cache (`{ cacheName, cacheBackend, cacheStore }`, defaults
@@ -354,30 +412,27 @@ pub fn clear_cache(
         let mut removed = c.clear_all().await.map_err(|e| js_error(&e))?;
         // Other coordinators of this cache in the page (opened with other bounds) find the
         // entries gone; they also drop what they hold in memory.
-        let this = REGISTRY.with(|r| {
-            r.borrow()
-                .iter()
-                .find(|(_, o)| o.same_as(&c))
-                .map(|(k, _)| (k.backend, k.name.clone(), k.store.clone()))
-        });
-        let others: Vec<CacheCoordinator> = REGISTRY.with(|r| {
-            r.borrow()
-                .iter()
-                .filter(|(k, o)| {
-                    !o.same_as(&c)
-                        && this.as_ref().is_some_and(|(b, n, s)| {
-                            k.backend == *b
-                                && k.name == *n
-                                && match (&k.store, s) {
-                                    (None, None) => true,
-                                    (Some(x), Some(y)) => js_sys::Object::is(x, y),
-                                    _ => false,
-                                }
-                        })
-                })
-                .map(|(_, o)| o.clone())
-                .collect()
-        });
+        let all = registered();
+        let this = all
+            .iter()
+            .find(|(.., o)| o.same_as(&c))
+            .map(|(b, n, st, _)| (*b, n.clone(), st.clone()));
+        let others: Vec<CacheCoordinator> = all
+            .into_iter()
+            .filter(|(b, n, st, o)| {
+                !o.same_as(&c)
+                    && this.as_ref().is_some_and(|(tb, tn, ts)| {
+                        b == tb
+                            && n == tn
+                            && match (st, ts) {
+                                (None, None) => true,
+                                (Some(x), Some(y)) => js_sys::Object::is(x, y),
+                                _ => false,
+                            }
+                    })
+            })
+            .map(|(.., o)| o)
+            .collect();
         for o in others {
             removed += o.clear_all().await.map_err(|e| js_error(&e))?;
         }

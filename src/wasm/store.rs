@@ -36,20 +36,24 @@ pub struct RemoteStore {
 impl RemoteStore {
     /// Opens and lists a container: a file up to 8 MiB is fetched whole once; a listed
     /// dataset then opens without a request. Rejects with a `ChunkwiseError` (`code`
-    /// `UNSUPPORTED` for a source that is not a container, `INVALID_ARGUMENT` for
-    /// `cache: "disk"`, and the codes of `RemoteArray.open`).
+    /// `UNSUPPORTED` for a source that is not a container, and the codes of
+    /// `RemoteArray.open`).
     #[wasm_bindgen(unchecked_return_type = "RemoteStore")]
     pub async fn open(
         url: String,
         #[wasm_bindgen(unchecked_param_type = "StoreOptions")] options: JsValue,
     ) -> Result<RemoteStore, JsValue> {
         let req = parse_open_options(&options)?;
-        let coordinator = super::array::open_coordinator(&req, &options).await?;
         let signal: Option<web_sys::AbortSignal> =
             get_opt(&options, "signal").map(|s| s.unchecked_into());
-        let open = crate::open::open_store(&url, req.headers, req.options, coordinator);
+        let (timeout, cache_store, location) =
+            (req.timeout, get_opt(&options, "cacheStore"), url.clone());
+        let open = async move {
+            let coordinator = super::array::open_coordinator(&req, cache_store).await?;
+            crate::open::open_store(&location, req.headers, req.options, coordinator).await
+        };
         let open = cancellable(open, signal.as_ref(), CancelFlag::new());
-        let store = crate::io::deadline::operation(req.timeout, &url, open)
+        let store = crate::io::deadline::operation(timeout, &url, open)
             .await
             .map_err(|e| js_error(&e))?;
         Ok(RemoteStore {
@@ -95,8 +99,9 @@ impl RemoteStore {
         }))
     }
 
-    /// What the open (or the last refresh) did with the listing's discovery record:
-    /// "created", "reused" or "invalidated" (see `RemoteArray.cacheStatus`).
+    /// What the open did with the listing's discovery record: "created", "reused" or
+    /// "invalidated" (see `RemoteArray.cacheStatus`); "invalidated" after every successful
+    /// refresh, whether the source changed or not (the held records were replaced).
     #[wasm_bindgen(getter, js_name = cacheStatus, unchecked_return_type = "\"created\" | \"reused\" | \"invalidated\"")]
     pub fn cache_status(&self) -> Result<String, JsValue> {
         Ok(self.inner()?.cache_status().as_str().to_string())

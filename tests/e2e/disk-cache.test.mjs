@@ -197,6 +197,51 @@ for (const backend of ["indexeddb", "opfs"]) {
       }
     });
 
+    test("cache names of any alphabet persist (slashes, dots, unicode, 200 bytes)", async () => {
+      const profile = scratchDir("chunkwise-profile-");
+      const ctx = await launch(profile.dir);
+      try {
+        const page = await newPage(ctx);
+        for (const cacheName of ["a/b", "..", "名前 🙂", "x".repeat(200)]) {
+          const opts = { cache: "disk", cacheBackend: backend, cacheName };
+          assertValues(await readIn(page, "b2nd", opts), "b2nd", `${cacheName.slice(0, 10)} cold`);
+          await page.reload();
+          const mark = dataServer.log.length;
+          const warm = await readIn(page, "b2nd", opts);
+          assertValues(warm, "b2nd", `${cacheName.slice(0, 10)} warm`);
+          assert.equal(served("b2nd", mark), 0, `${cacheName.slice(0, 10)}: requests after a reload`);
+        }
+      } finally {
+        await ctx.close();
+        profile.remove();
+      }
+    });
+
+    test("the origin's storage cleared in the middle of a read: the read ends promptly", async () => {
+      const slow = await startServer({ latencyMs: 150 });
+      const profile = scratchDir("chunkwise-profile-");
+      const ctx = await launch(profile.dir);
+      try {
+        const page = await newPage(ctx);
+        const cdp = await ctx.newCDPSession(page);
+        const url = slow.url + SOURCES.zarr.file.slice(1);
+        for (let round = 0; round < 3; round++) {
+          const opts = { cache: "disk", cacheBackend: backend, cacheName: `midread-${round}`, path: SOURCES.zarr.path };
+          const t0 = Date.now();
+          const reading = page.evaluate(({ url, opts }) => window.cacheTest.read(url, opts), { url, opts });
+          await new Promise((r) => setTimeout(r, 100 + 150 * round));
+          await cdp.send("Storage.clearDataForOrigin", { origin: new URL(pageServer.url).origin, storageTypes: "all" });
+          const got = await reading;
+          assertValues(got, "zarr", `round ${round}`);
+          assert.ok(Date.now() - t0 < 8000, `round ${round}: the read took ${Date.now() - t0} ms`);
+        }
+      } finally {
+        await ctx.close();
+        profile.remove();
+        await slow.stop();
+      }
+    });
+
     test("a quota too small for any entry: writes are skipped, reads succeed", async () => {
       const profile = scratchDir("chunkwise-profile-");
       const ctx = await launch(profile.dir);

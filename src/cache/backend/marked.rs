@@ -307,7 +307,16 @@ impl MarkedBackend {
             return Ok(None);
         }
         let now = now_ms();
-        self.lock().touch(&hash, key, m.bytes, now);
+        let over = {
+            let mut g = self.lock();
+            g.touch(&hash, key, m.bytes, now);
+            g.total > self.budget.bytes || g.entries.len() as u64 > self.budget.entries
+        };
+        // An entry another page or worker wrote, now known here, can take this page's view
+        // past the budget: the least recently used go, as after a write.
+        if over {
+            self.evict().await?;
+        }
         if now.saturating_sub(m.used) >= ACCESS_GRANULARITY_MS {
             let m = Marker {
                 used: now,
@@ -626,6 +635,31 @@ mod tests {
         assert_eq!(again.get("a").await.unwrap(), Some(blob(0, 1000)));
         assert_eq!(again.get("c").await.unwrap(), Some(blob(2, 1000)));
         assert_eq!(again.usage().bytes, 3000);
+    }
+
+    /// Entries another page wrote and this page then reads count in its view, and the view
+    /// stays within the budget after every read, not only after its own writes.
+    #[tokio::test(flavor = "current_thread")]
+    async fn reads_of_other_pages_entries_keep_the_budget() {
+        let store = MapStore::new();
+        let budget = Budget {
+            bytes: 3000,
+            entries: 100,
+        };
+        let (one, two) = (backend(&store, budget), backend(&store, budget));
+        two.put("d", blob(4, 1000)).await.unwrap();
+        for (i, k) in ["a", "b", "c"].iter().enumerate() {
+            one.put(k, blob(i as u64, 1000)).await.unwrap();
+        }
+        for k in ["a", "b", "c"] {
+            assert!(two.get(k).await.unwrap().is_some(), "{k}");
+            assert!(
+                two.usage().bytes <= 3000,
+                "after reading {k}: {:?}",
+                two.usage()
+            );
+        }
+        assert_eq!(two.usage().entries, 3);
     }
 
     /// A page knows the entries another page wrote once it scans, and `clear` removes all.
