@@ -288,6 +288,14 @@ impl RemoteArray {
         Ok(self.inner()?.cache_bytes() as f64)
     }
 
+    /// Failures of this array's cache storage so far (lookups answered as misses, writes
+    /// skipped: a quota exceeded, a store that threw or did not answer). Reads never fail
+    /// for them; a count that grows says the cache is not keeping what it is given.
+    #[wasm_bindgen(getter, js_name = cacheErrors)]
+    pub fn cache_errors(&self) -> Result<f64, JsValue> {
+        Ok(self.inner()?.coordinator().stats().cache_errors as f64)
+    }
+
     /// Requests and bytes since open: `{ requests, bytes }`.
     #[wasm_bindgen(getter, unchecked_return_type = "Traffic")]
     pub fn traffic(&self) -> Result<JsValue, JsValue> {

@@ -11,7 +11,7 @@ async function readHere(url, opts, select = "...") {
   try {
     const arr = await RemoteArray.open(url, opts);
     const r = await arr.read(select);
-    const out = { data: Array.from(r.data, Number), shape: r.shape, traffic: arr.traffic, cacheStatus: arr.cacheStatus };
+    const out = { data: Array.from(r.data, Number), shape: r.shape, traffic: arr.traffic, cacheStatus: arr.cacheStatus, cacheErrors: arr.cacheErrors };
     arr.close();
     return out;
   } catch (e) {

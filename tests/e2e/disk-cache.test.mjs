@@ -83,6 +83,7 @@ for (const backend of ["indexeddb", "opfs"]) {
           assertValues(cold, source, `${source} cold`);
           assert.equal(cold.cacheStatus, "created", source);
           assert.ok(served(source, mark) > 0, `${source}: the cold read reached the server`);
+          assert.equal(cold.cacheErrors, 0, `${source}: no storage failure`);
         }
         await page.reload();
         for (const source of Object.keys(SOURCES)) {
@@ -253,6 +254,7 @@ for (const backend of ["indexeddb", "opfs"]) {
         for (const source of Object.keys(SOURCES)) {
           const r = await readIn(page, source, opts);
           assertValues(r, source, `${source} with no quota`);
+          assert.ok(r.cacheErrors > 0, `${source}: the refused writes are counted (${r.cacheErrors})`);
         }
         const mark = dataServer.log.length;
         await page.reload();
