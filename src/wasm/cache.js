@@ -5,6 +5,9 @@
 // a miss. Each store recovers when the origin's storage is cleared under it (the next
 // operation opens a new database or directory).
 
+// Longest wait for an IndexedDB database to open.
+const OPEN_WAIT_MS = 3000;
+
 const isNotFound = (e) => e && (e.name === "NotFoundError" || e.name === "NotFoundErr");
 
 /** An IndexedDB database named `name` with one object store, "blobs". */
@@ -41,6 +44,13 @@ export function indexedDbStore(name) {
         opening = null;
         reject(new DOMException(`IndexedDB ${name} is blocked by another connection`, "InvalidStateError"));
       };
+      // An open queued behind the deletion of the origin's storage can wait without end.
+      setTimeout(() => {
+        if (r.readyState !== "done") {
+          opening = null;
+          reject(new DOMException(`IndexedDB ${name} did not open in ${OPEN_WAIT_MS} ms`, "TimeoutError"));
+        }
+      }, OPEN_WAIT_MS);
     }));
   const run = async (mode, op) => {
     for (let attempt = 0; ; attempt++) {

@@ -167,6 +167,9 @@ impl KeyValueStore for JsStore {
     }
 }
 
+/// Longest wait for a Web Lock before publishing without persisting (memory only).
+pub const WEB_LOCK_WAIT: Duration = Duration::from_secs(3);
+
 /// Web Locks named `chunkwise:<cache name>:<name>`, shared by every page and worker of the
 /// origin; none in hosts without `navigator.locks` (Node, workerd).
 struct WebLocks {
@@ -186,7 +189,10 @@ impl Drop for WebLockGuard {
 #[async_trait::async_trait(?Send)]
 impl PublicationLocks for WebLocks {
     async fn acquire(&self, name: &str) -> Result<Option<Box<dyn PublicationGuard>>, ()> {
-        let wait = crate::cache::PUBLICATION_LOCK_WAIT.as_millis() as f64;
+        // Shorter than natively: a publication here holds the lock for a few storage
+        // operations, and a request left pending when the browser deletes the origin's
+        // storage bucket can wait without end.
+        let wait = WEB_LOCK_WAIT.as_millis() as f64;
         // Rejected when not had within the wait (another holder is stuck).
         let release = JsFuture::from(web_lock(&format!("{}{name}", self.prefix), wait))
             .await
