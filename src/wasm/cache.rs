@@ -41,8 +41,8 @@ extern "C" {
 /// or a skipped write), not a read that hangs.
 pub const STORE_OP_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// After an operation ran out of [`STORE_OP_TIMEOUT`], the store is not asked again for this
-/// long (every operation fails at once): one stuck store must not cost every later lookup
+/// After an operation ran out of [`STORE_OP_TIMEOUT`] (or the store's own wait ran out: a
+/// `TimeoutError`), the store is not asked again for this long (every operation fails at once): one stuck store must not cost every later lookup
 /// and write the full wait.
 pub const STORE_PAUSE_AFTER_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -75,6 +75,12 @@ impl JsStore {
         }
     }
 
+    /// Stops asking the store for [`STORE_PAUSE_AFTER_TIMEOUT`].
+    fn pause(&self) {
+        self.paused_until
+            .set(js_sys::Date::now() + STORE_PAUSE_AFTER_TIMEOUT.as_millis() as f64);
+    }
+
     /// Calls `obj[op](args...)` and awaits its promise, within [`STORE_OP_TIMEOUT`].
     async fn call(&self, op: &str, args: &[JsValue]) -> Result<JsValue, BackendError> {
         if js_sys::Date::now() < self.paused_until.get() {
@@ -93,10 +99,18 @@ impl JsStore {
         futures::pin_mut!(answer);
         futures::pin_mut!(timeout);
         match futures::future::select(answer, timeout).await {
-            futures::future::Either::Left((r, _)) => r.map_err(|e| self.fail(op, describe(&e))),
+            futures::future::Either::Left((r, _)) => r.map_err(|e| {
+                let what = describe(&e);
+                // The store's own wait ran out (an IndexedDB that does not open after the
+                // browser deleted the origin's storage): pause as after our own timeout,
+                // rather than wait again on every later lookup and write.
+                if what.starts_with("TimeoutError") {
+                    self.pause();
+                }
+                self.fail(op, what)
+            }),
             futures::future::Either::Right(_) => {
-                self.paused_until
-                    .set(js_sys::Date::now() + STORE_PAUSE_AFTER_TIMEOUT.as_millis() as f64);
+                self.pause();
                 Err(self.fail(op, format!("no answer in {} s", STORE_OP_TIMEOUT.as_secs())))
             }
         }
