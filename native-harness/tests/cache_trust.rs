@@ -12,7 +12,6 @@ use chunkwise::selection::Selection;
 use native_harness::serve::ServerHandle;
 use native_harness::source::transport;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 mod common;
 use common::reference;
@@ -25,20 +24,7 @@ fn npy(path: &Path) -> Npy {
     read_npy(&std::fs::read(path).unwrap()).unwrap()
 }
 
-/// The versions, written once per test binary (three frames over 8 MiB each).
-fn versions() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = common::process_dir("chunkwise-versions-");
-        let status = std::process::Command::new(native_harness::venv_python())
-            .arg(fixtures().join("gen_versions.py"))
-            .arg(&dir)
-            .status()
-            .expect("the Python venv (scripts/setup.sh python) runs the fixture generator");
-        assert!(status.success(), "gen_versions.py failed");
-        dir
-    })
-}
+use common::versions;
 
 async fn serve(root: &Path) -> ServerHandle {
     common::fault_server(root, &[], false).await

@@ -9,7 +9,6 @@ use chunkwise::cache::{CacheCoordinator, CacheStatus};
 use chunkwise::npy::{read_npy, Npy};
 use chunkwise::selection::Selection;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 mod common;
 use common::reference;
@@ -22,20 +21,7 @@ fn npy(path: &Path) -> Npy {
     read_npy(&std::fs::read(path).unwrap()).unwrap()
 }
 
-/// The versions, written once per test binary.
-fn versions() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = common::process_dir("chunkwise-fresh-versions-");
-        let status = std::process::Command::new(native_harness::venv_python())
-            .arg(fixtures().join("gen_versions.py"))
-            .arg(&dir)
-            .status()
-            .expect("the Python venv (scripts/setup.sh python) runs the fixture generator");
-        assert!(status.success(), "gen_versions.py failed");
-        dir
-    })
-}
+use common::versions;
 
 /// Puts the version file `file` (of [`versions`]) at `dir/name`, as a publisher rewriting
 /// the file in place would: same name, modification time `step` seconds after a fixed

@@ -77,3 +77,22 @@ pub fn process_dir(prefix: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// The versioned fixtures (`tests/fixtures/gen_versions.py`: `.b2nd` frames over 8 MiB and
+/// small HDF5 files, each version with the `.npy` of its array), written by the pinned
+/// python-blosc2 and h5py once per test binary into a directory of this process.
+pub fn versions() -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = process_dir("chunkwise-versions-");
+        let generator = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/gen_versions.py");
+        let status = std::process::Command::new(native_harness::venv_python())
+            .arg(generator)
+            .arg(&dir)
+            .status()
+            .expect("the Python venv (scripts/setup.sh python) runs the fixture generator");
+        assert!(status.success(), "gen_versions.py failed");
+        dir
+    })
+}
