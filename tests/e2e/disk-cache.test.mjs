@@ -234,7 +234,9 @@ for (const backend of ["indexeddb", "opfs"]) {
           await cdp.send("Storage.clearDataForOrigin", { origin: new URL(pageServer.url).origin, storageTypes: "all" });
           const got = await reading;
           assertValues(got, "zarr", `round ${round}`);
-          assert.ok(Date.now() - t0 < 8000, `round ${round}: the read took ${Date.now() - t0} ms`);
+          // At most one store wait (10 s) and the read itself: a stuck storage costs a read
+          // no more than that, never a wait per lookup.
+          assert.ok(Date.now() - t0 < 15000, `round ${round}: the read took ${Date.now() - t0} ms`);
         }
       } finally {
         await ctx.close();
