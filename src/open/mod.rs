@@ -552,15 +552,16 @@ impl RemoteArray {
         }
         let (source, head_bytes, info) =
             Self::open_bytes(transport, &options, &coordinator, &source_id, copy).await?;
-        if mutable && detect(&head_bytes) != Detected::B2nd {
-            let format = match detect(&head_bytes) {
+        let detected = detect(&head_bytes);
+        if mutable && detected != Detected::B2nd {
+            let format = match detected {
                 Detected::Hdf5 => "hdf5",
                 _ => "unknown",
             };
             refuse_mutable(&info.location, format)?;
         }
         let len = info.len;
-        let format: Box<dyn ArrayFormat> = match detect(&head_bytes) {
+        let format: Box<dyn ArrayFormat> = match detected {
             #[cfg(feature = "b2nd")]
             Detected::B2nd => Box::new(B2ndArray::open(&*source, head_bytes, len).await?),
             #[cfg(feature = "hdf5")]

@@ -4,12 +4,7 @@
 //!
 //! Layout of one namespace directory (`payload/`, `discovery/`, `sources/` under the cache
 //! directory): for an entry whose key is `K`, `H = sha256_hex(K)`, the blob `H.blob` and its
-//! marker `H.json`:
-//!
-//! ```json
-//! {"schema": 3, "key": "K", "bytes": 1234, "sha256": "<hex of the blob>",
-//!  "version": "<the source's version token, or empty>", "used": 1764590000000}
-//! ```
+//! marker `H.json` ([`super::marker::Marker`]).
 //!
 //! `version` is an opaque token naming the version of what the blob holds (for a complete
 //! source copy, the source's ETag, else its Last-Modified and size; empty for payload and
@@ -39,12 +34,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// Version of the marker format; a marker of another version is a miss, and is dropped when
-/// its directory is opened.
-///
-/// 2: keys without URL queries or user info (schema 1 markers held them in clear).
-/// 3: `version` (the blob's version token) and `used` (last access, ms since the epoch).
-pub const SCHEMA_VERSION: u32 = 3;
+use super::marker::Marker;
+pub use super::marker::{MAX_MARKER_BYTES, SCHEMA_VERSION};
 
 /// A hit records itself only when the entry's recorded last use is at least this far (60 s,
 /// in milliseconds) from now, so warm reads stay cheap: at most one record per entry per
@@ -60,36 +51,6 @@ pub const SCHEMA_VERSION: u32 = 3;
 /// or backup tool reset (`cp` without `-p`): the later of the two is the last use, ties go
 /// by `used`.
 pub const RECORD_USE_MS: u64 = 60_000;
-
-/// Largest marker (bytes): markers hold a key, a digest and a version token, far less than
-/// this; a larger marker is damage (a miss, and its entry is removed).
-pub const MAX_MARKER_BYTES: u64 = 1 << 20;
-
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-struct Marker {
-    schema: u32,
-    key: String,
-    bytes: u64,
-    sha256: String,
-    version: String,
-    used: u64,
-    /// The marker file's modification time (ms since the epoch; 0 when unknown), read with it.
-    #[serde(skip)]
-    touched: u64,
-}
-
-impl Marker {
-    /// The entry's last use: the later of its publication (`used`) and its last recorded
-    /// access (the marker's modification time).
-    fn last_use(&self) -> u64 {
-        self.used.max(self.touched)
-    }
-}
-
-/// Now, in milliseconds since the Unix epoch (0 for a clock set before it).
-fn now_ms() -> u64 {
-    ms_since_epoch(std::time::SystemTime::now())
-}
 
 /// `t` in milliseconds since the Unix epoch (0 before it).
 fn ms_since_epoch(t: std::time::SystemTime) -> u64 {
@@ -285,16 +246,7 @@ impl DiskStore {
         let (blob, marker) = self.paths(&hash);
         // An old marker must not outlive the blob it described.
         let _ = std::fs::remove_file(&marker);
-        let m = Marker {
-            schema: SCHEMA_VERSION,
-            key: key.to_string(),
-            bytes: bytes.len() as u64,
-            sha256: sha256_hex(bytes),
-            version: version.to_string(),
-            used: now_ms(),
-            touched: 0,
-        };
-        let json = serde_json::to_vec(&m).expect("marker serialises");
+        let json = Marker::new(key, bytes, version).to_json();
         let written = write_atomic(&self.dir, &blob, bytes)
             .and_then(|()| write_atomic(&self.dir, &marker, &json));
         if let Err(e) = written {
@@ -672,7 +624,7 @@ fn read_checked(blob: &Path, m: &Marker, max_bytes: Option<u64>) -> Option<Bytes
         .take(len)
         .read_to_end(&mut data)
         .ok()?;
-    (data.len() as u64 == len && sha256_hex(&data) == m.sha256).then(|| Bytes::from(data))
+    m.describes(&data).then(|| Bytes::from(data))
 }
 
 fn read_marker(path: &Path) -> Option<Marker> {
@@ -684,15 +636,12 @@ fn read_marker(path: &Path) -> Option<Marker> {
         .take(MAX_MARKER_BYTES + 1)
         .read_to_end(&mut text)
         .ok()?;
-    if text.len() as u64 > MAX_MARKER_BYTES {
-        return None;
-    }
-    let mut m: Marker = serde_json::from_slice(&text).ok()?;
+    let mut m = Marker::parse(&text)?;
     m.touched = f
         .metadata()
         .and_then(|md| md.modified())
         .map_or(0, ms_since_epoch);
-    (m.schema == SCHEMA_VERSION && m.sha256.len() == 64).then_some(m)
+    Some(m)
 }
 
 /// A short exclusive lock between processes (and between threads and coordinators of one
@@ -914,6 +863,7 @@ pub fn salt(path: &Path) -> std::io::Result<crate::cache::identity::Salt> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cache::backend::marker::now_ms;
     use std::time::Duration;
 
     fn files(dir: &Path, key: &str) -> (PathBuf, PathBuf) {

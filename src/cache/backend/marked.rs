@@ -5,15 +5,9 @@
 //!
 //! Layout under the backend's namespace prefix `P` (`payload/`, `discovery/`, `sources/`):
 //! for an entry whose key is `K` and `H = sha256_hex(K)`, the blob under `P b/H` and its
-//! marker under `P m/H` (no space), the marker being JSON:
-//!
-//! ```json
-//! {"schema": 3, "key": "K", "bytes": 1234, "sha256": "<hex of the blob>", "version": "", "used": 1764590000000}
-//! ```
-//!
-//! `version` is the entry's version token (empty when the caller gave none) and `used` its
-//! last access in milliseconds since the Unix epoch, so least-recently-used order survives a
-//! reload of the page. Publication writes the blob, then the marker. A reader trusts nothing
+//! marker ([`super::marker::Marker`], the filesystem backend's) under `P m/H` (no space).
+//! The marker's `used` is rewritten with the last access (at most once a minute,
+//! [`ACCESS_GRANULARITY_MS`]), so least-recently-used order survives a reload of the page. Publication writes the blob, then the marker. A reader trusts nothing
 //! else (spec: remote cache design, "Publication and reuse"): a missing, oversized or
 //! unparsable marker, another schema, another key, a blob of another size or another digest
 //! is a miss, and both are removed. Two writers of one key at once cannot make a wrong
@@ -33,11 +27,8 @@ use bytes::Bytes;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
-/// Version of the marker format; a marker of another version is a miss (and removed).
-pub const SCHEMA_VERSION: u32 = 3;
-
-/// Largest marker trusted (bytes): a marker holds a key (kilobytes at most) and a digest.
-pub const MAX_MARKER_BYTES: usize = 64 << 10;
+use super::marker::{now_ms, Marker};
+pub use super::marker::{MAX_MARKER_BYTES, SCHEMA_VERSION};
 
 /// A recorded access is rewritten into the marker at most this often (milliseconds): warm
 /// reads of one page then cost one marker write per entry per minute, and the order across
@@ -63,32 +54,6 @@ pub trait KeyValueStore: MaybeSend + MaybeSync {
     async fn delete(&self, key: &str) -> Result<(), BackendError>;
     /// Every key starting with `prefix`, in no particular order.
     async fn keys(&self, prefix: &str) -> Result<Vec<String>, BackendError>;
-}
-
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-struct Marker {
-    schema: u32,
-    key: String,
-    bytes: u64,
-    sha256: String,
-    #[serde(default)]
-    version: String,
-    #[serde(default)]
-    used: u64,
-}
-
-/// Milliseconds since the Unix epoch, now.
-pub(crate) fn now_ms() -> u64 {
-    #[cfg(target_arch = "wasm32")]
-    {
-        js_sys::Date::now() as u64
-    }
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64)
-    }
 }
 
 #[derive(Debug, Default)]
@@ -177,10 +142,8 @@ impl MarkedBackend {
         let Some(raw) = self.store.get(&self.marker_key(hash)).await? else {
             return Ok(Ok(None));
         };
-        Ok((raw.len() <= MAX_MARKER_BYTES)
-            .then(|| serde_json::from_slice::<Marker>(&raw).ok())
-            .flatten()
-            .filter(|m| m.schema == SCHEMA_VERSION && m.bytes <= self.budget.bytes)
+        Ok(Marker::parse(&raw)
+            .filter(|m| m.bytes <= self.budget.bytes)
             .map(Some)
             .ok_or(()))
     }
@@ -298,10 +261,7 @@ impl MarkedBackend {
             }
         };
         let blob = blob?;
-        let ok = m.key == key
-            && blob
-                .as_ref()
-                .is_some_and(|b| b.len() as u64 == m.bytes && sha256_hex(b) == m.sha256);
+        let ok = m.key == key && blob.as_ref().is_some_and(|b| m.describes(b));
         if !ok {
             self.drop_pair(&hash).await?;
             return Ok(None);
@@ -325,7 +285,7 @@ impl MarkedBackend {
             // A failed record of the access only loses LRU order, never data.
             let _ = self
                 .store
-                .put(&self.marker_key(&hash), Bytes::from(marker_json(&m)))
+                .put(&self.marker_key(&hash), Bytes::from(m.to_json()))
                 .await;
         }
         Ok(blob.map(|b| (b, m.version)))
@@ -350,15 +310,8 @@ impl MarkedBackend {
         if len > self.budget.bytes {
             return self.drop_pair(&hash).await;
         }
-        let now = now_ms();
-        let marker = Marker {
-            schema: SCHEMA_VERSION,
-            key: key.to_string(),
-            bytes: len,
-            sha256: sha256_hex(&bytes),
-            version: version.to_string(),
-            used: now,
-        };
+        let marker = Marker::new(key, &bytes, version);
+        let now = marker.used;
         // `Bytes::copy_from_slice`: the store owns exactly these bytes, never a view into the
         // larger buffer a chunk was cut from.
         let written = match self
@@ -368,7 +321,7 @@ impl MarkedBackend {
         {
             Ok(()) => {
                 self.store
-                    .put(&self.marker_key(&hash), Bytes::from(marker_json(&marker)))
+                    .put(&self.marker_key(&hash), Bytes::from(marker.to_json()))
                     .await
             }
             Err(e) => Err(e),
@@ -397,10 +350,6 @@ impl MarkedBackend {
         }
         Ok(entries.len() as u64)
     }
-}
-
-fn marker_json(m: &Marker) -> Vec<u8> {
-    serde_json::to_vec(m).expect("a marker serialises")
 }
 
 #[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
@@ -565,7 +514,7 @@ mod tests {
             ("oversize marker", |s, k| {
                 s.edit(&marker_key(k), |v| {
                     v.pop();
-                    v.extend(std::iter::repeat_n(b' ', MAX_MARKER_BYTES));
+                    v.extend(std::iter::repeat_n(b' ', MAX_MARKER_BYTES as usize));
                     v.push(b'}');
                 })
             }),
@@ -617,7 +566,7 @@ mod tests {
             store.edit(&marker_key(k), |v| {
                 let mut m: Marker = serde_json::from_slice(v).unwrap();
                 m.used = t;
-                *v = marker_json(&m);
+                *v = m.to_json();
             });
         }
         let reloaded = backend(&store, budget);

@@ -7,6 +7,7 @@
 //! - [`marked`]: blobs with the same markers over any key-value store
 //!   ([`marked::KeyValueStore`]): IndexedDB, OPFS or a JS-supplied store in JS hosts
 //!   (`src/wasm/stores/`), a map in tests.
+//! - [`marker`]: the marker both persistent backends publish with each blob.
 //! - `conformance` (tests, or the `conformance` feature): the checks every backend must pass,
 //!   natively and, for the JS stores, from wasm tests in Chromium and Node.
 //!
@@ -26,6 +27,7 @@ pub mod conformance;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod fs;
 pub mod marked;
+pub mod marker;
 pub mod memory;
 
 use crate::io::{MaybeSend, MaybeSync};
