@@ -236,6 +236,16 @@ impl RemoteArray {
             None => self.format.dtype().to_string(),
         }
     }
+    /// The array's attributes (HDF5 attributes, Zarr `.zattrs` / v3 `attributes`, Blosc2
+    /// vlmeta), read at discovery: no request.
+    pub fn attrs(&self) -> crate::attrs::Attrs {
+        self.format.attrs()
+    }
+    /// Dimension names, one per dimension (`None` for an unnamed one), or `None` when the
+    /// source names none (see [`crate::formats::Node::dims`]).
+    pub fn dims(&self) -> Option<Vec<Option<String>>> {
+        self.format.dims()
+    }
     /// What discovery found.
     pub fn info(&self) -> ArrayInfo {
         self.format.info()

@@ -324,8 +324,8 @@ fn number(d: &DType, e: &[u8]) -> Value {
     }
 }
 
-/// IEEE 754 binary16 to f64.
-fn half_to_f64(h: u16) -> f64 {
+/// An IEEE 754 binary16 value (its bits) as `f64`, exactly.
+pub fn half_to_f64(h: u16) -> f64 {
     let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
     let exp = ((h >> 10) & 0x1f) as i32;
     let frac = (h & 0x3ff) as f64;

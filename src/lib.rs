@@ -19,6 +19,7 @@
 //! - [`partition`] and [`chunk_trace`]: pure logic for tape tiering and the HDF5 chunk cache.
 
 pub mod array;
+pub mod attrs;
 pub mod cache;
 pub mod chunk_trace;
 pub mod codec;

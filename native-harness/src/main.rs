@@ -133,6 +133,16 @@ enum Command {
         #[arg(long)]
         mutable: bool,
     },
+    /// Print the attributes of an array or a group as one JSON object (HDF5 attributes, Zarr
+    /// .zattrs / v3 attributes, Blosc2 vlmeta): numeric arrays as nested lists, NaN and
+    /// infinities as the strings "NaN", "Infinity", "-Infinity". Without --path: the root
+    /// group of a container, or the array of a single-array source.
+    ///
+    /// Example: chunkwise attrs data.h5 --path /group/temperature
+    Attrs {
+        #[command(flatten)]
+        src: SourceArgs,
+    },
     /// Print the chunk map of an HDF5 dataset: each allocated chunk's element offset, byte
     /// address, stored size and filter mask.
     Chunks {
@@ -317,9 +327,10 @@ fn no_path(path: &Option<String>) -> Result<(), chunkwise::Error> {
 /// Runs a command within its `--timeout`, if it has one.
 async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
     let (limit, location) = match &cli.command {
-        Command::Read { src, .. } | Command::Info { src, .. } | Command::Chunks { src, .. } => {
-            (src.deadline()?, src.source.clone())
-        }
+        Command::Read { src, .. }
+        | Command::Info { src, .. }
+        | Command::Chunks { src, .. }
+        | Command::Attrs { src } => (src.deadline()?, src.source.clone()),
         _ => (None, String::new()),
     };
     chunkwise::io::deadline::operation(limit, &location, run_command(cli)).await
@@ -536,6 +547,34 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 println!("traffic: {} requests, {} bytes", t.requests, t.bytes);
                 println!("cache:   {}", arr.cache_status());
             }
+            Ok(())
+        }
+        Command::Attrs {
+            src:
+                SourceArgs {
+                    source,
+                    path,
+                    cache,
+                    cache_dir,
+                    headers,
+                    cache_key,
+                    ..
+                },
+        } => {
+            let coordinator = source::coordinator(&cache, cache_dir.as_deref())?;
+            let headers = parse_headers(&headers)?;
+            let attrs = source::attrs_command(
+                &source,
+                path.as_deref(),
+                headers,
+                coordinator,
+                cache_key.as_deref(),
+            )
+            .await?;
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&attrs.to_json()).expect("attributes serialise")
+            );
             Ok(())
         }
         Command::Chunks {

@@ -78,6 +78,55 @@ pub async fn open_store_cached(
     chunkwise::open::open_store(source, headers, options, coordinator).await
 }
 
+/// The attributes `chunkwise attrs` prints: of the node at `path` of a container (a group's
+/// from the listing, an array's from its discovery), of the root group `/` without a path,
+/// or of a single-array source (Blosc2 `.b2nd`), which takes no path.
+///
+/// # Errors
+/// `NOT_FOUND` for a path the container does not hold; the open's errors.
+pub async fn attrs_command(
+    source: &str,
+    path: Option<&str>,
+    headers: Vec<(String, String)>,
+    coordinator: CacheCoordinator,
+    cache_key: Option<&str>,
+) -> Result<chunkwise::attrs::Attrs, chunkwise::Error> {
+    use chunkwise::formats::NodeKind;
+    match open_store_cached(source, headers.clone(), coordinator.clone(), cache_key).await {
+        Ok(store) => {
+            let want = chunkwise::store::normalise_path(path.unwrap_or("/"));
+            let node = store
+                .nodes()
+                .iter()
+                .find(|n| n.path == want)
+                .ok_or_else(|| {
+                    chunkwise::Error::Format(chunkwise::formats::FormatError::NoSuchNode {
+                        location: chunkwise::cache::identity::redact_url(source),
+                        detail: format!("no group or array at {want}"),
+                    })
+                })?;
+            match node.kind {
+                NodeKind::Array => Ok(store.get(&want).await?.attrs()),
+                _ => Ok(node.attrs.clone()),
+            }
+        }
+        // Not a container: a single array, which has no path.
+        Err(chunkwise::Error::Format(chunkwise::formats::FormatError::Unsupported { .. }))
+            if path.is_none() =>
+        {
+            let options = OpenOptions {
+                cache: coordinator.policy(),
+                cache_key: cache_key.map(str::to_string),
+                ..Default::default()
+            };
+            Ok(open_array_cached(source, headers, options, coordinator)
+                .await?
+                .attrs())
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// `chunkwise chunks` with a cache coordinator: as [`chunks_command`], from the dataset's
 /// discovery record when `coordinator` holds it (no request).
 ///

@@ -178,7 +178,7 @@ pub enum NodeKind {
 }
 
 /// One node of a container's hierarchy (an HDF5 file, a Zarr store), as a listing shows it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Node {
     /// Absolute path inside the container, `/` for the root group, `/group/data` below it.
     pub path: String,
@@ -192,6 +192,15 @@ pub struct Node {
     /// Why the node cannot be read (an unsupported feature such as a virtual dataset or an
     /// external link), without failing the listing of its group.
     pub error: Option<String>,
+    /// The node's attributes, as far as the listing read them (HDF5 attributes, Zarr
+    /// `.zattrs` / v3 `attributes`); empty when it has none or the listing could not read them.
+    #[serde(default, skip_serializing_if = "crate::attrs::Attrs::is_empty")]
+    pub attrs: crate::attrs::Attrs,
+    /// Dimension names of an array, one per dimension (`None` for an unnamed one): Zarr v3
+    /// `dimension_names`, xarray's `_ARRAY_DIMENSIONS`, HDF5 dimension scales. `None` when
+    /// the source names none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dims: Option<Vec<Option<String>>>,
 }
 
 /// A discovered array of one format: geometry, chunk locations, chunk decoding.
@@ -234,6 +243,14 @@ pub trait ArrayFormat: MaybeSend + MaybeSync {
     /// What rebuilds this reader without I/O (the discovery cache's seed), if the format
     /// has one.
     fn seed(&self) -> Option<Seed> {
+        None
+    }
+    /// The array's attributes (see [`crate::attrs`]), read at discovery and kept in the seed.
+    fn attrs(&self) -> crate::attrs::Attrs {
+        crate::attrs::Attrs::new()
+    }
+    /// Dimension names, one per dimension (see [`Node::dims`]); `None` when none are named.
+    fn dims(&self) -> Option<Vec<Option<String>>> {
         None
     }
 }

@@ -157,7 +157,7 @@ fn shape_js(shape: &[u64]) -> js_sys::Array {
 }
 
 /// Wraps little-endian element bytes in the typed array for the dtype.
-fn typed_array(kind: Kind, itemsize: usize, bytes: &[u8]) -> JsValue {
+pub(crate) fn typed_array(kind: Kind, itemsize: usize, bytes: &[u8]) -> JsValue {
     macro_rules! ta {
         ($t:ty, $js:ty) => {{
             let v: Vec<$t> = bytes
@@ -264,6 +264,21 @@ impl RemoteArray {
     #[wasm_bindgen(getter, unchecked_return_type = "number[]")]
     pub fn blocks(&self) -> Result<js_sys::Array, JsValue> {
         Ok(shape_js(self.inner()?.blocks()))
+    }
+
+    /// The array's attributes (HDF5 attributes, Zarr `.zattrs` / v3 `attributes`, Blosc2
+    /// vlmeta), read at open: a plain object, numeric arrays as typed arrays (see `Attrs`).
+    #[wasm_bindgen(getter, unchecked_return_type = "Attrs")]
+    pub fn attrs(&self) -> Result<JsValue, JsValue> {
+        Ok(super::attrs::attrs_js(&self.inner()?.attrs()))
+    }
+
+    /// Dimension names, one per dimension (null for an unnamed one): Zarr v3
+    /// `dimension_names`, xarray's `_ARRAY_DIMENSIONS`, HDF5 dimension scales; null when the
+    /// source names none.
+    #[wasm_bindgen(getter, unchecked_return_type = "(string | null)[] | null")]
+    pub fn dims(&self) -> Result<JsValue, JsValue> {
+        Ok(super::attrs::dims_js(self.inner()?.dims().as_deref()))
     }
 
     /// What discovery found: format, shape, dtype, chunks, blocks, codecs, sizes.

@@ -15,6 +15,7 @@
 //! ```
 
 mod array;
+mod attrs;
 pub mod cache;
 mod chunk_trace;
 pub mod partition;

@@ -22,6 +22,10 @@ export interface StoreNode {
   dtype: string | null;
   /** Why the node cannot be read (unsupported type or filter, null dataspace, link target), else null. */
   error: string | null;
+  /** The node's attributes as the listing read them ({} when none). */
+  attrs: Attrs;
+  /** Dimension names of an array (see RemoteArray.dims), else null. */
+  dims: (string | null)[] | null;
 }
 "#;
 
@@ -70,9 +74,45 @@ impl RemoteStore {
     /// Groups and arrays, sorted by path: `{ path, kind, shape, dtype, error }` each.
     #[wasm_bindgen(getter, unchecked_return_type = "StoreNode[]")]
     pub fn nodes(&self) -> Result<JsValue, JsValue> {
-        let json =
-            serde_json::to_string(self.inner()?.nodes()).map_err(|e| arg_error(e.to_string()))?;
-        super::parse_json(&json).map_err(arg_error)
+        let inner = self.inner()?;
+        let out = js_sys::Array::new();
+        for n in inner.nodes() {
+            let o = js_sys::Object::new();
+            let set = |k: &str, v: JsValue| js_sys::Reflect::set(&o, &k.into(), &v);
+            set("path", n.path.as_str().into())?;
+            let kind = match n.kind {
+                crate::formats::NodeKind::Group => "group",
+                crate::formats::NodeKind::Array => "array",
+                crate::formats::NodeKind::Link => "link",
+            };
+            set("kind", kind.into())?;
+            let shape = n.shape.as_ref().map(|s| {
+                JsValue::from(
+                    s.iter()
+                        .map(|&d| JsValue::from_f64(d as f64))
+                        .collect::<js_sys::Array>(),
+                )
+            });
+            set("shape", shape.unwrap_or(JsValue::NULL))?;
+            set(
+                "dtype",
+                n.dtype
+                    .as_deref()
+                    .map(JsValue::from_str)
+                    .unwrap_or(JsValue::NULL),
+            )?;
+            set(
+                "error",
+                n.error
+                    .as_deref()
+                    .map(JsValue::from_str)
+                    .unwrap_or(JsValue::NULL),
+            )?;
+            set("attrs", super::attrs::attrs_js(&n.attrs))?;
+            set("dims", super::attrs::dims_js(n.dims.as_deref()))?;
+            out.push(&o);
+        }
+        Ok(out.into())
     }
 
     /// Opens the array at `path` (e.g. "/group/data"), sharing this store's caches.

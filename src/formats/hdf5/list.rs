@@ -259,6 +259,8 @@ fn node(path: String, kind: NodeKind, error: Option<String>) -> Node {
         shape: None,
         dtype: None,
         error,
+        attrs: Default::default(),
+        dims: None,
     }
 }
 
@@ -341,6 +343,8 @@ pub async fn list(d: &mut Discovery<'_>) -> Result<Vec<Node>, Hdf5Error> {
                     shape,
                     dtype,
                     error,
+                    attrs: Default::default(),
+                    dims: None,
                 },
                 Ok(Object::Other) => continue,
                 Err(e) => node(

@@ -770,6 +770,8 @@ fn array_node(path: &str, parsed: Result<(Vec<u64>, DType), ZarrError>) -> Node 
             shape: Some(shape),
             dtype: Some(dtype.to_string()),
             error: None,
+            attrs: Default::default(),
+            dims: None,
         },
         Err(e) => Node {
             path: path.into(),
@@ -777,6 +779,8 @@ fn array_node(path: &str, parsed: Result<(Vec<u64>, DType), ZarrError>) -> Node 
             shape: None,
             dtype: None,
             error: Some(e.to_string()),
+            attrs: Default::default(),
+            dims: None,
         },
     }
 }
@@ -788,6 +792,8 @@ fn group_node(path: &str) -> Node {
         shape: None,
         dtype: None,
         error: None,
+        attrs: Default::default(),
+        dims: None,
     }
 }
 
