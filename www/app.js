@@ -1,81 +1,71 @@
-// chunkwise preview page: opens a remote array with the wasm package, shows its metadata, draws
-// a 2-D slice as a heatmap and logs the network traffic of every step.
+// chunkwise viewer: opens a remote HDF5 file, Zarr store or array with the wasm package, shows
+// its hierarchy as a tree, a node's attributes, and previews an array: a 2-D slice as a heatmap,
+// a 1-D selection as a line plot, with the network traffic of every step.
 //
-// State for automation: document.body.dataset.state is "loading", "idle", "opening", "reading",
-// "ready", "cancelled" or "error"; after each read window.chunkwisePreview holds what was read.
+// The view is in the page's query (url, path, sel, t, cmap, scale, vmin, vmax), so a link
+// restores it. State for automation: document.body.dataset.state is "loading", "idle",
+// "opening", "listed" (a store listed, no array chosen), "reading", "ready", "cancelled" or
+// "error"; after each read window.chunkwisePreview holds what was read and drawn.
 
 import * as status from "./status.js";
-const MAX_SIDE = 1024;          // largest displayed extent per axis; bigger axes are read with a step
+import { attrText, f32Text, renderAttrs } from "./attrs-view.js";
+import { COLORMAPS } from "./colormaps.js";
+import {
+  MARGIN, drawAxes, drawColorbar, drawHeatmap, drawLine, drawMarker, fitCanvas,
+  indexTicks, numberText, percentiles,
+} from "./plot.js";
+import {
+  SelectionError, boundSteps, defaultItems, formatSelection, parseSelection, sliceAxes, sliceLength,
+} from "./selection.js";
+import { markSelected, nest, renderTree } from "./tree.js";
+
+/** Largest displayed extent of each axis of a 2-D slice: bigger axes are read with a step (<= 1 Mi elements). */
+const MAX_SIDE = 1024;
+/** Largest extent of a 1-D selection (a line plot), likewise. */
+const MAX_LINE = 1 << 20;
 const EXPOSED_VALUES = 65536;   // values of the last read copied into window.chunkwisePreview
-const NAN_RGB = [255, 0, 170];  // outside the colour map, so NaN stands out
+const PROGRESS_POLL_MS = 100;   // how often the bytes received are polled during a read
+const DEFAULT_SAMPLE = "../tests/fixtures/sample/sample.h5";
+const DEFAULT_PATH = "/surface/temperature";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
   form: $("open-form"), url: $("url"), open: $("open"), cancel: $("cancel"),
-  status: $("status"), error: $("error"), meta: $("meta"),
-  controls: $("controls"), rowAxis: $("row-axis"), colAxis: $("col-axis"), sliders: $("sliders"),
-  selection: $("selection"), progress: $("progress"), progressText: $("progress-text"),
-  stepNote: $("step-note"), heatmap: $("heatmap"), colorbar: $("colorbar"),
-  cbMin: $("cb-min"), cbMax: $("cb-max"), cbNan: $("cb-nan"), hover: $("hover"),
+  status: $("status"), error: $("error"), meta: $("meta"), tree: $("tree"),
+  attrs: $("attrs"), attrsPath: $("attrs-path"), title: $("view-title"),
+  controls: $("controls"), selInput: $("sel-input"), rowAxis: $("row-axis"), colAxis: $("col-axis"),
+  sliders: $("sliders"), selection: $("selection"),
+  cmap: $("cmap"), scale: $("scale"), vmin: $("vmin"), vmax: $("vmax"), auto: $("auto"),
+  progress: $("progress"), progressText: $("progress-text"), stepNote: $("step-note"),
+  plotArea: $("plot-area"), axes: $("axes"), heatmap: $("heatmap"), line: $("line"),
+  colorbarBox: $("colorbar-box"), colorbar: $("colorbar"),
+  cbMin: $("cb-min"), cbMax: $("cb-max"), cbNan: $("cb-nan"), cbNanText: $("cb-nan-text"),
+  hover: $("hover"), hoverPin: $("hover-pin"), valuesText: $("values-text"),
   trafficBody: document.querySelector("#traffic tbody"),
   totalRequests: $("total-requests"), totalBytes: $("total-bytes"), totalRoundTrips: $("total-round-trips"),
 };
 
 let wasm = null;          // the package module once initialised
-let arr = null;           // the open RemoteArray
-let arrShape = [];        // its shape
-let fixed = [];           // index per non-displayed axis (by axis number)
+let source = null;        // { url, store (RemoteStore | null), counter (has .traffic), nodes, tree }
+let arr = null;           // the RemoteArray previewed
+let arrNode = null;       // its node
+let arrShape = [];
+let items = [];           // the chosen selection, one item per axis (before the preview's step bound)
+let transpose = false;    // a 2-D slice shown with its first axis as columns
+let fixed = [];           // index remembered per axis, for axes shown as sliders
 let current = null;       // { controller, seq } of the read in flight
-let seq = 0;              // increases with every read started
-let shown = null;         // what the canvas shows (for hover)
+let seq = 0;              // increases with every read and every node change
+let shown = null;         // what the plot shows (for hover and redraws)
+let pinned = null;        // the pinned readout cell, { r, k }
 let logCount = 0;
 const log = { open: null, reads: [] };
+const collapsed = new Set();
 
 const fmt = new Intl.NumberFormat("en-US");
 
 function setState(state, message) { status.setState(ui, state, message); }
 function showError(err) { status.showError(ui, err); }
 function clearError() { status.clearError(ui); }
-
-// ---- colour map -------------------------------------------------------------------------------
-
-// A viridis-like map: polynomial fit of matplotlib's viridis, evaluated into a 256-entry table.
-const LUT = (() => {
-  const c = [
-    [0.2777273272234177, 0.005407344544966578, 0.3340998053353061],
-    [0.1050930431085774, 1.404613529898575, 1.384590162594685],
-    [-0.3308618287255563, 0.214847559468213, 0.09509516302823659],
-    [-4.634230498983486, -5.799100973351585, -19.33244095627987],
-    [6.228269936347081, 14.17993336680509, 56.69055260068105],
-    [4.776384997670288, -13.74514537774601, -65.35303263337234],
-    [-5.435455855934631, 4.645852612178535, 26.3124352495832],
-  ];
-  const lut = new Uint8ClampedArray(256 * 3);
-  for (let i = 0; i < 256; i++) {
-    const t = i / 255;
-    for (let k = 0; k < 3; k++) {
-      let v = c[6][k];
-      for (let j = 5; j >= 0; j--) v = v * t + c[j][k];
-      lut[i * 3 + k] = Math.round(Math.min(1, Math.max(0, v)) * 255);
-    }
-  }
-  return lut;
-})();
-
-function drawColorbar() {
-  const ctx = ui.colorbar.getContext("2d");
-  const { width, height } = ui.colorbar;
-  const img = ctx.createImageData(width, height);
-  for (let y = 0; y < height; y++) {
-    const i = Math.round((1 - y / (height - 1)) * 255);
-    for (let x = 0; x < width; x++) {
-      const o = (y * width + x) * 4;
-      img.data[o] = LUT[i * 3]; img.data[o + 1] = LUT[i * 3 + 1]; img.data[o + 2] = LUT[i * 3 + 2];
-      img.data[o + 3] = 255;
-    }
-  }
-  ctx.putImageData(img, 0, 0);
-}
 
 // ---- values -----------------------------------------------------------------------------------
 
@@ -88,17 +78,19 @@ function halfToFloat(h) {
   return s * 2 ** (e - 15) * (1 + f / 1024);
 }
 
-// Plain numbers for display, one per element, and a description of any conversion.
+const isFloat16Bits = (data, dtype) => dtype[1] === "f" && dtype.slice(2) === "2" && data instanceof Uint16Array;
+
+/** Plain numbers for drawing, one per element, and a note on any conversion; null for non-numeric data. */
 function toNumbers(data, dtype) {
   const kind = dtype[1];
-  const size = Number(dtype.slice(2));
+  if (!ArrayBuffer.isView(data)) return null;   // strings, compounds: Arrays
   if (kind === "c") {
     const n = data.length / 2;
     const out = new Float64Array(n);
     for (let i = 0; i < n; i++) out[i] = Math.hypot(data[2 * i], data[2 * i + 1]);
     return { values: out, note: "complex values: magnitude shown" };
   }
-  if (kind === "f" && size === 2) return { values: Float64Array.from(data, halfToFloat), note: "" };
+  if (isFloat16Bits(data, dtype)) return { values: Float64Array.from(data, halfToFloat), note: "" };
   if (typeof data[0] === "bigint") return { values: Float64Array.from(data, Number), note: "" };
   return { values: data, note: "" };
 }
@@ -106,20 +98,10 @@ function toNumbers(data, dtype) {
 function rawText(data, dtype, i) {
   const kind = dtype[1];
   if (kind === "c") return `${data[2 * i]}${data[2 * i + 1] < 0 ? "-" : "+"}${Math.abs(data[2 * i + 1])}j`;
-  if (kind === "f" && dtype.slice(2) === "2") return String(halfToFloat(data[i]));
+  if (isFloat16Bits(data, dtype)) return String(halfToFloat(data[i]));
   if (kind === "f" && dtype.slice(2) === "4") return f32Text(data[i]);
   if (kind === "b") return data[i] ? "True" : "False";
   return String(data[i]);
-}
-
-// Shortest decimal text that reads back as the same float32.
-function f32Text(v) {
-  if (!Number.isFinite(v)) return String(v);
-  for (let p = 1; p < 9; p++) {
-    const t = Number(v.toPrecision(p));
-    if (Math.fround(t) === v) return String(t);
-  }
-  return String(v);
 }
 
 function range(values) {
@@ -135,8 +117,6 @@ function range(values) {
   return { min, max, nan };
 }
 
-// ---- metadata and controls --------------------------------------------------------------------
-
 function bytesText(n) {
   n = Number(n);
   if (n < 1024) return `${fmt.format(n)} B`;
@@ -145,6 +125,37 @@ function bytesText(n) {
   while (v >= 1024 && u < units.length - 1) { v /= 1024; u++; }
   return `${v.toFixed(v < 10 ? 2 : 1)} ${units[u]} (${fmt.format(n)} B)`;
 }
+
+// ---- the view in the page's address -----------------------------------------------------------
+
+function viewParams() {
+  const q = new URLSearchParams(location.search);
+  const num = (k) => (q.has(k) && q.get(k) !== "" && Number.isFinite(Number(q.get(k))) ? Number(q.get(k)) : null);
+  return {
+    url: q.get("url"), path: q.get("path"), sel: q.get("sel"), transpose: q.get("t") === "1",
+    cmap: q.get("cmap"), scale: q.get("scale"), vmin: num("vmin"), vmax: num("vmax"),
+  };
+}
+
+/** Writes the current view into the address (replaceState: no history entry per slider step). */
+function saveView() {
+  if (!source) return;
+  const q = new URLSearchParams();
+  q.set("url", source.url);
+  const path = arrNode ? arrNode.path : source.selectedPath;
+  if (path) q.set("path", path);
+  if (arr) {
+    q.set("sel", formatSelection(items, arrShape));
+    if (transpose) q.set("t", "1");
+  }
+  if (ui.cmap.value !== "viridis") q.set("cmap", ui.cmap.value);
+  if (ui.scale.value !== "linear") q.set("scale", ui.scale.value);
+  if (ui.vmin.value.trim() !== "") q.set("vmin", ui.vmin.value.trim());
+  if (ui.vmax.value.trim() !== "") q.set("vmax", ui.vmax.value.trim());
+  history.replaceState(null, "", `${location.pathname}?${q}`);
+}
+
+// ---- metadata, attributes and controls --------------------------------------------------------
 
 function showMeta(info) {
   const rows = [
@@ -171,55 +182,84 @@ function showMeta(info) {
   }
 }
 
+function showAttrs(path, attrs, dims) {
+  ui.attrsPath.textContent = path;
+  renderAttrs(ui.attrs, attrs, dims);
+}
+
+/** The label of axis `a` of the array shown: its dimension name, else "axis a". */
+function axisLabel(a) {
+  const dims = shown?.dims ?? arrDims();
+  return (Array.isArray(dims) && dims[a]) || `axis ${a}`;
+}
+
+function arrDims() {
+  try {
+    const d = arr ? arr.dims : null;
+    if (Array.isArray(d)) return d;
+  } catch { /* closed */ }
+  return arrNode && Array.isArray(arrNode.dims) ? arrNode.dims : null;
+}
+
+function axisOptionText(a) {
+  const dims = arrDims();
+  const name = Array.isArray(dims) && dims[a] ? dims[a] : `axis ${a}`;
+  return `${name} (${arrShape[a]})`;
+}
+
+/** Rebuilds the axis choice and the sliders from `items`. */
 function buildControls() {
   const nd = arrShape.length;
-  fixed = arrShape.map(() => 0);
-  ui.controls.hidden = nd === 0;
+  ui.controls.hidden = false;
+  ui.selInput.value = formatSelection(items, arrShape);
   for (const sel of [ui.rowAxis, ui.colAxis]) {
     sel.replaceChildren();
     for (let a = 0; a < nd; a++) {
       const o = document.createElement("option");
       o.value = String(a);
-      o.textContent = `axis ${a} (${arrShape[a]})`;
+      o.textContent = axisOptionText(a);
       sel.append(o);
     }
   }
-  ui.rowAxis.parentElement.parentElement.hidden = nd < 2;
-  ui.rowAxis.value = String(Math.max(0, nd - 2));
-  ui.colAxis.value = String(Math.max(0, nd - 1));
+  const axes = sliceAxes(items);
+  const twoD = axes.length === 2;
+  ui.rowAxis.parentElement.parentElement.hidden = nd < 2 || !twoD;
+  if (twoD) {
+    ui.rowAxis.value = String(transpose ? axes[1] : axes[0]);
+    ui.colAxis.value = String(transpose ? axes[0] : axes[1]);
+  }
   buildSliders();
-}
-
-function displayedAxes() {
-  const nd = arrShape.length;
-  if (nd === 0) return [];
-  if (nd === 1) return [0];
-  return [Number(ui.rowAxis.value), Number(ui.colAxis.value)];
 }
 
 function buildSliders() {
   ui.sliders.replaceChildren();
-  const shown = displayedAxes();
-  arrShape.forEach((n, a) => {
-    if (shown.includes(a)) return;
+  items.forEach((it, a) => {
+    if (it.kind !== "index") return;
+    const n = arrShape[a];
+    fixed[a] = it.index;
     const row = document.createElement("label");
     row.className = "slider";
-    row.textContent = `axis ${a} `;
-    const range = document.createElement("input");
-    range.type = "range"; range.min = "0"; range.max = String(n - 1); range.value = String(fixed[a]);
-    range.id = `axis-${a}-range`; range.dataset.axis = String(a);
+    row.textContent = `${axisLabel(a)} `;
+    const rangeInput = document.createElement("input");
+    rangeInput.type = "range"; rangeInput.min = "0"; rangeInput.max = String(n - 1); rangeInput.value = String(it.index);
+    rangeInput.id = `axis-${a}-range`; rangeInput.dataset.axis = String(a);
     const num = document.createElement("input");
-    num.type = "number"; num.min = "0"; num.max = String(n - 1); num.value = String(fixed[a]);
+    num.type = "number"; num.min = "0"; num.max = String(n - 1); num.value = String(it.index);
     num.id = `axis-${a}-index`; num.dataset.axis = String(a);
     const set = (v) => {
+      // a slider removed by an axis change may still send its change event (on blur)
+      if (!row.isConnected || items[a].kind !== "index") return;
       v = Math.min(n - 1, Math.max(0, Math.trunc(Number(v)) || 0));
-      if (v === fixed[a]) return;
-      fixed[a] = v; range.value = String(v); num.value = String(v);
+      if (v === items[a].index) return;
+      items[a] = { kind: "index", index: v };
+      fixed[a] = v;
+      rangeInput.value = String(v); num.value = String(v);
+      ui.selInput.value = formatSelection(items, arrShape);
       readSlice();
     };
-    range.addEventListener("input", () => set(range.value));
+    rangeInput.addEventListener("input", () => set(rangeInput.value));
     num.addEventListener("change", () => set(num.value));
-    row.append(range, num, document.createTextNode(` of ${n}`));
+    row.append(rangeInput, num, document.createTextNode(` of ${n}`));
     ui.sliders.append(row);
   });
 }
@@ -231,31 +271,26 @@ function onAxesChange(changed) {
     const free = arrShape.findIndex((_, a) => String(a) !== changed.value);
     other.value = String(free);
   }
-  buildSliders();
-  readSlice();
-}
-
-// The selection for the current controls: a step on displayed axes larger than MAX_SIDE.
-function currentSelection() {
-  const axes = displayedAxes();
-  const steps = arrShape.map((n, a) => (axes.includes(a) ? Math.max(1, Math.ceil(n / MAX_SIDE)) : 1));
-  const items = arrShape.map((n, a) => {
-    if (!axes.includes(a)) return String(fixed[a]);
-    return steps[a] > 1 ? `::${steps[a]}` : ":";
+  const row = Number(ui.rowAxis.value), col = Number(ui.colAxis.value);
+  items = items.map((it, a) => {
+    if (a === row || a === col) return it.kind === "slice" ? it : { kind: "slice", start: 0, stop: arrShape[a], step: 1 };
+    return { kind: "index", index: it.kind === "index" ? it.index : (fixed[a] ?? 0) };
   });
-  return { text: items.join(", "), axes, steps };
+  transpose = row > col;
+  buildControls();
+  readSlice();
 }
 
 // ---- traffic log ------------------------------------------------------------------------------
 
-function addLogRow(step, delta, ms, status) {
+function addLogRow(step, delta, ms, rowStatus) {
   logCount += 1;
   const tr = document.createElement("tr");
   tr.dataset.step = step;
   tr.dataset.requests = String(delta.requests);
   tr.dataset.bytes = String(delta.bytes);
   tr.dataset.roundTrips = String(delta.roundTrips);
-  if (status) tr.dataset.status = status;
+  if (rowStatus) tr.dataset.status = rowStatus;
   const cells = [String(logCount), step, fmt.format(delta.requests), fmt.format(delta.bytes),
     fmt.format(delta.roundTrips), ms.toFixed(0)];
   cells.forEach((text, i) => {
@@ -264,7 +299,7 @@ function addLogRow(step, delta, ms, status) {
     if (i === 1) { td.className = "step"; td.title = step; }
     tr.append(td);
   });
-  if (status) tr.classList.add(status);
+  if (rowStatus) tr.classList.add(rowStatus);
   ui.trafficBody.append(tr);
   tr.scrollIntoView({ block: "nearest" });
 }
@@ -277,8 +312,9 @@ function showTotal(t) {
   ui.totalBytes.dataset.value = String(t.bytes);
 }
 
-function trafficNow(a = arr) {
-  const t = a.traffic;
+/** Traffic since open: the store's counter (its arrays share it), else the array's. */
+function trafficNow(counter = source?.counter) {
+  const t = counter.traffic;
   return { requests: Number(t.requests), bytes: Number(t.bytes), roundTrips: Number(t.roundTrips ?? 0) };
 }
 
@@ -288,51 +324,105 @@ const diff = (a, b) => ({
 
 // ---- drawing ----------------------------------------------------------------------------------
 
+/** Removes every trace of the last picture: canvases, colour bar labels, readout, title. */
 function clearPicture() {
-  ui.heatmap.width = 0; ui.heatmap.height = 0;
-  ui.heatmap.style.width = "0px"; ui.heatmap.style.height = "0px";
+  for (const c of [ui.heatmap, ui.line]) { c.width = 0; c.height = 0; c.style.width = "0px"; c.style.height = "0px"; }
+  ui.line.hidden = true;
+  fitCanvas(ui.axes, 0, 0);
+  ui.plotArea.style.width = "0px"; ui.plotArea.style.height = "0px";
+  ui.plotArea.classList.remove("stale");
+  ui.colorbarBox.hidden = true;
   ui.cbMin.textContent = ""; ui.cbMax.textContent = ""; ui.cbNan.hidden = true;
+  ui.hover.innerHTML = "&nbsp;"; ui.hoverPin.hidden = true; pinned = null;
+  ui.valuesText.hidden = true; ui.valuesText.textContent = "";
+  ui.title.textContent = "";
+  shown = null;
 }
 
-function draw(values, rows, cols, index, min, max) {
-  const c = ui.heatmap;
-  if (!rows || !cols) { clearPicture(); return; }   // an empty selection has no picture
-  c.width = cols; c.height = rows;
-  const ctx = c.getContext("2d");
-  const img = ctx.createImageData(cols, rows);
-  const span = max - min;
-  for (let r = 0; r < rows; r++) {
-    for (let k = 0; k < cols; k++) {
-      const v = values[index(r, k)];
-      const o = (r * cols + k) * 4;
-      let rgb;
-      if (Number.isNaN(v)) rgb = NAN_RGB;
-      else {
-        let t = span > 0 ? (v - min) / span : 0.5;
-        if (!(t >= 0)) t = 0; else if (t > 1) t = 1;   // also clamps infinities
-        const i = Math.round(t * 255) * 3;
-        rgb = [LUT[i], LUT[i + 1], LUT[i + 2]];
-      }
-      img.data[o] = rgb[0]; img.data[o + 1] = rgb[1]; img.data[o + 2] = rgb[2]; img.data[o + 3] = 255;
+/** vmin/vmax typed by the user (null: automatic). */
+function typedLimit(input) {
+  const t = input.value.trim();
+  if (t === "") return null;
+  const v = Number(t);
+  return Number.isFinite(v) ? v : null;
+}
+
+/** The limits in force: typed ones, else the 2nd and 98th percentiles (positive values only on a log scale). */
+function limits(values, scale) {
+  const [p2, p98] = percentiles(values, [2, 98], { positive: scale === "log" });
+  const auto = { vmin: p2, vmax: p98 };
+  let vmin = typedLimit(ui.vmin) ?? p2, vmax = typedLimit(ui.vmax) ?? p98;
+  if (scale === "log" && !(vmin > 0)) vmin = p2;
+  ui.vmin.placeholder = Number.isFinite(p2) ? numberText(p2, 7) : "";
+  ui.vmax.placeholder = Number.isFinite(p98) ? numberText(p98, 7) : "";
+  return { vmin, vmax, auto };
+}
+
+/** Draws `shown` with the current display settings. */
+function redraw() {
+  if (!shown) return;
+  const s = shown;
+  const scale = ui.scale.value, cmap = ui.cmap.value;
+  const { vmin, vmax, auto } = limits(s.values, scale);
+  s.vmin = vmin; s.vmax = vmax; s.auto = auto; s.scale = scale; s.cmap = cmap;
+  ui.plotArea.classList.remove("stale");
+  s.bad = 0;
+  if (s.plot === "heatmap") {
+    ui.line.hidden = true;
+    ui.heatmap.hidden = false;
+    s.bad = drawHeatmap(ui.heatmap, { values: s.values, rows: s.rows, cols: s.cols, index: s.index, vmin, vmax, scale, cmap });
+    // CSS size: fit the view, keep square cells; small arrays are enlarged by whole pixels
+    const avail = Math.max(240, Math.min(720, ui.plotArea.parentElement.clientWidth - 150));
+    let cell = Math.min(avail / s.cols, avail / s.rows);
+    if (cell >= 1) cell = Math.floor(cell);
+    const w = Math.max(1, Math.round(s.cols * cell)), h = Math.max(1, Math.round(s.rows * cell));
+    s.box = { left: MARGIN.left, top: MARGIN.top, width: w, height: h, cellW: w / s.cols, cellH: h / s.rows };
+    ui.heatmap.style.width = `${w}px`; ui.heatmap.style.height = `${h}px`;
+    ui.heatmap.style.left = `${MARGIN.left}px`; ui.heatmap.style.top = `${MARGIN.top}px`;
+    const W = w + MARGIN.left + MARGIN.right, H = h + MARGIN.top + MARGIN.bottom;
+    ui.plotArea.style.width = `${W}px`; ui.plotArea.style.height = `${H}px`;
+    const ctx = fitCanvas(ui.axes, W, H);
+    const [rowAxis, colAxis] = s.displayAxes;
+    const ri = s.sel[rowAxis], ci = s.sel[colAxis];
+    drawAxes(ctx, s.box,
+      { label: axisLabel(colAxis), ticks: indexTicks(s.cols, s.box.cellW, ci.start, ci.step) },
+      { label: axisLabel(rowAxis), ticks: indexTicks(s.rows, s.box.cellH, ri.start, ri.step) });
+    ui.colorbarBox.hidden = false;
+    drawColorbar(ui.colorbar, cmap);
+    ui.colorbar.style.height = `${Math.max(120, h)}px`;
+    ui.cbMin.textContent = numberText(vmin, 7);
+    ui.cbMax.textContent = numberText(vmax, 7);
+    ui.cbNan.hidden = s.bad === 0;
+    ui.cbNanText.textContent = scale === "log" ? "NaN or ≤ 0" : "NaN";
+  } else if (s.plot === "line") {
+    ui.heatmap.hidden = true;
+    ui.heatmap.width = 0; ui.heatmap.height = 0;
+    ui.line.hidden = false;
+    ui.colorbarBox.hidden = true;
+    fitCanvas(ui.axes, 0, 0);
+    const W = Math.max(360, Math.min(860, ui.plotArea.parentElement.clientWidth - 20)), H = 340;
+    ui.plotArea.style.width = `${W}px`; ui.plotArea.style.height = `${H}px`;
+    const axis = s.displayAxes[0];
+    const it = s.sel[axis];
+    let lo = vmin, hi = vmax;
+    if (typedLimit(ui.vmin) === null || typedLimit(ui.vmax) === null) {
+      // a line plot shows every value: automatic limits are the finite extremes, padded
+      const r = range(scale === "log" ? s.values.filter((v) => v > 0) : s.values);
+      if (typedLimit(ui.vmin) === null) lo = r.min;
+      if (typedLimit(ui.vmax) === null) hi = r.max;
+      if (lo === hi) { lo = scale === "log" ? lo / 2 : lo - 1; hi = scale === "log" ? hi * 2 : hi + 1; }
     }
+    s.vmin = lo; s.vmax = hi;
+    s.lineMap = drawLine(ui.line, { values: s.values, start: it.start, step: it.step, width: W, height: H,
+      vmin: lo, vmax: hi, scale, xLabel: axisLabel(axis), yLabel: s.units ? `value (${s.units})` : "value" });
+    ui.line.style.left = "0px"; ui.line.style.top = "0px";
   }
-  ctx.putImageData(img, 0, 0);
-  // CSS size: fit in the view box, keep square pixels; small arrays are enlarged crisply.
-  const box = Math.min(640, Math.max(240, ui.heatmap.parentElement.clientWidth - 120));
-  const scale = Math.min(box / cols, box / rows);
-  c.style.width = `${Math.max(1, Math.round(cols * scale))}px`;
-  // a single row (1-D arrays) is drawn as a band, not a hairline
-  c.style.height = `${Math.max(rows === 1 ? 32 : 1, Math.round(rows * scale))}px`;
+  if (pinned) drawPin();
+  exposePreview();
+  saveView();
 }
 
-function labelText(v) {
-  if (Number.isNaN(v)) return "NaN";
-  if (Number.isInteger(v)) return String(v);
-  const a = Math.abs(v);
-  return a !== 0 && (a < 1e-3 || a >= 1e6) ? v.toExponential(4) : String(Number(v.toPrecision(6)));
-}
-
-// ---- open and read ----------------------------------------------------------------------------
+// ---- open, list and read ----------------------------------------------------------------------
 
 async function loadWasm() {
   try {
@@ -342,84 +432,232 @@ async function loadWasm() {
     setState("error", "The wasm package is missing or failed to load.");
     showError(new Error(`${e.message || e}. Build it with scripts/build-pkg.sh and serve the ` +
       "repository root so that /pkg/ sits next to /www/."));
-    return;
+    return false;
   }
   ui.open.disabled = false;
-  setState("idle", "Enter the URL of a .b2nd array and press Open.");
+  setState("idle", "Enter the URL of an HDF5 file, a Zarr store or a .b2nd array and press Open.");
+  return true;
 }
 
-async function openArray(url) {
+function closeAll() {
   if (current) current.controller.abort();
-  if (arr) { try { arr.close(); arr.free(); } catch { /* already closed */ } }
-  arr = null; shown = null;
+  current = null;
+  for (const h of [arr, source?.array, source?.store]) {
+    if (h) { try { h.close(); } catch { /* already closed */ } }
+  }
+  arr = null; arrNode = null; source = null; shown = null;
+}
+
+/** The single entry a standalone array source shows: named after its file. */
+function arrayNode(url, a) {
+  const name = decodeURIComponent(new URL(url).pathname.replace(/\/+$/, "").split("/").pop() || "array");
+  let attrs = {}, dims = null;
+  try { attrs = a.attrs; dims = a.dims; } catch { /* older package */ }
+  return { path: `/${name}`, kind: "array", shape: Array.from(a.shape, Number), dtype: a.dtype, error: null, attrs, dims, standalone: true };
+}
+
+/**
+ * Opens `url`: a `.b2nd` as an array; anything else as a store (HDF5 file, Zarr store), and
+ * as an array when the store open says the source is not a container (UNSUPPORTED).
+ * Then shows its tree and previews `view.path` (else the first array with two or more axes).
+ */
+async function openSource(url, view = {}) {
+  closeAll();
+  const mine = ++seq;
   clearError();
   ui.trafficBody.replaceChildren(); logCount = 0;
   log.open = null; log.reads = [];
   ui.meta.replaceChildren(); ui.controls.hidden = true; ui.stepNote.hidden = true;
+  ui.tree.replaceChildren(); ui.attrs.replaceChildren(); ui.attrsPath.textContent = "";
+  ui.progress.value = 0; ui.progressText.textContent = "";
   showTotal({ requests: 0, bytes: 0, roundTrips: 0 });
-  clearPicture();   // nothing of the previous array stays on screen
+  clearPicture();   // nothing of the previous source stays on screen
   window.chunkwisePreview = undefined;
   setState("opening", `Opening ${url} …`);
   ui.open.disabled = true;
   const t0 = performance.now();
   let opened;
   try {
-    opened = await wasm.RemoteArray.open(url, { cache: "memory" });
+    const pathname = new URL(url).pathname;
+    let store = null, array = null;
+    if (!/\.b2nd$/i.test(pathname)) {
+      try {
+        store = await wasm.RemoteStore.open(url, { cache: "memory" });
+      } catch (e) {
+        if (!e || e.code !== "UNSUPPORTED") throw e;
+      }
+    }
+    if (!store) array = await wasm.RemoteArray.open(url, { cache: "memory" });
+    opened = { store, array };
   } catch (e) {
+    if (mine !== seq) return;
     ui.open.disabled = false;
     setState("error", "Open failed.");
     showError(e);
     return;
   }
+  if (mine !== seq) { for (const h of Object.values(opened)) h?.close(); return; }
   ui.open.disabled = false;
-  arr = opened;
   const ms = performance.now() - t0;
-  arrShape = Array.from(arr.shape, Number);
-  const info = arr.info;
-  showMeta(info);
+  const counter = opened.store || opened.array;
+  const nodes = opened.store ? Array.from(opened.store.nodes) : [arrayNode(url, opened.array)];
+  source = { url, store: opened.store, array: opened.array, counter, nodes, selectedPath: null };
   const t = trafficNow();
   log.open = { ...t, ms };
   addLogRow("open", t, ms);
   showTotal(t);
+  source.tree = opened.store ? nest(nodes) : { node: nodes[0], name: nodes[0].path.slice(1), children: [] };
+  if (opened.store && nodes.length === 1 && nodes[0].kind === "array") {
+    // a Zarr array as its own store: one entry, named after its URL
+    source.tree.name = decodeURIComponent(new URL(url).pathname.replace(/\/+$/, "").split("/").pop() || "/");
+  }
+  renderTree(ui.tree, source.tree, { onSelect: (n) => selectNode(n, {}), collapsed });
+
+  const readable = nodes.filter((n) => n.kind === "array" && !n.error && Array.isArray(n.shape));
+  let target = view.path ? nodes.find((n) => n.path === view.path) : null;
+  if (!target && !opened.store) target = nodes[0];
+  if (!target) target = readable.find((n) => n.shape.length >= 2) || readable[0] || null;
+  if (view.path && (!target || target.path !== view.path)) {
+    ui.stepNote.hidden = false;
+    ui.stepNote.textContent = `${view.path} is not in this source.`;
+  }
+  if (!target) {
+    const root = nodes.find((n) => n.path === "/");
+    if (root) showAttrs("/", root.attrs, root.dims);
+    setState("listed", `Listed ${nodes.length} node${nodes.length === 1 ? "" : "s"}; no readable array.`);
+    return;
+  }
+  await selectNode(target, view);
+}
+
+/**
+ * Shows node `n`: its attributes; for an array, opens it (store.get) and previews the
+ * selection `view.sel` (else the default: last two axes, leading indices 0).
+ */
+async function selectNode(n, view = {}) {
+  if (!source) return;
+  const mine = ++seq;
+  if (current) current.controller.abort();
+  current = null;
+  source.selectedPath = n.path;
+  markSelected(ui.tree, n.path);
+  showAttrs(n.path, n.attrs, n.dims);
+  if (n.kind !== "array") {   // a group or a link: its attributes (a link's reason is in the tree)
+    if (n.error) setState(document.body.dataset.state, `${n.path}: ${n.error}`);
+    return;
+  }
+  // a different array: nothing of the previous one stays on screen
+  if (arr && arr !== source.array) { try { arr.close(); } catch { /* closed */ } }
+  arr = null; arrNode = null;
+  clearPicture();
+  ui.meta.replaceChildren(); ui.controls.hidden = true; ui.stepNote.hidden = true;
+  window.chunkwisePreview = undefined;
+  clearError();
+  let a;
+  if (source.array) a = source.array;
+  else {
+    setState("opening", `Opening ${n.path} …`);
+    const before = trafficNow();
+    const t0 = performance.now();
+    try {
+      a = await source.store.get(n.path);
+    } catch (e) {
+      if (mine !== seq) return;
+      addLogRow(`get ${n.path}`, diff(trafficNow(), before), performance.now() - t0, "error");
+      setState("error", `${n.path} cannot be read.`);
+      showError(e);
+      saveView();
+      return;
+    }
+    if (mine !== seq) { a.close(); return; }
+    addLogRow(`get ${n.path}`, diff(trafficNow(), before), performance.now() - t0);
+    showTotal(trafficNow());
+  }
+  arr = a; arrNode = n;
+  arrShape = Array.from(a.shape, Number);
+  showMeta(a.info);
+  let attrs = n.attrs, dims = n.dims;
+  try { attrs = a.attrs; dims = a.dims ?? n.dims; } catch { /* older package */ }
+  showAttrs(n.path, attrs, dims);
+  items = defaultItems(arrShape);
+  transpose = false;
+  if (view.sel != null) {
+    try {
+      items = parseSelection(view.sel, arrShape);
+      transpose = Boolean(view.transpose) && sliceAxes(items).length === 2;
+    } catch (e) {
+      showError(e);
+    }
+  }
+  fixed = items.map((it) => (it.kind === "index" ? it.index : 0));
   buildControls();
   await readSlice();
 }
 
 async function readSlice() {
-  if (!arr) return;
-  const a = arr;
+  if (!arr || !source) return;
+  const a = arr, node = arrNode;
   if (current) current.controller.abort();
   const controller = new AbortController();
   const mine = ++seq;
   current = { controller, seq: mine };
-  const sel = currentSelection();
-  ui.selection.textContent = sel.text || "(scalar)";
+  const axes = sliceAxes(items);
+  const bounded = boundSteps(items, axes.length === 1 ? MAX_LINE : MAX_SIDE);
+  const text = formatSelection(bounded.items, arrShape);
+  ui.selection.textContent = text || "(scalar)";
   clearError();
+  saveView();
+  if (axes.length > 2) {
+    current = null;
+    clearPicture();
+    setState("error", "Choose at most two axes to display.");
+    showError(new SelectionError(`[${text}] selects ${axes.length} axes: give an index for all but one or two`));
+    return;
+  }
   ui.cancel.disabled = false;
-  ui.progress.max = 1; ui.progress.value = 0; ui.progressText.textContent = "";
-  setState("reading", `Reading [${sel.text}] …`);
-  const before = trafficNow(a);
+  ui.plotArea.classList.add("stale");   // the old picture is dimmed until the new one replaces it
+  setState("reading", `Reading ${node.path} [${text}] …`);
+  const before = trafficNow();
   const t0 = performance.now();
+  const info = a.info;
+  const meanChunk = Number(info.nchunks) > 0 && Number(info.cbytes) > 0 ? Number(info.cbytes) / Number(info.nchunks) : 0;
+  const prog = { done: 0, total: 0 };
+  const showProgress = () => {
+    if (mine !== seq) return;
+    const bytes = trafficNow().bytes - before.bytes;
+    // the bar: bytes received against the expected compressed size of the chunks to fetch
+    // (mean stored chunk size x chunks), else the fraction of chunks decoded
+    const expected = prog.total * meanChunk;
+    const frac = expected > 0 ? Math.min(1, bytes / expected) : (prog.total ? prog.done / prog.total : 0);
+    ui.progress.max = 1; ui.progress.value = Math.max(frac, prog.total ? prog.done / prog.total : 0);
+    ui.progress.dataset.bytes = String(bytes);
+    ui.progressText.dataset.bytes = String(bytes);
+    ui.progressText.textContent = `${bytesText(bytes)} received` +
+      (prog.total ? ` · ${prog.done} / ${prog.total} chunks` : "");
+  };
+  ui.progress.value = 0; ui.progressText.textContent = "";
+  showProgress();
+  const timer = setInterval(showProgress, PROGRESS_POLL_MS);
   let result;
   try {
-    result = await a.read(sel.text, {
+    result = await a.read(text, {
       signal: controller.signal,
-      onProgress: ({ done, total }) => {
-        if (mine !== seq) return;
-        ui.progress.max = Math.max(1, total); ui.progress.value = done;
-        ui.progressText.textContent = `${done} / ${total} chunks`;
-      },
+      onProgress: ({ done, total }) => { prog.done = done; prog.total = total; showProgress(); },
     });
   } catch (e) {
+    clearInterval(timer);
     const ms = performance.now() - t0;
-    const cancelled = e && e.code === "CANCELLED";
+    const cancelled = controller.signal.aborted || (e && (e.code === "CANCELLED" || e.name === "AbortError"));
     if (a === arr) {   // not closed by a newer open
-      addLogRow(`read ${sel.text}`, diff(trafficNow(a), before), ms, cancelled ? "cancelled" : "error");
-      showTotal(trafficNow(a));
+      addLogRow(`read ${text}`, diff(trafficNow(), before), ms, cancelled ? "cancelled" : "error");
+      showTotal(trafficNow());
     }
     if (mine !== seq) return;   // superseded by a newer read: that one reports
+    showProgress();
     current = null;
     ui.cancel.disabled = true;
+    clearPicture();   // no stale picture under a title it no longer matches
+    window.chunkwisePreview = undefined;
     if (cancelled) {
       setState("cancelled", "Read cancelled.");
       ui.error.hidden = false;
@@ -431,130 +669,242 @@ async function readSlice() {
     }
     return;
   }
+  clearInterval(timer);
   const ms = performance.now() - t0;
   if (a !== arr) return;
-  const after = trafficNow(a);
+  const after = trafficNow();
   const delta = diff(after, before);
-  addLogRow(`read ${sel.text}`, delta, ms);
+  addLogRow(`read ${text}`, delta, ms);
   showTotal(after);
-  log.reads.push({ selection: sel.text, ...delta, ms });
+  log.reads.push({ selection: text, ...delta, ms });
   if (mine !== seq) return;
+  prog.done = prog.total; showProgress();
   current = null;
   ui.cancel.disabled = true;
-  render(result, sel, delta, after);
+  render(result, { items: bounded.items, stepped: bounded.stepped, text, axes }, delta, after);
 }
 
 function render(result, sel, delta, total) {
   const { data, dtype } = result;
   const shape = Array.from(result.shape, Number);
-  const { values, note } = toNumbers(data, dtype);
-  let { min, max, nan } = range(values);
-  // 64-bit integers: colours and labels from exact differences to the minimum, since plain
-  // numbers lose the low digits of large values
-  let drawn = values, drawMin = min, drawMax = max, minText = labelText(min), maxText = labelText(max);
-  if (data.length && typeof data[0] === "bigint") {
-    let bmin = data[0], bmax = data[0];
-    for (const v of data) { if (v < bmin) bmin = v; if (v > bmax) bmax = v; }
-    drawn = Float64Array.from(data, (v) => Number(v - bmin));
-    drawMin = 0; drawMax = Number(bmax - bmin);
-    minText = bmin.toString(); maxText = bmax.toString();
+  const nums = toNumbers(data, dtype);
+  clearPicture();
+  const notes = [];
+  const dims = arrDims();
+  let units = null;
+  try { const u = arr.attrs?.units; if (typeof u === "string") units = u; } catch { /* none */ }
+  shown = { data, dtype, shape, sel: sel.items, selText: sel.text, dims, units, plot: "none",
+    values: nums ? nums.values : [], rows: 0, cols: 0, index: () => 0, displayAxes: sel.axes };
+  ui.title.textContent = `${arrNode.path} [${sel.text || "()"}]`;
+  if (!nums) {
+    shown.plot = "text";
+    ui.valuesText.hidden = false;
+    const list = Array.from(data).slice(0, 200).map((v) => attrText(v, 1));
+    ui.valuesText.textContent = list.join("\n") + (data.length > 200 ? `\n… (${fmt.format(data.length)} values)` : "");
+    notes.push(`${dtype} values are listed, not plotted.`);
+  } else if (shape.length === 0 || nums.values.length === 0) {
+    shown.plot = shape.length === 0 ? "scalar" : "none";
+    if (shape.length === 0) ui.hover.textContent = `[${items.map((it) => it.index).join(", ")}] = ${rawText(data, dtype, 0)}`;
+    else notes.push("The selection is empty (an axis of length 0): nothing to draw.");
+  } else if (shape.length === 1) {
+    shown.plot = "line";
+    shown.rows = 1; shown.cols = shape[0]; shown.index = (r, k) => k;
+  } else if (shape.length === 2) {
+    shown.plot = "heatmap";
+    const [a0, a1] = sel.axes;
+    if (!transpose) {
+      shown.rows = shape[0]; shown.cols = shape[1]; shown.index = (r, k) => r * shape[1] + k;
+      shown.displayAxes = [a0, a1];
+    } else {
+      shown.rows = shape[1]; shown.cols = shape[0]; shown.index = (r, k) => k * shape[1] + r;
+      shown.displayAxes = [a1, a0];
+    }
   }
-
-  // rows x cols of the picture and the flat index of (row, col) in the C-ordered result
-  let rows = 1, cols = 1, index = () => 0;
-  if (shape.length === 1) { cols = shape[0]; index = (r, k) => k; }
-  if (shape.length === 2) {
-    const [rowAxis, colAxis] = sel.axes;
-    if (rowAxis < colAxis) { rows = shape[0]; cols = shape[1]; index = (r, k) => r * shape[1] + k; }
-    else { rows = shape[1]; cols = shape[0]; index = (r, k) => k * shape[1] + r; }
+  const { min, max, nan } = nums ? range(nums.values) : { min: NaN, max: NaN, nan: 0 };
+  Object.assign(shown, { min, max, nan, delta, total });
+  if (sel.stepped.length) {
+    notes.push(`Large array: read with ${sel.stepped.map((s) => `step ${sel.items[s.axis].step} along axis ${s.axis}`).join(" and ")}` +
+      ` (${shape.join(" × ")} shown of ${sel.axes.map((a) => sliceLength(items[a])).join(" × ")}).`);
   }
-  const notes0 = [];
-  draw(drawn, rows, cols, index, drawMin, drawMax);
-  if (values.length) {
-    ui.cbMin.textContent = minText;
-    ui.cbMax.textContent = maxText;
-    ui.cbNan.hidden = nan === 0;
-  } else {
-    notes0.push("The selection is empty (an axis of length 0): nothing to draw.");
-  }
-
-  const stepped = sel.axes.filter((a) => sel.steps[a] > 1);
-  const notes = notes0;
-  if (stepped.length) {
-    notes.push(`Large array: read with ${stepped.map((a) => `step ${sel.steps[a]} along axis ${a}`).join(" and ")}` +
-      ` (${rows} × ${cols} shown of ${sel.axes.map((a) => arrShape[a]).join(" × ")}).`);
-  }
-  if (note) notes.push(note);
-  if (nan) notes.push(`${fmt.format(nan)} NaN value${nan > 1 ? "s" : ""} shown in magenta.`);
+  if (nums && nums.note) notes.push(nums.note);
+  if (nan) notes.push(`${fmt.format(nan)} NaN value${nan > 1 ? "s" : ""} shown in magenta${shown.plot === "line" ? " (gaps)" : ""}.`);
   ui.stepNote.hidden = notes.length === 0;
   ui.stepNote.textContent = notes.join(" ");
-
-  shown = { data, dtype, values, rows, cols, index, sel, shape };
-  window.chunkwisePreview = {
-    url: ui.url.value,
-    arrayShape: arrShape.slice(),
-    selection: sel.text,
-    shape,
-    dtype,
-    size: values.length,
-    values: Array.from(values.subarray(0, EXPOSED_VALUES)),
-    min, max, nan,
-    image: { rows, cols },
-    // requests and bytes of open, of this read and since open (what RemoteArray.traffic said)
-    traffic: {
-      open: { requests: log.open.requests, bytes: log.open.bytes },
-      read: { requests: delta.requests, bytes: delta.bytes },
-      reads: log.reads.map((r) => ({ selection: r.selection, requests: r.requests, bytes: r.bytes })),
-      total: { requests: total.requests, bytes: total.bytes },
-    },
-    // sequential round trips of the same steps
-    roundTrips: { open: log.open.roundTrips, read: delta.roundTrips, total: total.roundTrips },
-  };
-  setState("ready", `Read ${shape.length ? shape.join(" × ") : "one"} ${dtype} value${values.length === 1 ? "" : "s"} ` +
+  redraw();
+  if (shown.plot !== "line" && shown.plot !== "heatmap") { exposePreview(); saveView(); }
+  const n = nums ? nums.values.length : data.length;
+  setState("ready", `Read ${shape.length ? shape.join(" × ") : "one"} ${dtype} value${n === 1 ? "" : "s"} ` +
     `in ${fmt.format(delta.requests)} request${delta.requests === 1 ? "" : "s"} ` +
     `(${fmt.format(delta.bytes)} bytes).`);
 }
 
-function onHover(ev) {
-  if (!shown) return;
-  const rect = ui.heatmap.getBoundingClientRect();
-  const k = Math.floor(((ev.clientX - rect.left) / rect.width) * shown.cols);
-  const r = Math.floor(((ev.clientY - rect.top) / rect.height) * shown.rows);
-  if (r < 0 || k < 0 || r >= shown.rows || k >= shown.cols) { ui.hover.innerHTML = "&nbsp;"; return; }
-  const i = shown.index(r, k);
-  // position in the full array
-  const pos = fixed.slice();
-  const axes = shown.sel.axes;
-  if (axes.length === 1) pos[axes[0]] = k * shown.sel.steps[axes[0]];
-  if (axes.length === 2) {
-    pos[axes[0]] = r * shown.sel.steps[axes[0]];
-    pos[axes[1]] = k * shown.sel.steps[axes[1]];
+/** window.chunkwisePreview: what was read and how it is drawn. */
+function exposePreview() {
+  const s = shown;
+  if (!s || !log.open) return;
+  const values = s.values && s.values.subarray ? s.values.subarray(0, EXPOSED_VALUES) : [];
+  window.chunkwisePreview = {
+    url: source.url,
+    path: arrNode ? arrNode.path : null,
+    arrayShape: arrShape.slice(),
+    selection: s.selText,
+    shape: s.shape,
+    dtype: s.dtype,
+    size: s.values.length ?? 0,
+    values: Array.from(values),
+    min: s.min, max: s.max, nan: s.nan,
+    plot: s.plot,
+    image: { rows: s.rows, cols: s.cols },
+    cmap: s.cmap ?? ui.cmap.value, scale: s.scale ?? ui.scale.value,
+    vmin: s.vmin ?? null, vmax: s.vmax ?? null, auto: s.auto ?? null, bad: s.bad ?? 0,
+    dims: s.dims ?? null,
+    // the axis labels drawn (dimension names, else "axis N")
+    labels: s.plot === "heatmap" ? { x: axisLabel(s.displayAxes[1]), y: axisLabel(s.displayAxes[0]) }
+      : s.plot === "line" ? { x: axisLabel(s.displayAxes[0]), y: s.units ? `value (${s.units})` : "value" } : null,
+    // requests and bytes of open, of this read and since open (what .traffic said)
+    traffic: {
+      open: { requests: log.open.requests, bytes: log.open.bytes },
+      read: { requests: s.delta.requests, bytes: s.delta.bytes },
+      reads: log.reads.map((r) => ({ selection: r.selection, requests: r.requests, bytes: r.bytes })),
+      total: { requests: s.total.requests, bytes: s.total.bytes },
+    },
+    // sequential round trips of the same steps
+    roundTrips: { open: log.open.roundTrips, read: s.delta.roundTrips, total: s.total.roundTrips },
+  };
+}
+
+// ---- readout ----------------------------------------------------------------------------------
+
+/** The element under a pointer event: { r, k } in the plot's cells, or null. */
+function cellAt(ev) {
+  const s = shown;
+  if (!s) return null;
+  if (s.plot === "heatmap") {
+    const rect = ui.heatmap.getBoundingClientRect();
+    const k = Math.floor(((ev.clientX - rect.left) / rect.width) * s.cols);
+    const r = Math.floor(((ev.clientY - rect.top) / rect.height) * s.rows);
+    return r < 0 || k < 0 || r >= s.rows || k >= s.cols ? null : { r, k };
   }
-  ui.hover.textContent = `[${pos.join(", ")}] = ${rawText(shown.data, shown.dtype, i)}`;
+  if (s.plot === "line" && s.lineMap) {
+    const rect = ui.line.getBoundingClientRect();
+    const x = ev.clientX - rect.left - s.lineMap.box.left;
+    if (x < -4 || x > s.lineMap.box.width + 4) return null;
+    const n = s.lineMap.n;
+    const k = n > 1 ? Math.round((x / s.lineMap.box.width) * (n - 1)) : 0;
+    return { r: 0, k: Math.min(n - 1, Math.max(0, k)) };
+  }
+  return null;
+}
+
+/** The readout of cell (r, k): its position in the whole array and its value. */
+function readoutText({ r, k }) {
+  const s = shown;
+  const pos = s.sel.map((it) => (it.kind === "index" ? it.index : it.start));
+  const [rowAxis, colAxis] = s.displayAxes;
+  if (s.plot === "line") pos[rowAxis] = s.sel[rowAxis].start + k * s.sel[rowAxis].step;
+  else {
+    pos[rowAxis] = s.sel[rowAxis].start + r * s.sel[rowAxis].step;
+    pos[colAxis] = s.sel[colAxis].start + k * s.sel[colAxis].step;
+  }
+  return `[${pos.join(", ")}] = ${rawText(s.data, s.dtype, s.index(r, k))}`;
+}
+
+function drawPin() {
+  const s = shown;
+  if (!s || !pinned) return;
+  if (s.plot === "heatmap") {
+    redrawAxesOnly();
+    const ctx = ui.axes.getContext("2d");
+    drawMarker(ctx, s.box.left + (pinned.k + 0.5) * s.box.cellW, s.box.top + (pinned.r + 0.5) * s.box.cellH);
+  } else if (s.plot === "line" && s.lineMap) {
+    const v = s.values[pinned.k];
+    if (Number.isFinite(v)) {
+      const ctx = ui.line.getContext("2d");
+      drawMarker(ctx, s.lineMap.box.left + s.lineMap.xAt(pinned.k), s.lineMap.box.top + s.lineMap.yAt(v));
+    }
+  }
+}
+
+function redrawAxesOnly() {
+  const s = shown;
+  const W = s.box.width + MARGIN.left + MARGIN.right, H = s.box.height + MARGIN.top + MARGIN.bottom;
+  const ctx = fitCanvas(ui.axes, W, H);
+  const [rowAxis, colAxis] = s.displayAxes;
+  const ri = s.sel[rowAxis], ci = s.sel[colAxis];
+  drawAxes(ctx, s.box,
+    { label: axisLabel(colAxis), ticks: indexTicks(s.cols, s.box.cellW, ci.start, ci.step) },
+    { label: axisLabel(rowAxis), ticks: indexTicks(s.rows, s.box.cellH, ri.start, ri.step) });
+}
+
+function onHover(ev) {
+  if (!shown || pinned) return;   // a pinned readout stays until released
+  const c = cellAt(ev);
+  if (c) ui.hover.textContent = readoutText(c);   // kept when the pointer stops or leaves
+}
+
+function onClick(ev) {
+  if (!shown) return;
+  const c = cellAt(ev);
+  if (pinned && (!c || (c.r === pinned.r && c.k === pinned.k))) {
+    pinned = null;
+    ui.hoverPin.hidden = true;
+    redraw();
+    if (c) ui.hover.textContent = readoutText(c);
+    return;
+  }
+  if (!c) return;
+  pinned = c;
+  ui.hover.textContent = readoutText(c);
+  ui.hoverPin.hidden = false;
+  if (shown.plot === "line") redraw(); else drawPin();
 }
 
 // ---- wiring -----------------------------------------------------------------------------------
 
-function defaultUrl() {
-  const q = new URLSearchParams(location.search).get("url");
-  if (q) return new URL(q, location.href).href;
-  return new URL("../tests/fixtures/sample/field2d_f4.b2nd", location.href).href;
+function applySelectionText() {
+  if (!arr) return;
+  try {
+    const next = parseSelection(ui.selInput.value, arrShape);
+    items = next;
+    const axes = sliceAxes(items);
+    transpose = transpose && axes.length === 2;
+    fixed = items.map((it, a) => (it.kind === "index" ? it.index : fixed[a] ?? 0));
+    buildControls();
+    readSlice();
+  } catch (e) {
+    showError(e);
+  }
 }
 
-ui.url.value = defaultUrl();
+function startFromAddress() {
+  const view = viewParams();
+  const url = view.url ? new URL(view.url, location.href).href : new URL(DEFAULT_SAMPLE, location.href).href;
+  if (!view.url && !view.path) view.path = DEFAULT_PATH;
+  if (view.cmap && COLORMAPS[view.cmap]) ui.cmap.value = view.cmap;
+  if (view.scale === "log" || view.scale === "linear") ui.scale.value = view.scale;
+  ui.vmin.value = view.vmin ?? "";
+  ui.vmax.value = view.vmax ?? "";
+  ui.url.value = url;
+  openSource(url, view);
+}
+
 ui.form.addEventListener("submit", (ev) => {
   ev.preventDefault();
   if (!wasm) return;
-  const url = ui.url.value.trim();
-  const next = new URL(location.href);
-  next.searchParams.set("url", url);
-  history.replaceState(null, "", next);
-  openArray(url);
+  openSource(ui.url.value.trim(), {});
 });
 ui.cancel.addEventListener("click", () => { if (current) current.controller.abort(); });
 ui.rowAxis.addEventListener("change", () => onAxesChange(ui.rowAxis));
 ui.colAxis.addEventListener("change", () => onAxesChange(ui.colAxis));
-ui.heatmap.addEventListener("mousemove", onHover);
-ui.heatmap.addEventListener("mouseleave", () => { ui.hover.innerHTML = "&nbsp;"; });
-drawColorbar();
-loadWasm();
+ui.selInput.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.preventDefault(); applySelectionText(); } });
+ui.selInput.addEventListener("change", applySelectionText);
+for (const el of [ui.cmap, ui.scale]) el.addEventListener("change", redraw);
+for (const el of [ui.vmin, ui.vmax]) el.addEventListener("change", redraw);
+ui.auto.addEventListener("click", () => { ui.vmin.value = ""; ui.vmax.value = ""; redraw(); });
+for (const c of [ui.heatmap, ui.line]) {
+  c.addEventListener("mousemove", onHover);
+  c.addEventListener("click", onClick);
+}
+drawColorbar(ui.colorbar, ui.cmap.value);
+clearPicture();
+loadWasm().then((ok) => { if (ok) startFromAddress(); });

@@ -163,20 +163,20 @@ export function scratchDir(prefix = "chunkwise-e2e-") {
   return { dir, remove: () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** Opens the preview page for `dataUrl`, presses Open and waits for the first read to end. */
-export async function openInPage(page, pageBase, dataUrl, { timeout = 30000 } = {}) {
-  await page.goto(`${pageBase}www/?url=${encodeURIComponent(dataUrl)}`);
-  await page.waitForFunction(() => ["idle", "error"].includes(document.body.dataset.state), null, { timeout });
-  const loadState = await page.evaluate(() => document.body.dataset.state);
-  if (loadState === "error") throw new Error(`page failed to load: ${await page.textContent("#error")}`);
-  await page.click("#open");
+/**
+ * Opens the viewer for `dataUrl` (it opens the source on load, and previews `path` or its
+ * first array) and waits for that to end. `query` adds parameters (path, sel, cmap, ...).
+ */
+export async function openInPage(page, pageBase, dataUrl, { timeout = 30000, query = {} } = {}) {
+  const q = new URLSearchParams({ url: dataUrl, ...query });
+  await page.goto(`${pageBase}www/?${q}`);
   return waitSettled(page, { timeout });
 }
 
 /** Waits until the page is no longer opening or reading; returns its state. */
 export async function waitSettled(page, { timeout = 30000, selection } = {}) {
   await page.waitForFunction(
-    (sel) => ["ready", "error", "cancelled"].includes(document.body.dataset.state) &&
+    (sel) => ["ready", "error", "cancelled", "listed"].includes(document.body.dataset.state) &&
       (sel === undefined || document.body.dataset.state !== "ready" ||
         (window.chunkwisePreview && window.chunkwisePreview.selection === sel)),
     selection, { timeout },

@@ -68,6 +68,14 @@ const canvasPixels = (page, points = []) => page.evaluate((pts) => {
   return { width: c.width, height: c.height, distinct: colours.size, px, top, bottom };
 }, points);
 
+/** numpy.percentile(values, q) (method "linear") of the non-NaN values. */
+function percentile(values, q) {
+  const s = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+  const x = (q / 100) * (s.length - 1);
+  const lo = Math.floor(x), hi = Math.min(s.length - 1, lo + 1);
+  return s[lo] + (s[hi] - s[lo]) * (x - lo);
+}
+
 function minMax(values) {
   let min = Infinity, max = -Infinity;
   for (const v of values) if (!Number.isNaN(v)) { min = Math.min(min, v); max = Math.max(max, v); }
@@ -104,10 +112,16 @@ describe("preview page", () => {
     const { min, max } = minMax(expect.values);
     assert.equal(p.min, min);
     assert.equal(p.max, max);
-    assert.equal(await page.textContent("#cb-min"), String(min));
-    assert.equal(await page.textContent("#cb-max"), String(max));
+    // automatic limits: the 2nd and 98th percentiles of the values written (numpy's "linear")
+    const [q2, q98] = [2, 98].map((q) => percentile(expect.values, q));
+    assert.ok(Math.abs(p.vmin - q2) <= 1e-9 * Math.max(1, Math.abs(q2)), `vmin ${p.vmin} vs ${q2}`);
+    assert.ok(Math.abs(p.vmax - q98) <= 1e-9 * Math.max(1, Math.abs(q98)), `vmax ${p.vmax} vs ${q98}`);
+    const near = (text, v) => Math.abs(Number(text) - v) <= 1e-6 * Math.max(1, Math.abs(v));   // 7 digits shown
+    assert.ok(near(await page.textContent("#cb-min"), q2), await page.textContent("#cb-min"));
+    assert.ok(near(await page.textContent("#cb-max"), q98), await page.textContent("#cb-max"));
 
-    // the heatmap: one pixel per element, many colours, minimum and maximum at the colour bar's ends
+    // the heatmap: one pixel per element, many colours, minimum and maximum (beyond the
+    // percentile limits, so clamped) at the colour bar's ends
     const argmin = expect.values.indexOf(min), argmax = expect.values.indexOf(max);
     const cols = f.shape[1];
     const img = await canvasPixels(page, [[Math.floor(argmin / cols), argmin % cols],
@@ -282,9 +296,8 @@ describe("preview page", () => {
     try {
       const page = await newPage();
       const urlPath = `/${path.basename(big.file)}`;
+      // the page opens its source on load, then reads
       await page.goto(`${pageServer.url}www/?url=${encodeURIComponent(slow.url + urlPath.slice(1))}`);
-      await page.waitForFunction(() => document.body.dataset.state === "idle");
-      await page.click("#open");
       await page.waitForFunction(() => document.body.dataset.state === "reading", null, { timeout: 20000 });
       // the step keeps the picture at most 1024 per side
       assert.equal(await page.textContent("#selection"), "::2, ::2");

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Loads the preview page in headless Chromium, presses Open, waits for the first read and
+// Loads the viewer page in headless Chromium (which opens its source), waits for the first read and
 // prints what was read: metadata, shape, dtype, min/max and the traffic of open and read.
 // Usage: node tests/e2e/preview.mjs PAGE_URL [--screenshot FILE] [--timeout MS]
 //   PAGE_URL e.g. http://127.0.0.1:8000/www/?url=http://127.0.0.1:8000/tests/fixtures/sample/field2d_f4.b2nd
@@ -24,16 +24,15 @@ try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
   page.on("pageerror", (e) => console.error("page error:", e.message));
   await page.goto(pageUrl);
-  await page.waitForFunction(() => ["idle", "error"].includes(document.body.dataset.state), null, { timeout });
-  if (await page.evaluate(() => document.body.dataset.state) === "idle") {
-    await page.click("#open");
-    await page.waitForFunction(() => ["ready", "error", "cancelled"].includes(document.body.dataset.state),
-      null, { timeout });
-  }
+  // the page opens its source on load
+  await page.waitForFunction(() => ["ready", "error", "cancelled", "listed"].includes(document.body.dataset.state),
+    null, { timeout });
   const r = await page.evaluate(() => ({
     state: document.body.dataset.state,
     error: document.getElementById("error").textContent,
     url: document.getElementById("url").value,
+    title: document.getElementById("view-title").textContent,
+    tree: Array.from(document.querySelectorAll("#tree li[data-path]"), (li) => li.dataset.path),
     meta: Object.fromEntries(Array.from(document.querySelectorAll("#meta dd"), (dd) => [dd.dataset.key, dd.textContent])),
     note: document.getElementById("step-note").hidden ? "" : document.getElementById("step-note").textContent,
     p: window.chunkwisePreview ? { ...window.chunkwisePreview, values: undefined } : null,
@@ -45,6 +44,7 @@ try {
     code = 1;
   } else {
     const { p, meta } = r;
+    console.log(`  tree       ${r.tree.length} node${r.tree.length === 1 ? "" : "s"}; shown ${r.title}`);
     console.log(`  array      ${meta.format}, shape ${meta.shape}, dtype ${meta.dtype}, chunks ${meta.chunks}, blocks ${meta.blocks}`);
     console.log(`  codecs     ${meta.codecs}; ${meta.size} -> ${meta.compressed}`);
     console.log(`  read       [${p.selection}] -> shape (${p.shape.join(", ")}), dtype ${p.dtype}, min ${p.min}, max ${p.max}` +
