@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The main job: build chunkwise, serve the repository on 127.0.0.1, preview the bundled 2-D
-# sample in headless Chromium through the preview page (www/), print what was read and what it
-# cost, then keep serving so the page can be opened in a browser.
+# The main job: build chunkwise, serve the repository on 127.0.0.1, open the bundled HDF5 sample
+# (groups, attributes, dimension scales) in headless Chromium through the viewer page (www/),
+# print what was read and what it cost, then keep serving so the page can be opened in a browser.
 #
 # Usage: scripts/demo.sh [--port P] [--no-serve]
 #   --port P      port to serve on (default 8000; a free port is used if P is taken)
@@ -89,8 +89,8 @@ if ! start_server "$port"; then
 fi
 echo "server pid $server_pid at $base"
 
-sample="${base}tests/fixtures/sample/field2d_f4.b2nd"
-page="${base}www/?url=${sample}"
+sample="${base}tests/fixtures/sample/sample.h5"
+page="${base}www/?url=${sample}&path=/surface/temperature"
 
 say "preview in headless Chromium"
 node tests/e2e/preview.mjs "$page"

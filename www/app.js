@@ -267,9 +267,11 @@ function buildSliders() {
 function onAxesChange(changed) {
   const other = changed === ui.rowAxis ? ui.colAxis : ui.rowAxis;
   if (ui.rowAxis.value === ui.colAxis.value) {
-    // keep two distinct axes: move the other one to the first free axis
+    // keep two distinct axes: the other one takes the axis the changed one had (a swap)
+    const axes = sliceAxes(items);
+    const was = axes.length === 2 ? (changed === ui.rowAxis) !== transpose ? axes[0] : axes[1] : null;
     const free = arrShape.findIndex((_, a) => String(a) !== changed.value);
-    other.value = String(free);
+    other.value = String(was !== null && String(was) !== changed.value ? was : free);
   }
   const row = Number(ui.rowAxis.value), col = Number(ui.colAxis.value);
   items = items.map((it, a) => {

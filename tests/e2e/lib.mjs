@@ -187,3 +187,51 @@ export async function waitSettled(page, { timeout = 30000, selection } = {}) {
     code: document.getElementById("error").dataset.code || null,
   }));
 }
+
+/**
+ * Decodes a PNG (8-bit RGB or RGBA, not interlaced: what Chromium's screenshots are) into
+ * { width, height, rgb(x, y) -> [r, g, b] }. Filters per the PNG specification, section 9.
+ */
+export async function decodePng(buf) {
+  const zlib = await import("node:zlib");
+  if (buf.readUInt32BE(0) !== 0x89504e47) throw new Error("not a PNG");
+  let off = 8, width = 0, height = 0, channels = 0;
+  const idat = [];
+  while (off < buf.length) {
+    const len = buf.readUInt32BE(off);
+    const type = buf.toString("latin1", off + 4, off + 8);
+    const body = buf.subarray(off + 8, off + 8 + len);
+    if (type === "IHDR") {
+      width = body.readUInt32BE(0); height = body.readUInt32BE(4);
+      const depth = body[8], colour = body[9], interlace = body[12];
+      if (depth !== 8 || interlace !== 0 || (colour !== 2 && colour !== 6)) {
+        throw new Error(`PNG depth ${depth}, colour type ${colour}, interlace ${interlace} unsupported`);
+      }
+      channels = colour === 6 ? 4 : 3;
+    } else if (type === "IDAT") idat.push(body);
+    else if (type === "IEND") break;
+    off += 12 + len;
+  }
+  const raw = zlib.inflateSync(Buffer.concat(idat));
+  const stride = width * channels;
+  const px = Buffer.alloc(height * stride);
+  for (let y = 0; y < height; y++) {
+    const f = raw[y * (stride + 1)];
+    const src = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
+    const cur = px.subarray(y * stride, (y + 1) * stride);
+    const prev = y ? px.subarray((y - 1) * stride, y * stride) : Buffer.alloc(stride);
+    for (let i = 0; i < stride; i++) {
+      const a = i >= channels ? cur[i - channels] : 0, b = prev[i], c = i >= channels ? prev[i - channels] : 0;
+      let v = src[i];
+      if (f === 1) v += a;
+      else if (f === 2) v += b;
+      else if (f === 3) v += (a + b) >> 1;
+      else if (f === 4) {
+        const p = a + b - c, pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c);
+        v += pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+      }
+      cur[i] = v & 255;
+    }
+  }
+  return { width, height, rgb: (x, y) => Array.from(px.subarray(y * stride + x * channels, y * stride + x * channels + 3)) };
+}
