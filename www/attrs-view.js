@@ -27,19 +27,26 @@ function elided(items, text) {
   return [...items.slice(0, HEAD).map(text), "…", ...items.slice(-TAIL).map(text)].join(", ");
 }
 
+/** Significant digits of the elements of a float typed array shown (`full`: all). */
+export const ARRAY_DIGITS = 6;
+
 /**
  * One attribute value as text: strings as they are, numbers and BigInts in JS notation, a
  * typed array as `[v0, v1, …, vn] (n × float32)` (with its shape, `2 × 3`, when it has more
- * than one dimension), a list as `[…]`, an object as `{k: v, …}`, an omitted value as
- * `(omitted: reason)`.
+ * than one dimension; float elements to ARRAY_DIGITS significant digits unless `full`, then
+ * all values and every digit), a list as `[…]`, an object as `{k: v, …}`, an omitted value
+ * as `(omitted: reason)`.
  */
-export function attrText(v, depth = 0) {
+export function attrText(v, depth = 0, { full = false } = {}) {
   if (v === null || v === undefined) return "null";
   if (typeof v === "string") return depth ? JSON.stringify(v) : v;
   if (typeof v === "number" || typeof v === "bigint" || typeof v === "boolean") return String(v);
   if (ArrayBuffer.isView(v)) {
     const type = TYPED[v.constructor.name] || v.constructor.name;
-    const text = type === "float32" ? f32Text : String;
+    const float = type.startsWith("float");
+    const text = full ? (type === "float32" ? f32Text : String)
+      : float ? (x) => String(Number((type === "float32" ? Number(f32Text(x)) : x).toPrecision(ARRAY_DIGITS))) : String;
+    if (full) return `[${Array.from(v, text).join(", ")}] (${Array.isArray(v.shape) && v.shape.length > 1 ? v.shape.join(" × ") : v.length} × ${type})`;
     const dims = Array.isArray(v.shape) && v.shape.length > 1 ? v.shape.join(" × ") : String(v.length);
     return `[${elided(Array.from(v), text)}] (${dims} × ${type})`;
   }
@@ -58,19 +65,22 @@ export function attrText(v, depth = 0) {
  */
 export function renderAttrs(dl, attrs, dims) {
   dl.replaceChildren();
-  const row = (name, text, key) => {
+  const row = (name, text, key, title = text) => {
     const dt = document.createElement("dt");
     dt.textContent = name;
     const dd = document.createElement("dd");
     dd.textContent = text;
-    dd.title = text;
+    dd.title = title.length > 4000 ? `${title.slice(0, 4000)}…` : title;
     if (key === "dims") dd.dataset.dims = "";
     else dd.dataset.name = name;
     dl.append(dt, dd);
   };
   if (Array.isArray(dims) && dims.length) row("dims", `(${dims.map((d) => d ?? "–").join(", ")})`, "dims");
   const names = attrs && typeof attrs === "object" ? Object.keys(attrs) : [];
-  for (const name of names) row(name, attrText(attrs[name]));
+  for (const name of names) {
+    const v = attrs[name];
+    row(name, attrText(v), "attr", ArrayBuffer.isView(v) && v.length <= 10000 ? attrText(v, 0, { full: true }) : attrText(v));
+  }
   if (!names.length && !(Array.isArray(dims) && dims.length)) {
     const p = document.createElement("dd");
     p.className = "none";

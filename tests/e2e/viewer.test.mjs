@@ -261,8 +261,10 @@ describe("viewer", () => {
     assert.equal(a.attrs.units, want.units);
     assert.equal(a.attrs.long_name, want.long_name);
     assert.equal(a.attrs.valid_range, `[${want.valid_range.values.join(", ")}] (2 × float32)`);
-    const w = want.weights.values;
-    assert.equal(a.attrs.weights, `[${w.slice(0, 6).join(", ")}, …, ${w.slice(-2).join(", ")}] (20 × float64)`);
+    // a long array: elided, float elements to 6 significant digits; all of them in the tooltip
+    const w = want.weights.values, six = (x) => String(Number(x.toPrecision(6)));
+    assert.equal(a.attrs.weights, `[${w.slice(0, 6).map(six).join(", ")}, …, ${w.slice(-2).map(six).join(", ")}] (20 × float64)`);
+    assert.equal(await page.getAttribute('#attrs dd[data-name="weights"]', "title"), `[${w.join(", ")}] (20 × float64)`);
     assert.equal(a.dims, `(${h5.dims["/surface/temperature"].join(", ")})`);
     const p = await preview(page);
     assert.deepEqual(p.labels, { x: "lon", y: "lat" });
