@@ -137,11 +137,31 @@ function viewParams() {
   };
 }
 
+/**
+ * A data URL as the page shows it and writes it into its own address: without its query and
+ * user info (tokens, signatures), which appear as `?***` and `***@` in text (as the library's
+ * messages show them) and are left out of the address. A URL that came from the address
+ * itself stays as it was given.
+ */
+function redacted(url, { forAddress = false } = {}) {
+  try {
+    const u = new URL(url);
+    const hadQuery = u.search !== "", hadUser = u.username !== "" || u.password !== "";
+    u.search = ""; u.username = ""; u.password = "";
+    if (forAddress) return u.href;
+    let t = u.href;
+    if (hadUser) t = t.replace("://", "://***@");
+    return hadQuery ? `${t}?***` : t;
+  } catch {
+    return "(invalid URL)";
+  }
+}
+
 /** Writes the current view into the address (replaceState: no history entry per slider step). */
 function saveView() {
   if (!source) return;
   const q = new URLSearchParams();
-  q.set("url", source.url);
+  q.set("url", source.addressUrl);
   const path = arrNode ? arrNode.path : source.selectedPath;
   if (path) q.set("path", path);
   if (arr) {
@@ -351,7 +371,8 @@ function typedLimit(input) {
 
 /** The limits in force: typed ones, else the 2nd and 98th percentiles (positive values only on a log scale). */
 function limits(values, scale) {
-  const [p2, p98] = percentiles(values, [2, 98], { positive: scale === "log" });
+  shown.percentiles ??= {};
+  const [p2, p98] = (shown.percentiles[scale] ??= percentiles(values, [2, 98], { positive: scale === "log" }));
   const auto = { vmin: p2, vmax: p98 };
   let vmin = typedLimit(ui.vmin) ?? p2, vmax = typedLimit(ui.vmax) ?? p98;
   if (scale === "log" && !(vmin > 0)) vmin = p2;
@@ -475,7 +496,7 @@ async function openSource(url, view = {}) {
   showTotal({ requests: 0, bytes: 0, roundTrips: 0 });
   clearPicture();   // nothing of the previous source stays on screen
   window.chunkwisePreview = undefined;
-  setState("opening", `Opening ${url} …`);
+  setState("opening", `Opening ${redacted(url)} …`);
   ui.open.disabled = true;
   const t0 = performance.now();
   let opened;
@@ -503,7 +524,8 @@ async function openSource(url, view = {}) {
   const ms = performance.now() - t0;
   const counter = opened.store || opened.array;
   const nodes = opened.store ? Array.from(opened.store.nodes) : [arrayNode(url, opened.array)];
-  source = { url, store: opened.store, array: opened.array, counter, nodes, selectedPath: null };
+  source = { url, store: opened.store, array: opened.array, counter, nodes, selectedPath: null,
+    addressUrl: view.addressUrl ?? redacted(url, { forAddress: true }) };
   const t = trafficNow();
   log.open = { ...t, ms };
   addLogRow("open", t, ms);
@@ -887,6 +909,7 @@ function startFromAddress() {
   ui.vmin.value = view.vmin ?? "";
   ui.vmax.value = view.vmax ?? "";
   ui.url.value = url;
+  if (view.url) view.addressUrl = view.url;   // given in the address: kept as given
   openSource(url, view);
 }
 

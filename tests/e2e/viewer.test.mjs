@@ -358,6 +358,15 @@ describe("viewer", () => {
     const t2 = await preview(again);
     assert.deepEqual([t2.selection, t2.image], ["2, 3:20:2, ::3", { rows: 12, cols: 9 }]);
     assert.deepEqual(t2.values, t.values);
+
+    // a URL typed with a token: it is read with it, but kept out of the address and the status
+    await again.fill("#url", `${h5Url()}?token=s3cret`);
+    await again.click("#open");
+    s = await waitSettled(again);
+    assert.equal(s.state, "ready", s.error);
+    assert.equal(new URL(again.url()).searchParams.get("url"), h5Url());
+    assert.ok(!again.url().includes("s3cret"));
+    assert.ok(!(await again.textContent("#status")).includes("s3cret"));
     await again.close();
   });
 
