@@ -567,7 +567,9 @@ async function selectNode(n, view = {}) {
   markSelected(ui.tree, n.path);
   showAttrs(n.path, n.attrs, n.dims);
   if (n.kind !== "array") {   // a group or a link: its attributes (a link's reason is in the tree)
-    if (n.error) setState(document.body.dataset.state, `${n.path}: ${n.error}`);
+    const message = n.error ? `${n.path}: ${n.error}` : `${n.path}: a group; choose an array to preview it.`;
+    setState(arr ? document.body.dataset.state : "listed", message);
+    if (!arr) saveView();
     return;
   }
   // a different array: nothing of the previous one stays on screen
