@@ -105,7 +105,8 @@ export function niceTicks(lo, hi, count = 6, { integer = false } = {}) {
   let step = [1, 2, 5, 10].map((m) => m * p).find((s) => s >= raw) ?? 10 * p;
   if (integer) step = Math.max(1, Math.round(step));
   const out = [];
-  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) {
+  // the first multiple of step at or above lo (a tolerance for quotients like -0.3 / 0.1)
+  for (let v = Math.ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step) {
     out.push(Math.abs(v) < step * 1e-9 ? 0 : Number(v.toPrecision(12)));
   }
   return out;
