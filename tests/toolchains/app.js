@@ -1,10 +1,12 @@
 // The app every bundler builds (copied into each project by tests/toolchains/run.mjs): the package's README start, a read
 // of ?src= with ?select=, and an open that must fail with a ChunkwiseError; the outcome is
-// put on window.toolchainResult as JSON-friendly values for the test to compare.
+// put on window.toolchainResult as JSON-friendly values for the test to compare. The
+// top-level await is the README's: every bundler here must take it.
 import init, { ChunkwiseError, RemoteArray } from "chunkwise";
 
+await init();
+
 async function main() {
-  await init();
   const q = new URLSearchParams(location.search);
   const arr = await RemoteArray.open(q.get("src"));
   const { data, shape, dtype } = await arr.read(q.get("select"));
