@@ -3,8 +3,9 @@
 //! Zarr keeps no list of a group's children in the group's own metadata (v3 core
 //! specification, "Storage": a store lists its keys; v2 likewise), and plain HTTP has no
 //! listing operation. Many servers answer a directory URL (`<group>/`) with an index page,
-//! though: Python's `http.server`, nginx `autoindex` (HTML or `autoindex_format json`),
-//! Apache `mod_autoindex`, `chunkwise serve`. When the store's root answers with one, the
+//! though: Python's `http.server` and `chunkwise serve` (both checked), nginx `autoindex`
+//! (HTML links like theirs, or `autoindex_format json`), Apache `mod_autoindex` (HTML links,
+//! relative or absolute). When the store's root answers with one, the
 //! walk reads each group's listing for its child directories and each child's metadata
 //! (v3 `zarr.json`; v2 `.zarray`, `.zgroup` and `.zattrs` together) to learn what it is;
 //! a child directory without metadata (a v2 array's chunk directory, any other directory)
