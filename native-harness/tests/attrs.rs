@@ -417,3 +417,54 @@ async fn the_walk_is_bounded() {
     );
     server.shutdown().await;
 }
+
+/// A listing or a child's metadata that fails (after retries) does not fail the store's
+/// listing: the group says what failed, the other nodes are listed, and no URL is named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_listings_and_children_are_said_on_their_group() {
+    let server = common::fault_server(
+        &fixtures(),
+        &["status=v3_plain.zarr/:503", "status=group/zarr.json:403"],
+        false,
+    )
+    .await;
+    let s = open_store_cached(
+        &server.url("attrs/v3_plain.zarr?token=secret"),
+        vec![],
+        CacheCoordinator::memory(1 << 26),
+        None,
+    )
+    .await
+    .unwrap();
+    let err = s.nodes()[0].error.clone().unwrap_or_default();
+    assert!(err.contains("listing failed (HTTP 503)"), "{err}");
+    assert!(!err.contains("secret") && !err.contains("http"), "{err}");
+    let s = open_store_cached(
+        &server.url("attrs/v2_plain.zarr"),
+        vec![],
+        CacheCoordinator::memory(1 << 26),
+        None,
+    )
+    .await
+    .unwrap();
+    // v2: /group's own metadata is .zgroup (served), so only v3 children fail here.
+    assert_eq!(s.nodes().len(), 7, "{:?}", s.nodes());
+    let server2 = common::fault_server(&fixtures(), &["status=group/zarr.json:403"], false).await;
+    let s = open_store_cached(
+        &server2.url("attrs/v3_plain.zarr"),
+        vec![],
+        CacheCoordinator::memory(1 << 26),
+        None,
+    )
+    .await
+    .unwrap();
+    let paths: Vec<&str> = s.nodes().iter().map(|n| n.path.as_str()).collect();
+    assert_eq!(paths, ["/", "/plain", "/temperature"]);
+    let err = s.nodes()[0].error.clone().unwrap_or_default();
+    assert!(
+        err.contains("a child's metadata failed (HTTP 403)"),
+        "{err}"
+    );
+    server.shutdown().await;
+    server2.shutdown().await;
+}

@@ -224,6 +224,33 @@ async fn probe(store: &ZarrStore, path: &str, v3: bool) -> Result<Probe, ZarrErr
     Ok(Probe::Nothing)
 }
 
+/// What a failed listing or metadata read of the walk says on its group's node (no URL:
+/// a key's request URL may carry a credential in its query); `Err` for the failures that end
+/// the walk instead: a cancel, the operation's deadline.
+fn failure(e: ZarrError) -> Result<String, ZarrError> {
+    use crate::io::{IoError, TimeoutScope};
+    Ok(match e {
+        ZarrError::Io(IoError::Cancelled)
+        | ZarrError::Io(IoError::Timeout {
+            scope: TimeoutScope::Operation,
+            ..
+        }) => return Err(e),
+        ZarrError::Io(IoError::HttpStatus { status, .. }) => format!("HTTP {status}"),
+        ZarrError::Io(IoError::Network { .. }) => "network error".into(),
+        ZarrError::Io(IoError::Timeout { .. }) => "timed out".into(),
+        ZarrError::Io(other) => match other {
+            IoError::RangeIgnored { .. } => "the server ignored Range",
+            IoError::BadContentRange { .. } => "a bad Content-Range",
+            IoError::SourceChanged { .. } => "changed while reading",
+            IoError::Redirect { .. } => "redirects",
+            IoError::File { .. } => "a file error",
+            _ => "an I/O error",
+        }
+        .into(),
+        other => other.to_string(),
+    })
+}
+
 /// Sets `error` on the node at `path` (absolute), unless it already has one.
 fn mark(nodes: &mut [Node], path: &str, error: String) {
     if let Some(n) = nodes.iter_mut().find(|n| n.path == path) {
@@ -235,8 +262,9 @@ fn mark(nodes: &mut [Node], path: &str, error: String) {
 /// walking directory listings (see the module documentation), appending them to `nodes`.
 ///
 /// # Errors
-/// Transport failures a retry may mend (listings or metadata), a cancel; metadata that is
-/// not valid is listed as the node's `error` instead.
+/// A cancel or the operation's deadline ([`crate::io::TimeoutScope::Operation`]). A listing
+/// or a child's metadata that fails otherwise (after the transport's retries), or metadata
+/// that is not valid, is said in the `error` of its group or node instead.
 pub async fn walk(store: &ZarrStore, v3: bool, nodes: &mut Vec<Node>) -> Result<(), ZarrError> {
     let abs = |p: &str| format!("/{p}");
     let mut budget = MAX_WALK_REQUESTS;
@@ -273,7 +301,18 @@ pub async fn walk(store: &ZarrStore, v3: bool, nodes: &mut Vec<Node>) -> Result<
             .await;
         let mut candidates = Vec::new();
         for (g, names) in listed {
-            match names? {
+            let names = match names {
+                Ok(n) => n,
+                Err(e) => {
+                    mark(
+                        nodes,
+                        &abs(&g),
+                        format!("its listing failed ({}): children not listed", failure(e)?),
+                    );
+                    continue;
+                }
+            };
+            match names {
                 None if g.is_empty() => mark(nodes, "/", NO_LISTING.into()),
                 None => mark(
                     nodes,
@@ -301,10 +340,18 @@ pub async fn walk(store: &ZarrStore, v3: bool, nodes: &mut Vec<Node>) -> Result<
                 .await;
         frontier.clear();
         for (parent, p) in probed {
-            let node = match p? {
-                Probe::Nothing => continue,
-                Probe::Array(n) => n,
-                Probe::Group(n) => {
+            let node = match p {
+                Err(e) => {
+                    let why = format!(
+                        "a child's metadata failed ({}): children not all listed",
+                        failure(e)?
+                    );
+                    mark(nodes, &abs(&parent), why);
+                    continue;
+                }
+                Ok(Probe::Nothing) => continue,
+                Ok(Probe::Array(n)) => n,
+                Ok(Probe::Group(n)) => {
                     frontier.push(n.path.trim_start_matches('/').to_string());
                     n
                 }
