@@ -468,3 +468,59 @@ async fn failed_listings_and_children_are_said_on_their_group() {
     server.shutdown().await;
     server2.shutdown().await;
 }
+
+/// A `.zattrs` that is not a JSON object is an `INVALID_DATA` error naming it when its array
+/// opens, and the node's `error` in a listing, which lists the other nodes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_zattrs_is_an_error_naming_it() {
+    let root = tempfile::tempdir().unwrap();
+    let copy = |from: &Path, to: &Path| {
+        let st = std::process::Command::new("cp")
+            .arg("-r")
+            .arg(from)
+            .arg(to)
+            .status()
+            .unwrap();
+        assert!(st.success());
+    };
+    copy(&fixtures().join("attrs/v2_plain.zarr"), root.path());
+    std::fs::write(
+        root.path().join("v2_plain.zarr/temperature/.zattrs"),
+        "{not json",
+    )
+    .unwrap();
+    std::fs::write(root.path().join("v2_plain.zarr/group/.zattrs"), "[1, 2]").unwrap();
+    let server = common::fault_server(root.path(), &[], false).await;
+    let url = server.url("v2_plain.zarr");
+    let e = open_array(
+        &url,
+        vec![],
+        OpenOptions {
+            path: Some("/temperature".into()),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code(), "INVALID_DATA", "{e}");
+    assert!(e.to_string().contains("temperature/.zattrs"), "{e}");
+    let s = open_store_cached(&url, vec![], CacheCoordinator::memory(1 << 26), None)
+        .await
+        .unwrap();
+    let err = |p: &str| {
+        s.nodes()
+            .iter()
+            .find(|n| n.path == p)
+            .and_then(|n| n.error.clone())
+            .unwrap_or_default()
+    };
+    assert!(err("/temperature").contains("not JSON"), "{:?}", s.nodes());
+    assert!(
+        err("/group").contains("not a JSON object"),
+        "{:?}",
+        s.nodes()
+    );
+    assert_eq!(err("/group/counts"), "");
+    assert_eq!(s.nodes().len(), 7);
+    server.shutdown().await;
+}

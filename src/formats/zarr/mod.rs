@@ -298,13 +298,7 @@ impl ZarrArray {
                 Some(raw) => {
                     let key = store.url(&v2);
                     let (doc, typed) = meta::parse(&key, false, &raw)?;
-                    let attrs =
-                        v2_attrs(&store.url(&za), attributes?.as_deref()).map_err(|detail| {
-                            ZarrError::Invalid {
-                                key: store.url(&za),
-                                detail,
-                            }
-                        })?;
+                    let attrs = v2_attrs(&store.url(&za), attributes?.as_deref())?;
                     (key, doc, typed, attrs)
                 }
                 None => {
@@ -825,17 +819,21 @@ fn array_node(path: &str, parsed: Result<(Vec<u64>, DType), ZarrError>) -> Node 
     }
 }
 
-/// The attributes of a v2 `.zattrs` text (`None`: no `.zattrs`, no attributes).
+/// The attributes of the v2 `.zattrs` text at `key` (`None`: no `.zattrs`, no attributes).
 ///
 /// # Errors
-/// Why the text is not a JSON object, for the node's error or [`ZarrError::Invalid`].
-fn v2_attrs(key: &str, raw: Option<&str>) -> Result<crate::attrs::Attrs, String> {
+/// [`ZarrError::Invalid`] naming `key` for text that is not a JSON object.
+fn v2_attrs(key: &str, raw: Option<&str>) -> Result<crate::attrs::Attrs, ZarrError> {
+    let invalid = |detail: String| ZarrError::Invalid {
+        key: key.to_string(),
+        detail,
+    };
     match raw {
         None => Ok(crate::attrs::Attrs::new()),
         Some(raw) => match attrs::parse_json(raw) {
             Ok(v) if v.is_object() => Ok(attrs::attrs(Some(&v))),
-            Ok(_) => Err(format!("{key}: attributes are not a JSON object")),
-            Err(e) => Err(format!("{key}: not JSON: {e}")),
+            Ok(_) => Err(invalid("attributes are not a JSON object".into())),
+            Err(e) => Err(invalid(format!("not JSON: {e}"))),
         },
     }
 }
@@ -848,7 +846,7 @@ fn array_listed(
     key: &str,
     v3: bool,
     doc: &Value,
-    attrs: Result<crate::attrs::Attrs, String>,
+    attrs: Result<crate::attrs::Attrs, ZarrError>,
 ) -> Node {
     let mut node = array_node(path, node_facts(key, v3, doc));
     match attrs {
@@ -859,7 +857,7 @@ fn array_listed(
             node.attrs = a;
         }
         Err(e) => {
-            node.error.get_or_insert(e);
+            node.error.get_or_insert(e.to_string());
         }
     }
     node
@@ -867,11 +865,11 @@ fn array_listed(
 
 /// The listing node of the group at `path` with its attributes (or why they cannot be
 /// read, as its error).
-fn group_listed(path: &str, attrs: Result<crate::attrs::Attrs, String>) -> Node {
+fn group_listed(path: &str, attrs: Result<crate::attrs::Attrs, ZarrError>) -> Node {
     let mut node = group_node(path);
     match attrs {
         Ok(a) => node.attrs = a,
-        Err(e) => node.error = Some(e),
+        Err(e) => node.error = Some(e.to_string()),
     }
     node
 }

@@ -25,14 +25,17 @@ use super::{array_listed, group_listed, join, ZarrError};
 use crate::formats::Node;
 use futures::stream::{self, StreamExt};
 
-/// Largest listing page read, in bytes (4 MiB); a larger one counts as no listing.
-pub const MAX_LISTING_BYTES: u64 = 4 << 20;
+/// Largest listing page read, in bytes (1 MiB, some 10,000 entries of an HTML index); a
+/// larger one counts as no listing.
+pub const MAX_LISTING_BYTES: u64 = 1 << 20;
 
-/// Most child names taken from one listing.
-pub const MAX_LISTED_CHILDREN: usize = 10_000;
-
-/// Most listings and metadata reads of one walk.
+/// Most listings and metadata reads of one walk (so at most this many listing pages, each
+/// at most [`MAX_LISTING_BYTES`], are read).
 pub const MAX_WALK_REQUESTS: usize = 1_000;
+
+/// Most child names taken from one listing: one more than a walk can read the metadata of,
+/// so a longer listing is always cut by the request budget, and said so.
+pub const MAX_LISTED_CHILDREN: usize = MAX_WALK_REQUESTS + 1;
 
 /// Deepest group level listed below the root.
 pub const MAX_WALK_DEPTH: usize = 32;
@@ -299,6 +302,8 @@ pub async fn walk(store: &ZarrStore, v3: bool, nodes: &mut Vec<Node>) -> Result<
             .buffered(WALK_CONCURRENCY)
             .collect()
             .await;
+        // Children whose metadata the budget can read; past that, their groups are cut.
+        let room = budget / per_child;
         let mut candidates = Vec::new();
         for (g, names) in listed {
             let names = match names {
@@ -320,24 +325,23 @@ pub async fn walk(store: &ZarrStore, v3: bool, nodes: &mut Vec<Node>) -> Result<
                     "the server offers no listing of this group: children not listed".into(),
                 ),
                 Some(names) => {
-                    candidates.extend(names.iter().map(|n| (g.clone(), join(&g, n))));
+                    let fit = names.len().min(room - candidates.len().min(room));
+                    if fit < names.len() {
+                        mark(nodes, &abs(&g), cut.clone());
+                    }
+                    candidates.extend(names[..fit].iter().map(|n| (g.clone(), join(&g, n))));
                 }
             }
         }
-        let fit = (budget / per_child).min(candidates.len());
-        for (parent, _) in &candidates[fit..] {
-            mark(nodes, &abs(parent), cut.clone());
-        }
-        budget -= fit * per_child;
-        let probed: Vec<(String, Result<Probe, ZarrError>)> =
-            stream::iter(candidates.into_iter().take(fit))
-                .map(|(parent, child)| async move {
-                    let p = probe(store, &child, v3).await;
-                    (parent, p)
-                })
-                .buffered(WALK_CONCURRENCY)
-                .collect()
-                .await;
+        budget -= candidates.len() * per_child;
+        let probed: Vec<(String, Result<Probe, ZarrError>)> = stream::iter(candidates)
+            .map(|(parent, child)| async move {
+                let p = probe(store, &child, v3).await;
+                (parent, p)
+            })
+            .buffered(WALK_CONCURRENCY)
+            .collect()
+            .await;
         frontier.clear();
         for (parent, p) in probed {
             let node = match p {
