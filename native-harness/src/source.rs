@@ -102,9 +102,14 @@ pub async fn attrs_command(
                 })
             };
             let Some(node) = store.nodes().iter().find(|n| n.path == want) else {
-                // A store that could not list every node (a Zarr store without consolidated
-                // metadata on a server with no listing) still opens an array by its path.
-                if store.nodes().iter().any(|n| n.error.is_some()) {
+                // A store with a group whose children are not all listed (a Zarr store
+                // without consolidated metadata on a server with no listing) still opens an
+                // array by its path.
+                if store
+                    .nodes()
+                    .iter()
+                    .any(|n| n.kind == NodeKind::Group && n.error.is_some())
+                {
                     return match store.get(&want).await {
                         Ok(a) => Ok(a.attrs()),
                         Err(e) if e.code() == "NOT_FOUND" => Err(no_node()),
