@@ -812,7 +812,8 @@ fn array_node(path: &str, parsed: Result<(Vec<u64>, DType), ZarrError>) -> Node 
             kind: NodeKind::Array,
             shape: None,
             dtype: None,
-            error: Some(e.to_string()),
+            // Shown to users: no URL query or user info (as every message, `Error::message`).
+            error: Some(crate::cache::identity::redact_text(&e.to_string())),
             attrs: Default::default(),
             dims: None,
         },
