@@ -229,7 +229,7 @@ impl RemoteArray {
         };
         let open = cancellable(open, signal.as_ref(), CancelFlag::new());
         let result = crate::io::deadline::operation(timeout, &url, open).await;
-        let inner = result.map_err(|e| js_error(&e))?;
+        let inner = result.map_err(|e| super::abort::operation_error(&e, signal.as_ref()))?;
         Ok(RemoteArray {
             inner: Some(Rc::new(inner)),
         })
@@ -364,7 +364,8 @@ impl RemoteArray {
             let location = inner.source_info().location.clone();
             let read = cancellable(inner.read(&sel, &ropts), signal.as_ref(), cancel);
             let result = crate::io::deadline::operation(limit, &location, read).await;
-            let mut data = result.map_err(|e| js_error(&e))?;
+            let mut data =
+                result.map_err(|e| super::abort::operation_error(&e, signal.as_ref()))?;
             let missing = JsValue::from_f64(data.missing_chunks as f64);
             // Byte strings of formats that describe no element (a b2nd "|S8") read as
             // null-padded strings.

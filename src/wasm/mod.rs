@@ -14,6 +14,7 @@
 //! store.traffic; store.close();
 //! ```
 
+mod abort;
 mod array;
 mod attrs;
 pub mod cache;
