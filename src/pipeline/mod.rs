@@ -264,8 +264,77 @@ pub(crate) async fn read(
     let dtype = r.format.dtype();
     let dims = selection.resolve(&grid.shape)?;
     let plan = Plan::new(grid, &dims, dtype.itemsize, r.limits.max_result_bytes)?;
+    read_planned(r, &plan, opts).await
+}
+
+/// Reads chunk `coords` (its coordinates in the chunk grid) whole, decoded, in the full chunk
+/// shape, C order: an edge chunk is not clipped to the array, and its elements past the edge
+/// are what the source stores there (Blosc2 and HDF5 pad edge chunks; zarr-python writes the
+/// fill value), as zarrita's `getChunk` gives them. A chunk that is not stored reads as the
+/// fill value (a Zarr chunk absent from the store is counted in `missing_chunks`). Runs the
+/// one read over a grid padded to whole chunks, so caches, coalescing, progress and
+/// cancellation are a read's.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` for coordinates of another rank or outside the chunk grid; those of
+/// [`read`].
+pub(crate) async fn read_chunk(
+    r: &Reader<'_>,
+    coords: &[u64],
+    opts: &ReadOptions<'_>,
+) -> Result<ArrayData> {
+    let grid = r.format.grid();
+    check_chunk_coords(grid, coords)?;
+    let padded = crate::selection::Grid::new(
+        grid.chunk_counts()
+            .iter()
+            .zip(&grid.chunks)
+            .map(|(n, c)| n * c)
+            .collect(),
+        grid.chunks.clone(),
+        grid.blocks.clone(),
+    )?;
+    let dims: Vec<_> = coords
+        .iter()
+        .zip(&grid.chunks)
+        .map(|(&c, &n)| crate::selection::DimSelection {
+            start: c * n,
+            step: 1,
+            count: n,
+            keep: true,
+        })
+        .collect();
+    let plan = Plan::new(
+        &padded,
+        &dims,
+        r.format.dtype().itemsize,
+        r.limits.max_result_bytes,
+    )?;
+    read_planned(r, &plan, opts).await
+}
+
+/// Checks chunk coordinates against `grid`: as many as its dimensions, each below the
+/// number of chunks along it.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` naming the coordinates and the grid.
+pub(crate) fn check_chunk_coords(grid: &crate::selection::Grid, coords: &[u64]) -> Result<()> {
+    let counts = grid.chunk_counts();
+    if coords.len() != counts.len() || coords.iter().zip(&counts).any(|(c, n)| c >= n) {
+        return Err(crate::Error::InvalidArgument(format!(
+            "chunk coordinates {coords:?} are outside the chunk grid {counts:?} (chunks per \
+             dimension)"
+        )));
+    }
+    Ok(())
+}
+
+/// Reads what `plan` (over the format's grid, or one padded to whole chunks) touches.
+async fn read_planned(r: &Reader<'_>, plan: &Plan, opts: &ReadOptions<'_>) -> Result<ArrayData> {
+    let grid = &plan.grid;
+    let dtype = r.format.dtype();
     let chunk_bytes = grid.decoded_chunk_items()? as usize * dtype.itemsize;
-    let mut asm = Assembler::new(&plan, opts);
+    let mut asm = Assembler::new(plan, opts);
     check_cancel(&opts.cancel)?;
     let fill = r.format.loader().map(|l| l.fill_value().to_vec());
     let mut absent = 0u64;
@@ -395,7 +464,7 @@ pub(crate) async fn read(
     match r.format.element() {
         // Only HDF5 has variable-length elements.
         #[cfg(feature = "hdf5")]
-        Some(e) if e.has_vlen() => finish::resolve_vlen(r, &plan, &e, out).await,
+        Some(e) if e.has_vlen() => finish::resolve_vlen(r, plan, &e, out).await,
         element => Ok(ArrayData {
             shape: plan.result_shape.clone(),
             dtype,
