@@ -21,6 +21,7 @@ pub mod cache;
 mod chunk_trace;
 pub mod partition;
 mod store;
+mod typed;
 #[cfg(feature = "zarr")]
 pub mod zarr;
 
