@@ -312,7 +312,9 @@ mod tests {
 
     #[test]
     fn datetimes_keep_their_unit() {
-        for s in ["<M8[ns]", ">M8[s]", "<m8[ms]", "<M8[D]", "<M8", "<m8[us]", "<M8[as]"] {
+        for s in [
+            "<M8[ns]", ">M8[s]", "<m8[ms]", "<M8[D]", "<M8", "<m8[us]", "<M8[as]",
+        ] {
             let d = DType::parse(s).unwrap();
             assert_eq!(d.to_string(), s);
             assert_eq!(d.itemsize, 8);
@@ -331,7 +333,9 @@ mod tests {
             }
         );
         assert_eq!(DType::parse("M8[μs]").unwrap().to_string(), "<M8[us]");
-        for bad in ["<M4[ns]", "<M8[10s]", "<M8[]", "<M8[xs]", "|M8[ns]", "<M8[ns", "<m16"] {
+        for bad in [
+            "<M4[ns]", "<M8[10s]", "<M8[]", "<M8[xs]", "|M8[ns]", "<M8[ns", "<m16",
+        ] {
             assert!(DType::parse(bad).is_err(), "{bad}");
         }
         // A big-endian datetime swaps as one 8-byte unit.

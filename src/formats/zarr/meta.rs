@@ -132,7 +132,10 @@ fn v3_time(dt: &Value) -> Option<(char, String)> {
     };
     let conf = dt.get("configuration")?;
     let unit = conf.get("unit").and_then(Value::as_str)?;
-    let scale = conf.get("scale_factor").and_then(Value::as_u64).unwrap_or(1);
+    let scale = conf
+        .get("scale_factor")
+        .and_then(Value::as_u64)
+        .unwrap_or(1);
     (scale == 1 && crate::dtype::TimeUnit::parse(unit).is_some())
         .then(|| (kind, format!("[{unit}]")))
 }
