@@ -19,7 +19,8 @@
 //!
 //! Peak memory of a read: the result, plus for each of the at most
 //! [`crate::array::OpenOptions::concurrency`] merged fetches in flight its bytes, plus one
-//! decoded chunk (and its Blosc2 re-encoding for a converted format). Blosc2 block reads hold
+//! decoded chunk (for a converted format: up to `CACHE_CONCURRENCY` decoded chunks of one
+//! fetch and their Blosc2 re-encodings, while their cache writes run). Blosc2 block reads hold
 //! the touched blocks' compressed streams of their batch.
 
 mod assemble;
@@ -425,7 +426,9 @@ async fn read_planned(r: &Reader<'_>, plan: &Plan, opts: &ReadOptions<'_>) -> Re
             let (k, bytes) = next?;
             check_cancel(&opts.cancel)?;
             // Kept `CACHE_CONCURRENCY` chunks at a time: the writes of a group run
-            // together, and at most a group of decoded chunks waits for them.
+            // together, and at most a group of decoded chunks waits for them (only for a
+            // converted format, whose entry is made from the decoded chunk; otherwise each
+            // decoded chunk is dropped once assembled, so a read holds one at a time).
             for group in in_fetch[k].chunks(CACHE_CONCURRENCY) {
                 let mut decoded = Vec::with_capacity(group.len());
                 for &i in group {
@@ -434,13 +437,11 @@ async fn read_planned(r: &Reader<'_>, plan: &Plan, opts: &ReadOptions<'_>) -> Re
                     let stored = bytes.slice(within.start as usize..within.end as usize);
                     let d = r.decode(chunk, &stored, Some(range))?;
                     asm.chunk(chunk, &d)?;
-                    decoded.push((chunk, stored, d));
+                    decoded.push((chunk, stored, r.converted.is_some().then_some(d)));
                 }
-                futures::future::join_all(
-                    decoded
-                        .iter()
-                        .map(|(chunk, stored, d)| r.keep(*chunk, stored, Some(d), dtype.itemsize)),
-                )
+                futures::future::join_all(decoded.iter().map(|(chunk, stored, d)| {
+                    r.keep(*chunk, stored, d.as_deref(), dtype.itemsize)
+                }))
                 .await;
             }
         }
