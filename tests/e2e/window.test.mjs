@@ -97,6 +97,41 @@ describe("large arrays and dtypes in Chromium (pkg/web)", () => {
       `(bound ${bound}); cache ${out.info.cacheBytes} bytes; traffic ${JSON.stringify(out.info.traffic)}`);
   });
 
+  test("aborts reject as the browser's own APIs do: signal.reason, AbortSignal.timeout's TimeoutError, timeoutMs", async () => {
+    const silent = await startServer({ root: fixtures, quiet: true, faults: ["never-answer"] });
+    try {
+      const out = await page.evaluate(async (url) => {
+        const { RemoteArray } = window.cw;
+        const seen = async (p) => p.then(() => ({ resolved: true }), (e) => e);
+        const ctrl = new AbortController();
+        const reason = { mine: true };
+        setTimeout(() => ctrl.abort(reason), 200);
+        const custom = await seen(RemoteArray.open(url, { signal: ctrl.signal }));
+        const c2 = new AbortController();
+        setTimeout(() => c2.abort(), 200);
+        const plain = await seen(RemoteArray.open(url, { signal: c2.signal }));
+        const signal = AbortSignal.timeout(200);
+        const timed = await seen(RemoteArray.open(url, { signal }));
+        const deadline = await seen(RemoteArray.open(url, { timeoutMs: 200 }));
+        const d = (e) => ({ dom: e instanceof DOMException, name: e.name, code: e.code });
+        return {
+          custom: custom === reason,
+          plain: { ...d(plain), same: plain === c2.signal.reason },
+          timed: { ...d(timed), same: timed === signal.reason },
+          deadline: d(deadline),
+        };
+      }, `${silent.url}blosc2/nd3_u2.b2nd`);
+      assert.deepEqual(out, {
+        custom: true,
+        plain: { dom: true, name: "AbortError", code: "CANCELLED", same: true },
+        timed: { dom: true, name: "TimeoutError", code: "TIMEOUT", same: true },
+        deadline: { dom: true, name: "TimeoutError", code: "TIMEOUT" },
+      });
+    } finally {
+      await silent.stop();
+    }
+  });
+
   test("float16 reads as Float16Array where the browser has one; complex and datetime as documented", async (t) => {
     const npy = (name) => {
       const buf = fs.readFileSync(path.join(fixtures, "dtypes", name));
