@@ -155,15 +155,17 @@ pub(crate) fn copy_into(target: &JsValue, dtype: DType, bytes: &[u8]) -> Result<
             .and_then(|v| v.as_f64())
             .unwrap_or(0.0) as u32
     };
+    // Checked before making the view: a buffer detached meanwhile has byteLength 0, and a
+    // view on it would throw.
+    if get("byteLength") as usize != bytes.len() {
+        return Err(changed());
+    }
     let buf = js_sys::Reflect::get(target, &"buffer".into()).unwrap_or(JsValue::UNDEFINED);
     let view = js_sys::Uint8Array::new_with_byte_offset_and_length(
         &buf,
         get("byteOffset"),
         get("byteLength"),
     );
-    if view.length() as usize != bytes.len() {
-        return Err(changed());
-    }
     view.copy_from(bytes);
     Ok(())
 }
