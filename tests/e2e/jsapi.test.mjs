@@ -205,6 +205,20 @@ describe("readInto (pkg/node)", () => {
     assert.deepEqual(Array.from(sub), Array.from(want.subarray(2 * row + 2, 2 * row + 8)));
     assert.equal(big[9], 7); assert.equal(big[16], 7);
     arr.close();
+    // float16 into the class the runtime reads it as, datetimes into a BigInt64Array.
+    for (const [name, file] of [["f2", "zarr2_f2.npy"], ["M8_ns", "zarr2_M8_ns.npy"]]) {
+      const a = await cw.RemoteArray.open(`${server.url}dtypes/v2.zarr`, { path: `/${name}` });
+      const w = expected(npyBytes(path.join(fixtures, "dtypes", file)));
+      const Ctor = w.float16 ? (globalThis.Float16Array ?? Float32Array) : BigInt64Array;
+      const into = new Ctor(w.values.length);
+      const res = await a.readInto(into, null, {});
+      assert.equal(res.data, into);
+      Array.from(into).forEach((v, i) => assert.ok(Object.is(v, w.values[i]), `${name} [${i}]`));
+      if (!w.float16) assert.equal(res.unit, "ns");
+      await assert.rejects(a.readInto(new Float64Array(w.values.length), null, {}),
+        (e) => e.code === "INVALID_ARGUMENT" && e.message.includes(Ctor.name));
+      a.close();
+    }
     // Strings have no typed array.
     const strings = await cw.RemoteArray.open(`${server.url}hdf5_types/types.h5`, { path: "/fs_nullpad_ascii" });
     await assert.rejects(strings.readInto(new Uint8Array(1 << 16), null, {}), (e) => {
