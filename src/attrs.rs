@@ -212,7 +212,7 @@ fn elements_json(dtype: DType, data: &[u8]) -> Vec<serde_json::Value> {
     data.chunks_exact(n)
         .map(|b| match (dtype.kind, n) {
             (Kind::Bool, _) => serde_json::Value::Bool(b[0] != 0),
-            (Kind::Int, _) => {
+            (Kind::Int | Kind::Datetime(_) | Kind::Timedelta(_), _) => {
                 let mut v = [0u8; 8];
                 v[..n].copy_from_slice(b);
                 let shift = 64 - 8 * n as u32;

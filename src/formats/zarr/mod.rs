@@ -30,7 +30,7 @@ use crate::dtype::DType;
 use crate::formats::{
     ArrayFormat, ArrayInfo, ChunkDecodeError, ChunkPlace, FormatError, Node, NodeKind,
 };
-use crate::io::{CoalesceOptions, IoError};
+use crate::io::{ByteRange, CoalesceOptions, IoError};
 use crate::selection::Grid;
 use futures::stream::{self, StreamExt};
 use meta::ZarrMeta;
@@ -602,6 +602,146 @@ impl ZarrArray {
             }
         }
         Ok(())
+    }
+
+    /// The stored (encoded) bytes of read-grid chunk `lin` ([`ZarrArray::grid`]) as the store
+    /// holds them: the whole chunk object, or for a sharded array the inner chunk's bytes
+    /// inside its shard (the shard index read first and remembered, as by a read). `None`
+    /// when the chunk is absent: no object, an absent shard, or an inner chunk its shard's
+    /// index marks empty.
+    ///
+    /// # Errors
+    /// I/O errors; [`ZarrError::Chunk`] for a shard index that does not decode.
+    pub async fn encoded_chunk(&self, lin: u64) -> Result<Option<Vec<u8>>, ZarrError> {
+        let coords = self.coords_of(lin, &self.grid.chunk_counts());
+        let chunk_error = |key: String| {
+            move |source| ZarrError::Chunk {
+                key,
+                chunk: lin,
+                source,
+            }
+        };
+        match &self.shards {
+            None => {
+                let key = self.store.url(&self.chunk_key(&coords));
+                let got = self
+                    .array
+                    .async_retrieve_encoded_chunk(&coords)
+                    .await
+                    .map_err(|e| self.array_error(ArrayError::StorageError(e), chunk_error(key)))?;
+                Ok(got.map(|b| b.to_vec()))
+            }
+            Some(_) => self.encoded_inner_chunk(&coords).await,
+        }
+    }
+
+    /// The stored bytes of the inner chunk at read-grid coordinates `coords`, found through
+    /// its shard's index (sharding codec spec, "Binary shard format": per inner chunk a
+    /// little-endian `u64` offset and length, both `2^64 - 1` for an empty one; at the end of
+    /// the shard unless `index_location` is `start`), read here rather than by `zarrs`, whose
+    /// byte-range lookup overflows on an empty entry. Index codecs read: `bytes` (little
+    /// endian), optionally followed by `crc32c` (checked) - the spec's and zarr-python's
+    /// default; others give [`ZarrError::Unsupported`].
+    async fn encoded_inner_chunk(&self, coords: &[u64]) -> Result<Option<Vec<u8>>, ZarrError> {
+        let per: Vec<u64> = self
+            .meta
+            .chunk_shape
+            .iter()
+            .zip(&self.grid.chunks)
+            .map(|(o, i)| o / i)
+            .collect();
+        let shard: Vec<u64> = coords.iter().zip(&per).map(|(c, p)| c / p).collect();
+        let key = self.chunk_key(&shard);
+        let url = self.store.url(&key);
+        let invalid = |detail: String| ZarrError::Invalid {
+            key: url.clone(),
+            detail,
+        };
+        let (at_start, crc) = self
+            .shard_index_layout()
+            .ok_or_else(|| ZarrError::Unsupported {
+                key: url.clone(),
+                detail: "shard index codecs other than bytes (little endian) and crc32c".into(),
+            })?;
+        let n: u64 = per.iter().product();
+        let size = 16 * n + if crc { 4 } else { 0 };
+        let range = if at_start {
+            ByteRange::bounded(0..size)
+        } else {
+            ByteRange::Suffix(size)
+        };
+        let Some(index) = self.store.read(&key, range).await? else {
+            return Ok(None);
+        };
+        if index.bytes.len() as u64 != size {
+            return Err(invalid(format!(
+                "shard index of {} bytes, {size} expected",
+                index.bytes.len()
+            )));
+        }
+        let shard_len = index.info.len.max(index.range.end);
+        let body = &index.bytes[..16 * n as usize];
+        if crc {
+            let want =
+                u32::from_le_bytes(index.bytes[16 * n as usize..].try_into().unwrap_or([0; 4]));
+            if codecs::crc32c(body) != want {
+                return Err(invalid("shard index fails its crc32c".into()));
+            }
+        }
+        let at = coords
+            .iter()
+            .zip(&per)
+            .fold(0u64, |a, (c, p)| a * p + c % p) as usize;
+        let word =
+            |i: usize| u64::from_le_bytes(body[8 * i..8 * i + 8].try_into().unwrap_or([0; 8]));
+        let (offset, nbytes) = (word(2 * at), word(2 * at + 1));
+        if offset == u64::MAX && nbytes == u64::MAX {
+            return Ok(None);
+        }
+        let end = offset
+            .checked_add(nbytes)
+            .filter(|&e| e <= shard_len)
+            .ok_or_else(|| {
+                invalid(format!(
+                    "inner chunk at {offset} of {nbytes} bytes outside the shard of {shard_len}"
+                ))
+            })?;
+        let got = self
+            .store
+            .read(&key, ByteRange::bounded(offset..end))
+            .await?
+            .ok_or_else(|| invalid("the shard vanished after its index was read".into()))?;
+        Ok(Some(got.bytes.to_vec()))
+    }
+
+    /// Where the shard index is (`true`: at the start) and whether `crc32c` follows its
+    /// `bytes` codec, from the `sharding_indexed` codec's configuration; `None` for index
+    /// codecs other than those.
+    fn shard_index_layout(&self) -> Option<(bool, bool)> {
+        let codecs: Value = serde_json::from_str(&self.meta.codec_config).ok()?;
+        let conf = codecs
+            .as_array()?
+            .iter()
+            .find(|c| c.get("name").and_then(Value::as_str) == Some("sharding_indexed"))?
+            .get("configuration")?;
+        let at_start = conf.get("index_location").and_then(Value::as_str) == Some("start");
+        let names: Vec<(&str, Option<&str>)> = conf
+            .get("index_codecs")?
+            .as_array()?
+            .iter()
+            .map(|c| {
+                (
+                    c.get("name").and_then(Value::as_str).unwrap_or(""),
+                    c.pointer("/configuration/endian").and_then(Value::as_str),
+                )
+            })
+            .collect();
+        let little = |e: Option<&str>| e.is_none_or(|e| e == "little");
+        match names.as_slice() {
+            [("bytes", e)] if little(*e) => Some((at_start, false)),
+            [("bytes", e), ("crc32c", _)] if little(*e) => Some((at_start, true)),
+            _ => None,
+        }
     }
 
     async fn load_whole(&self, lin: u64, coords: &[u64]) -> Result<Option<Vec<u8>>, ZarrError> {
