@@ -471,6 +471,8 @@ fn groups_nodes() -> Vec<Node> {
         shape,
         dtype: dtype.map(str::to_string),
         error: None,
+        attrs: Default::default(),
+        dims: None,
     };
     // As gen_hdf5.py writes groups.h5.
     vec![
