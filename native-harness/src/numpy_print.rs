@@ -139,8 +139,9 @@ fn value(data: &[u8], i: usize, dtype: DType) -> Value {
     }
 }
 
-/// numpy's scalar `str`: floats in their shortest round-trip digits, positional between
-/// 1e-4 and 1e16 (`1.0`, `0.001`), else scientific (`1e-05`, `1.5e+16`).
+/// numpy's scalar `str`: floats in their shortest round-trip digits, positional from 1e-4
+/// up to 1e16 for float64 and 1e6 for float32 (`1.0`, `0.001`), else scientific (`1e-05`,
+/// `1.5e+16`); the bounds compare the exact value (a float32 0.0001 lies below 1e-4).
 fn scalar_str(v: Value) -> String {
     match v {
         Value::Bool(b) => if b { "True" } else { "False" }.into(),
@@ -153,7 +154,8 @@ fn scalar_str(v: Value) -> String {
                 return if x < 0.0 { "-inf" } else { "inf" }.into();
             }
             let a = x.abs();
-            if a == 0.0 || (1e-4..1e16).contains(&a) {
+            let max = if f32 { 1e6 } else { 1e16 };
+            if a == 0.0 || (1e-4..max).contains(&a) {
                 let s = shortest(x, f32);
                 if s.contains('.') {
                     s
@@ -168,23 +170,36 @@ fn scalar_str(v: Value) -> String {
     }
 }
 
-/// Shortest round-trip positional digits (`0.1`, `100`, `-0`).
+/// Shortest round-trip positional digits (`0.1`, `100`, `-0`). Of two candidates equally
+/// near the value, the even last digit, as numpy's Dragon4 picks (Rust's shortest form
+/// picks the upper one): the fractional digits are the value's exact digits rounded half
+/// to even at the shortest length.
 fn shortest(x: f64, f32: bool) -> String {
-    if f32 {
+    let s = if f32 {
         format!("{}", x as f32)
     } else {
         format!("{x}")
+    };
+    match s.split_once('.') {
+        Some((_, frac)) => {
+            let k = frac.len();
+            format!("{x:.k$}")
+        }
+        None => s,
     }
 }
 
-/// Shortest round-trip scientific digits as (mantissa, exponent): (`"1.5"`, 8).
+/// Shortest round-trip scientific digits as (mantissa, exponent): (`"1.5"`, 8), a tie
+/// resolved to the even digit as in [`shortest`].
 fn shortest_sci(x: f64, f32: bool) -> (String, i32) {
     let s = if f32 {
         format!("{:e}", x as f32)
     } else {
         format!("{x:e}")
     };
-    split_e(&s)
+    let (m, _) = split_e(&s);
+    let k = m.split_once('.').map_or(0, |(_, f)| f.len());
+    split_e(&format!("{x:.k$e}"))
 }
 
 fn split_e(s: &str) -> (String, i32) {
@@ -360,7 +375,14 @@ impl Formatter {
                     return format!("{s:>w$}");
                 }
                 if *exp {
-                    let (i, f, e) = scientific(x, f32);
+                    let (mut i, mut f, mut e) = scientific(x, f32);
+                    if f.len() < *precision {
+                        // numpy's min_digits: more digits of the exact value, rounded, not
+                        // zeros.
+                        let (m, exact_e) = split_e(&format!("{x:.precision$e}"));
+                        let (mi, mf) = m.split_once('.').unwrap_or((&m, ""));
+                        (i, f, e) = (mi.to_string(), mf.to_string(), exact_e);
+                    }
                     format!(
                         "{i:>pad_left$}.{f:0<precision$}e{}",
                         exponent(e, *exp_digits)
@@ -503,5 +525,14 @@ mod tests {
             "[ True False]"
         );
         assert!(format_array(&[0; 16], &[1], dt("<c16")).is_err());
+        // A float32 exactly between two shortest candidates takes the even digit.
+        let v: Vec<u8> = [64235.8125f32, 100.0]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        assert_eq!(
+            format_array(&v, &[2], dt("<f4")).unwrap(),
+            "[64235.812   100.   ]"
+        );
     }
 }

@@ -212,7 +212,7 @@ async fn read_print_matches_numpy_print_of_the_data_written() {
         );
         seen += 1;
     }
-    assert_eq!(seen, 11, "every array of gen_print.py");
+    assert_eq!(seen, 13, "every array of gen_print.py");
     // Without --print: the one JSON line on stdout, nothing else.
     let r = cli(&["read", &store, "--path", "/f4_2d"]).await;
     assert!(r.ok, "{}", r.stderr);
