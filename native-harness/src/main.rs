@@ -500,15 +500,23 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 }
                 let progress = native_harness::progress::ProgressBar::new(tty);
                 let bar = |p: Progress| progress.update(p.done, p.total, arr.traffic().bytes);
-                let read = arr
-                    .read(
-                        &sel,
-                        &ReadOptions {
-                            progress: Some(&bar),
-                            cancel: None,
-                        },
-                    )
-                    .await;
+                let read = {
+                    let read_options = ReadOptions {
+                        progress: Some(&bar),
+                        cancel: None,
+                    };
+                    let reading = arr.read(&sel, &read_options);
+                    tokio::pin!(reading);
+                    // Between chunks the line still moves with the bytes received (a large
+                    // chunk takes a while), on a terminal only.
+                    let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
+                    loop {
+                        tokio::select! {
+                            r = &mut reading => break r,
+                            _ = tick.tick(), if tty => progress.tick(arr.traffic().bytes),
+                        }
+                    }
+                };
                 drop(progress);
                 let t = arr.traffic();
                 (requests, bytes) = (requests + t.requests, bytes + t.bytes);

@@ -525,8 +525,9 @@ mod tests {
             "[ True False]"
         );
         assert!(format_array(&[0; 16], &[1], dt("<c16")).is_err());
-        // A float32 exactly between two shortest candidates takes the even digit.
-        let v: Vec<u8> = [64235.8125f32, 100.0]
+        // A float32 exactly between two shortest candidates takes the even digit (the
+        // literal is exact: 64235 + 13/16 is a float32).
+        let v: Vec<u8> = [64235.8125_f64 as f32, 100.0]
             .iter()
             .flat_map(|x| x.to_le_bytes())
             .collect();

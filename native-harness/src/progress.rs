@@ -75,7 +75,15 @@ pub fn human_duration(secs: f64) -> String {
 pub struct ProgressBar {
     enabled: bool,
     start: Instant,
-    last: Mutex<Option<Instant>>,
+    state: Mutex<State>,
+}
+
+/// The last drawing and the chunk counts it showed.
+#[derive(Default)]
+struct State {
+    drawn: Option<Instant>,
+    done: u64,
+    total: u64,
 }
 
 impl ProgressBar {
@@ -84,7 +92,7 @@ impl ProgressBar {
         ProgressBar {
             enabled,
             start: Instant::now(),
-            last: Mutex::new(None),
+            state: Mutex::new(State::default()),
         }
     }
 
@@ -94,13 +102,35 @@ impl ProgressBar {
         if !self.enabled {
             return;
         }
-        let now = Instant::now();
-        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-        if done < total && last.is_some_and(|t| now.duration_since(t) < REDRAW) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        (state.done, state.total) = (done, total);
+        self.draw(&mut state, bytes, done >= total);
+    }
+
+    /// Redraws with `bytes` received and the chunk counts of the last [`ProgressBar::update`]
+    /// (nothing before the first: the read has not planned its chunks yet).
+    pub fn tick(&self, bytes: u64) {
+        if !self.enabled {
             return;
         }
-        *last = Some(now);
-        let line = progress_line(done, total, bytes, now.duration_since(self.start));
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.total > 0 {
+            self.draw(&mut state, bytes, false);
+        }
+    }
+
+    fn draw(&self, state: &mut State, bytes: u64, force: bool) {
+        let now = Instant::now();
+        if !force && state.drawn.is_some_and(|t| now.duration_since(t) < REDRAW) {
+            return;
+        }
+        state.drawn = Some(now);
+        let line = progress_line(
+            state.done,
+            state.total,
+            bytes,
+            now.duration_since(self.start),
+        );
         let mut err = std::io::stderr().lock();
         // A failed write to a terminal only loses the bar.
         let _ = write!(err, "\r{line}\x1b[K");
@@ -110,7 +140,11 @@ impl ProgressBar {
 
 impl Drop for ProgressBar {
     fn drop(&mut self) {
-        let drawn = self.last.get_mut().map(|l| l.is_some()).unwrap_or(false);
+        let drawn = self
+            .state
+            .get_mut()
+            .map(|s| s.drawn.is_some())
+            .unwrap_or(false);
         if self.enabled && drawn {
             let _ = write!(std::io::stderr(), "\r\x1b[K");
         }

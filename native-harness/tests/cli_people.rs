@@ -128,6 +128,22 @@ async fn ls_prints_the_tree_the_node_list_or_one_line() {
         r.stdout
     );
 
+    // Links and nodes that cannot be read, with the reason (hdf5_index/links.h5 of
+    // gen_hdf5_index.py: a dangling soft link, an external link, external storage, a
+    // virtual dataset).
+    let r = cli(&["ls", &server.url("hdf5_index/links.h5")]).await;
+    assert!(r.ok, "{}", r.stderr);
+    for line in [
+        "  dangling  link: dangling soft link: /nothing/here does not exist\n",
+        "  extlink  link: external link to other.h5:/x is not followed\n",
+        "  ext  [4, 6]  refused: external storage (External Data Files message) is not read\n",
+        "  vds  refused: virtual dataset (layout class 3) is not read\n",
+        "  grp/\n    inner  [7, 5] <f8\n",
+        "  soft  [40, 30] <i4\n",
+    ] {
+        assert!(r.stdout.contains(line), "{line:?} in\n{}", r.stdout);
+    }
+
     // A single array: one line.
     let b2nd = server.url("blosc2/be_f8.b2nd");
     let r = cli(&["ls", &b2nd]).await;
