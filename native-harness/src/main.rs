@@ -442,6 +442,14 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             faults,
             cors_origin,
         } => {
+            // Named here: the server's own error would be the OS's "No such file or
+            // directory" without the path.
+            if !root.is_dir() {
+                return Err(chunkwise::Error::InvalidArgument(format!(
+                    "--root {}: no such directory",
+                    root.display()
+                )));
+            }
             let opts = native_harness::serve::ServeOptions {
                 root,
                 port,
@@ -787,6 +795,7 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             out,
         } => {
             let text = input.to_string_lossy();
+            chunkwise::open::check_scheme(&text)?;
             let report = if source::is_url(&text) {
                 native_harness::partition_cli::partition_remote_command(
                     &text,

@@ -306,7 +306,7 @@ async fn an_unknown_url_scheme_is_named_not_a_missing_file() {
         ("ftp://user:SECRETPW@host/a.h5?sig=SECRETQ", "ftp"),
         ("s3://bucket/store.zarr", "s3"),
     ] {
-        for cmd in ["read", "info", "ls", "chunks", "attrs"] {
+        for cmd in ["read", "info", "ls", "chunks", "attrs", "partition"] {
             let (code, message) = cli(&[cmd, source]).await.error();
             assert_eq!(code, "INVALID_ARGUMENT", "{cmd} {source}: {message}");
             assert_eq!(
@@ -398,4 +398,14 @@ async fn help_examples_on_fixtures_run() {
     }
     assert!(ran >= 10, "{ran} examples ran");
     server.shutdown().await;
+}
+
+#[tokio::test]
+async fn serve_names_a_missing_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("nothing");
+    let root = root.to_str().unwrap();
+    let (code, message) = cli(&["serve", "--root", root, "--port", "0"]).await.error();
+    assert_eq!(code, "INVALID_ARGUMENT");
+    assert_eq!(message, format!("--root {root}: no such directory"));
 }
