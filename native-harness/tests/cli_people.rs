@@ -409,3 +409,27 @@ async fn serve_names_a_missing_root() {
     assert_eq!(code, "INVALID_ARGUMENT");
     assert_eq!(message, format!("--root {root}: no such directory"));
 }
+
+/// A local directory that is no Zarr store (tests/fixtures/hdf5, a directory of HDF5 files)
+/// is named as such, not as a missing object `hdf5/`.
+#[tokio::test]
+async fn a_directory_without_zarr_metadata_says_so() {
+    let dir = fixtures().join("hdf5");
+    let dir = dir.to_str().unwrap();
+    for cmd in ["read", "info", "ls", "attrs"] {
+        let (code, message) = cli(&[cmd, dir]).await.error();
+        assert_eq!(code, "NOT_FOUND", "{cmd}: {message}");
+        assert_eq!(
+            message,
+            format!(
+                "{dir}: a directory without Zarr metadata (no zarr.json, .zarray or .zgroup): \
+                 give a file in it, or the directory of a Zarr store"
+            ),
+            "{cmd}"
+        );
+    }
+    // A path inside it is still just missing.
+    let (code, message) = cli(&["read", dir, "--path", "/x"]).await.error();
+    assert_eq!(code, "NOT_FOUND");
+    assert!(message.starts_with("not found: "), "{message}");
+}

@@ -306,7 +306,16 @@ pub async fn open_array(
         if !options.assume_immutable {
             refuse_mutable(location, "zarr")?;
         }
-        return open_zarr(location, headers, options, coordinator).await;
+        let at_root = options
+            .path
+            .as_deref()
+            .is_none_or(|p| p.trim_matches('/').is_empty());
+        let opened = open_zarr(location, headers, options, coordinator).await;
+        return if at_root {
+            opened.map_err(|e| not_a_store(location, e))
+        } else {
+            opened
+        };
     }
     let (t, traffic, key) = object(location, &headers, &options, &coordinator)?;
     let first =
@@ -337,7 +346,9 @@ pub async fn open_store(
     let zarr =
         |headers, options, coordinator| open_zarr_store(location, headers, options, coordinator);
     if is_zarr_root(location) {
-        return zarr(headers, options, coordinator).await;
+        return zarr(headers, options, coordinator)
+            .await
+            .map_err(|e| not_a_store(location, e));
     }
     let (t, traffic, key) = object(location, &headers, &options, &coordinator)?;
     let first = RemoteStore::open(t, traffic, options.clone(), coordinator.clone(), key).await;
@@ -349,6 +360,26 @@ pub async fn open_store(
         }))
     });
     or_zarr(first, true, || zarr(headers, options, coordinator)).await
+}
+
+/// A local directory with no Zarr metadata at its root fails as `NOT_FOUND` saying so
+/// ([`FormatError::NoSuchNode`]), not as the missing object `dir/` it was taken for; other
+/// errors, and URLs, are returned as they are.
+fn not_a_store(location: &str, e: crate::Error) -> crate::Error {
+    match e {
+        crate::Error::Io(crate::io::IoError::NotFound { .. })
+            if is_local(location) && std::path::Path::new(location).is_dir() =>
+        {
+            FormatError::NoSuchNode {
+                location: location.to_string(),
+                detail: "a directory without Zarr metadata (no zarr.json, .zarray or .zgroup): \
+                         give a file in it, or the directory of a Zarr store"
+                    .into(),
+            }
+            .into()
+        }
+        other => other,
+    }
 }
 
 /// What opening one object at `location` starts from: its transport, the traffic it counts
