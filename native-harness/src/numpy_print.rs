@@ -18,7 +18,10 @@
 //!   per axis above the last two (`_formatArray`).
 //! - A 0-d array prints its scalar as numpy's scalar `str` does (`1.5`, `1e-05`, `True`).
 //!
-//! Complex numbers, float16, strings and records are refused (use `--out` and numpy).
+//! - Byte strings (`|S{n}`) print as Python's `repr` of each, trailing NULs dropped
+//!   (`[b'ab' b"it's"]`), unpadded.
+//!
+//! Complex numbers, float16 and records are refused (use `--out` and numpy).
 
 use chunkwise::dtype::{ByteOrder, DType, Kind};
 
@@ -32,12 +35,14 @@ pub const LINE_WIDTH: usize = 75;
 pub const PRECISION: usize = 8;
 
 /// One element, widened.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Value {
     Bool(bool),
     Int(i128),
     /// The value and whether its type is float32 (shortest digits and comparisons in it).
     Float(f64, bool),
+    /// A fixed-length byte string without its trailing NULs (numpy's `bytes_`).
+    Bytes(Vec<u8>),
 }
 
 /// `str(a)` of the C-ordered array `data` of `shape` and `dtype`, without a trailing
@@ -51,12 +56,13 @@ pub fn format_array(data: &[u8], shape: &[u64], dtype: DType) -> Result<String, 
         Kind::Bool => dtype.itemsize == 1,
         Kind::Int | Kind::UInt => matches!(dtype.itemsize, 1 | 2 | 4 | 8),
         Kind::Float => matches!(dtype.itemsize, 4 | 8),
+        Kind::Bytes => true,
         _ => false,
     };
     if !supported {
         return Err(format!(
-            "--print shows integers, bools, float32 and float64; this is {dtype} (write it \
-             with --out and print it with numpy)"
+            "--print shows integers, bools, float32, float64 and byte strings; this is \
+             {dtype} (write it with --out and print it with numpy)"
         ));
     }
     let size = shape
@@ -121,6 +127,11 @@ fn shown_indices(len: u64, summary: bool) -> Vec<u64> {
 
 fn value(data: &[u8], i: usize, dtype: DType) -> Value {
     let n = dtype.itemsize;
+    if dtype.kind == Kind::Bytes {
+        let item = &data[i * n..(i + 1) * n];
+        let end = item.iter().rposition(|&c| c != 0).map_or(0, |p| p + 1);
+        return Value::Bytes(item[..end].to_vec());
+    }
     let mut b = [0u8; 8];
     b[..n].copy_from_slice(&data[i * n..(i + 1) * n]);
     if dtype.order == ByteOrder::Big {
@@ -144,6 +155,8 @@ fn value(data: &[u8], i: usize, dtype: DType) -> Value {
 /// `1.5e+16`); the bounds compare the exact value (a float32 0.0001 lies below 1e-4).
 fn scalar_str(v: Value) -> String {
     match v {
+        // numpy 2 shows a 0-d byte string array as the scalar's repr.
+        Value::Bytes(b) => format!("np.bytes_({})", bytes_repr(&b)),
         Value::Bool(b) => if b { "True" } else { "False" }.into(),
         Value::Int(i) => i.to_string(),
         Value::Float(x, f32) => {
@@ -168,6 +181,34 @@ fn scalar_str(v: Value) -> String {
             }
         }
     }
+}
+
+/// Python's `repr` of a `bytes` value: `b'...'` (double quotes when it holds a single quote
+/// and no double quote), `\\`, `\t`, `\n`, `\r` and the quote escaped, other bytes outside
+/// printable ASCII as `\xhh`.
+fn bytes_repr(b: &[u8]) -> String {
+    let quote = if b.contains(&b'\'') && !b.contains(&b'"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut s = format!("b{quote}");
+    for &c in b {
+        match c {
+            b'\\' => s.push_str("\\\\"),
+            b'\t' => s.push_str("\\t"),
+            b'\n' => s.push_str("\\n"),
+            b'\r' => s.push_str("\\r"),
+            c if c as char == quote => {
+                s.push('\\');
+                s.push(quote);
+            }
+            0x20..=0x7e => s.push(c as char),
+            c => s.push_str(&format!("\\x{c:02x}")),
+        }
+    }
+    s.push(quote);
+    s
 }
 
 /// Shortest round-trip positional digits (`0.1`, `100`, `-0`). Of two candidates equally
@@ -254,6 +295,8 @@ fn scientific(x: f64, f32: bool) -> (String, String, i32) {
 /// `FloatingFormat` as filled from the shown items.
 enum Formatter {
     Bool,
+    /// Each item's `repr`, unpadded (numpy's `repr_format` for `bytes_`).
+    Bytes,
     Int {
         width: usize,
     },
@@ -271,6 +314,7 @@ impl Formatter {
     fn new(shown: &[Value]) -> Formatter {
         match shown.first() {
             Some(Value::Bool(_)) => Formatter::Bool,
+            Some(Value::Bytes(_)) => Formatter::Bytes,
             Some(Value::Int(_)) => Formatter::Int {
                 width: shown
                     .iter()
@@ -351,6 +395,7 @@ impl Formatter {
 
     fn format(&self, v: Value) -> String {
         match (self, v) {
+            (Formatter::Bytes, Value::Bytes(b)) => bytes_repr(&b),
             (Formatter::Bool, Value::Bool(b)) => if b { " True" } else { "False" }.into(),
             (Formatter::Int { width }, Value::Int(i)) => format!("{i:>width$}"),
             (

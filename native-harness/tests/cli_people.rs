@@ -6,8 +6,8 @@
 //! Fixtures: `tests/fixtures/hdf5/groups.h5` (h5py, `tests/fixtures/gen_hdf5.py`: groups
 //! /model and /model/run1, datasets /model/run1/values (10, 10) float32, /model/weights
 //! (6, 4) int64, /time (100,) uint32), the Zarr stores of `tests/fixtures/gen_zarr.py`, and
-//! `tests/fixtures/print` (`tests/fixtures/gen_print.py`: a Zarr v3 store and, per array,
-//! numpy's print() of the data written).
+//! `tests/fixtures/print` (`tests/fixtures/gen_print.py`: a Zarr v3 store and an HDF5 file
+//! of byte strings and, per array, numpy's print() of the data written).
 //!
 //! `CHUNKWISE_BIN` runs another build of the binary (to see a test fail before a change).
 
@@ -205,6 +205,7 @@ async fn zarr_info_says_the_stored_size_is_unknown_rather_than_zero() {
 async fn read_print_matches_numpy_print_of_the_data_written() {
     let server = serve().await;
     let store = server.url("print/print.zarr");
+    let strings = server.url("print/strings.h5");
     let dir = fixtures().join("print");
     let mut seen = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
@@ -214,7 +215,12 @@ async fn read_print_matches_numpy_print_of_the_data_written() {
         }
         let name = p.file_stem().unwrap().to_str().unwrap().to_string();
         let want = std::fs::read_to_string(&p).unwrap();
-        let r = cli(&["read", &store, "--path", &format!("/{name}"), "--print"]).await;
+        // h5_<name>: a byte-string dataset of strings.h5, else an array of print.zarr.
+        let (source, path) = match name.strip_prefix("h5_") {
+            Some(ds) => (strings.clone(), format!("/{ds}")),
+            None => (store.clone(), format!("/{name}")),
+        };
+        let r = cli(&["read", &source, "--path", &path, "--print"]).await;
         assert!(r.ok, "{name}: {}", r.stderr);
         assert_eq!(r.stdout, want, "{name}");
         // The summary line moves to stderr, keys in the documented order.
@@ -228,7 +234,7 @@ async fn read_print_matches_numpy_print_of_the_data_written() {
         );
         seen += 1;
     }
-    assert_eq!(seen, 13, "every array of gen_print.py");
+    assert_eq!(seen, 17, "every array of gen_print.py");
     // Without --print: the one JSON line on stdout, nothing else.
     let r = cli(&["read", &store, "--path", "/f4_2d"]).await;
     assert!(r.ok, "{}", r.stderr);
