@@ -553,9 +553,19 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                     })?;
             }
             if print {
-                let text =
-                    native_harness::numpy_print::format_array(&data.data, &data.shape, data.dtype)
-                        .map_err(chunkwise::Error::InvalidArgument)?;
+                use chunkwise::element::Element;
+                let text = match &data.element {
+                    // Records (HDF5 compounds); strings and numbers print as flat dtypes.
+                    Some(e @ (Element::Record { .. } | Element::SubArray { .. })) => {
+                        native_harness::numpy_print::format_records(&data.data, &data.shape, e)
+                    }
+                    _ => native_harness::numpy_print::format_array(
+                        &data.data,
+                        &data.shape,
+                        data.dtype,
+                    ),
+                }
+                .map_err(chunkwise::Error::InvalidArgument)?;
                 println!("{text}");
             }
             // Keys in the documented order: {"shape","dtype","requests","bytes",

@@ -21,7 +21,11 @@
 //! - Byte strings (`|S{n}`) print as Python's `repr` of each, trailing NULs dropped
 //!   (`[b'ab' b"it's"]`), unpadded.
 //!
-//! Complex numbers, float16 and records are refused (use `--out` and numpy).
+//! - Records (structured dtypes, HDF5 compounds; [`format_records`]) print as tuples,
+//!   each member with a format filled from its own values (`StructuredVoidFormat`),
+//!   sub-array members as `[a, b]` (`SubArrayFormat`).
+//!
+//! Complex numbers and float16 are refused (use `--out` and numpy).
 
 use chunkwise::dtype::{ByteOrder, DType, Kind};
 
@@ -87,6 +91,11 @@ pub fn format_array(data: &[u8], shape: &[u64], dtype: DType) -> Result<String, 
     let mut shown = Vec::new();
     visit(shape, summary, &mut |i| shown.push(get(i)));
     let fmt = Formatter::new(&shown);
+    Ok(lay_out(shape, summary, &|i| fmt.format(get(i))))
+}
+
+/// numpy's `_formatArray` of `shape` with each item's text from `item` (by flat index).
+fn lay_out(shape: &[u64], summary: bool, item: &dyn Fn(u64) -> String) -> String {
     let strides: Vec<u64> = (0..shape.len())
         .map(|d| shape[d + 1..].iter().product())
         .collect();
@@ -94,10 +103,142 @@ pub fn format_array(data: &[u8], shape: &[u64], dtype: DType) -> Result<String, 
         shape,
         strides: &strides,
         summary,
-        fmt: &fmt,
-        get: &get,
+        item,
     };
-    Ok(a.recurse(0, 0, " ", LINE_WIDTH))
+    a.recurse(0, 0, " ", LINE_WIDTH)
+}
+
+/// `str(a)` of a C-ordered array of records (a numpy structured dtype: HDF5 compounds),
+/// `element` describing one record: each record as `(a, b)` (`(a,)` for one member), each
+/// member formatted as numpy's `StructuredVoidFormat` does, with a format filled from that
+/// member's values over the shown records; sub-array members as `[x, y]` with one format
+/// over all their items.
+///
+/// # Errors
+/// As [`format_array`] for member types not printed here (complex, float16,
+/// variable-length strings), or `data` shorter than `shape` needs.
+pub fn format_records(
+    data: &[u8],
+    shape: &[u64],
+    element: &chunkwise::element::Element,
+) -> Result<String, String> {
+    let item_size = element.stored_size();
+    let size = shape
+        .iter()
+        .try_fold(1u64, |a, &n| a.checked_mul(n))
+        .ok_or("shape overflows")?;
+    let need = size
+        .checked_mul(item_size as u64)
+        .ok_or("shape overflows")?;
+    if (data.len() as u64) < need || item_size == 0 {
+        return Err(format!("{} bytes for {need}", data.len()));
+    }
+    let at = |i: u64| &data[i as usize * item_size..(i as usize + 1) * item_size];
+    if size == 0 {
+        return Ok("[]".into());
+    }
+    let summary = size > THRESHOLD;
+    let mut shown: Vec<&[u8]> = Vec::new();
+    if shape.is_empty() {
+        shown.push(at(0));
+    } else {
+        visit(shape, summary, &mut |i| shown.push(at(i)));
+    }
+    let part = Part::new(element, &shown)?;
+    if shape.is_empty() {
+        return Ok(part.render(at(0)));
+    }
+    Ok(lay_out(shape, summary, &|i| part.render(at(i))))
+}
+
+/// How one member of a record is formatted.
+enum Part {
+    /// A number, bool or byte string, with the format of its values.
+    Leaf { dtype: DType, fmt: Formatter },
+    /// A fixed-shape array of `inner` items of `item` bytes.
+    Sub {
+        shape: Vec<u64>,
+        item: usize,
+        inner: Box<Part>,
+    },
+    /// Members at their byte offsets.
+    Record(Vec<(usize, usize, Part)>),
+}
+
+impl Part {
+    /// The format of `element` filled from its shown instances `items` (their bytes).
+    fn new(element: &chunkwise::element::Element, items: &[&[u8]]) -> Result<Part, String> {
+        use chunkwise::element::Element;
+        match element {
+            Element::Number(_) | Element::String { .. } => {
+                let dtype = element.storage_dtype();
+                // The same refusals as a plain array (complex, float16).
+                format_array(&vec![0; dtype.itemsize], &[1], dtype)?;
+                let values: Vec<Value> = items.iter().map(|b| value(b, 0, dtype)).collect();
+                Ok(Part::Leaf {
+                    dtype,
+                    fmt: Formatter::new(&values),
+                })
+            }
+            Element::SubArray { base, shape } => {
+                let item = base.stored_size();
+                let n: u64 = shape.iter().product();
+                let subs: Vec<&[u8]> = items
+                    .iter()
+                    .flat_map(|b| (0..n as usize).map(move |k| &b[k * item..(k + 1) * item]))
+                    .collect();
+                Ok(Part::Sub {
+                    shape: shape.clone(),
+                    item,
+                    inner: Box::new(Part::new(base, &subs)?),
+                })
+            }
+            Element::Record { fields, .. } => {
+                let mut parts = Vec::new();
+                for f in fields {
+                    let len = f.element.stored_size();
+                    let sub: Vec<&[u8]> =
+                        items.iter().map(|b| &b[f.offset..f.offset + len]).collect();
+                    parts.push((f.offset, len, Part::new(&f.element, &sub)?));
+                }
+                Ok(Part::Record(parts))
+            }
+            Element::VlenString { .. } => {
+                Err("--print shows no unresolved variable-length strings".into())
+            }
+        }
+    }
+
+    /// The text of one instance (its bytes).
+    fn render(&self, b: &[u8]) -> String {
+        match self {
+            Part::Leaf { dtype, fmt } => fmt.format(value(b, 0, *dtype)),
+            Part::Sub { shape, item, inner } => {
+                fn go(shape: &[u64], b: &[u8], item: usize, inner: &Part) -> String {
+                    if shape.is_empty() {
+                        return inner.render(&b[..item]);
+                    }
+                    let step = item * shape[1..].iter().product::<u64>() as usize;
+                    let parts: Vec<String> = (0..shape[0] as usize)
+                        .map(|k| go(&shape[1..], &b[k * step..], item, inner))
+                        .collect();
+                    format!("[{}]", parts.join(", "))
+                }
+                go(shape, b, *item, inner)
+            }
+            Part::Record(parts) => {
+                let fields: Vec<String> = parts
+                    .iter()
+                    .map(|(off, len, p)| p.render(&b[*off..off + len]))
+                    .collect();
+                if fields.len() == 1 {
+                    format!("({},)", fields[0])
+                } else {
+                    format!("({})", fields.join(", "))
+                }
+            }
+        }
+    }
 }
 
 /// Calls `f` with the flat index of every shown item, in C order.
@@ -448,8 +589,8 @@ struct Layout<'a> {
     shape: &'a [u64],
     strides: &'a [u64],
     summary: bool,
-    fmt: &'a Formatter,
-    get: &'a dyn Fn(u64) -> Value,
+    /// The text of the item at a flat index.
+    item: &'a dyn Fn(u64) -> String,
 }
 
 impl Layout<'_> {
@@ -458,7 +599,7 @@ impl Layout<'_> {
     fn recurse(&self, axis: usize, base: u64, hanging: &str, width: usize) -> String {
         let axes_left = self.shape.len() - axis;
         if axes_left == 0 {
-            return self.fmt.format((self.get)(base));
+            return (self.item)(base);
         }
         let next_hanging = format!("{hanging} ");
         let next_width = width.saturating_sub(1);

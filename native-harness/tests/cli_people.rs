@@ -7,7 +7,7 @@
 //! /model and /model/run1, datasets /model/run1/values (10, 10) float32, /model/weights
 //! (6, 4) int64, /time (100,) uint32), the Zarr stores of `tests/fixtures/gen_zarr.py`, and
 //! `tests/fixtures/print` (`tests/fixtures/gen_print.py`: a Zarr v3 store and an HDF5 file
-//! of byte strings and, per array, numpy's print() of the data written).
+//! of byte strings and records and, per array, numpy's print() of the data written).
 //!
 //! `CHUNKWISE_BIN` runs another build of the binary (to see a test fail before a change).
 
@@ -205,7 +205,7 @@ async fn zarr_info_says_the_stored_size_is_unknown_rather_than_zero() {
 async fn read_print_matches_numpy_print_of_the_data_written() {
     let server = serve().await;
     let store = server.url("print/print.zarr");
-    let strings = server.url("print/strings.h5");
+    let h5 = server.url("print/print.h5");
     let dir = fixtures().join("print");
     let mut seen = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
@@ -215,9 +215,9 @@ async fn read_print_matches_numpy_print_of_the_data_written() {
         }
         let name = p.file_stem().unwrap().to_str().unwrap().to_string();
         let want = std::fs::read_to_string(&p).unwrap();
-        // h5_<name>: a byte-string dataset of strings.h5, else an array of print.zarr.
+        // h5_<name>: a dataset of print.h5 (strings, records), else an array of print.zarr.
         let (source, path) = match name.strip_prefix("h5_") {
-            Some(ds) => (strings.clone(), format!("/{ds}")),
+            Some(ds) => (h5.clone(), format!("/{ds}")),
             None => (store.clone(), format!("/{name}")),
         };
         let r = cli(&["read", &source, "--path", &path, "--print"]).await;
@@ -234,7 +234,7 @@ async fn read_print_matches_numpy_print_of_the_data_written() {
         );
         seen += 1;
     }
-    assert_eq!(seen, 17, "every array of gen_print.py");
+    assert_eq!(seen, 21, "every array of gen_print.py");
     // Without --print: the one JSON line on stdout, nothing else.
     let r = cli(&["read", &store, "--path", "/f4_2d"]).await;
     assert!(r.ok, "{}", r.stderr);
