@@ -180,6 +180,30 @@ async fn info_prints_one_format_per_flag() {
     server.shutdown().await;
 }
 
+/// `info` shows the dimension names a source gives (Zarr v3 `dimension_names`, as
+/// tests/fixtures/gen_zarr_partition.py writes them for tas), and no `dims` when it names none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn info_shows_dimension_names() {
+    let server = serve().await;
+    let url = server.url("zarr_partition/v3.zarr");
+    let r = cli(&["info", &url, "--path", "/tas", "--json"]).await;
+    assert!(r.ok, "{}", r.stderr);
+    let j: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(j["dims"], serde_json::json!(["time", "lat", "lon"]), "{j}");
+    let r = cli(&["info", &url, "--path", "/tas"]).await;
+    assert!(r.ok, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("\ndims:    time, lat, lon\n"),
+        "{}",
+        r.stdout
+    );
+    let r = cli(&["info", &server.url("blosc2/be_f8.b2nd"), "--json"]).await;
+    assert!(r.ok, "{}", r.stderr);
+    let j: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert!(j.get("dims").is_none(), "{j}");
+    server.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zarr_info_says_the_stored_size_is_unknown_rather_than_zero() {
     let server = serve().await;
