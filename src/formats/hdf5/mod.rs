@@ -222,6 +222,39 @@ impl<'a> Hdf5Source<'a> {
     }
 }
 
+impl Hdf5Source<'_> {
+    /// The error for `path`, which names no dataset (the crate's `detail`): when it names a
+    /// group, [`Hdf5Error::NotFound`] saying so with the arrays below it (paths relative to
+    /// the group, from [`list::list`]), else `detail` as it was. I/O errors of the check
+    /// end it.
+    async fn not_a_dataset(&mut self, path: &str, detail: String) -> Hdf5Error {
+        let group = format!("/{}", path.trim_matches('/'));
+        match self.members(&group).await {
+            Ok(_) => {}
+            Err(e @ Hdf5Error::Io(_)) => return e,
+            Err(_) => return Hdf5Error::NotFound(detail),
+        }
+        let prefix = if group == "/" {
+            "/".to_string()
+        } else {
+            format!("{group}/")
+        };
+        let arrays: Vec<String> = match self.list().await {
+            Ok(nodes) => nodes
+                .iter()
+                .filter(|n| n.kind == crate::formats::NodeKind::Array)
+                .filter_map(|n| n.path.strip_prefix(&prefix).map(str::to_string))
+                .collect(),
+            Err(e @ Hdf5Error::Io(_)) => return e,
+            Err(_) => Vec::new(),
+        };
+        Hdf5Error::NotFound(format!(
+            "{group} is a group, not an array; {}",
+            crate::formats::its_arrays(&arrays)
+        ))
+    }
+}
+
 /// Lists every group and dataset of the HDF5 file `source` of `len` bytes whose first bytes
 /// are `head` (the whole file when small: then no request is made), with shapes and dtypes
 /// and no chunk index read. Nodes not read here carry the reason in
@@ -267,9 +300,11 @@ impl Hdf5Array {
     /// `head` holds the first bytes of the source (all of it when small), `len` its size.
     ///
     /// # Errors
-    /// [`FormatError::Invalid`] for malformed files or missing paths,
-    /// [`FormatError::Unsupported`] for datatypes, layouts or filters not read here;
-    /// I/O errors ([`crate::Error::Io`]).
+    /// [`FormatError::Invalid`] for malformed files; [`FormatError::NoSuchNode`] for a
+    /// missing path, or a group's path (then saying it is a group and naming the arrays
+    /// below it); [`FormatError::PathNeeded`] without a path when the root does not hold
+    /// exactly one dataset; [`FormatError::Unsupported`] for datatypes, layouts or filters
+    /// not read here; I/O errors ([`crate::Error::Io`]).
     pub async fn open(
         source: &dyn RangeSource,
         head: Bytes,
@@ -298,7 +333,12 @@ impl Hdf5Array {
                 }
             }
         };
-        let meta = h.dataset(&path).await.map_err(e)?;
+        let meta = match h.dataset(&path).await {
+            Err(Hdf5Error::NotFound(detail)) => {
+                return Err(e(h.not_a_dataset(&path, detail).await))
+            }
+            other => other.map_err(e)?,
+        };
         Self::from_meta(location.clone(), meta, len).map_err(e)
     }
 
