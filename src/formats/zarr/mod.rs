@@ -985,7 +985,7 @@ fn array_node(path: &str, parsed: Result<(Vec<u64>, DType), ZarrError>) -> Node 
             shape: None,
             dtype: None,
             // Shown to users: no URL query or user info (as every message, `Error::message`).
-            error: Some(crate::cache::identity::redact_text(&e.to_string())),
+            error: Some(crate::io::url::redact_text(&e.to_string())),
             attrs: Default::default(),
             dims: None,
         },
