@@ -471,6 +471,9 @@ fn groups_nodes() -> Vec<Node> {
         shape,
         dtype: dtype.map(str::to_string),
         error: None,
+        // gen_hdf5.py writes no attributes in groups.h5.
+        attrs: Default::default(),
+        dims: None,
     };
     // As gen_hdf5.py writes groups.h5.
     vec![

@@ -21,6 +21,7 @@
 //! Data Files message), external links, soft links whose target does not exist, and datasets
 //! of datatypes not read here.
 
+use super::attrs;
 use super::discover::element_of;
 use super::store::Discovery;
 use super::Hdf5Error;
@@ -33,7 +34,7 @@ use hdf5_reader::messages::link::LinkTarget;
 use hdf5_reader::messages::HdfMessage;
 use hdf5_reader::symbol_table::SymbolTableNode;
 use hdf5_reader::Hdf5File;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Most nodes one listing returns; a larger hierarchy is refused as malformed rather than
 /// listed without bound.
@@ -47,7 +48,7 @@ pub const NULL_DATASPACE: &str = "a null dataspace (no elements, h5py Empty)";
 
 /// What a link points at.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Target {
+pub(super) enum Target {
     /// An object header at this address (relative to the base address, as stored).
     Hard(u64),
     /// A path in this file.
@@ -70,7 +71,10 @@ enum Object {
 }
 
 /// The links of the group whose object header is at `address`, in storage order.
-fn group_links(file: &Hdf5File, address: u64) -> hdf5_reader::error::Result<Vec<(String, Target)>> {
+pub(super) fn group_links(
+    file: &Hdf5File,
+    address: u64,
+) -> hdf5_reader::error::Result<Vec<(String, Target)>> {
     let header = file.get_or_parse_header(address)?;
     let storage = file.storage();
     let sb = file.superblock();
@@ -224,7 +228,19 @@ fn object(file: &Hdf5File, address: u64, path: &str) -> hdf5_reader::error::Resu
     })
 }
 
-fn join(parent: &str, name: &str) -> String {
+/// A node's attributes, or one `Omitted` entry saying why its object header's attributes
+/// could not be read (the node itself is still listed).
+fn node_attrs(r: hdf5_reader::error::Result<attrs::NodeAttrs>) -> attrs::NodeAttrs {
+    r.unwrap_or_else(|e| attrs::NodeAttrs {
+        attrs: crate::attrs::Attrs(vec![(
+            "(attributes)".into(),
+            crate::attrs::AttrValue::Omitted(format!("object header: {e}")),
+        )]),
+        ..Default::default()
+    })
+}
+
+pub(super) fn join(parent: &str, name: &str) -> String {
     if parent == "/" {
         format!("/{name}")
     } else {
@@ -233,7 +249,7 @@ fn join(parent: &str, name: &str) -> String {
 }
 
 /// `target` of a soft link in group `group` as an absolute, normalised path.
-fn absolute(group: &str, target: &str) -> String {
+pub(super) fn absolute(group: &str, target: &str) -> String {
     let full = if target.starts_with('/') {
         target.to_string()
     } else {
@@ -277,7 +293,11 @@ fn node(path: String, kind: NodeKind, error: Option<String>) -> Node {
 pub async fn list(d: &mut Discovery<'_>) -> Result<Vec<Node>, Hdf5Error> {
     let root = d.run(|f| Ok(f.root_group()?.address())).await?;
     let mut nodes: BTreeMap<String, Node> = BTreeMap::new();
-    nodes.insert("/".into(), node("/".into(), NodeKind::Group, None));
+    let mut root_node = node("/".into(), NodeKind::Group, None);
+    root_node.attrs = node_attrs(d.run(move |f| Ok(attrs::read(f, root))).await?).attrs;
+    nodes.insert("/".into(), root_node);
+    // Dimension scales: each array's path, object header address and scale attributes.
+    let mut scales: Vec<(String, u64, attrs::ScaleInfo)> = Vec::new();
     let mut walked: HashSet<u64> = HashSet::from([root]);
     let mut soft: Vec<(String, String)> = Vec::new();
     let mut level: Vec<(String, u64)> = vec![("/".into(), root)];
@@ -320,33 +340,45 @@ pub async fn list(d: &mut Discovery<'_>) -> Result<Vec<Node>, Hdf5Error> {
             .run(move |f| {
                 Ok(asked
                     .iter()
-                    .map(|(p, a)| object(f, *a, p).map_err(Hdf5Error::from))
-                    .collect::<Vec<_>>())
+                    .map(|(p, a)| {
+                        let o = object(f, *a, p).map_err(Hdf5Error::from)?;
+                        Ok((o, attrs::read(f, *a)))
+                    })
+                    .collect::<Vec<Result<_, Hdf5Error>>>())
             })
             .await?;
         let mut next = Vec::new();
         for ((path, a), o) in children.into_iter().zip(objects) {
             let n = match o {
-                Ok(Object::Group) => {
+                Ok((Object::Group, na)) => {
                     if walked.insert(a) {
                         next.push((path.clone(), a));
                     }
-                    node(path.clone(), NodeKind::Group, None)
+                    let mut n = node(path.clone(), NodeKind::Group, None);
+                    n.attrs = node_attrs(na).attrs;
+                    n
                 }
-                Ok(Object::Dataset {
-                    shape,
-                    dtype,
-                    error,
-                }) => Node {
-                    path: path.clone(),
-                    kind: NodeKind::Array,
-                    shape,
-                    dtype,
-                    error,
-                    attrs: Default::default(),
-                    dims: None,
-                },
-                Ok(Object::Other) => continue,
+                Ok((
+                    Object::Dataset {
+                        shape,
+                        dtype,
+                        error,
+                    },
+                    na,
+                )) => {
+                    let na = node_attrs(na);
+                    scales.push((path.clone(), a, na.scale));
+                    Node {
+                        path: path.clone(),
+                        kind: NodeKind::Array,
+                        shape,
+                        dtype,
+                        error,
+                        attrs: na.attrs,
+                        dims: None,
+                    }
+                }
+                Ok((Object::Other, _)) => continue,
                 Err(e) => node(
                     path.clone(),
                     NodeKind::Array,
@@ -361,6 +393,17 @@ pub async fn list(d: &mut Discovery<'_>) -> Result<Vec<Node>, Hdf5Error> {
         return Err(Hdf5Error::Invalid(format!(
             "groups nested deeper than {MAX_DEPTH}"
         )));
+    }
+    // Dimension names from the scales found (attrs.rs): no further read.
+    let by_address: HashMap<u64, (String, attrs::ScaleInfo)> = scales
+        .iter()
+        .map(|(p, a, s)| (*a, (p.clone(), s.clone())))
+        .collect();
+    for (path, _, own) in &scales {
+        if let Some(n) = nodes.get_mut(path) {
+            let rank = n.shape.as_ref().map_or(0, Vec::len);
+            n.dims = attrs::dims(rank, path, own, |a| by_address.get(&a).cloned());
+        }
     }
     // A soft link whose target is another soft link resolves once that one has: passes
     // until none resolves (at most one per link of the chain), then the rest dangle.
