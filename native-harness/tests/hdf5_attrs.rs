@@ -277,6 +277,62 @@ async fn a_corrupt_group_attribute_is_omitted_and_the_file_still_reads() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupt_dataset_attribute_is_omitted_and_the_dataset_still_opens() {
+    let want = expected();
+    let node = &want["files"]["attrs_latest.h5"]["/dense_ds"];
+    let tmp = tempfile::tempdir().unwrap();
+    let mut bytes = std::fs::read(fixtures().join("attrs_latest.h5")).unwrap();
+    corrupt_dense_attribute(&mut bytes, "corrupt_me");
+    std::fs::write(tmp.path().join("corrupt.h5"), &bytes).unwrap();
+    let server = serve(tmp.path()).await;
+    let url = server.url("corrupt.h5");
+    let npy =
+        read_npy(&std::fs::read(fixtures().join("attrs_latest_dense_ds.npy")).unwrap()).unwrap();
+    let check = |got: Value, what: &str| {
+        let reason = got["corrupt_me"]["omitted"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{what}: corrupt_me is omitted: {got}"))
+            .to_string();
+        assert!(
+            reason.contains("malformed attribute message"),
+            "{what}: {reason}"
+        );
+        for (k, v) in node["attrs"].as_object().unwrap() {
+            if k != "corrupt_me" {
+                assert_eq!(&got[k], v, "{what}: {k}");
+            }
+        }
+        assert_eq!(got.as_object().unwrap().len(), 12, "{what}");
+    };
+    // Opened on its own, through a store, and listed.
+    let arr = open_array(&url, "/dense_ds", &CacheCoordinator::memory(256 << 20)).await;
+    check(arr.attrs().to_json(), "open");
+    let all = arr
+        .read(&Selection::all(), &ReadOptions::default())
+        .await
+        .unwrap();
+    assert!(all.data == npy.data, "values as written");
+    let store = open_store(&url, &CacheCoordinator::memory(256 << 20)).await;
+    let n = store
+        .nodes()
+        .iter()
+        .find(|n| n.path == "/dense_ds")
+        .unwrap();
+    assert_eq!(n.error, None);
+    assert_eq!(n.shape, Some(vec![4, 5]));
+    check(n.attrs.to_json(), "listing");
+    let arr = store.get("/dense_ds").await.unwrap();
+    check(arr.attrs().to_json(), "store");
+    let all = arr
+        .read(&Selection::parse("1:3").unwrap(), &ReadOptions::default())
+        .await
+        .unwrap();
+    // Rows 1 and 2 of a (4, 5) int32 array: bytes 20 to 60.
+    assert!(all.data == npy.data[20..60], "rows 1:3 as written");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn netcdf_dimensions_name_the_variables_dims() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/hdf5_netcdf");
     // The dimensions gen_hdf5_netcdf.py gave each variable (its `specs`).

@@ -680,6 +680,109 @@ fn dimension_list(ctx: &mut Ctx<'_>, m: &AttributeMessage) -> Option<Vec<Option<
     Some(out)
 }
 
+/// A patch that hides a broken dense attribute storage of the object whose header is at
+/// `address` from the crate, which loads a dataset's attributes when it opens it and fails
+/// the open over any one of them (libhdf5 opens such a dataset: it reads attributes only
+/// when asked). When the Attribute Info message's storage does not read whole (a heap,
+/// B-tree or message error), the result is the header chunk holding that message with its
+/// fractal heap address set to the undefined address, and the chunk's lookup3 checksum
+/// computed again: `(chunk address, chunk bytes)`. `None` when the storage reads, the header
+/// is not a version 2 header (the only kind that holds dense storage as libhdf5 writes it),
+/// or the chunk's checksum was already wrong (a damaged header is refused as libhdf5 does).
+/// The attributes themselves are still read from the unpatched bytes ([`read`]), the broken
+/// ones shown as omitted. Header layout: File Format Specification IV.A.1.b (version 2 object
+/// header prefix, continuation blocks `OCHK`) and IV.A.2.v (Attribute Info message).
+///
+/// # Errors
+/// The crate's errors when the header does not parse.
+pub fn dense_mask(
+    file: &Hdf5File,
+    address: u64,
+) -> hdf5_reader::error::Result<Option<(u64, Vec<u8>)>> {
+    let header = file.get_or_parse_header(address)?;
+    let Some(info) = header.messages.iter().find_map(|m| match m {
+        HdfMessage::AttributeInfo(i) => Some(i.clone()),
+        _ => None,
+    }) else {
+        return Ok(None);
+    };
+    match dense(file, &info) {
+        Ok(list) if list.iter().all(|(_, m)| m.is_ok()) => return Ok(None),
+        _ => {}
+    }
+    Ok(mask_attribute_info(file, address))
+}
+
+/// The chunk of the version 2 header at `address` holding the Attribute Info message, with
+/// its heap address undefined and its checksum recomputed (see [`dense_mask`]).
+fn mask_attribute_info(file: &Hdf5File, address: u64) -> Option<(u64, Vec<u8>)> {
+    let storage = file.storage();
+    let sb = file.superblock();
+    let (os, ls) = (sb.offset_size as usize, sb.length_size as usize);
+    let read = |at: u64, n: usize| -> Option<Vec<u8>> {
+        (n as u64 <= super::store::MAX_MISS_BYTES)
+            .then(|| storage.read_range(at, n).ok().map(|b| b.to_vec()))
+            .flatten()
+    };
+    let uint = |b: &[u8]| -> u64 {
+        let mut a = [0u8; 8];
+        a[..b.len().min(8)].copy_from_slice(&b[..b.len().min(8)]);
+        u64::from_le_bytes(a)
+    };
+    let prefix = read(address, 6)?;
+    if &prefix[..4] != b"OHDR" || prefix[4] != 2 {
+        return None;
+    }
+    let flags = prefix[5];
+    let mut at = 6 + if flags & 0x20 != 0 { 16 } else { 0 } + if flags & 0x10 != 0 { 4 } else { 0 };
+    let width = 1usize << (flags & 3);
+    let size = uint(&read(address + at as u64, width)?) as usize;
+    at += width;
+    // (chunk address, bytes, first message offset); the checksum is the last 4 bytes.
+    let mut chunks: Vec<(u64, Vec<u8>, usize)> = vec![(address, read(address, at + size + 4)?, at)];
+    let envelope = if flags & 0x04 != 0 { 6 } else { 4 };
+    let mut i = 0;
+    while i < chunks.len() && i < 1024 {
+        let (start, bytes, first) = chunks[i].clone();
+        let end = bytes.len().checked_sub(4)?;
+        let mut p = first;
+        while p + envelope <= end {
+            let kind = bytes[p];
+            let n = u16::from_le_bytes([bytes[p + 1], bytes[p + 2]]) as usize;
+            let data = p + envelope;
+            if data + n > end {
+                break;
+            }
+            match kind {
+                0x10 if n >= os + ls => {
+                    let off = uint(&bytes[data..data + os]).checked_add(sb.base_address)?;
+                    let len = uint(&bytes[data + os..data + os + ls]) as usize;
+                    let c = read(off, len)?;
+                    if c.len() >= 8 && &c[..4] == b"OCHK" {
+                        chunks.push((off, c, 4));
+                    }
+                }
+                0x15 if n >= 2 => {
+                    let stored = u32::from_le_bytes(bytes[end..end + 4].try_into().ok()?);
+                    if hdf5_reader::checksum::jenkins_lookup3(&bytes[..end]) != stored {
+                        return None;
+                    }
+                    let heap = data + 2 + if bytes[data + 1] & 1 != 0 { 2 } else { 0 };
+                    let mut patched = bytes.clone();
+                    patched.get_mut(heap..heap + os)?.fill(0xff);
+                    let sum = hdf5_reader::checksum::jenkins_lookup3(&patched[..end]);
+                    patched[end..end + 4].copy_from_slice(&sum.to_le_bytes());
+                    return Some((start, patched));
+                }
+                _ => {}
+            }
+            p = data + n;
+        }
+        i += 1;
+    }
+    None
+}
+
 /// The last component of `path`.
 pub fn basename(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)

@@ -294,7 +294,7 @@ pub async fn list(d: &mut Discovery<'_>) -> Result<Vec<Node>, Hdf5Error> {
     let root = d.run(|f| Ok(f.root_group()?.address())).await?;
     let mut nodes: BTreeMap<String, Node> = BTreeMap::new();
     let mut root_node = node("/".into(), NodeKind::Group, None);
-    root_node.attrs = node_attrs(d.run(move |f| Ok(attrs::read(f, root))).await?).attrs;
+    root_node.attrs = node_attrs(d.run_raw(move |f| Ok(attrs::read(f, root))).await?).attrs;
     nodes.insert("/".into(), root_node);
     // Dimension scales: each array's path, object header address and scale attributes.
     let mut scales: Vec<(String, u64, attrs::ScaleInfo)> = Vec::new();
@@ -336,17 +336,54 @@ pub async fn list(d: &mut Discovery<'_>) -> Result<Vec<Node>, Hdf5Error> {
         }
         // One step for the object headers of every child at this depth.
         let asked = children.clone();
-        let objects = d
-            .run(move |f| {
-                Ok(asked
+        let step = move |f: &Hdf5File| {
+            Ok(asked
+                .iter()
+                .map(|(p, a)| object(f, *a, p).map_err(Hdf5Error::from))
+                .collect::<Vec<_>>())
+        };
+        let mut objects = d.run(step.clone()).await?;
+        // A dataset whose dense attribute storage is broken fails the crate's open: hide the
+        // storage from the crate (attrs::dense_mask) and look at those children again.
+        let failed: Vec<u64> = children
+            .iter()
+            .zip(&objects)
+            .filter(|(_, o)| o.is_err())
+            .map(|((_, a), _)| *a)
+            .collect();
+        if !failed.is_empty() {
+            let masks = d
+                .run_raw(move |f| {
+                    Ok(failed
+                        .iter()
+                        .filter_map(|a| attrs::dense_mask(f, *a).ok().flatten())
+                        .collect::<Vec<_>>())
+                })
+                .await?;
+            if !masks.is_empty() {
+                for (at, bytes) in masks {
+                    d.store().patch(at, bytes.into());
+                }
+                objects = d.run(step).await?;
+            }
+        }
+        // Attributes as stored (the unpatched bytes), one step for the whole depth.
+        let addresses: Vec<u64> = children.iter().map(|(_, a)| *a).collect();
+        let node_attrs_all = d
+            .run_raw(move |f| {
+                Ok(addresses
                     .iter()
-                    .map(|(p, a)| {
-                        let o = object(f, *a, p).map_err(Hdf5Error::from)?;
-                        Ok((o, attrs::read(f, *a)))
-                    })
-                    .collect::<Vec<Result<_, Hdf5Error>>>())
+                    .map(|a| attrs::read(f, *a))
+                    .collect::<Vec<_>>())
             })
             .await?;
+        let objects: Vec<
+            Result<(Object, hdf5_reader::error::Result<attrs::NodeAttrs>), Hdf5Error>,
+        > = objects
+            .into_iter()
+            .zip(node_attrs_all)
+            .map(|(o, na)| o.map(|o| (o, na)))
+            .collect();
         let mut next = Vec::new();
         for ((path, a), o) in children.into_iter().zip(objects) {
             let n = match o {
@@ -493,6 +530,22 @@ pub async fn members(
         .partition(|m| m.kind == MemberKind::Group);
     groups.extend(datasets);
     Ok(groups)
+}
+
+/// The object header address (as stored) of the node at `path`, following hard links from
+/// the root group; `None` when a component is missing or not a hard link.
+///
+/// # Errors
+/// The crate's errors for malformed link storage on the path.
+pub fn address_of(file: &Hdf5File, path: &str) -> hdf5_reader::error::Result<Option<u64>> {
+    let mut at = file.root_group()?.address();
+    for name in absolute("/", path).split('/').filter(|s| !s.is_empty()) {
+        match group_links(file, at)?.into_iter().find(|(n, _)| n == name) {
+            Some((_, Target::Hard(a))) => at = a,
+            _ => return Ok(None),
+        }
+    }
+    Ok(Some(at))
 }
 
 /// Discovery step: why the node at `path` cannot be opened as a dataset, if a reason is

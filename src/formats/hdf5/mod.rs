@@ -175,6 +175,33 @@ impl<'a> Hdf5Source<'a> {
     /// # Errors
     /// [`Hdf5Error`]: missing path, unsupported datatype, malformed file, I/O.
     pub async fn dataset(&mut self, path: &str) -> Result<DatasetMeta, Hdf5Error> {
+        match self.dataset_once(path).await {
+            Err(e @ Hdf5Error::Io(_)) => Err(e),
+            // The crate loads a dataset's attributes when it opens it and fails over a broken
+            // dense attribute storage: hide it from the crate (attrs::dense_mask) and retry.
+            Err(e) => {
+                let p = path.to_string();
+                let mask = self
+                    .discovery
+                    .run_raw(move |f| match list::address_of(f, &p)? {
+                        Some(a) => attrs::dense_mask(f, a),
+                        None => Ok(None),
+                    })
+                    .await;
+                match mask {
+                    Ok(Some((at, bytes))) => {
+                        self.discovery.store().patch(at, bytes.into());
+                        self.dataset_once(path).await
+                    }
+                    Err(io @ Hdf5Error::Io(_)) => Err(io),
+                    _ => Err(e),
+                }
+            }
+            ok => ok,
+        }
+    }
+
+    async fn dataset_once(&mut self, path: &str) -> Result<DatasetMeta, Hdf5Error> {
         // Nodes that exist but are not read here (list.rs) are refused by name, before the
         // crate reads a virtual dataset's header or an external dataset's missing block.
         // A link storage this check cannot read is left to the crate's own path resolution
@@ -218,13 +245,12 @@ impl<'a> Hdf5Source<'a> {
         rank: usize,
     ) -> Result<(crate::attrs::Attrs, Option<Vec<Option<String>>>), Hdf5Error> {
         let p = path.to_string();
-        let (own, at) = self
+        let at = self
             .discovery
-            .run(move |f| {
-                let at = f.dataset(&p)?.address();
-                Ok((attrs::read(f, at)?, at))
-            })
+            .run(move |f| Ok(f.dataset(&p)?.address()))
             .await?;
+        // Attributes as stored: the unpatched bytes (store.rs, `Masked`).
+        let own = self.discovery.run_raw(move |f| attrs::read(f, at)).await?;
         let scales: Vec<u64> = own
             .scale
             .dimension_list
@@ -239,7 +265,7 @@ impl<'a> Hdf5Source<'a> {
             HashMap::new()
         } else {
             self.discovery
-                .run(move |f| Ok(scale_paths(f, &p, &scales)))
+                .run_raw(move |f| Ok(scale_paths(f, &p, &scales)))
                 .await?
         };
         let mut found = found;
