@@ -333,6 +333,56 @@ async fn a_corrupt_dataset_attribute_is_omitted_and_the_dataset_still_opens() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupt_compact_attribute_of_a_version_1_header_is_omitted() {
+    let want = expected();
+    let node = &want["files"]["attrs_earliest.h5"]["/g/data"];
+    let tmp = tempfile::tempdir().unwrap();
+    let mut bytes = std::fs::read(fixtures().join("attrs_earliest.h5")).unwrap();
+    // A version 1 Attribute message in a version 1 object header (no checksum): the name,
+    // NUL included, padded to 8 bytes, then the datatype, whose first byte becomes class 15.
+    let at = find_once(&bytes, b"enum_list\0");
+    bytes[at + 16] = 0xff;
+    std::fs::write(tmp.path().join("corrupt.h5"), &bytes).unwrap();
+    let server = serve(tmp.path()).await;
+    let url = server.url("corrupt.h5");
+    let check = |got: Value, what: &str| {
+        let reason = got["enum_list"]["omitted"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{what}: enum_list is omitted: {got}"))
+            .to_string();
+        assert!(
+            reason.contains("malformed attribute message"),
+            "{what}: {reason}"
+        );
+        for (k, v) in node["attrs"].as_object().unwrap() {
+            if k != "enum_list" {
+                assert_eq!(&got[k], v, "{what}: {k}");
+            }
+        }
+        assert_eq!(
+            got.as_object().unwrap().len(),
+            node["attrs"].as_object().unwrap().len(),
+            "{what}"
+        );
+    };
+    let arr = open_array(&url, "/g/data", &CacheCoordinator::memory(256 << 20)).await;
+    check(arr.attrs().to_json(), "open");
+    // gen_hdf5_attrs.py wrote np.arange(10, dtype=">i4") there.
+    let all = arr
+        .read(&Selection::all(), &ReadOptions::default())
+        .await
+        .unwrap();
+    let want_data: Vec<u8> = (0i32..10).flat_map(|v| v.to_be_bytes()).collect();
+    let le: Vec<u8> = (0i32..10).flat_map(|v| v.to_le_bytes()).collect();
+    assert!(all.data == want_data || all.data == le, "values as written");
+    let store = open_store(&url, &CacheCoordinator::memory(256 << 20)).await;
+    let n = store.nodes().iter().find(|n| n.path == "/g/data").unwrap();
+    assert_eq!(n.error, None);
+    check(n.attrs.to_json(), "listing");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn netcdf_dimensions_name_the_variables_dims() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/hdf5_netcdf");
     // The dimensions gen_hdf5_netcdf.py gave each variable (its `specs`).

@@ -581,16 +581,44 @@ fn dense(file: &Hdf5File, info: &AttributeInfoMessage) -> Result<Vec<Stored>, St
 /// The crate's error when the object header itself does not parse; every error about an
 /// attribute is kept as its `Omitted` value instead.
 pub fn read(file: &Hdf5File, address: u64) -> hdf5_reader::error::Result<NodeAttrs> {
-    let header = file.get_or_parse_header(address)?;
     let sb = file.superblock();
     let mut stored: Vec<Stored> = Vec::new();
     let mut info = None;
-    for m in &header.messages {
-        match m {
-            HdfMessage::Attribute(a) => stored.push((a.name.clone(), Ok(a.clone()))),
-            HdfMessage::AttributeInfo(i) => info = Some(i.clone()),
-            _ => {}
+    match file.get_or_parse_header(address) {
+        Ok(header) => {
+            for m in &header.messages {
+                match m {
+                    HdfMessage::Attribute(a) => stored.push((a.name.clone(), Ok(a.clone()))),
+                    HdfMessage::AttributeInfo(i) => info = Some(i.clone()),
+                    _ => {}
+                }
+            }
         }
+        // A version 1 header (no checksum) that does not parse: its attribute messages one
+        // by one, a broken one omitted (libhdf5 reads them only when asked).
+        Err(e) => match v1_messages(file, address) {
+            Some(list) => {
+                let (os, ls) = (sb.offset_size, sb.length_size);
+                for (_, kind, data) in list {
+                    if kind != MSG_ATTRIBUTE {
+                        continue;
+                    }
+                    match hdf5_reader::messages::attribute::parse(
+                        &mut Cursor::new(&data),
+                        os,
+                        ls,
+                        data.len(),
+                    ) {
+                        Ok(m) => stored.push((m.name.clone(), Ok(m))),
+                        Err(why) => stored.push((
+                            salvage_name(&data).unwrap_or_else(|| "(attribute)".into()),
+                            Err(format!("malformed attribute message: {why}")),
+                        )),
+                    }
+                }
+            }
+            None => return Err(e),
+        },
     }
     let creation_order = info.as_ref().is_some_and(|i| i.creation_order_tracked);
     if let Some(i) = &info {
@@ -711,6 +739,93 @@ pub fn dense_mask(
         _ => {}
     }
     Ok(mask_attribute_info(file, address))
+}
+
+/// Patches that let the crate parse the object header at `address` and open the object
+/// despite broken attributes: for a version 1 header that does not parse, each Attribute
+/// message that does not parse on its own becomes a NIL message (type 0, File Format
+/// Specification IV.A.1.a: version 1 headers carry no checksum); for a header that parses,
+/// [`dense_mask`]. Empty when nothing is to be hidden.
+///
+/// # Errors
+/// The crate's errors when a header that parses has a broken dense storage that cannot be
+/// masked (none so far: such cases give no patch).
+pub fn attribute_masks(
+    file: &Hdf5File,
+    address: u64,
+) -> hdf5_reader::error::Result<Vec<(u64, Vec<u8>)>> {
+    if file.get_or_parse_header(address).is_ok() {
+        return Ok(dense_mask(file, address)?.into_iter().collect());
+    }
+    let sb = file.superblock();
+    let Some(list) = v1_messages(file, address) else {
+        return Ok(Vec::new());
+    };
+    Ok(list
+        .into_iter()
+        .filter(|(_, kind, data)| {
+            *kind == MSG_ATTRIBUTE
+                && hdf5_reader::messages::attribute::parse(
+                    &mut Cursor::new(data),
+                    sb.offset_size,
+                    sb.length_size,
+                    data.len(),
+                )
+                .is_err()
+        })
+        .map(|(envelope, _, _)| (envelope, vec![0, 0]))
+        .collect())
+}
+
+/// Attribute message type.
+const MSG_ATTRIBUTE: u16 = 0x000C;
+
+/// The messages of the version 1 object header at `address`, as `(envelope address, type,
+/// data)`, continuation blocks followed (File Format Specification IV.A.1.a: a 16-byte
+/// prefix with the header size, then messages of an 8-byte envelope, type u16 and size
+/// u16 first; continuation messages, type 0x10, give a block's address and length). `None`
+/// when it is not a version 1 header or its blocks do not read.
+fn v1_messages(file: &Hdf5File, address: u64) -> Option<Vec<(u64, u16, Vec<u8>)>> {
+    let storage = file.storage();
+    let sb = file.superblock();
+    let (os, ls) = (sb.offset_size as usize, sb.length_size as usize);
+    let read = |at: u64, n: u64| -> Option<Vec<u8>> {
+        (n <= super::store::MAX_MISS_BYTES && at.checked_add(n)? <= storage.len())
+            .then(|| storage.read_range(at, n as usize).ok().map(|b| b.to_vec()))
+            .flatten()
+    };
+    let prefix = read(address, 16)?;
+    if prefix[0] != 1 {
+        return None;
+    }
+    let size = u32::from_le_bytes(prefix[8..12].try_into().ok()?) as u64;
+    let mut blocks = vec![(address + 16, size)];
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < blocks.len() && i < 1024 {
+        let (start, len) = blocks[i];
+        let b = read(start, len)?;
+        let mut p = 0usize;
+        while p + 8 <= b.len() {
+            let kind = u16::from_le_bytes([b[p], b[p + 1]]);
+            let n = u16::from_le_bytes([b[p + 2], b[p + 3]]) as usize;
+            let data = b.get(p + 8..p + 8 + n)?.to_vec();
+            if kind == 0x10 && n >= os + ls {
+                let mut a = [0u8; 8];
+                a[..os].copy_from_slice(&data[..os]);
+                let mut l = [0u8; 8];
+                l[..ls].copy_from_slice(&data[os..os + ls]);
+                blocks.push((
+                    u64::from_le_bytes(a).checked_add(sb.base_address)?,
+                    u64::from_le_bytes(l),
+                ));
+            }
+            out.push((start + p as u64, kind, data));
+            p += 8 + n;
+        }
+        i += 1;
+    }
+    Some(out)
 }
 
 /// The chunk of the version 2 header at `address` holding the Attribute Info message, with

@@ -343,8 +343,9 @@ pub async fn list(d: &mut Discovery<'_>) -> Result<Vec<Node>, Hdf5Error> {
                 .collect::<Vec<_>>())
         };
         let mut objects = d.run(step.clone()).await?;
-        // A dataset whose dense attribute storage is broken fails the crate's open: hide the
-        // storage from the crate (attrs::dense_mask) and look at those children again.
+        // A node whose attributes are broken (a version 1 header's Attribute message, a dense
+        // storage the crate loads at a dataset's open) fails the crate: hide them from the
+        // crate (attrs::attribute_masks) and look at those children again.
         let failed: Vec<u64> = children
             .iter()
             .zip(&objects)
@@ -356,7 +357,7 @@ pub async fn list(d: &mut Discovery<'_>) -> Result<Vec<Node>, Hdf5Error> {
                 .run_raw(move |f| {
                     Ok(failed
                         .iter()
-                        .filter_map(|a| attrs::dense_mask(f, *a).ok().flatten())
+                        .flat_map(|a| attrs::attribute_masks(f, *a).unwrap_or_default())
                         .collect::<Vec<_>>())
                 })
                 .await?;

@@ -177,20 +177,22 @@ impl<'a> Hdf5Source<'a> {
     pub async fn dataset(&mut self, path: &str) -> Result<DatasetMeta, Hdf5Error> {
         match self.dataset_once(path).await {
             Err(e @ Hdf5Error::Io(_)) => Err(e),
-            // The crate loads a dataset's attributes when it opens it and fails over a broken
-            // dense attribute storage: hide it from the crate (attrs::dense_mask) and retry.
+            // The crate parses every attribute of a dataset when it opens it and fails over a
+            // broken one: hide them from the crate (attrs::attribute_masks) and retry.
             Err(e) => {
                 let p = path.to_string();
                 let mask = self
                     .discovery
                     .run_raw(move |f| match list::address_of(f, &p)? {
-                        Some(a) => attrs::dense_mask(f, a),
-                        None => Ok(None),
+                        Some(a) => attrs::attribute_masks(f, a),
+                        None => Ok(Vec::new()),
                     })
                     .await;
                 match mask {
-                    Ok(Some((at, bytes))) => {
-                        self.discovery.store().patch(at, bytes.into());
+                    Ok(patches) if !patches.is_empty() => {
+                        for (at, bytes) in patches {
+                            self.discovery.store().patch(at, bytes.into());
+                        }
                         self.dataset_once(path).await
                     }
                     Err(io @ Hdf5Error::Io(_)) => Err(io),
