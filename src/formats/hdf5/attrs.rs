@@ -975,6 +975,66 @@ mod tests {
     }
 
     #[test]
+    fn values_past_the_node_bound_are_omitted_not_kept() {
+        use hdf5_reader::messages::dataspace::DataspaceMessage;
+        let file = Hdf5File::from_bytes(include_bytes!(
+            "../../../tests/fixtures/hdf5_attrs/attrs_latest.h5"
+        ))
+        .unwrap();
+        let mut ctx = Ctx {
+            file: &file,
+            os: 8,
+            ls: 8,
+            base: 0,
+            used: 0,
+            heaps: HashMap::new(),
+        };
+        let bytes = |n: usize, raw: Vec<u8>, dt: Datatype| AttributeMessage {
+            name: "big".into(),
+            datatype: dt,
+            dataspace: DataspaceMessage {
+                rank: 1,
+                dims: vec![n as u64],
+                max_dims: None,
+                dataspace_type: DataspaceType::Simple,
+            },
+            raw_data: raw,
+        };
+        let u1 = Datatype::FixedPoint {
+            size: 1,
+            signed: false,
+            byte_order: hdf5_reader::ByteOrder::LittleEndian,
+        };
+        let half = MAX_ATTR_BYTES / 2 + 1;
+        let a = bytes(half, vec![7; half], u1.clone());
+        assert!(matches!(
+            message_value(&mut ctx, &a),
+            AttrValue::Array { .. }
+        ));
+        // A second one of the same size passes the node's bound.
+        match message_value(&mut ctx, &a) {
+            AttrValue::Omitted(why) => assert!(why.contains("bytes"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        // Fixed strings of one byte: each listed element is charged too.
+        let mut ctx = Ctx { used: 0, ..ctx };
+        let s1 = Datatype::String {
+            size: StringSize::Fixed(1),
+            encoding: hdf5_reader::messages::datatype::StringEncoding::Ascii,
+            padding: StringPadding::NullPad,
+        };
+        let n = MAX_ATTR_BYTES / ELEMENT_COST + 1;
+        let s = bytes(n, vec![b'a'; n], s1);
+        assert!(matches!(message_value(&mut ctx, &s), AttrValue::Omitted(_)));
+        // Data shorter than its dataspace says: omitted, never read past.
+        let short = bytes(10, vec![1; 3], u1);
+        assert!(matches!(
+            message_value(&mut ctx, &short),
+            AttrValue::Omitted(_)
+        ));
+    }
+
+    #[test]
     fn lists_nest_by_shape() {
         let items: Vec<AttrValue> = (0..6).map(AttrValue::Int).collect();
         assert_eq!(

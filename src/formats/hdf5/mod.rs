@@ -18,6 +18,9 @@
 //! bools, fixed-length strings, compounds and array datatypes (read as trailing dimensions)
 //! decode in place; variable-length strings are resolved after assembly from the global heap
 //! ([`heap`]).
+//!
+//! Attributes and dimension names ([`attrs`]) are read at discovery, for every listed node
+//! and each opened dataset, and kept in the seeds.
 
 pub mod attrs;
 pub mod discover;
