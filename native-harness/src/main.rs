@@ -507,9 +507,19 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                     .await
                     {
                         Ok(store) if !one_root_dataset(store.nodes()) => {
+                            // The documented fields; attributes are `chunkwise attrs`'s.
+                            let nodes: Vec<chunkwise::formats::Node> = store
+                                .nodes()
+                                .iter()
+                                .map(|n| chunkwise::formats::Node {
+                                    attrs: Default::default(),
+                                    dims: None,
+                                    ..n.clone()
+                                })
+                                .collect();
                             println!(
                                 "{}",
-                                serde_json::to_string(store.nodes()).expect("nodes serialise")
+                                serde_json::to_string(&nodes).expect("nodes serialise")
                             );
                             return Ok(());
                         }

@@ -90,6 +90,20 @@ async fn cli_prints_the_attributes_written() {
         }
     }
     assert!(checked >= 15, "{checked} nodes");
+    // `chunkwise info` lists the hierarchy with its documented fields only.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_chunkwise"))
+        .args(["info", &server.url("attrs_latest.h5")])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for n in list.as_array().unwrap() {
+        let keys: Vec<&String> = n.as_object().unwrap().keys().collect();
+        assert_eq!(keys.len(), 5, "{n}");
+        for k in ["path", "kind", "shape", "dtype", "error"] {
+            assert!(n.get(k).is_some(), "{n}");
+        }
+    }
     server.shutdown().await;
 }
 
