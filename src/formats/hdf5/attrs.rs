@@ -77,6 +77,37 @@ pub struct NodeAttrs {
     pub attrs: Attrs,
     /// Dimension-scale attributes.
     pub scale: ScaleInfo,
+    /// Bytes of values kept (charged against [`MAX_ATTR_BYTES`]).
+    pub bytes: usize,
+}
+
+/// Most bytes of attribute values one listing keeps (64 MiB) over all its nodes; the
+/// attributes of a node past it are one omitted entry, so a listing of many nodes stays
+/// bounded too.
+pub const MAX_LISTING_ATTR_BYTES: usize = 64 << 20;
+
+impl NodeAttrs {
+    /// These attributes, or one omitted entry when they would take `total` (the bytes a
+    /// listing kept so far, updated) past [`MAX_LISTING_ATTR_BYTES`].
+    pub fn within(self, total: &mut usize) -> NodeAttrs {
+        match total.checked_add(self.bytes) {
+            Some(t) if t <= MAX_LISTING_ATTR_BYTES => {
+                *total = t;
+                self
+            }
+            _ => NodeAttrs {
+                attrs: Attrs(vec![(
+                    "(attributes)".into(),
+                    AttrValue::Omitted(format!(
+                        "{} bytes, past the {MAX_LISTING_ATTR_BYTES}-byte bound on a listing's attributes",
+                        self.bytes
+                    )),
+                )]),
+                scale: self.scale,
+                bytes: 0,
+            },
+        }
+    }
 }
 
 /// Reading state of one node: file, sizes, the byte budget, parsed global heap collections.
@@ -650,6 +681,7 @@ pub fn read(file: &Hdf5File, address: u64) -> hdf5_reader::error::Result<NodeAtt
         }
         out.attrs.insert(name, v);
     }
+    out.bytes = ctx.used;
     Ok(out)
 }
 
@@ -1032,6 +1064,28 @@ mod tests {
             message_value(&mut ctx, &short),
             AttrValue::Omitted(_)
         ));
+    }
+
+    #[test]
+    fn a_listing_keeps_a_bounded_total() {
+        let node = |bytes| NodeAttrs {
+            attrs: Attrs(vec![("a".into(), AttrValue::Int(1))]),
+            bytes,
+            ..Default::default()
+        };
+        let mut total = 0;
+        for _ in 0..4 {
+            assert_eq!(
+                node(16 << 20).within(&mut total).attrs.get("a"),
+                Some(&AttrValue::Int(1))
+            );
+        }
+        let past = node(1).within(&mut total);
+        assert!(matches!(
+            past.attrs.get("(attributes)"),
+            Some(AttrValue::Omitted(_))
+        ));
+        assert_eq!(total, MAX_LISTING_ATTR_BYTES);
     }
 
     #[test]

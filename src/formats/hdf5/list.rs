@@ -294,7 +294,11 @@ pub async fn list(d: &mut Discovery<'_>) -> Result<Vec<Node>, Hdf5Error> {
     let root = d.run(|f| Ok(f.root_group()?.address())).await?;
     let mut nodes: BTreeMap<String, Node> = BTreeMap::new();
     let mut root_node = node("/".into(), NodeKind::Group, None);
-    root_node.attrs = node_attrs(d.run_raw(move |f| Ok(attrs::read(f, root))).await?).attrs;
+    // Attribute bytes kept by the whole listing (attrs::MAX_LISTING_ATTR_BYTES).
+    let mut kept = 0usize;
+    root_node.attrs = node_attrs(d.run_raw(move |f| Ok(attrs::read(f, root))).await?)
+        .within(&mut kept)
+        .attrs;
     nodes.insert("/".into(), root_node);
     // Dimension scales: each array's path, object header address and scale attributes.
     let mut scales: Vec<(String, u64, attrs::ScaleInfo)> = Vec::new();
@@ -393,7 +397,7 @@ pub async fn list(d: &mut Discovery<'_>) -> Result<Vec<Node>, Hdf5Error> {
                         next.push((path.clone(), a));
                     }
                     let mut n = node(path.clone(), NodeKind::Group, None);
-                    n.attrs = node_attrs(na).attrs;
+                    n.attrs = node_attrs(na).within(&mut kept).attrs;
                     n
                 }
                 Ok((
@@ -404,7 +408,7 @@ pub async fn list(d: &mut Discovery<'_>) -> Result<Vec<Node>, Hdf5Error> {
                     },
                     na,
                 )) => {
-                    let na = node_attrs(na);
+                    let na = node_attrs(na).within(&mut kept);
                     scales.push((path.clone(), a, na.scale));
                     Node {
                         path: path.clone(),
