@@ -95,16 +95,29 @@ pub async fn attrs_command(
     match open_store_cached(source, headers.clone(), coordinator.clone(), cache_key).await {
         Ok(store) => {
             let want = chunkwise::store::normalise_path(path.unwrap_or("/"));
-            let node = store
-                .nodes()
-                .iter()
-                .find(|n| n.path == want)
-                .ok_or_else(|| {
-                    chunkwise::Error::Format(chunkwise::formats::FormatError::NoSuchNode {
-                        location: chunkwise::cache::identity::redact_url(source),
-                        detail: format!("no group or array at {want}"),
-                    })
-                })?;
+            let no_node = || {
+                chunkwise::Error::Format(chunkwise::formats::FormatError::NoSuchNode {
+                    location: chunkwise::cache::identity::redact_url(source),
+                    detail: format!("no group or array at {want}"),
+                })
+            };
+            let Some(node) = store.nodes().iter().find(|n| n.path == want) else {
+                // A store with a group whose children are not all listed (a Zarr store
+                // without consolidated metadata on a server with no listing) still opens an
+                // array by its path.
+                if store
+                    .nodes()
+                    .iter()
+                    .any(|n| n.kind == NodeKind::Group && n.error.is_some())
+                {
+                    return match store.get(&want).await {
+                        Ok(a) => Ok(a.attrs()),
+                        Err(e) if e.code() == "NOT_FOUND" => Err(no_node()),
+                        Err(e) => Err(e),
+                    };
+                }
+                return Err(no_node());
+            };
             match node.kind {
                 NodeKind::Array => Ok(store.get(&want).await?.attrs()),
                 _ => Ok(node.attrs.clone()),

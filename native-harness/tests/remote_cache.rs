@@ -471,7 +471,6 @@ fn groups_nodes() -> Vec<Node> {
         shape,
         dtype: dtype.map(str::to_string),
         error: None,
-        // gen_hdf5.py writes no attributes in groups.h5.
         attrs: Default::default(),
         dims: None,
     };

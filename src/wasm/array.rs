@@ -26,15 +26,67 @@ export type Selection = string | Array<number | string | null>;
  *  "[('id', '<i4'), ('pos', [('x', '<f4')])]") come as an Array of plain objects
  *  { field: value }: numbers, BigInt for 64-bit integers, booleans, strings, nested objects
  *  for nested records, Arrays (flattened, C order) for array members, [re, im] for complex. */
-export interface ReadResult {
-  data: Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array |
-        BigInt64Array | BigUint64Array | Float32Array | Float64Array | RecordValue[];
+export interface ReadResult<T extends ReadData = ReadData> {
+  data: T;
   shape: number[];
   dtype: string;
   /** Zarr: chunks of the selection absent from the store (404), read as the fill value (the
    *  Zarr rule); warm reads count them too. Many where data is expected suggests a wrong store
    *  URL or prefix. Always 0 for Blosc2 and HDF5. */
   missingChunks: number;
+}
+/** The typed arrays numeric reads give (see ReadResult and DataOf). */
+export type NumericData = Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array |
+  Uint32Array | BigInt64Array | BigUint64Array | Float32Array | Float64Array;
+/** Every `data` a read can give: a typed array, strings, or records. */
+export type ReadData = NumericData | string[] | RecordValue[];
+/** The `data` of a read whose result dtype (little-endian, as ReadResult.dtype gives it) is
+ *  D: `DataOf<"<f4">` is Float32Array, `DataOf<"|S8">` string[]; a dtype not known here gives
+ *  ReadData. For `arr.read<DataOf<"<f4">>(sel)` when you know the array's dtype (the type
+ *  argument is not checked at run time: `result.dtype` is). */
+export type DataOf<D extends string> =
+  D extends "|i1" ? Int8Array :
+  D extends "|u1" | "|b1" | `|V${number}` ? Uint8Array :
+  D extends "<i2" ? Int16Array :
+  D extends "<u2" | "<f2" ? Uint16Array :
+  D extends "<i4" ? Int32Array :
+  D extends "<u4" ? Uint32Array :
+  D extends "<i8" ? BigInt64Array :
+  D extends "<u8" ? BigUint64Array :
+  D extends "<f4" | "<c8" ? Float32Array :
+  D extends "<f8" | "<c16" ? Float64Array :
+  D extends `|S${number}` ? string[] :
+  D extends `[${string}` ? { [field: string]: RecordValue }[] :
+  ReadData;
+export interface RemoteArray {
+  /** Reads a selection (default: the whole array) whose data you know to be of type T,
+   *  e.g. `arr.read<Float32Array>("0:10")` (an assertion, as for JSON.parse: not checked at
+   *  run time). */
+  read<T extends ReadData>(selection?: Selection, options?: ReadOptions): Promise<ReadResult<T>>;
+}
+/** What discovery found (`RemoteArray.info`; `chunkwise info --json` prints the same). */
+export interface ArrayInfo {
+  /** "b2nd", "hdf5", "zarr2" or "zarr3". */
+  format: "b2nd" | "hdf5" | "zarr2" | "zarr3";
+  /** Array shape (elements). */
+  shape: number[];
+  /** numpy typestr as stored, or numpy's descr list for a record; "|S" for variable-length
+   *  strings. */
+  dtype: string;
+  /** Chunk shape (elements). */
+  chunks: number[];
+  /** Block shape (elements; Blosc2 blocks, else the chunk shape). */
+  blocks: number[];
+  /** Codec and filters, e.g. "ZSTD(5) + SHUFFLE". */
+  codecs: string;
+  /** Number of chunks in the grid. */
+  nchunks: number;
+  /** Uncompressed bytes of the array. */
+  nbytes: number;
+  /** Stored bytes of the data chunks. */
+  cbytes: number;
+  /** Total size of the source in bytes. */
+  source_bytes: number;
 }
 /** One value of a record member, string or nested record (see ReadResult). */
 export type RecordValue = number | bigint | boolean | string | RecordValue[] |
@@ -216,7 +268,7 @@ impl RemoteArray {
     #[wasm_bindgen(unchecked_return_type = "RemoteArray")]
     pub async fn open(
         url: String,
-        #[wasm_bindgen(unchecked_param_type = "OpenOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "OpenOptions")] options: JsValue,
     ) -> Result<RemoteArray, JsValue> {
         let req = parse_open_options(&options)?;
         let signal: Option<web_sys::AbortSignal> =
@@ -282,7 +334,7 @@ impl RemoteArray {
     }
 
     /// What discovery found: format, shape, dtype, chunks, blocks, codecs, sizes.
-    #[wasm_bindgen(getter)]
+    #[wasm_bindgen(getter, unchecked_return_type = "ArrayInfo")]
     pub fn info(&self) -> Result<JsValue, JsValue> {
         serde_wasm_bindgen::to_value(&self.inner()?.info()).map_err(|e| arg_error(e.to_string()))
     }
@@ -327,8 +379,8 @@ impl RemoteArray {
     #[wasm_bindgen(unchecked_return_type = "Promise<ReadResult>")]
     pub fn read(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "Selection")] selection: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ReadOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Selection")] selection: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ReadOptions")] options: JsValue,
     ) -> Result<js_sys::Promise, JsValue> {
         // A closed array or a bad selection rejects the promise rather than throwing, as
         // every other failure of a read does.

@@ -228,7 +228,8 @@ describe("pkg/node", () => {
   test("the package's exports give Node the Node build", async () => {
     const pj = JSON.parse(fs.readFileSync(path.join(pkgDir, "package.json"), "utf8"));
     assert.equal(pj.name, "chunkwise");
-    assert.equal(pj.exports["."].node.default, "./node/chunkwise.js");
+    assert.equal(pj.exports["."].node.require.default, "./node/chunkwise.js");
+    assert.equal(pj.exports["."].node.import.default, "./node/index.mjs");
     const scratch = scratchDir();
     try {
       fs.mkdirSync(path.join(scratch.dir, "node_modules"));

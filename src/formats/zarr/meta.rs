@@ -53,7 +53,7 @@ fn unsupported(key: &str, detail: impl Into<String>) -> ZarrError {
 /// [`ZarrError::Invalid`] naming `key` for text that is not JSON or not valid metadata.
 pub fn parse(key: &str, v3: bool, raw: &str) -> Result<(Value, ArrayMetadata), ZarrError> {
     let doc: Value =
-        serde_json::from_str(raw).map_err(|e| invalid(key, format!("not JSON: {e}")))?;
+        super::attrs::parse_json(raw).map_err(|e| invalid(key, format!("not JSON: {e}")))?;
     let meta = typed(key, v3, &doc)?;
     Ok((doc, meta))
 }

@@ -2,8 +2,9 @@
 //! the codec chain (sharding included); chunkwise keeps the transport and what is
 //! remembered: the store with its remembered metadata ([`store`]), the `zarrs` storage over
 //! it ([`storage`]: batched, coalesced range reads, typed errors), the codecs `zarrs`' pure
-//! Rust build lacks ([`codecs`]: blosc, zstd, numcodecs lz4 and delta) and the facts the
-//! planner reads by ([`meta`]).
+//! Rust build lacks ([`codecs`]: blosc, zstd, numcodecs lz4 and delta), the facts the
+//! planner reads by ([`meta`]), attributes and dimension names ([`attrs`]) and the walk that
+//! lists a store without consolidated metadata ([`walk`]).
 //!
 //! A [`ZarrArray`] reads stored chunks itself (a chunk is an object, or an inner chunk of a
 //! shard located through the shard index), because its chunks are not byte ranges of one
@@ -11,16 +12,19 @@
 //! (which keeps decoded chunks re-encoded as Blosc2, see [`crate::cache::convert`]) and
 //! result assembly stay the shared ones.
 //!
-//! Requests: opening an array at a path reads `<path>/zarr.json` (and `<path>/.zarray` only
-//! when that is missing), never its parent's listing or `.zattrs`. A read issues one request
+//! Requests: opening an array at a path reads `<path>/zarr.json` (attributes included), and
+//! only when that is missing `<path>/.zarray` and `<path>/.zattrs` together (one more round
+//! trip; a missing `.zattrs` is no attributes), never its parent's listing. A read issues one request
 //! per touched chunk object, or per touched shard one index read (a suffix read when the
 //! index ends the shard; remembered) and then the touched inner chunks coalesced, at most
 //! [`crate::array::OpenOptions::concurrency`] objects at a time.
 
+pub mod attrs;
 pub mod codecs;
 pub mod meta;
 pub mod storage;
 pub mod store;
+pub mod walk;
 
 use crate::dtype::DType;
 use crate::formats::{
@@ -146,6 +150,10 @@ pub struct ZarrArray {
     path: String,
     meta: ZarrMeta,
     grid: Grid,
+    /// `.zattrs` (v2) or `attributes` (v3).
+    attrs: crate::attrs::Attrs,
+    /// Dimension names ([`attrs::dims`]).
+    dims: Option<Vec<Option<String>>>,
 }
 
 impl std::fmt::Debug for ZarrArray {
@@ -241,15 +249,17 @@ fn nonzero(shape: &[std::num::NonZeroU64]) -> Vec<u64> {
 
 impl ZarrArray {
     /// Opens the array at `path` (`""` or `/` for a store whose root is the array): reads
-    /// `<path>/zarr.json`, and `<path>/.zarray` only when that is missing (both through the
-    /// store's remembered metadata, so a warm reopen makes no request); `zarrs` reads the
-    /// document and builds the codec chain.
+    /// `<path>/zarr.json`, and only when that is missing `<path>/.zarray` and
+    /// `<path>/.zattrs` at once (all through the store's remembered metadata, so a warm
+    /// reopen makes no request, and from consolidated metadata when it is remembered);
+    /// `zarrs` reads the document and builds the codec chain. Attributes and dimension names
+    /// come from the documents ([`attrs`]).
     ///
     /// # Errors
     /// [`ZarrError::NotFound`] when neither exists; [`ZarrError::NotAnArray`] for a group;
     /// [`ZarrError::Invalid`] / [`ZarrError::Unsupported`] naming the metadata key (malformed
-    /// JSON or metadata, unknown codecs or data types, chunks over [`MAX_CHUNK_BYTES`] or a
-    /// shard index over [`MAX_SHARD_INDEX_BYTES`]); I/O errors.
+    /// JSON or metadata, a `.zattrs` that is not JSON, unknown codecs or data types, chunks
+    /// over [`MAX_CHUNK_BYTES`] or a shard index over [`MAX_SHARD_INDEX_BYTES`]); I/O errors.
     pub async fn open(store: Arc<ZarrStore>, path: &str) -> Result<ZarrArray, ZarrError> {
         let path = normalise_path(path);
         // A node path stays inside its store: `..` and `.` segments would name other objects
@@ -265,9 +275,9 @@ impl ZarrArray {
             });
         }
         let v3 = join(&path, "zarr.json");
-        let (key, doc, typed) = if let Some(raw) = store.metadata(&v3).await? {
+        let (key, doc, typed, attrs) = if let Some(raw) = store.metadata(&v3).await? {
             let key = store.url(&v3);
-            let doc: Value = serde_json::from_str(&raw).map_err(|e| ZarrError::Invalid {
+            let doc: Value = attrs::parse_json(&raw).map_err(|e| ZarrError::Invalid {
                 key: key.clone(),
                 detail: format!("not JSON: {e}"),
             })?;
@@ -277,14 +287,19 @@ impl ZarrArray {
                 });
             }
             let typed = meta::typed(&key, true, &doc)?;
-            (key, doc, typed)
+            let attrs = attrs::attrs(doc.get("attributes"));
+            (key, doc, typed, attrs)
         } else {
             let v2 = join(&path, ".zarray");
-            match store.metadata(&v2).await? {
+            let za = join(&path, ".zattrs");
+            // Both at once: the attributes cost no round trip of their own.
+            let (array, attributes) = futures::join!(store.metadata(&v2), store.metadata(&za));
+            match array? {
                 Some(raw) => {
                     let key = store.url(&v2);
                     let (doc, typed) = meta::parse(&key, false, &raw)?;
-                    (key, doc, typed)
+                    let attrs = v2_attrs(&store.url(&za), attributes?.as_deref())?;
+                    (key, doc, typed, attrs)
                 }
                 None => {
                     return Err(ZarrError::NotFound {
@@ -394,6 +409,7 @@ impl ZarrArray {
                 detail: e.to_string(),
             })?;
         let shards = sharded.then(|| Mutex::new(HashMap::new()));
+        let dims = attrs::dims(&doc, &attrs, grid.shape.len());
         Ok(ZarrArray {
             store,
             storage,
@@ -402,7 +418,19 @@ impl ZarrArray {
             path,
             meta,
             grid,
+            attrs,
+            dims,
         })
+    }
+
+    /// The array's attributes: v2 `.zattrs`, v3 `attributes` ([`attrs::attrs`]).
+    pub fn attributes(&self) -> &crate::attrs::Attrs {
+        &self.attrs
+    }
+
+    /// Dimension names ([`attrs::dims`]).
+    pub fn dimension_names(&self) -> Option<&[Option<String>]> {
+        self.dims.as_deref()
     }
 
     /// The metadata facts chunkwise reads by.
@@ -736,6 +764,12 @@ impl ArrayFormat for Arc<ZarrArray> {
     fn loader(&self) -> Option<&dyn crate::formats::ChunkLoader> {
         Some(&**self)
     }
+    fn attrs(&self) -> crate::attrs::Attrs {
+        self.attrs.clone()
+    }
+    fn dims(&self) -> Option<Vec<Option<String>>> {
+        self.dims.clone()
+    }
 }
 
 #[async_trait::async_trait(?Send)]
@@ -778,11 +812,67 @@ fn array_node(path: &str, parsed: Result<(Vec<u64>, DType), ZarrError>) -> Node 
             kind: NodeKind::Array,
             shape: None,
             dtype: None,
-            error: Some(e.to_string()),
+            // Shown to users: no URL query or user info (as every message, `Error::message`).
+            error: Some(crate::cache::identity::redact_text(&e.to_string())),
             attrs: Default::default(),
             dims: None,
         },
     }
+}
+
+/// The attributes of the v2 `.zattrs` text at `key` (`None`: no `.zattrs`, no attributes).
+///
+/// # Errors
+/// [`ZarrError::Invalid`] naming `key` for text that is not a JSON object.
+fn v2_attrs(key: &str, raw: Option<&str>) -> Result<crate::attrs::Attrs, ZarrError> {
+    let invalid = |detail: String| ZarrError::Invalid {
+        key: key.to_string(),
+        detail,
+    };
+    match raw {
+        None => Ok(crate::attrs::Attrs::new()),
+        Some(raw) => match attrs::parse_json(raw) {
+            Ok(v) if v.is_object() => Ok(attrs::attrs(Some(&v))),
+            Ok(_) => Err(invalid("attributes are not a JSON object".into())),
+            Err(e) => Err(invalid(format!("not JSON: {e}"))),
+        },
+    }
+}
+
+/// The listing node of the array at `path` whose metadata document (key `key`) is `doc`,
+/// with its attributes (or why they cannot be read, as the node's error) and dimension
+/// names.
+fn array_listed(
+    path: &str,
+    key: &str,
+    v3: bool,
+    doc: &Value,
+    attrs: Result<crate::attrs::Attrs, ZarrError>,
+) -> Node {
+    let mut node = array_node(path, node_facts(key, v3, doc));
+    match attrs {
+        Ok(a) => {
+            if let Some(shape) = &node.shape {
+                node.dims = attrs::dims(doc, &a, shape.len());
+            }
+            node.attrs = a;
+        }
+        Err(e) => {
+            node.error.get_or_insert(e.to_string());
+        }
+    }
+    node
+}
+
+/// The listing node of the group at `path` with its attributes (or why they cannot be
+/// read, as its error).
+fn group_listed(path: &str, attrs: Result<crate::attrs::Attrs, ZarrError>) -> Node {
+    let mut node = group_node(path);
+    match attrs {
+        Ok(a) => node.attrs = a,
+        Err(e) => node.error = Some(e.to_string()),
+    }
+    node
 }
 
 fn group_node(path: &str) -> Node {
@@ -801,59 +891,55 @@ fn abs(path: &str) -> String {
     format!("/{}", path.trim_matches('/'))
 }
 
-/// Lists the groups and arrays of the store: from its consolidated metadata (a v3 root
-/// `zarr.json` with `consolidated_metadata`, else a v2 `.zmetadata`), else just the root node
-/// (plain HTTP cannot list a directory). Paths are absolute (`/`, `/group/array`), sorted.
-/// An array whose metadata chunkwise cannot read is listed with its `error`.
+/// Lists the groups and arrays of the store with their attributes and dimension names:
+/// from its consolidated metadata (a v3 root `zarr.json` with `consolidated_metadata`, else
+/// a v2 `.zmetadata`, which holds the `.zattrs` too), else by walking the directory listings
+/// the server offers ([`walk`]), else just the root node, whose `error` says why its
+/// children are not listed. Paths are absolute (`/`, `/group/array`), sorted. A node whose
+/// metadata or attributes chunkwise cannot read is listed with its `error`.
 ///
-/// Requests: one for a v3 store (`zarr.json`), up to three for v2 (`zarr.json` missing,
-/// `.zmetadata`, then `.zgroup`/`.zarray` without consolidated metadata); none for what the
-/// store already remembers.
+/// Requests: one for a v3 store with consolidated metadata (`zarr.json`); for v2,
+/// `zarr.json` (missing), `.zmetadata`, then without it `.zarray`, `.zgroup` and `.zattrs`
+/// at once; then, without consolidated metadata, the walk's listings and metadata reads
+/// (bounded, see [`walk`]). None for what the store already remembers.
 ///
 /// # Errors
 /// [`ZarrError::NotFound`] when the root holds no Zarr metadata; I/O errors; malformed
 /// root documents.
 pub async fn list_nodes(store: &ZarrStore) -> Result<Vec<Node>, ZarrError> {
     let mut nodes = Vec::new();
+    let not_json = |key: &str, e: serde_json::Error| ZarrError::Invalid {
+        key: key.to_string(),
+        detail: format!("not JSON: {e}"),
+    };
     if let Some(raw) = store.metadata("zarr.json").await? {
         let key = store.url("zarr.json");
-        let doc: Value = serde_json::from_str(&raw).map_err(|e| ZarrError::Invalid {
-            key: key.clone(),
-            detail: format!("not JSON: {e}"),
-        })?;
+        let doc: Value = attrs::parse_json(&raw).map_err(|e| not_json(&key, e))?;
+        let root_attrs = attrs::attrs(doc.get("attributes"));
         if doc.get("node_type").and_then(Value::as_str) == Some("array") {
-            return Ok(vec![array_node("/", node_facts(&key, true, &doc))]);
+            return Ok(vec![array_listed("/", &key, true, &doc, Ok(root_attrs))]);
         }
-        nodes.push(group_node("/"));
-        let consolidated = doc
+        nodes.push(group_listed("/", Ok(root_attrs)));
+        match doc
             .pointer("/consolidated_metadata/metadata")
-            .and_then(Value::as_object);
-        if consolidated.is_none() {
-            // HTTP cannot list a directory: without consolidated metadata the children are
-            // unknown. Say so on the root rather than list an empty group.
-            if let Some(root) = nodes.last_mut() {
-                root.error = Some(
-                    "no consolidated metadata: children not listed (open an array by its path)"
-                        .into(),
-                );
-            }
-        }
-        if let Some(m) = consolidated {
-            for (path, d) in m {
-                let k = store.url(&join(path.trim_matches('/'), "zarr.json"));
-                if d.get("node_type").and_then(Value::as_str) == Some("array") {
-                    nodes.push(array_node(&abs(path), node_facts(&k, true, d)));
-                } else {
-                    nodes.push(group_node(&abs(path)));
+            .and_then(Value::as_object)
+        {
+            Some(m) => {
+                for (path, d) in m {
+                    let k = store.url(&join(path.trim_matches('/'), "zarr.json"));
+                    let a = Ok(attrs::attrs(d.get("attributes")));
+                    if d.get("node_type").and_then(Value::as_str) == Some("array") {
+                        nodes.push(array_listed(&abs(path), &k, true, d, a));
+                    } else {
+                        nodes.push(group_listed(&abs(path), a));
+                    }
                 }
             }
+            None => walk::walk(store, true, &mut nodes).await?,
         }
     } else if let Some(raw) = store.metadata(".zmetadata").await? {
         let key = store.url(".zmetadata");
-        let doc: Value = serde_json::from_str(&raw).map_err(|e| ZarrError::Invalid {
-            key: key.clone(),
-            detail: format!("not JSON: {e}"),
-        })?;
+        let doc: Value = attrs::parse_json(&raw).map_err(|e| not_json(&key, e))?;
         let m = doc
             .get("metadata")
             .and_then(Value::as_object)
@@ -863,32 +949,36 @@ pub async fn list_nodes(store: &ZarrStore) -> Result<Vec<Node>, ZarrError> {
             })?;
         for (k, d) in m {
             if let Some(p) = k.strip_suffix(".zarray") {
-                nodes.push(array_node(&abs(p), node_facts(&store.url(k), false, d)));
+                let a = Ok(attrs::attrs(m.get(&format!("{p}.zattrs"))));
+                nodes.push(array_listed(&abs(p), &store.url(k), false, d, a));
             } else if let Some(p) = k.strip_suffix(".zgroup") {
-                nodes.push(group_node(&abs(p)));
+                let a = Ok(attrs::attrs(m.get(&format!("{p}.zattrs"))));
+                nodes.push(group_listed(&abs(p), a));
             }
         }
-    } else if let Some(raw) = store.metadata(".zarray").await? {
-        let key = store.url(".zarray");
-        let facts = serde_json::from_str::<Value>(&raw)
-            .map_err(|e| ZarrError::Invalid {
-                key: key.clone(),
-                detail: format!("not JSON: {e}"),
-            })
-            .and_then(|doc| node_facts(&key, false, &doc));
-        nodes.push(array_node("/", facts));
-    } else if store.metadata(".zgroup").await?.is_some() {
-        let mut root = group_node("/");
-        root.error = Some(
-            "no consolidated metadata (.zmetadata): children not listed (open an array by its path)"
-                .into(),
-        );
-        nodes.push(root);
     } else {
-        return Err(ZarrError::NotFound {
-            location: store.base().to_string(),
-            detail: "no zarr.json, .zmetadata, .zarray or .zgroup at the root".into(),
-        });
+        // The root's own metadata, whichever it is, and its attributes: one round trip.
+        let (array, group, attributes) = futures::join!(
+            store.metadata(".zarray"),
+            store.metadata(".zgroup"),
+            store.metadata(".zattrs"),
+        );
+        let a = v2_attrs(&store.url(".zattrs"), attributes?.as_deref());
+        if let Some(raw) = array? {
+            let key = store.url(".zarray");
+            nodes.push(match attrs::parse_json(&raw) {
+                Ok(doc) => array_listed("/", &key, false, &doc, a),
+                Err(e) => array_node("/", Err(not_json(&key, e))),
+            });
+        } else if group?.is_some() {
+            nodes.push(group_listed("/", a));
+            walk::walk(store, false, &mut nodes).await?;
+        } else {
+            return Err(ZarrError::NotFound {
+                location: store.base().to_string(),
+                detail: "no zarr.json, .zmetadata, .zarray or .zgroup at the root".into(),
+            });
+        }
     }
     nodes.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(nodes)
