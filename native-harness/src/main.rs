@@ -628,9 +628,10 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                     {
                         Ok(store) if !one_root_dataset(store.nodes()) => {
                             if json {
+                                // The documented fields; attributes are `chunkwise attrs`'s.
                                 println!(
                                     "{}",
-                                    serde_json::to_string(store.nodes()).expect("nodes serialise")
+                                    native_harness::tree::nodes_json(store.nodes(), false)
                                 );
                             } else {
                                 print!("{}", native_harness::tree::format_tree(store.nodes()));
@@ -722,10 +723,7 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             )
             .await?;
             if json {
-                println!(
-                    "{}",
-                    serde_json::to_string(&nodes).expect("nodes serialise")
-                );
+                println!("{}", native_harness::tree::nodes_json(&nodes, true));
             } else if let [one] = nodes.as_slice() {
                 if one.path == "/" && one.kind == chunkwise::formats::NodeKind::Array {
                     let name = chunkwise::cache::identity::redact_url(&source);

@@ -197,7 +197,7 @@ pub async fn chunks_command_cached(
     let arr = open_array_cached(source, headers, options, coordinator).await?;
     use chunkwise::formats::FormatSeed;
     let seed = arr.seed();
-    let Some(chunkwise::formats::hdf5::Hdf5Seed { dataset }) = seed
+    let Some(chunkwise::formats::hdf5::Hdf5Seed { dataset, .. }) = seed
         .as_ref()
         .and_then(chunkwise::formats::hdf5::Hdf5Seed::from_seed)
     else {

@@ -21,6 +21,29 @@ use chunkwise::formats::{Node, NodeKind};
 /// The tree text of `nodes` (paths absolute, `/` the root), one line per node ending in a
 /// newline. Nodes are ordered depth-first by path segment, so `/a/b` follows `/a` and
 /// precedes `/a-b`, whatever order the listing gave.
+/// The nodes as one JSON list of `{"path","kind","shape","dtype","error"}` (what `info`
+/// prints for a hierarchy); `with_attrs` adds `"dims"` and `"attrs"` (plain JSON, see
+/// [`chunkwise::attrs::AttrValue::to_json`]) where a node has them (what `ls --json` prints).
+pub fn nodes_json(nodes: &[Node], with_attrs: bool) -> serde_json::Value {
+    nodes
+        .iter()
+        .map(|n| {
+            let mut v = serde_json::json!({
+                "path": n.path, "kind": n.kind, "shape": n.shape, "dtype": n.dtype, "error": n.error,
+            });
+            if with_attrs {
+                if let Some(d) = &n.dims {
+                    v["dims"] = serde_json::json!(d);
+                }
+                if !n.attrs.is_empty() {
+                    v["attrs"] = n.attrs.to_json();
+                }
+            }
+            v
+        })
+        .collect()
+}
+
 pub fn format_tree(nodes: &[Node]) -> String {
     let mut sorted: Vec<&Node> = nodes.iter().collect();
     sorted.sort_by(|a, b| segments(&a.path).cmp(&segments(&b.path)));
