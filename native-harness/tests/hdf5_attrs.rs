@@ -92,7 +92,7 @@ async fn cli_prints_the_attributes_written() {
     assert!(checked >= 15, "{checked} nodes");
     // `chunkwise info` lists the hierarchy with its documented fields only.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_chunkwise"))
-        .args(["info", &server.url("attrs_latest.h5")])
+        .args(["info", "--json", &server.url("attrs_latest.h5")])
         .output()
         .unwrap();
     assert!(out.status.success());
