@@ -38,7 +38,12 @@ export interface ReadResult<T extends ReadData = ReadData> {
 }
 /** The typed arrays numeric reads give (see ReadResult and DataOf). */
 export type NumericData = Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array |
-  Uint32Array | BigInt64Array | BigUint64Array | Float32Array | Float64Array;
+  Uint32Array | BigInt64Array | BigUint64Array | Float32Array | Float64Array | Float16Data;
+/** What a float16 read gives: Float16Array where the runtime has one, else Float32Array.
+ *  Written so that it compiles under any `lib` (Float16Array is in TypeScript's lib only
+ *  from ES2025/esnext): where the lib lacks it, this is Float32Array. */
+export type Float16Data = typeof globalThis extends { Float16Array: { prototype: infer P } }
+  ? P | Float32Array : Float32Array;
 /** Every `data` a read can give: a typed array, strings, or records. */
 export type ReadData = NumericData | string[] | RecordValue[];
 /** The `data` of a read whose result dtype (little-endian, as ReadResult.dtype gives it) is
@@ -49,10 +54,11 @@ export type DataOf<D extends string> =
   D extends "|i1" ? Int8Array :
   D extends "|u1" | "|b1" | `|V${number}` ? Uint8Array :
   D extends "<i2" ? Int16Array :
-  D extends "<u2" | "<f2" ? Uint16Array :
+  D extends "<u2" ? Uint16Array :
+  D extends "<f2" ? Float16Data :
   D extends "<i4" ? Int32Array :
   D extends "<u4" ? Uint32Array :
-  D extends "<i8" ? BigInt64Array :
+  D extends "<i8" | `<M8${string}` | `<m8${string}` ? BigInt64Array :
   D extends "<u8" ? BigUint64Array :
   D extends "<f4" | "<c8" ? Float32Array :
   D extends "<f8" | "<c16" ? Float64Array :

@@ -14,7 +14,9 @@
 //!
 //! Requests: opening an array at a path reads `<path>/zarr.json` (attributes included), and
 //! only when that is missing `<path>/.zarray` and `<path>/.zattrs` together (one more round
-//! trip; a missing `.zattrs` is no attributes), never its parent's listing. A read issues one request
+//! trip; a missing `.zattrs` is no attributes), never its parent's listing; a path holding
+//! no array costs one more for `<path>/.zgroup`, and a group path the root's listing, so
+//! the error names the group and its arrays. A read issues one request
 //! per touched chunk object, or per touched shard one index read (a suffix read when the
 //! index ends the shard; remembered) and then the touched inner chunks coalesced, at most
 //! [`crate::array::OpenOptions::concurrency`] objects at a time.
@@ -67,9 +69,10 @@ pub enum ZarrError {
     /// No array metadata at the path.
     #[error("{location}: no Zarr array here ({detail})")]
     NotFound { location: String, detail: String },
-    /// The path names a group, not an array.
-    #[error("{location}: a Zarr group, not an array: pick one of its arrays with a path")]
-    NotAnArray { location: String },
+    /// The path names a group, not an array; `arrays` says which arrays it holds (from
+    /// the consolidated metadata) or that they are not listed.
+    #[error("{location} is a group, not an array; {arrays}")]
+    NotAnArray { location: String, arrays: String },
     /// Transport failure: a wrapper that `From<ZarrError> for crate::Error` flattens into
     /// [`crate::Error::Io`].
     #[error(transparent)]
@@ -243,6 +246,32 @@ pub fn zarr_codec_error(e: CodecError) -> ChunkDecodeError {
     }
 }
 
+/// The error for the group at `path` opened as an array: its arrays (paths relative to it)
+/// from the store's consolidated metadata ([`list_nodes`]), or, without consolidated
+/// metadata, that they are not listed. An I/O error of the listing is returned as it is.
+async fn not_an_array(store: &ZarrStore, path: &str) -> ZarrError {
+    let location = store.url(path);
+    let location = location.trim_end_matches('/').to_string();
+    let prefix = if path.is_empty() {
+        "/".to_string()
+    } else {
+        format!("/{path}/")
+    };
+    let arrays = match list_nodes(store).await {
+        Err(e @ ZarrError::Io(_)) => return e,
+        Ok(nodes) if !nodes.iter().any(|n| n.path == "/" && n.error.is_some()) => {
+            let arrays: Vec<String> = nodes
+                .iter()
+                .filter(|n| n.kind == NodeKind::Array)
+                .filter_map(|n| n.path.strip_prefix(&prefix).map(str::to_string))
+                .collect();
+            crate::formats::its_arrays(&arrays)
+        }
+        _ => "its arrays are not listed (no consolidated metadata): give the path of one".into(),
+    };
+    ZarrError::NotAnArray { location, arrays }
+}
+
 fn nonzero(shape: &[std::num::NonZeroU64]) -> Vec<u64> {
     shape.iter().map(|n| n.get()).collect()
 }
@@ -256,7 +285,8 @@ impl ZarrArray {
     /// come from the documents ([`attrs`]).
     ///
     /// # Errors
-    /// [`ZarrError::NotFound`] when neither exists; [`ZarrError::NotAnArray`] for a group;
+    /// [`ZarrError::NotFound`] when neither exists; [`ZarrError::NotAnArray`] for a group
+    /// (a v3 `zarr.json` of `node_type` group, or a v2 `.zgroup` without `.zarray`);
     /// [`ZarrError::Invalid`] / [`ZarrError::Unsupported`] naming the metadata key (malformed
     /// JSON or metadata, a `.zattrs` that is not JSON, unknown codecs or data types, chunks
     /// over [`MAX_CHUNK_BYTES`] or a shard index over [`MAX_SHARD_INDEX_BYTES`]); I/O errors.
@@ -282,9 +312,7 @@ impl ZarrArray {
                 detail: format!("not JSON: {e}"),
             })?;
             if doc.get("node_type").and_then(Value::as_str) == Some("group") {
-                return Err(ZarrError::NotAnArray {
-                    location: store.url(&path),
-                });
+                return Err(not_an_array(&store, &path).await);
             }
             let typed = meta::typed(&key, true, &doc)?;
             let attrs = attrs::attrs(doc.get("attributes"));
@@ -300,6 +328,10 @@ impl ZarrArray {
                     let (doc, typed) = meta::parse(&key, false, &raw)?;
                     let attrs = v2_attrs(&store.url(&za), attributes?.as_deref())?;
                     (key, doc, typed, attrs)
+                }
+                // A v2 group (`.zgroup`) is named as one, not as a missing array.
+                None if store.metadata(&join(&path, ".zgroup")).await?.is_some() => {
+                    return Err(not_an_array(&store, &path).await)
                 }
                 None => {
                     return Err(ZarrError::NotFound {
@@ -953,7 +985,7 @@ fn array_node(path: &str, parsed: Result<(Vec<u64>, DType), ZarrError>) -> Node 
             shape: None,
             dtype: None,
             // Shown to users: no URL query or user info (as every message, `Error::message`).
-            error: Some(crate::cache::identity::redact_text(&e.to_string())),
+            error: Some(crate::io::url::redact_text(&e.to_string())),
             attrs: Default::default(),
             dims: None,
         },
