@@ -887,10 +887,13 @@ function onClick(ev) {
 
 // ---- wiring -----------------------------------------------------------------------------------
 
-function applySelectionText() {
+/** Reads the selection typed in the box (`force`: even when it is the current one, as Enter does). */
+function applySelectionText({ force = false } = {}) {
   if (!arr) return;
   try {
     const next = parseSelection(ui.selInput.value, arrShape);
+    // the box's change event also fires on blur (pressing Cancel, say) after Enter read it
+    if (!force && formatSelection(next, arrShape) === formatSelection(items, arrShape)) return;
     items = next;
     const axes = sliceAxes(items);
     transpose = transpose && axes.length === 2;
@@ -923,8 +926,8 @@ ui.form.addEventListener("submit", (ev) => {
 ui.cancel.addEventListener("click", () => { if (current) current.controller.abort(); });
 ui.rowAxis.addEventListener("change", () => onAxesChange(ui.rowAxis));
 ui.colAxis.addEventListener("change", () => onAxesChange(ui.colAxis));
-ui.selInput.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.preventDefault(); applySelectionText(); } });
-ui.selInput.addEventListener("change", applySelectionText);
+ui.selInput.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.preventDefault(); applySelectionText({ force: true }); } });
+ui.selInput.addEventListener("change", () => applySelectionText());
 for (const el of [ui.cmap, ui.scale]) el.addEventListener("change", redraw);
 for (const el of [ui.vmin, ui.vmax]) el.addEventListener("change", redraw);
 ui.auto.addEventListener("click", () => { ui.vmin.value = ""; ui.vmax.value = ""; redraw(); });

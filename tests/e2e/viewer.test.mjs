@@ -416,6 +416,10 @@ describe("viewer", () => {
         cb: document.getElementById("cb-max").textContent,
       }));
       assert.deepEqual(cleared, { w: 0, h: 0, title: "", preview: undefined, cb: "" });
+      // one read, cancelled (pressing Cancel blurs the selection box: that is no second read)
+      const rows = await page.evaluate(() => Array.from(document.querySelectorAll("#traffic tbody tr"),
+        (tr) => [tr.dataset.step, tr.dataset.status || "ok"]));
+      assert.deepEqual(rows.filter(([step]) => step === "read ::1000, ::1000"), [["read ::1000, ::1000", "cancelled"]]);
       await page.close();
     } finally {
       await stuck.stop();
