@@ -101,7 +101,8 @@ export async function everything(): Promise<void> {
   const big: bigint = i8.data[0];
   const strings: DataOf<"|S8"> = ["a"];
   const records: DataOf<"[('id', '<i4')]"> = [{ id: 1 }];
-  const u2: Uint16Array = new Uint16Array(1) satisfies DataOf<"<f2">;
+  // float16: Float16Array where the lib has it, else Float32Array (values converted).
+  const u2: Float32Array = new Float32Array(1) satisfies DataOf<"<f2">;
   console.log(anyData, missing, notYet, first, big, strings, records, u2);
   arr.close();
 
