@@ -1000,10 +1000,17 @@ async fn memory_cache_keeps_converted_chunks_uncompressed() {
         ("v2.zarr", "/zlib"),
         ("v2.zarr", "/delta"),
     ] {
-        let arr = open_array(&server.url(&format!("zarr/{store}")), vec![], with_path(path))
-            .await
-            .unwrap();
-        assert_eq!(arr.coordinator().policy(), chunkwise::cache::CachePolicy::Memory);
+        let arr = open_array(
+            &server.url(&format!("zarr/{store}")),
+            vec![],
+            with_path(path),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            arr.coordinator().policy(),
+            chunkwise::cache::CachePolicy::Memory
+        );
         arr.read(&Selection::all(), &ReadOptions::default())
             .await
             .unwrap();
@@ -1012,7 +1019,11 @@ async fn memory_cache_keeps_converted_chunks_uncompressed() {
         for e in arr.cache().list("").await.unwrap() {
             let b = arr.cache().get_now(&e.key).unwrap();
             let h = chunkwise::codec::blosc2::ChunkHeader::parse(&b).unwrap();
-            assert!(h.memcpyed, "{store}:{path}: entry of {} bytes is compressed", b.len());
+            assert!(
+                h.memcpyed,
+                "{store}:{path}: entry of {} bytes is compressed",
+                b.len()
+            );
             assert_eq!(b.len() as u64, chunk_bytes + 32, "{store}:{path}");
             entries += 1;
         }
@@ -1030,7 +1041,11 @@ async fn memory_cache_keeps_converted_chunks_uncompressed() {
             .read(&Selection::all(), &ReadOptions::default())
             .await
             .unwrap();
-        assert_eq!(arr.traffic().requests, requests, "{store}:{path}: warm read fetched");
+        assert_eq!(
+            arr.traffic().requests,
+            requests,
+            "{store}:{path}: warm read fetched"
+        );
         assert_eq!(warm.data, npy.data, "{store}:{path}: warm values");
     }
     assert!(entries > 20, "{entries} entries checked");

@@ -117,7 +117,11 @@ impl<K: Clone + Eq + Hash> ByteLru<K> {
             return;
         }
         // Copied outside the lock: the entry owns exactly its bytes (see the type's docs).
-        let payload = if copy { owned_exactly(payload) } else { payload };
+        let payload = if copy {
+            owned_exactly(payload)
+        } else {
+            payload
+        };
         let mut g = self.lock();
         g.tick += 1;
         let tick = g.tick;
