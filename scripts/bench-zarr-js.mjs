@@ -11,8 +11,12 @@
 //         Chromium: a freshly loaded page per run, the same span.
 //   warm  the same read again on the same handle (chunkwise: from its memory cache; zarrita
 //         has no cache and fetches again).
+//   reopen then a new handle (no cache) in the same process or page: a cold read whose
+//         engine has warmed up (its wasm or JS already compiled and tiered up), so cold minus
+//         reopen is about the one-time compilation a first read pays.
 // ms is the median of RUNS runs (CHUNKWISE_BENCH_RUNS, default 5); requests and bytes are the
-// server's count of the run; "wasm MB" is wasmMemoryBytes() after the read (wasm memory only
+// server's count of the run; "CPU ms" the process's CPU time (user + system, every thread)
+// over the same span, Node only (steadier than ms on a busy machine); "wasm MB" is wasmMemoryBytes() after the read (wasm memory only
 // grows, so this is its peak); "JS MB" is the peak of heapUsed + arrayBuffers in Node
 // (process.memoryUsage(), sampled every 5 ms and at the end), and V8's usedJSHeapSize in
 // Chromium (performance.memory, which leaves ArrayBuffers out); "vs zarrita" is the ratio of
@@ -22,7 +26,7 @@
 //   CHUNKWISE_BIN     the CLI serving the stores (default target/release/chunkwise)
 //   CHUNKWISE_PKG     the package directory inside the repository (default pkg)
 //   CHUNKWISE_BENCH_RUNS, CHUNKWISE_BENCH_HOSTS ("node,chromium"), CHUNKWISE_BENCH_STORES
-//   ("default,blosc"), CHUNKWISE_BENCH_LATENCIES ("0,40"), CHUNKWISE_BENCH_JSON=1 (JSON rows)
+//   ("default,blosc"; also "raw", no compressor), CHUNKWISE_BENCH_LATENCIES ("0,40"), CHUNKWISE_BENCH_JSON=1 (JSON rows)
 
 import { fork, spawnSync } from "node:child_process";
 import crypto from "node:crypto";
@@ -34,6 +38,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..");
 const pkgDir = path.resolve(repo, process.env.CHUNKWISE_PKG || "pkg");
+const STATES = ["cold", "warm", "reopen"];
 const zarritaUrl = pathToFileURL(path.join(repo, "tests/e2e/node_modules/zarrita/dist/src/index.js")).href;
 
 if (process.argv[2] === "--child") {
@@ -57,38 +62,45 @@ async function child() {
     const cw = createRequire(import.meta.url)(path.join(pkgDir, "node/chunkwise.js"));
     wasmBytes = () => cw.wasmMemoryBytes();
     let arr = null;
-    read = async () => {
+    read = async (fresh) => {
+      if (fresh) {
+        arr.close(); // its cache goes back to the allocator
+        arr = null;
+      }
       arr ??= await cw.RemoteArray.open(url, { path: array });
       return (await arr.read("...")).data;
     };
   } else {
     const zarr = await import(zarritaUrl);
     let arr = null;
-    read = async () => {
+    read = async (fresh) => {
+      if (fresh) arr = null;
       arr ??= await zarr.open(zarr.root(new zarr.FetchStore(url)).resolve(array.replace(/^\//, "")), { kind: "array" });
       return (await zarr.get(arr, null)).data;
     };
   }
-  const once = async () => {
+  const once = async (fresh) => {
     sample();
     const timer = setInterval(sample, 5);
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
-    const data = await read();
+    const data = await read(fresh);
     const ms = performance.now() - t0;
+    const c = process.cpuUsage(c0);
     sample();
     clearInterval(timer);
     const sha = crypto.createHash("sha256").update(new Uint8Array(data.buffer, data.byteOffset, data.byteLength)).digest("hex");
-    return { ms, sha, wasm: wasmBytes(), js: peakJs };
+    return { ms, cpu: (c.user + c.system) / 1000, sha, wasm: wasmBytes(), js: peakJs };
   };
   process.on("message", async (m) => {
     let answer;
     try {
-      answer = { ok: await once() };
+      answer = { ok: await once(m === "reopen") };
     } catch (e) {
       answer = { error: String((e && e.stack) || e) };
     }
     // Idle keep-alive sockets must not hold the process after the last read.
-    process.send(answer, () => { if (m === "warm" || answer.error) process.exit(0); });
+    process.send(answer, () => { if (m === "reopen" || answer.error) process.exit(0); });
   });
   process.send({ ready: true });
 }
@@ -121,8 +133,8 @@ async function main() {
   const HOSTS = (process.env.CHUNKWISE_BENCH_HOSTS || "node,chromium").split(",");
   const STORES = (process.env.CHUNKWISE_BENCH_STORES || "default,blosc").split(",");
   const LATENCIES = (process.env.CHUNKWISE_BENCH_LATENCIES || "0,40").split(",").map(Number);
-  for (const f of ["node/chunkwise.js", "web/chunkwise.js"]) {
-    if (!fs.existsSync(path.join(pkgDir, f))) throw new Error(`${pkgDir}/${f} is missing: run scripts/build-pkg.sh`);
+  for (const [host, f] of [["node", "node/chunkwise.js"], ["chromium", "web/chunkwise.js"]]) {
+    if (HOSTS.includes(host) && !fs.existsSync(path.join(pkgDir, f))) throw new Error(`${pkgDir}/${f} is missing: run scripts/build-pkg.sh`);
   }
   if (!fs.existsSync(fileURLToPath(zarritaUrl))) throw new Error("zarrita is missing: run npm ci in tests/e2e");
   if (path.relative(repo, pkgDir).startsWith("..")) throw new Error(`CHUNKWISE_PKG must be inside ${repo} (the page server's root)`);
@@ -130,7 +142,7 @@ async function main() {
   // The stores, once per machine (the generator is deterministic).
   const dir = path.join(os.tmpdir(), "chunkwise-bench-zarr-js");
   const expectedFile = path.join(dir, "expected.json");
-  if (!fs.existsSync(expectedFile)) {
+  if (!fs.existsSync(expectedFile) || STORES.some((st) => !fs.existsSync(path.join(dir, `${st}.zarr`)))) {
     fs.mkdirSync(dir, { recursive: true });
     const python = path.join(process.env.CHUNKWISE_VENV || path.join(os.homedir(), ".cache/chunkwise/venv"), "bin/python");
     const r = spawnSync(python, [path.join(repo, "tests/fixtures/gen_zarr.py"), "--bench-js", dir], { encoding: "utf8", timeout: 300000 });
@@ -150,7 +162,7 @@ async function main() {
   const runs = []; // { host, store, latency, reader, state, ms, requests, bytes, wasm, js, sha }
   const record = (k, state, r, c) => {
     if (r.sha !== expected.sha256) throw new Error(`${k.reader} ${k.host} ${k.store} ${state}: checksum ${r.sha}, generator wrote ${expected.sha256}`);
-    runs.push({ ...k, state, ms: r.ms, wasm: r.wasm, js: r.js, ...c });
+    runs.push({ ...k, state, ms: r.ms, cpu: r.cpu ?? null, wasm: r.wasm, js: r.js, ...c });
   };
   try {
     for (const host of HOSTS) {
@@ -178,16 +190,18 @@ async function main() {
                 record(k, "cold", await run.step("cold"), counted(server, since));
                 since = server.log.length;
                 record(k, "warm", await run.step("warm"), counted(server, since));
+                since = server.log.length;
+                record(k, "reopen", await run.step("reopen"), counted(server, since));
                 await run.done;
               } else {
                 page = await browser.newPage();
                 page.on("pageerror", (e) => console.error("page error:", e.message));
                 await page.goto(`${pageServer.url}tests/e2e/bench-zarr-page.html?pkg=${encodeURIComponent(path.relative(repo, pkgDir))}`);
                 await page.waitForFunction(() => window.benchZarr !== undefined);
-                for (const state of ["cold", "warm"]) {
+                for (const state of STATES) {
                   const since = server.log.length;
-                  const r = await page.evaluate(({ reader, url, array }) => window.benchZarr.read(reader, url, array),
-                    { reader, url, array: expected.path });
+                  const r = await page.evaluate(({ reader, url, array, fresh }) => window.benchZarr.read(reader, url, array, fresh),
+                    { reader, url, array: expected.path, fresh: state === "reopen" });
                   if (r.error) throw new Error(`${reader} in Chromium: ${r.error}`);
                   record(k, state, r, counted(server, since));
                 }
@@ -207,11 +221,12 @@ async function main() {
 
   const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
   const rows = [];
-  for (const host of HOSTS) for (const store of STORES) for (const state of ["cold", "warm"]) for (const latency of LATENCIES) for (const reader of ["chunkwise", "zarrita"]) {
+  for (const host of HOSTS) for (const store of STORES) for (const state of STATES) for (const latency of LATENCIES) for (const reader of ["chunkwise", "zarrita"]) {
     const rs = runs.filter((r) => r.host === host && r.store === store && r.state === state && r.latency === latency && r.reader === reader);
     if (!rs.length) continue;
     rows.push({
       reader, host, store, state, latency, runs: rs.length, ms: median(rs.map((r) => r.ms)),
+      cpu: rs[0].cpu == null ? null : median(rs.map((r) => r.cpu)),
       requests: median(rs.map((r) => r.requests)), bytes: median(rs.map((r) => r.bytes)),
       wasmMB: rs[0].wasm == null ? null : Math.max(...rs.map((r) => r.wasm)) / 2 ** 20,
       jsMB: Math.max(...rs.map((r) => r.js)) / 2 ** 20,
@@ -228,9 +243,9 @@ async function main() {
   const s = expected.stores;
   console.log(`Full read of ${expected.path} (${expected.shape.join("x")} ${expected.dtype}, ${expected.generator}); median of ${RUNS} runs; every read's SHA-256 matched the generator's`);
   for (const st of STORES) console.log(`  ${st}.zarr: chunks ${s[`${st}.zarr`].chunks.join("x")}, compressors ${JSON.stringify(s[`${st}.zarr`].compressors)}`);
-  console.log("| reader | host | store | state | latency ms | ms | requests | bytes | wasm MB | JS MB | vs zarrita |");
-  console.log("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|");
+  console.log("| reader | host | store | state | latency ms | ms | CPU ms | requests | bytes | wasm MB | JS MB | vs zarrita |");
+  console.log("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const r of rows) {
-    console.log(`| ${r.reader} | ${r.host} | ${r.store} | ${r.state} | ${r.latency} | ${r.ms.toFixed(0)} | ${r.requests} | ${r.bytes} | ${r.wasmMB == null ? "-" : r.wasmMB.toFixed(1)} | ${r.jsMB.toFixed(1)} | ${r.vsZarrita == null ? "-" : r.vsZarrita.toFixed(2) + "x"} |`);
+    console.log(`| ${r.reader} | ${r.host} | ${r.store} | ${r.state} | ${r.latency} | ${r.ms.toFixed(0)} | ${r.cpu == null ? "-" : r.cpu.toFixed(0)} | ${r.requests} | ${r.bytes} | ${r.wasmMB == null ? "-" : r.wasmMB.toFixed(1)} | ${r.jsMB.toFixed(1)} | ${r.vsZarrita == null ? "-" : r.vsZarrita.toFixed(2) + "x"} |`);
   }
 }

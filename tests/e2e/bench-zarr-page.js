@@ -1,6 +1,6 @@
 // window.benchZarr for scripts/bench-zarr-js.mjs: a whole read by chunkwise (web build, from
 // ?pkg=DIR, default pkg) or by zarrita; the first call of a page opens (cold), the next ones
-// read again on the same handle (warm).
+// read again on the same handle (warm), or with `fresh` on a new handle (reopen).
 const pkg = new URLSearchParams(location.search).get("pkg") || "pkg";
 const handles = new Map();
 
@@ -9,8 +9,12 @@ async function sha256(data) {
   return Array.from(new Uint8Array(d), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-async function read(reader, url, array) {
+async function read(reader, url, array, fresh = false) {
   try {
+    if (fresh) {
+      if (reader === "chunkwise") handles.get(reader)?.close();
+      handles.delete(reader);
+    }
     let cw = null;
     const t0 = performance.now();
     let data;
