@@ -1,17 +1,29 @@
 #!/usr/bin/env bash
 # Builds the npm package `chunkwise` into pkg/:
-#   pkg/web      wasm-pack --target web      (browsers without a bundler, workers, workerd: init/initSync)
-#   pkg/bundler  wasm-pack --target bundler  (webpack, Vite, ... importing the .wasm as a module)
-#   pkg/node     wasm-pack --target nodejs   (Node >= 20, CommonJS, loads the .wasm synchronously)
+#   pkg/web      wasm-pack --target web (browsers without a bundler, workers, workerd: init/initSync),
+#                and the one copy of the full wasm module (web/chunkwise_bg.wasm) that every
+#                target uses: wasm-bindgen 0.2.130 writes the same module for web, bundler and
+#                nodejs (all import "./chunkwise_bg.js" and the snippets; checked below), so
+#                only the glue differs. web/bundler.js + web/chunkwise_bg.js are the bundler
+#                target's glue (the module imports "./chunkwise_bg.js", so that glue must sit
+#                next to it), exported as `chunkwise/bundler`.
+#   pkg/node     wasm-pack --target nodejs glue (CommonJS, loads ../web/chunkwise_bg.wasm
+#                synchronously and its snippets from ../web/snippets), node/index.mjs its ES
+#                module face; both add a no-op `init` (default export) and `initSync`, so code
+#                written for the web build runs unchanged in Node, Vitest and SSR.
 #   pkg/b2nd     wasm-pack --target web, Blosc2 .b2nd only (cargo features: --no-default-features
 #                --features b2nd): the smaller module users pick with `chunkwise/b2nd`
 #   pkg/package.json   pkg-template/package.json + name/version/description from Cargo.toml,
-#                      with conditional `exports` choosing among the three
-#   pkg/README.md      pkg-template/README.md
+#                      with conditional `exports` choosing among the builds
+#   pkg/README.md      pkg-template/README.md;  pkg/LICENSE  the repository's LICENSE
 #   pkg/stores         pkg-template/stores: the cacheStore adapters `chunkwise/stores/node-fs`
 #                      and `chunkwise/stores/cache-api` (plain ES modules with .d.ts)
-# Release builds; wasm-opt is off in Cargo.toml. Idempotent: when the inputs (Rust sources,
-# Cargo files, pkg-template/) have not changed since the last complete build, nothing is rebuilt
+# Every entry point exports `ChunkwiseError` (src/wasm/error.js, the class of every error the
+# module throws). The .d.ts files lose wasm-bindgen's `[Symbol.dispose](): void` (see below).
+# The wasm modules lose their `name` custom section (function names for stack traces, about
+# 14% of the module; wasm-opt is off in Cargo.toml and wasm-pack has no switch for it).
+# Release builds. Idempotent: when the inputs (Rust sources, JS snippets, Cargo files,
+# pkg-template/, LICENSE) have not changed since the last complete build, nothing is rebuilt
 # (pass --force to rebuild anyway). --assemble-only skips the wasm-pack builds and only
 # (re)writes package.json, README.md, LICENSE and stores/ around the builds already in pkg/
 # (for changes to pkg-template/ alone; the builds must exist).
@@ -27,7 +39,7 @@ for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
     --assemble-only) assemble_only=1 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "build-pkg: unknown argument $arg" >&2; exit 2 ;;
   esac
 done
@@ -38,8 +50,8 @@ stamp="$out/.inputs.sha256"
 # Fingerprint of everything the package is made from.
 inputs_hash() {
   {
-    find src -type f -name '*.rs' | LC_ALL=C sort
-    printf '%s\n' Cargo.toml Cargo.lock
+    find src -type f \( -name '*.rs' -o -name '*.js' \) | LC_ALL=C sort
+    printf '%s\n' Cargo.toml Cargo.lock LICENSE
     find pkg-template -type f | LC_ALL=C sort
     echo scripts/build-pkg.sh
   } | while read -r f; do sha256sum "$f"; done | sha256sum | cut -d' ' -f1
@@ -47,12 +59,14 @@ inputs_hash() {
 
 want="$(inputs_hash)"
 builds_present() {
-  for t in web bundler node b2nd; do
+  for t in web b2nd; do
     [ -f "$out/$t/chunkwise.js" ] && [ -f "$out/$t/chunkwise_bg.wasm" ] || return 1
   done
+  [ -f "$out/node/chunkwise.js" ] && [ -f "$out/node/index.mjs" ] && [ -f "$out/web/bundler.js" ] &&
+    [ -f "$out/web/wasm-module.d.ts" ]
 }
 complete() {
-  builds_present && [ -f "$out/package.json" ] && [ -f "$out/README.md" ] &&
+  builds_present && [ -f "$out/package.json" ] && [ -f "$out/README.md" ] && [ -f "$out/LICENSE" ] &&
     [ -f "$out/stores/node-fs.js" ] && [ -f "$out/stores/cache-api.js" ]
 }
 if [ "$assemble_only" = 1 ]; then
@@ -84,16 +98,153 @@ build web web
 build bundler bundler
 build nodejs node
 build web b2nd --no-default-features --features b2nd
+rm -rf "${out:?}/.parts"
+mkdir -p "$out/.parts"
+
+# One module for three targets: the bundler's and Node's glue move next to web's module.
+for t in bundler node; do
+  cmp -s "$out/web/chunkwise_bg.wasm" "$out/$t/chunkwise_bg.wasm" || {
+    echo "build-pkg: the $t target's wasm differs from the web target's: it cannot share it" >&2
+    exit 1
+  }
+  diff -r -q "$out/web/snippets" "$out/$t/snippets" >/dev/null || {
+    echo "build-pkg: the $t target's snippets differ from the web target's" >&2
+    exit 1
+  }
+done
+mv "$out/bundler/chunkwise_bg.js" "$out/web/chunkwise_bg.js"
+sed 's|/\* @ts-self-types="./chunkwise.d.ts" \*/|/* @ts-self-types="./bundler.d.ts" */|' \
+  "$out/bundler/chunkwise.js" > "$out/web/bundler.js"
+rm -rf "${out:?}/bundler" "$out/node/chunkwise_bg.wasm" "$out/node/snippets" "$out/node/chunkwise_bg.wasm.d.ts"
+# The nodejs glue reads `${__dirname}/chunkwise_bg.wasm` and requires ./snippets/...
+node - "$out/node/chunkwise.js" <<'JS'
+const fs = require("fs");
+const file = process.argv[2];
+let s = fs.readFileSync(file, "utf8");
+const before = s;
+s = s.replace("`${__dirname}/chunkwise_bg.wasm`", "`${__dirname}/../web/chunkwise_bg.wasm`");
+// Only the require() paths: the import object's keys are the module's import names.
+s = s.replace(/require\((String\.raw)?([`"'])\.\/snippets\//g, "require($1$2../web/snippets/");
+if (s === before || s.includes("`${__dirname}/chunkwise_bg.wasm`")) {
+  console.error("build-pkg: the nodejs glue no longer looks as expected");
+  process.exit(1);
+}
+fs.writeFileSync(file, s);
+JS
+fi
+
+# The snippet directory wasm-bindgen named (chunkwise-<hash>), holding src/wasm/error.js.
+snippet_of() { # build dir
+  local f
+  f=$(cd "$out/$1" && find snippets -path '*/src/wasm/error.js' | head -n 1)
+  [ -n "$f" ] || { echo "build-pkg: no src/wasm/error.js snippet in pkg/$1" >&2; exit 1; }
+  echo "$f"
+}
+web_err=$(snippet_of web)
+b2nd_err=$(snippet_of b2nd)
+
+if [ "$assemble_only" = 0 ]; then
+# ChunkwiseError from every entry point: the class the module's own errors are made with.
+for t in web b2nd; do
+  e=$web_err; [ "$t" = b2nd ] && e=$b2nd_err
+  printf '\n// The class of every error this module throws (src/wasm/error.js).\nexport { ChunkwiseError } from "./%s";\n' "$e" >> "$out/$t/chunkwise.js"
+done
+cat >> "$out/web/bundler.js" <<JS
+
+// The class of every error this module throws (src/wasm/error.js).
+export { ChunkwiseError } from "./$web_err";
+// The module is instantiated on import: init and initSync only keep the web build's calls
+// (\`await init()\`) valid here.
+export default async function init() {}
+export function initSync() {}
+JS
+printf '%s\n' "export * from \"./chunkwise.js\";" \
+  "/** Does nothing: this build instantiates its module on import. */" \
+  "export default function init(module_or_path?: unknown): Promise<void>;" \
+  "/** Does nothing: this build instantiates its module on import. */" \
+  "export function initSync(module?: unknown): void;" > "$out/web/bundler.d.ts"
+# Node: the same calls as the web build, and the error class, on the CommonJS exports ...
+cat >> "$out/node/chunkwise.js" <<JS
+
+// The class of every error this module throws (src/wasm/error.js).
+exports.ChunkwiseError = require("../web/$web_err").ChunkwiseError;
+// The module was instantiated above: init and initSync only keep the web build's calls
+// (\`await init()\`) valid in Node, Vitest and server-side rendering.
+exports.initSync = function initSync() {};
+exports.default = async function init() {};
+Object.defineProperty(exports, "__esModule", { value: true });
+JS
+# ... and as an ES module whose default export is that init (Node gives an ES importer a
+# CommonJS module's whole exports object as its default).
+cat > "$out/node/index.mjs" <<'JS'
+// ES module face of the CommonJS Node build (./chunkwise.js): the same instance, its named
+// exports, and its no-op init as the default export (`import init from "chunkwise"`).
+import cw from "./chunkwise.js";
+export * from "./chunkwise.js";
+export default cw.default;
+JS
+
+# Declarations. wasm-bindgen declares `[Symbol.dispose](): void` on every class; TypeScript
+# knows Symbol.dispose only with lib esnext.disposable (TS >= 5.2), so a consumer on lib
+# es2020 fails to compile the package. The method stays at run time where the engine has
+# Symbol.dispose (the glue guards it); the declaration goes, and `close()` is the documented
+# way to release a handle.
+for f in "$out/web/chunkwise.d.ts" "$out/b2nd/chunkwise.d.ts" "$out/node/chunkwise.d.ts"; do
+  grep -q '^    \[Symbol.dispose\](): void;$' "$f" || { echo "build-pkg: no Symbol.dispose in $f (wasm-bindgen changed?)" >&2; exit 1; }
+  sed -i '/^    \[Symbol.dispose\](): void;$/d' "$f"
+done
+cat >> "$out/node/chunkwise.d.ts" <<'TS'
+
+/** Does nothing: Node instantiates the module when it is loaded. Lets code written for the
+ *  web build (`await init()`) run unchanged. */
+export default function init(module_or_path?: unknown): Promise<void>;
+/** Does nothing (see init). */
+export function initSync(module?: unknown): void;
+TS
+# `import wasm from "chunkwise/chunkwise_bg.wasm"` (workers, whose bundlers give a compiled
+# module for a .wasm import) is typed by this declaration.
+cat > "$out/web/wasm-module.d.ts" <<'TS'
+/** The compiled module, as workerd, wrangler and Miniflare give a `.wasm` import (for initSync). */
+declare const module: WebAssembly.Module;
+export default module;
+TS
+# An ES importer under TypeScript's node16/nodenext resolution types a CommonJS .d.ts's
+# default export as the whole module: index.mjs gets declarations of its own.
+cp "$out/node/chunkwise.d.ts" "$out/node/index.d.mts"
+
+# The name section (function names) out of each module.
+for t in web b2nd; do
+  node - "$out/$t/chunkwise_bg.wasm" <<'JS'
+const fs = require("fs");
+const file = process.argv[2];
+const b = fs.readFileSync(file);
+if (b.readUInt32LE(0) !== 0x6d736100) throw new Error(`${file}: not a wasm module`);
+const keep = [b.subarray(0, 8)];
+let p = 8;
+const leb = () => { let r = 0, shift = 0, x; do { x = b[p++]; r += (x & 0x7f) * 2 ** shift; shift += 7; } while (x & 0x80); return r; };
+while (p < b.length) {
+  const start = p;
+  const id = b[p++];
+  const len = leb();
+  const body = p;
+  let name = null;
+  if (id === 0) { const n = leb(); name = b.subarray(p, p + n).toString("utf8"); }
+  p = body + len;
+  if (name !== "name") keep.push(b.subarray(start, p));
+}
+fs.writeFileSync(file, Buffer.concat(keep));
+new WebAssembly.Module(fs.readFileSync(file)); // still a valid module
+JS
+done
 fi
 
 # Each target directory says how its .js is to be loaded (the node glue is CommonJS).
-echo '{ "type": "module", "sideEffects": ["./chunkwise.js", "./snippets/*"] }' > "$out/bundler/package.json"
-echo '{ "type": "module" }' > "$out/web/package.json"
+# bundler.js instantiates the module on import: the one file with a side effect.
+echo '{ "type": "module", "sideEffects": ["./bundler.js"] }' > "$out/web/package.json"
 echo '{ "type": "module" }' > "$out/b2nd/package.json"
+# The glue require()s its JS snippets (../web/snippets, ES modules): Node (>= 20.19) loads
+# them so because web/package.json says "module"; as CommonJS they are a SyntaxError.
 echo '{ "type": "commonjs", "main": "./chunkwise.js", "types": "./chunkwise.d.ts" }' > "$out/node/package.json"
-# The glue require()s its JS snippets (src/wasm/*.js), which are ES modules: Node (>= 20.19)
-# loads them so only when their directory says so; as CommonJS they are a SyntaxError.
-if [ -d "$out/node/snippets" ]; then echo '{ "type": "module" }' > "$out/node/snippets/package.json"; fi
 
 # name, version, description, license and repository come from Cargo.toml; the rest from the template.
 meta_name=chunkwise
@@ -115,11 +266,12 @@ fi
 cp pkg-template/README.md "$out/README.md"
 rm -rf "${out:?}/stores"
 cp -R pkg-template/stores "$out/stores"
-[ -f LICENSE ] && cp LICENSE "$out/LICENSE"
+cp LICENSE "$out/LICENSE"
 
 complete || { echo "build-pkg: incomplete output in pkg/" >&2; exit 1; }
 # The stamp vouches for builds made from these inputs: an assembly alone does not refresh it.
 [ "$assemble_only" = 1 ] || echo "$want" > "$stamp"
-for t in web bundler node b2nd; do
-  printf 'build-pkg: pkg/%-8s %s bytes of wasm\n' "$t" "$(stat -c %s "$out/$t/chunkwise_bg.wasm")"
+for t in web b2nd; do
+  printf 'build-pkg: pkg/%-5s %s bytes of wasm (%s gzipped)\n' "$t" "$(stat -c %s "$out/$t/chunkwise_bg.wasm")" \
+    "$(gzip -9 -c "$out/$t/chunkwise_bg.wasm" | wc -c)"
 done

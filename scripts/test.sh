@@ -42,6 +42,10 @@ if [ "${1:-}" != "--native-only" ]; then
   # nothing the end-to-end checks measure.
   export CHUNKWISE_BIN="${CARGO_TARGET_DIR:-$here/target}/debug/chunkwise"
   run bash -c "cd tests/e2e && node --test"
+  step "the package's TypeScript declarations (tsc --strict: README snippets, every API)"
+  run scripts/check-types.sh
+  step "the packed package in fresh Vite, webpack, esbuild and Node projects"
+  run scripts/test-toolchains.sh
   step "the main job (scripts/demo.sh --no-serve)"
   run scripts/demo.sh --no-serve
 fi

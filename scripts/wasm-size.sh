@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Size of the wasm module per cargo feature set, raw and gzipped (gzip -9), as users download
-# it: a release build (LTO, as the npm package) passed through wasm-bindgen --target web.
+# it: a release build (LTO, as the npm package) passed through wasm-bindgen --target web,
+# without the name section (scripts/build-pkg.sh strips it from the package's modules).
 # Usage: scripts/wasm-size.sh [FEATURES ...]
 #   FEATURES  comma-separated feature lists built with --no-default-features, or "default"
 #             (default: "default" "b2nd" "b2nd,hdf5" "b2nd,zarr")
@@ -21,7 +22,7 @@ for set in "${sets[@]}"; do
   echo "wasm-size: building features: $set" >&2
   cargo build -q --release --target wasm32-unknown-unknown --lib "${flags[@]}"
   out="$tmp/$set"
-  wasm-bindgen --target web --out-dir "$out" --out-name chunkwise \
+  wasm-bindgen --target web --remove-name-section --out-dir "$out" --out-name chunkwise \
     "$target/wasm32-unknown-unknown/release/chunkwise.wasm"
   raw=$(stat -c %s "$out/chunkwise_bg.wasm")
   gz=$(gzip -9 -c "$out/chunkwise_bg.wasm" | wc -c)

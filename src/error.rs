@@ -102,12 +102,19 @@ macro_rules! error_codes {
         pub const ERROR_CODES_TS: &str = concat!(
             "\n/** Every `code` a chunkwise error carries (`Error::code` in src/error.rs). */\n",
             "export type ErrorCode = \"", $first, "\"", $(" | \"", $rest, "\"",)* ";\n",
-            "/** What chunkwise's functions throw and its promises reject with: a JS `Error`\n",
-            " *  named \"ChunkwiseError\" whose `code` says what failed. (The partition functions\n",
-            " *  throw an `Error` with a `code` and a `field`.) */\n",
-            "export interface ChunkwiseError extends Error {\n",
+            "/** What chunkwise's functions throw and its promises reject with: an `Error`\n",
+            " *  of this class (`err instanceof ChunkwiseError`), named \"ChunkwiseError\",\n",
+            " *  whose `code` says what failed (src/wasm/error.js). One exception, as the\n",
+            " *  platform's own APIs do: an aborted operation rejects with `signal.reason`\n",
+            " *  (an \"AbortError\" DOMException by default) and a `timeoutMs` deadline with a\n",
+            " *  \"TimeoutError\" DOMException; chunkwise gives those DOMExceptions a `code`\n",
+            " *  (\"CANCELLED\", \"TIMEOUT\") too. */\n",
+            "export class ChunkwiseError extends Error {\n",
+            "  constructor(message: string, code: ErrorCode, field?: string);\n",
             "  name: \"ChunkwiseError\";\n",
             "  code: ErrorCode;\n",
+            "  /** The partition functions' errors: the path of the input field at fault. */\n",
+            "  field?: string;\n",
             "}\n",
         );
     };
@@ -592,7 +599,7 @@ mod tests {
             .map(|c| c.trim_matches('"'))
             .collect();
         assert_eq!(union, ERROR_CODES);
-        assert!(ERROR_CODES_TS.contains("export interface ChunkwiseError extends Error {"));
+        assert!(ERROR_CODES_TS.contains("export class ChunkwiseError extends Error {"));
         assert!(ERROR_CODES_TS.contains("  code: ErrorCode;\n"));
     }
 }

@@ -425,7 +425,7 @@ async fn named_cache(options: &JsValue) -> Result<CacheCoordinator, JsValue> {
 /// the number of entries removed.
 #[wasm_bindgen(js_name = clearCache, unchecked_return_type = "Promise<number>")]
 pub fn clear_cache(
-    #[wasm_bindgen(unchecked_param_type = "CacheOptions | undefined")] options: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "CacheOptions")] options: JsValue,
 ) -> js_sys::Promise {
     wasm_bindgen_futures::future_to_promise(async move {
         let c = named_cache(&options).await?;
@@ -465,7 +465,7 @@ pub fn clear_cache(
 /// perSource: [{ source, entries, bytes }] }` (bytes of blobs; `source` is the public URL).
 #[wasm_bindgen(js_name = cacheUsage, unchecked_return_type = "Promise<CacheUsage>")]
 pub fn cache_usage(
-    #[wasm_bindgen(unchecked_param_type = "CacheOptions | undefined")] options: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "CacheOptions")] options: JsValue,
 ) -> js_sys::Promise {
     wasm_bindgen_futures::future_to_promise(async move {
         let c = named_cache(&options).await?;

@@ -14,12 +14,14 @@
 //! store.traffic; store.close();
 //! ```
 
+mod abort;
 mod array;
 mod attrs;
 pub mod cache;
 mod chunk_trace;
 pub mod partition;
 mod store;
+mod typed;
 #[cfg(feature = "zarr")]
 pub mod zarr;
 
@@ -44,14 +46,25 @@ fn start() {
 #[wasm_bindgen(typescript_custom_section)]
 const TS_ERRORS: &'static str = crate::error::ERROR_CODES_TS;
 
-/// Builds a JS `Error` with `code` and `name` set from a core error (the `ChunkwiseError`
-/// of the `.d.ts`, its `code` one of `ErrorCode`).
+#[wasm_bindgen(module = "/src/wasm/error.js")]
+extern "C" {
+    /// `new ChunkwiseError(message, code, field)` of `error.js`: the one class of every
+    /// error the bindings throw or reject with, re-exported by the package's entry points.
+    #[wasm_bindgen(js_name = chunkwiseError)]
+    fn new_chunkwise_error(message: &str, code: &str, field: Option<&str>) -> JsValue;
+}
+
+/// A `ChunkwiseError` (a JS class extending `Error`, from `error.js`) with `message`, `code`
+/// (one of the `.d.ts`'s `ErrorCode`) and, for partition errors, the input `field` at fault.
+pub(crate) fn chunkwise_error(message: &str, code: &str, field: Option<&str>) -> JsValue {
+    new_chunkwise_error(message, code, field)
+}
+
+/// The `ChunkwiseError` of a core error: its [`crate::Error::message`] and
+/// [`crate::Error::code`].
 pub(crate) fn js_error(e: &crate::Error) -> JsValue {
     // Never a URL's query or user info (signed URLs, passwords): see `Error::message`.
-    let err = js_sys::Error::new(&e.message());
-    err.set_name("ChunkwiseError");
-    let _ = js_sys::Reflect::set(&err, &"code".into(), &e.code().into());
-    err.into()
+    chunkwise_error(&e.message(), e.code(), None)
 }
 
 /// A JS `Error` for invalid arguments.
@@ -92,12 +105,8 @@ pub(crate) fn parse_json(text: &str) -> std::result::Result<JsValue, String> {
 /// Throws a `ChunkwiseError` with code `DECODE` on malformed input.
 #[wasm_bindgen(js_name = decodeChunk)]
 pub fn decode_chunk(chunk: &[u8]) -> Result<Vec<u8>, JsValue> {
-    crate::codec::blosc2::decode_chunk(chunk).map_err(|e| {
-        let err = js_sys::Error::new(&e.to_string());
-        err.set_name("ChunkwiseError");
-        let _ = js_sys::Reflect::set(&err, &"code".into(), &"DECODE".into());
-        err.into()
-    })
+    crate::codec::blosc2::decode_chunk(chunk)
+        .map_err(|e| chunkwise_error(&e.to_string(), "DECODE", None))
 }
 
 /// Size in bytes of this module's linear memory (64 KiB pages; it grows and never shrinks), for

@@ -40,13 +40,15 @@ export function diff(old: object | null, next: object): ManifestDiff;
 export function resolveKey(manifest: object, key: string): KeyResolution;
 "#;
 
+/// The `ChunkwiseError` of a partition error, with the input `field` at fault when it has one.
 fn throw(e: PartitionError) -> JsValue {
-    let err = js_sys::Error::new(&e.to_string());
-    let _ = js_sys::Reflect::set(&err, &"code".into(), &e.code().into());
-    if let PartitionError::Schema { field, .. } | PartitionError::Invalid { field, .. } = &e {
-        let _ = js_sys::Reflect::set(&err, &"field".into(), &field.as_str().into());
-    }
-    err.into()
+    let field = match &e {
+        PartitionError::Schema { field, .. } | PartitionError::Invalid { field, .. } => {
+            Some(field.as_str())
+        }
+        _ => None,
+    };
+    super::chunkwise_error(&e.to_string(), e.code(), field)
 }
 
 fn to_json(v: JsValue, what: &str) -> Result<Json, JsValue> {

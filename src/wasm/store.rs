@@ -10,23 +10,46 @@ use wasm_bindgen::JsCast;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_STORE_TYPES: &'static str = r#"
-/** One node of a container's hierarchy. */
-export interface StoreNode {
+/** What every node of a container's hierarchy has. */
+export interface StoreNodeBase {
   /** Absolute path, "/" for the root group. */
   path: string;
-  /** "link": an HDF5 external or dangling soft link (`error` says which). */
-  kind: "group" | "array" | "link";
-  /** Array shape (elements; [] for a scalar); null for groups, links and an HDF5 null dataspace. */
-  shape: number[] | null;
-  /** numpy dtype of an array ("|S", unsized, for variable-length strings: reads give "|S{n}"); null for groups. */
-  dtype: string | null;
-  /** Why the node cannot be read (unsupported type or filter, null dataspace, link target), else null. */
-  error: string | null;
   /** The node's attributes as the listing read them ({} when none). */
   attrs: Attrs;
-  /** Dimension names of an array (see RemoteArray.dims), else null. */
+}
+/** A group (HDF5 group, Zarr group): holds other nodes. */
+export interface StoreGroup extends StoreNodeBase {
+  kind: "group";
+  shape: null;
+  dtype: null;
+  error: null;
+  dims: null;
+}
+/** An array (HDF5 dataset, Zarr array); `store.get(path)` opens it. */
+export interface StoreArray extends StoreNodeBase {
+  kind: "array";
+  /** Shape in elements ([] for a scalar); null for an HDF5 null dataspace (no element) or
+   *  when its metadata could not be read (`error` says why). */
+  shape: number[] | null;
+  /** numpy dtype ("|S", unsized, for variable-length strings: reads give "|S{n}"); null when
+   *  its metadata could not be read. */
+  dtype: string | null;
+  /** Why the array cannot be read (unsupported type or filter, null dataspace, unreadable
+   *  metadata), else null. */
+  error: string | null;
+  /** Dimension names (see RemoteArray.dims), else null. */
   dims: (string | null)[] | null;
 }
+/** An HDF5 external link or dangling soft link: nothing to open, `error` says which. */
+export interface StoreLink extends StoreNodeBase {
+  kind: "link";
+  shape: null;
+  dtype: null;
+  error: string;
+  dims: null;
+}
+/** One node of a container's hierarchy, discriminated by `kind`. */
+export type StoreNode = StoreGroup | StoreArray | StoreLink;
 "#;
 
 /// A container (an HDF5 file, a Zarr store) opened once over HTTP range requests. Its arrays share its
@@ -45,7 +68,7 @@ impl RemoteStore {
     #[wasm_bindgen(unchecked_return_type = "RemoteStore")]
     pub async fn open(
         url: String,
-        #[wasm_bindgen(unchecked_param_type = "StoreOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "StoreOptions")] options: JsValue,
     ) -> Result<RemoteStore, JsValue> {
         let req = parse_open_options(&options)?;
         let signal: Option<web_sys::AbortSignal> =
@@ -59,7 +82,7 @@ impl RemoteStore {
         let open = cancellable(open, signal.as_ref(), CancelFlag::new());
         let store = crate::io::deadline::operation(timeout, &url, open)
             .await
-            .map_err(|e| js_error(&e))?;
+            .map_err(|e| super::abort::operation_error(&e, signal.as_ref()))?;
         Ok(RemoteStore {
             inner: Some(Rc::new(store)),
         })

@@ -1,0 +1,82 @@
+// Every failure the package makes is a ChunkwiseError, the class each entry point exports
+// (aborts aside: they reject with the signal's reason, see deadlines.test.mjs)
+// (src/wasm/error.js): `instanceof` holds for rejections of open and read, for throws of the
+// tools (decodeChunk, partition, the chunk-cache simulator), and for a closed handle; the
+// Node build's ES and CommonJS faces and the web build export the class their own errors use.
+
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { after, before, describe, test } from "node:test";
+import { fixtures, manifest, repo, startServer } from "./lib.mjs";
+
+const require = createRequire(import.meta.url);
+const pkgDir = path.join(repo, "pkg");
+const blosc2 = manifest("blosc2");
+let server;
+
+before(async () => {
+  if (!fs.existsSync(path.join(pkgDir, "node/index.mjs"))) throw new Error("pkg/ is missing: run scripts/build-pkg.sh");
+  server = await startServer({ root: fixtures, quiet: true });
+});
+after(async () => { await server?.stop(); });
+
+/** Asserts that `p` (a promise or a function) fails with a `cw.ChunkwiseError` of `code`. */
+async function failsWith(cw, p, code, what) {
+  let err;
+  try {
+    await (typeof p === "function" ? p() : p);
+  } catch (e) {
+    err = e;
+  }
+  assert.ok(err !== undefined, `${what}: fails`);
+  assert.ok(err instanceof cw.ChunkwiseError, `${what}: instanceof ChunkwiseError (${err && err.name}: ${err && err.message})`);
+  assert.ok(err instanceof Error, `${what}: instanceof Error`);
+  assert.equal(err.name, "ChunkwiseError", what);
+  assert.equal(err.code, code, what);
+  return err;
+}
+
+async function everyKind(cw) {
+  const file = `blosc2/${blosc2.cf_zstd_delta.file}`;
+  await failsWith(cw, cw.RemoteArray.open(`${server.url}blosc2/absent.b2nd`), "NOT_FOUND", "open of a missing file");
+  await failsWith(cw, cw.RemoteArray.open(`${server.url}${file}`, { cache: "bogus" }), "INVALID_ARGUMENT", "a bad option");
+  await failsWith(cw, cw.RemoteStore.open(`${server.url}${file}`), "UNSUPPORTED", "a store of a .b2nd");
+  const arr = await cw.RemoteArray.open(`${server.url}${file}`);
+  await failsWith(cw, arr.read("0:1, 0:1, 0"), "INVALID_SELECTION", "a selection of too many dimensions");
+  arr.close();
+  await failsWith(cw, () => arr.shape, "INVALID_ARGUMENT", "a closed array");
+  await failsWith(cw, () => cw.decodeChunk(new Uint8Array([1, 2, 3])), "DECODE", "decodeChunk of garbage");
+  const e = await failsWith(cw, () => cw.partition([{ path: "a", shape: [1], chunks: [0], itemsize: 4 }]),
+    "PARTITION_INVALID", "partition with a zero chunk extent");
+  assert.equal(typeof e.field, "string");
+  await failsWith(cw, () => cw.simulateChunkCache(null, { selections: [] }), "INVALID_ARGUMENT", "simulateChunkCache without geometry");
+}
+
+describe("ChunkwiseError", () => {
+  test("the Node build (require): every failure is an instance of its exported class", async () => {
+    const cw = require(path.join(pkgDir, "node/chunkwise.js"));
+    assert.equal(typeof cw.ChunkwiseError, "function");
+    await everyKind(cw);
+  });
+
+  test("the Node build (import) exports the same class, a no-op init and initSync", async () => {
+    const esm = await import(pathToFileURL(path.join(pkgDir, "node/index.mjs")).href);
+    const cjs = require(path.join(pkgDir, "node/chunkwise.js"));
+    assert.equal(esm.ChunkwiseError, cjs.ChunkwiseError);
+    assert.equal(esm.RemoteArray, cjs.RemoteArray);
+    assert.equal(await esm.default(), undefined);
+    assert.equal(esm.initSync(), undefined);
+    await everyKind(esm);
+  });
+
+  test("the web build exports the class its errors use", async () => {
+    const web = await import(pathToFileURL(path.join(pkgDir, "web/chunkwise.js")).href);
+    web.initSync({ module: fs.readFileSync(path.join(pkgDir, "web/chunkwise_bg.wasm")) });
+    await everyKind(web);
+    const made = new web.ChunkwiseError("m", "IO");
+    assert.ok(made instanceof Error && made.code === "IO" && made.name === "ChunkwiseError");
+  });
+});

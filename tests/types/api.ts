@@ -1,0 +1,191 @@
+// Every public API of the package, typed as a TypeScript user writes it. Compiled (never run)
+// by check.mjs under `tsc --strict` against the web build's and the Node build's .d.ts (lib
+// es2020: nothing may need Symbol.dispose). `@ts-expect-error` lines are misuses the
+// declarations must refuse: a declaration that lets them through fails the check.
+
+import init, {
+  initSync,
+  ChunkwiseError,
+  RemoteArray,
+  RemoteStore,
+  KeyResolver,
+  adviseChunkCache,
+  benchChunkTrace,
+  cacheUsage,
+  chunkTraceExperiment,
+  clearCache,
+  decodeChunk,
+  diff,
+  partition,
+  randomChunkTrace,
+  resolveKey,
+  simulateChunkCache,
+  wasmMemoryBytes,
+} from "chunkwise";
+import type {
+  ArrayInfo,
+  Attrs,
+  AttrValue,
+  CacheStore,
+  CacheUsage,
+  DataOf,
+  ErrorCode,
+  OpenOptions,
+  ReadData,
+  ReadOptions,
+  ReadResult,
+  Selection,
+  StoreNode,
+  StoreOptions,
+  Traffic,
+} from "chunkwise";
+
+declare const url: string;
+
+export async function everything(): Promise<void> {
+  // The same start in every build: the web build fetches its module, Node's init does nothing.
+  await init();
+  initSync({ module: new Uint8Array(8) });
+
+  // Options are optional.
+  const arr: RemoteArray = await RemoteArray.open(url);
+  const opts: OpenOptions = {
+    cache: "memory",
+    maxCacheBytes: null,
+    headers: { Authorization: "Bearer x" },
+    path: "/group/data",
+    cacheKey: "k",
+    assumeImmutable: true,
+    shareCache: false,
+    signal: new AbortController().signal,
+    timeoutMs: 1000,
+  };
+  await RemoteArray.open(url, opts);
+  // @ts-expect-error: not a cache policy
+  await RemoteArray.open(url, { cache: "ram" });
+
+  const shape: number[] = arr.shape;
+  const dtype: string = arr.dtype;
+  const chunks: number[] = arr.chunks;
+  const blocks: number[] = arr.blocks;
+  const attrs: Attrs = arr.attrs;
+  const units: AttrValue | undefined = attrs["units"];
+  const dims: (string | null)[] | null = arr.dims;
+  const info: ArrayInfo = arr.info;
+  const format: "b2nd" | "hdf5" | "zarr2" | "zarr3" = info.format;
+  const sizes: number = info.nbytes + info.cbytes + info.source_bytes + info.nchunks;
+  const codecs: string = info.codecs;
+  const status: "created" | "reused" | "invalidated" = arr.cacheStatus;
+  const held: number = arr.cacheBytes + arr.cacheErrors;
+  const traffic: Traffic = arr.traffic;
+  const moved: number = traffic.requests + traffic.bytes + traffic.roundTrips;
+  console.log(shape, dtype, chunks, blocks, units, dims, format, sizes, codecs, status, held, moved);
+
+  // Reads: a selection and options are optional; data is one of the read types.
+  const all: ReadResult = await arr.read();
+  const anyData: ReadData = all.data;
+  const sel: Selection = [0, null, "::2"];
+  const ropts: ReadOptions = {
+    signal: new AbortController().signal,
+    timeoutMs: 500,
+    onProgress: ({ done, total }) => console.log(done / total),
+  };
+  const part = await arr.read(sel, ropts);
+  const missing: number = part.missingChunks + part.shape.length + part.dtype.length;
+  // @ts-expect-error: without a type argument data may be any of the read types
+  const notYet: Float32Array = part.data;
+  // The caller who knows the dtype says so.
+  const f4 = await arr.read<Float32Array>("0:10");
+  const first: number = f4.data[0];
+  const i8 = await arr.read<DataOf<"<i8">>("0:10");
+  const big: bigint = i8.data[0];
+  const strings: DataOf<"|S8"> = ["a"];
+  const records: DataOf<"[('id', '<i4')]"> = [{ id: 1 }];
+  const u2: Uint16Array = new Uint16Array(1) satisfies DataOf<"<f2">;
+  console.log(anyData, missing, notYet, first, big, strings, records, u2);
+  arr.close();
+
+  // Stores: nodes narrow by kind.
+  const storeOpts: StoreOptions = { cache: "none" };
+  const store = await RemoteStore.open(url);
+  await RemoteStore.open(url, storeOpts);
+  // @ts-expect-error: a store has no path option
+  await RemoteStore.open(url, { path: "/x" });
+  for (const n of store.nodes as StoreNode[]) {
+    if (n.kind === "link") {
+      const why: string = n.error;
+      // @ts-expect-error: a link has no shape
+      const s: number[] = n.shape;
+      console.log(why, s);
+    } else if (n.kind === "array") {
+      const s: number[] | null = n.shape;
+      const d: (string | null)[] | null = n.dims;
+      if (n.error === null && n.shape !== null) {
+        const ds = await store.get(n.path);
+        console.log(s, d, ds.shape, n.attrs);
+      }
+    } else {
+      const g: "group" = n.kind;
+      const none: null = n.shape;
+      console.log(g, none, n.attrs);
+    }
+  }
+  await store.refresh();
+  console.log(store.cacheStatus, store.cacheBytes, store.traffic.requests);
+  store.close();
+
+  // Errors: a real class, its code one of ErrorCode.
+  try {
+    await RemoteArray.open(url, { timeoutMs: 1 });
+  } catch (e) {
+    if (e instanceof ChunkwiseError) {
+      const code: ErrorCode = e.code;
+      const name: "ChunkwiseError" = e.name;
+      const message: string = e.message;
+      switch (code) {
+        case "NOT_FOUND":
+        case "TIMEOUT":
+          break;
+        // @ts-expect-error: not a code
+        case "NOPE":
+          break;
+      }
+      console.log(name, message, e.field, e instanceof Error);
+    }
+  }
+  const made = new ChunkwiseError("m", "INVALID_ARGUMENT");
+  console.log(made.code);
+
+  // Persistent caches.
+  const cacheStore: CacheStore = {
+    get: async (key: string) => (key ? new Uint8Array(0) : undefined),
+    put: async () => {},
+    delete: async () => {},
+    keys: async () => [],
+  };
+  await RemoteArray.open(url, { cache: "disk", cacheStore, cacheName: "c", persist: false });
+  await RemoteArray.open(url, { cache: "disk", cacheBackend: "opfs" });
+  const usage: CacheUsage = await cacheUsage();
+  const usage2 = await cacheUsage({ cacheName: "c", cacheStore });
+  const removed: number = await clearCache();
+  await clearCache({ cacheBackend: "indexeddb" });
+  console.log(usage.payload.bytes, usage2.perSource.map((s) => s.source), removed);
+
+  // Tools.
+  const bytes: Uint8Array = decodeChunk(new Uint8Array(32));
+  const mem: number = wasmMemoryBytes();
+  const { geometry, traces } = chunkTraceExperiment();
+  const report = simulateChunkCache(geometry, traces["round-robin"], { nslots: 17, nbytes: 16384, w0: 0 });
+  const reads: number = report.total.reads;
+  const advice = adviseChunkCache(geometry, traces.grouped, { nslots: 1, maxCacheBytes: 1 << 20 });
+  const trace = randomChunkTrace([64, 64], [32, 32], 1, 10);
+  const bench = benchChunkTrace(1000, 1);
+  console.log(bytes, mem, reads, advice.reuse_set, trace.selections.length, bench.ms);
+  const result = partition([{ path: "tas", shape: [10], chunks: [5], itemsize: 4 }], { scope: "s" });
+  const d = diff(null, result.manifest);
+  const k = resolveKey(result.manifest, "tas/c/0");
+  const resolver = new KeyResolver();
+  resolver.add(result.manifest);
+  console.log(d.describe, k.kind, resolver.resolve("s/tas/c/0").blob_id, resolver.isArchivable("x"), resolver.size);
+  resolver.free();
+}
