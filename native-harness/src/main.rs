@@ -359,6 +359,14 @@ enum BenchCommand {
         #[arg(long, default_value_t = 5)]
         runs: u32,
     },
+    /// A full read of a 2000x3000 float32 Zarr array by chunkwise (wasm) and zarrita.js in
+    /// Node and headless Chromium, cold and warm, at 0 and 40 ms latency (runs
+    /// scripts/bench-zarr-js.mjs; needs scripts/build-pkg.sh and tests/e2e's npm packages).
+    ZarrJs {
+        /// Runs per cell (the median is shown).
+        #[arg(long, default_value_t = 5)]
+        runs: u32,
+    },
 }
 
 fn repo_root() -> PathBuf {
@@ -911,6 +919,18 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                         .map_err(|e| arg(format!("cannot run node: {e}")))?;
                     if !status.success() {
                         return Err(arg(format!("scripts/bench-cache.mjs failed ({status})")));
+                    }
+                }
+                BenchCommand::ZarrJs { runs } => {
+                    let exe = std::env::current_exe().map_err(|e| arg(e.to_string()))?;
+                    let status = std::process::Command::new("node")
+                        .arg(repo_root().join("scripts/bench-zarr-js.mjs"))
+                        .env("CHUNKWISE_BIN", exe)
+                        .env("CHUNKWISE_BENCH_RUNS", runs.to_string())
+                        .status()
+                        .map_err(|e| arg(format!("cannot run node: {e}")))?;
+                    if !status.success() {
+                        return Err(arg(format!("scripts/bench-zarr-js.mjs failed ({status})")));
                     }
                 }
                 BenchCommand::Remote { latency_ms, json } => {

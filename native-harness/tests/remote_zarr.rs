@@ -984,3 +984,69 @@ async fn a_shard_that_vanishes_after_its_index_is_source_changed() {
     assert_eq!(e.code(), "SOURCE_CHANGED", "{e}");
     server.shutdown().await;
 }
+
+/// A memory cache keeps converted chunks uncompressed: each entry is a memcpyed Blosc2 chunk
+/// of exactly the decoded chunk's bytes (plus its 32-byte header), so a cold read spends no
+/// time compressing what it keeps and a warm read none decompressing it; the warm read gives
+/// the values written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_cache_keeps_converted_chunks_uncompressed() {
+    let server = server().await;
+    let mut entries = 0;
+    for (store, path) in [
+        ("v3.zarr", "/temperature"),
+        ("v3.zarr", "/raw"),
+        ("v3.zarr", "/bools"),
+        ("v2.zarr", "/zlib"),
+        ("v2.zarr", "/delta"),
+    ] {
+        let arr = open_array(
+            &server.url(&format!("zarr/{store}")),
+            vec![],
+            with_path(path),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            arr.coordinator().policy(),
+            chunkwise::cache::CachePolicy::Memory
+        );
+        arr.read(&Selection::all(), &ReadOptions::default())
+            .await
+            .unwrap();
+        let chunk_bytes = arr.chunks().iter().product::<u64>() * arr.dtype().itemsize as u64;
+        use chunkwise::cache::backend::CacheBackend;
+        for e in arr.cache().list("").await.unwrap() {
+            let b = arr.cache().get_now(&e.key).unwrap();
+            let h = chunkwise::codec::blosc2::ChunkHeader::parse(&b).unwrap();
+            assert!(
+                h.memcpyed,
+                "{store}:{path}: entry of {} bytes is compressed",
+                b.len()
+            );
+            assert_eq!(b.len() as u64, chunk_bytes + 32, "{store}:{path}");
+            entries += 1;
+        }
+        let npy = read_npy(
+            &std::fs::read(fixtures().join("zarr").join(format!(
+                "{}_{}.npy",
+                store.trim_end_matches(".zarr"),
+                path.trim_start_matches('/')
+            )))
+            .unwrap(),
+        )
+        .unwrap();
+        let requests = arr.traffic().requests;
+        let warm = arr
+            .read(&Selection::all(), &ReadOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            arr.traffic().requests,
+            requests,
+            "{store}:{path}: warm read fetched"
+        );
+        assert_eq!(warm.data, npy.data, "{store}:{path}: warm values");
+    }
+    assert!(entries > 20, "{entries} entries checked");
+}

@@ -13,7 +13,9 @@ use std::sync::{Arc, Mutex};
 /// compressed payload"). An entry larger than the bound is not retained. Every blob is copied
 /// on insert, so an entry owns exactly its bytes: a slice of a larger buffer (a chunk cut out
 /// of a coalesced fetch) would otherwise keep the whole buffer, gaps included, alive, and
-/// the bound would not bound memory. Cloning shares the map.
+/// the bound would not bound memory. A blob that is the only handle on an allocation of
+/// exactly its length already owns exactly its bytes and is kept as given. Cloning shares
+/// the map.
 #[derive(Debug, Clone)]
 pub struct ByteLru<K> {
     inner: Arc<Mutex<Inner<K>>>,
@@ -116,7 +118,7 @@ impl<K: Clone + Eq + Hash> ByteLru<K> {
         }
         // Copied outside the lock: the entry owns exactly its bytes (see the type's docs).
         let payload = if copy {
-            Bytes::copy_from_slice(&payload)
+            owned_exactly(payload)
         } else {
             payload
         };
@@ -197,6 +199,16 @@ impl<K: Clone + Eq + Hash> ByteLru<K> {
     }
 }
 
+/// `b` itself when it is the only handle on an allocation of exactly its length (a buffer
+/// made for the entry, such as a converted chunk), else a copy of its bytes.
+fn owned_exactly(b: Bytes) -> Bytes {
+    match b.try_into_mut() {
+        Ok(m) if m.capacity() == m.len() => m.freeze(),
+        Ok(m) => Bytes::copy_from_slice(&m),
+        Err(b) => Bytes::copy_from_slice(&b),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,6 +231,24 @@ mod tests {
         );
         c.remove(&"chunk");
         assert!(!c.contains(&"chunk"));
+    }
+
+    /// A blob that is the only handle on an allocation of exactly its bytes (a converted
+    /// chunk encoded for the cache) is kept as given: a copy would only cost time.
+    #[test]
+    fn a_buffer_made_for_the_entry_is_kept_without_a_copy() {
+        let made = Bytes::from(vec![7u8; 4096]);
+        let p = made.as_ptr();
+        let c = ByteLru::new(1 << 30);
+        c.insert("chunk", made);
+        assert_eq!(c.get(&"chunk").unwrap().as_ptr(), p, "copied");
+        // The only handle on a slice of a larger buffer is still copied.
+        let part = Bytes::from(vec![1u8; 1 << 20]).slice(10..20);
+        let q = part.as_ptr();
+        c.insert("part", part);
+        let kept = c.get(&"part").unwrap();
+        assert_ne!(kept.as_ptr(), q);
+        assert_eq!(&kept[..], &[1u8; 10]);
     }
 
     /// Empty blobs add no bytes, so only the entry bound holds their keys.

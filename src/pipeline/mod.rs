@@ -12,7 +12,8 @@
 //!    [`crate::formats::ChunkLoader`]).
 //! 4. **Fetch, decode, keep, assemble**, as each merged fetch arrives: the stored bytes enter
 //!    the payload cache (copied, so an entry owns exactly its bytes), or for a format that is
-//!    not Blosc2 the decoded chunk enters it re-encoded as Blosc2 ([`crate::cache::convert`]);
+//!    not Blosc2 the decoded chunk enters it re-encoded as Blosc2 ([`crate::cache::convert`];
+//!    uncompressed in a memory cache, compressed in a persistent one);
 //!    the decoded chunk is copied into the result and dropped ([`assemble`]).
 //! 5. **Finish.** Variable-length strings are resolved from the HDF5 global heap
 //!    ([`finish`]).
@@ -31,7 +32,7 @@ pub mod plan;
 
 pub use plan::{BlockRule, FetchPlan, Found, PlannedChunk, Step};
 
-use crate::cache::{convert, CacheCoordinator, CacheKey, Item};
+use crate::cache::{convert, CacheCoordinator, CacheKey, CachePolicy, Item};
 use crate::dtype::DType;
 use crate::element::Element;
 use crate::error::Result;
@@ -237,8 +238,10 @@ impl Reader<'_> {
                     .await
             }
             Some(stamp) => {
+                // In memory a converted chunk is kept uncompressed (see `convert::encode`).
+                let compress = self.coordinator.policy() != CachePolicy::Memory;
                 let entry = match decoded {
-                    Some(d) => match convert::encode(d, itemsize) {
+                    Some(d) => match convert::encode(d, itemsize, compress) {
                         Some(enc) => enc,
                         None => return,
                     },
