@@ -43,6 +43,20 @@ async function everyKind(cw) {
   await failsWith(cw, cw.RemoteArray.open(`${server.url}blosc2/absent.b2nd`), "NOT_FOUND", "open of a missing file");
   await failsWith(cw, cw.RemoteArray.open(`${server.url}${file}`, { cache: "bogus" }), "INVALID_ARGUMENT", "a bad option");
   await failsWith(cw, cw.RemoteStore.open(`${server.url}${file}`), "UNSUPPORTED", "a store of a .b2nd");
+  // A URL or path that is not a string (JavaScript has no compiler to refuse it): a rejection
+  // with INVALID_ARGUMENT, not a synchronous TypeError or a trap of the module.
+  const store = await cw.RemoteStore.open(`${server.url}hdf5/groups.h5`);
+  for (const [what, call] of [["RemoteArray.open()", () => cw.RemoteArray.open()],
+    ["RemoteArray.open(42)", () => cw.RemoteArray.open(42)],
+    ["RemoteArray.open(a URL object)", () => cw.RemoteArray.open(new URL(`${server.url}${file}`))],
+    ["RemoteStore.open(null)", () => cw.RemoteStore.open(null)],
+    ["store.get(7)", () => store.get(7)]]) {
+    let p;
+    assert.doesNotThrow(() => { p = call(); }, `${what}: no synchronous throw`);
+    await failsWith(cw, p, "INVALID_ARGUMENT", what);
+  }
+  assert.deepEqual((await store.get("/time")).shape, [100], "the store still works after them");
+  store.close();
   const arr = await cw.RemoteArray.open(`${server.url}${file}`);
   await failsWith(cw, arr.read("0:1, 0:1, 0"), "INVALID_SELECTION", "a selection of too many dimensions");
   arr.close();
