@@ -282,6 +282,86 @@ impl RemoteArray {
     /// `STALE` ([`Error::Stale`]), before any request, for an array obtained from a store's
     /// [`crate::store::RemoteStore::get`] before the store was refreshed.
     pub async fn read(&self, selection: &Selection, opts: &ReadOptions<'_>) -> Result<ArrayData> {
+        self.check_generation()?;
+        let result = crate::pipeline::read(&self.reader(), selection, opts).await;
+        self.after_read(&result).await;
+        result
+    }
+
+    /// Reads chunk `coords` (its coordinates in the chunk grid of [`RemoteArray::chunks`])
+    /// decoded, whole: `shape` is the full chunk shape even for an edge chunk (zarrita's
+    /// `getChunk` rule), its elements past the array's edge being what the source stores
+    /// there; C order, stored dtype. A chunk that is not stored reads as the fill value (a
+    /// Zarr chunk absent from its store: `missing_chunks` is 1). Goes through the caches like
+    /// [`RemoteArray::read`].
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` for coordinates of another rank or outside the chunk grid; those of
+    /// [`RemoteArray::read`].
+    pub async fn read_chunk(&self, coords: &[u64], opts: &ReadOptions<'_>) -> Result<ArrayData> {
+        self.check_generation()?;
+        let result = crate::pipeline::read_chunk(&self.reader(), coords, opts).await;
+        self.after_read(&result).await;
+        result
+    }
+
+    /// The stored bytes of chunk `coords` (chunk-grid coordinates, as for
+    /// [`RemoteArray::read_chunk`]) as the source holds them, before any decoding: a Blosc2
+    /// chunk of a `.b2nd` frame, an HDF5 chunk as its filters left it (compact data as
+    /// stored), a Zarr chunk object or the inner chunk's bytes of a shard. One request (for a
+    /// shard: its index first, remembered), never cached. `None` for a chunk that is not
+    /// stored: a Blosc2 special-value chunk, an unallocated HDF5 chunk, a Zarr chunk absent
+    /// from its store (or marked empty in its shard's index).
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` for coordinates outside the chunk grid; I/O errors
+    /// (`SOURCE_CHANGED` as for a read); `STALE` as for a read.
+    pub async fn chunk_bytes(&self, coords: &[u64]) -> Result<Option<bytes::Bytes>> {
+        self.check_generation()?;
+        let grid = self.format.grid();
+        crate::pipeline::check_chunk_coords(grid, coords)?;
+        let chunk = grid.chunk_linear(coords);
+        let result = match self.format.locate(chunk)? {
+            crate::formats::ChunkPlace::Stored(range) => self
+                .source
+                .read(crate::io::ByteRange::bounded(range.clone()))
+                .await
+                .map_err(Error::from)
+                .and_then(|f| match f.range == range {
+                    true => Ok(Some(f.bytes)),
+                    false => Err(crate::io::IoError::BadContentRange {
+                        location: self.info.location.clone(),
+                        detail: format!("asked {range:?}, got {:?}", f.range),
+                    }
+                    .into()),
+                }),
+            crate::formats::ChunkPlace::Inline(b) => Ok(Some(b)),
+            crate::formats::ChunkPlace::Fill(_) => Ok(None),
+            crate::formats::ChunkPlace::Loaded => self.loaded_chunk_bytes(chunk).await,
+        };
+        self.after_read(&result).await;
+        result
+    }
+
+    #[cfg(feature = "zarr")]
+    async fn loaded_chunk_bytes(&self, chunk: u64) -> Result<Option<bytes::Bytes>> {
+        match &self.zarr {
+            Some(z) => Ok(z.encoded_chunk(chunk).await?.map(bytes::Bytes::from)),
+            None => Err(Error::InvalidArgument(
+                "this format places no chunk to load".into(),
+            )),
+        }
+    }
+
+    #[cfg(not(feature = "zarr"))]
+    async fn loaded_chunk_bytes(&self, _chunk: u64) -> Result<Option<bytes::Bytes>> {
+        Err(Error::InvalidArgument(
+            "this format places no chunk to load".into(),
+        ))
+    }
+
+    /// `STALE` for an array of a store refreshed since it was got.
+    fn check_generation(&self) -> Result<()> {
         if let Some((counter, mine)) = &self.generation {
             let now = counter.load(Ordering::Acquire);
             if now != *mine {
@@ -291,7 +371,11 @@ impl RemoteArray {
                 });
             }
         }
-        let reader = crate::pipeline::Reader {
+        Ok(())
+    }
+
+    fn reader(&self) -> crate::pipeline::Reader<'_> {
+        crate::pipeline::Reader {
             source: &*self.source,
             source_len: self.info.len,
             location: &self.info.location,
@@ -305,8 +389,12 @@ impl RemoteArray {
                 max_result_bytes: self.options.max_result_bytes,
                 block_read_min_bytes: self.options.block_read_min_bytes,
             },
-        };
-        let result = crate::pipeline::read(&reader, selection, opts).await;
+        }
+    }
+
+    /// What every read does after it: records the Zarr object versions it learnt, and
+    /// forgets the source when it changed.
+    async fn after_read<T>(&self, result: &Result<T>) {
         // Object versions learnt by this read go into the Zarr store's record, so a later
         // open (another process, under DISK) checks its answers against them.
         #[cfg(feature = "zarr")]
@@ -320,7 +408,6 @@ impl RemoteArray {
                 z.store().forget_objects();
             }
         }
-        result
     }
 }
 

@@ -26,8 +26,9 @@ pub enum AttrValue {
     Int(i64),
     /// An unsigned integer too large for `i64`, or stored unsigned.
     UInt(u64),
-    /// A float (a scalar of any float width). NaN and infinities are kept.
-    Float(f64),
+    /// A float (a scalar of any float width). NaN and infinities are kept (serialised as the
+    /// strings `"NaN"`, `"Infinity"`, `"-Infinity"`, which JSON has no numbers for).
+    Float(#[serde(with = "float_serde")] f64),
     /// Text (UTF-8; invalid bytes were replaced by U+FFFD).
     String(String),
     /// A numeric (or bool) array of any rank: elements in C order, little-endian.
@@ -158,6 +159,41 @@ impl AttrValue {
     }
 }
 
+/// Serde form of [`AttrValue::Float`]: a number, or for NaN and infinities the strings
+/// `"NaN"`, `"Infinity"`, `"-Infinity"` (serde_json would write `null`, losing the value).
+mod float_serde {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(f: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if f.is_nan() {
+            s.serialize_str("NaN")
+        } else if f.is_infinite() {
+            s.serialize_str(if *f > 0.0 { "Infinity" } else { "-Infinity" })
+        } else {
+            s.serialize_f64(*f)
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Repr {
+        Number(f64),
+        Text(String),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        match Repr::deserialize(d)? {
+            Repr::Number(f) => Ok(f),
+            Repr::Text(t) => match t.as_str() {
+                "NaN" => Ok(f64::NAN),
+                "Infinity" => Ok(f64::INFINITY),
+                "-Infinity" => Ok(f64::NEG_INFINITY),
+                other => Err(serde::de::Error::custom(format!("not a float: {other:?}"))),
+            },
+        }
+    }
+}
+
 fn float_json(f: f64) -> serde_json::Value {
     if f.is_nan() {
         "NaN".into()
@@ -176,7 +212,7 @@ fn elements_json(dtype: DType, data: &[u8]) -> Vec<serde_json::Value> {
     data.chunks_exact(n)
         .map(|b| match (dtype.kind, n) {
             (Kind::Bool, _) => serde_json::Value::Bool(b[0] != 0),
-            (Kind::Int, _) => {
+            (Kind::Int | Kind::Datetime(_) | Kind::Timedelta(_), _) => {
                 let mut v = [0u8; 8];
                 v[..n].copy_from_slice(b);
                 let shift = 64 - 8 * n as u32;
@@ -256,6 +292,24 @@ mod tests {
             data: vec![0xff, 0xff, 7, 0],
         };
         assert_eq!(i.to_json(), serde_json::json!([-1, 7]));
+    }
+
+    #[test]
+    fn non_finite_floats_survive_serde() {
+        let a = Attrs(vec![
+            ("n".into(), AttrValue::Float(f64::NAN)),
+            ("i".into(), AttrValue::Float(f64::NEG_INFINITY)),
+            ("f".into(), AttrValue::Float(0.5)),
+        ]);
+        let text = serde_json::to_string(&a).unwrap();
+        assert!(
+            text.contains("\"NaN\"") && text.contains("\"-Infinity\""),
+            "{text}"
+        );
+        let back: Attrs = serde_json::from_str(&text).unwrap();
+        assert!(matches!(back.get("n"), Some(AttrValue::Float(f)) if f.is_nan()));
+        assert_eq!(back.get("i"), Some(&AttrValue::Float(f64::NEG_INFINITY)));
+        assert_eq!(back.get("f"), Some(&AttrValue::Float(0.5)));
     }
 
     #[test]

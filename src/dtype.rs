@@ -1,11 +1,15 @@
-//! numpy-style data types (`"<f8"`, `">i4"`, `"|b1"`): kind, item size in bytes and byte order.
+//! numpy-style data types (`"<f8"`, `">i4"`, `"|b1"`, `"<M8[ns]"`): kind, item size in bytes
+//! and byte order.
 //!
 //! Source of the notation: numpy's array-interface `typestr` (byte order character, kind
-//! character, item size in bytes), which the `b2nd` metalayer stores verbatim.
+//! character, item size in bytes), which the `b2nd` metalayer and Zarr v2's `dtype` store
+//! verbatim; for `datetime64`/`timedelta64` (`M`, `m`, always 8 bytes) numpy's `dtype.str`
+//! appends the unit in brackets (`<M8[ns]`, `<m8[ms]`; `<M8` for the generic unit), numpy's
+//! "Datetime units" list.
 
 use std::fmt;
 
-/// Kind of the elements (numpy kind characters `b`, `i`, `u`, `f`, `c`, `S`, `V`).
+/// Kind of the elements (numpy kind characters `b`, `i`, `u`, `f`, `c`, `M`, `m`, `S`, `V`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
     /// Booleans, one byte each (`b`).
@@ -18,11 +22,84 @@ pub enum Kind {
     Float,
     /// Complex numbers, two floats (`c`).
     Complex,
+    /// numpy `datetime64` (`M`): a signed 64-bit count of `unit`s since 1970-01-01T00:00,
+    /// `i64::MIN` being NaT (not a time).
+    Datetime(TimeUnit),
+    /// numpy `timedelta64` (`m`): a signed 64-bit count of `unit`s, `i64::MIN` being NaT.
+    Timedelta(TimeUnit),
     /// Fixed-length byte strings (`S`), any item size: numpy's `bytes_`.
     Bytes,
     /// Raw fixed-size records (`V`), any item size: the flat form of a structured dtype,
     /// described further by [`crate::element::Element`].
     Void,
+}
+
+/// The unit of a numpy `datetime64`/`timedelta64` (numpy's "Datetime units"; multiples such
+/// as `10s` are not taken).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum TimeUnit {
+    /// No unit (`<M8`): numpy's generic unit, which only NaT and unitless values have.
+    Generic,
+    /// Years (`Y`).
+    Year,
+    /// Months (`M`).
+    Month,
+    /// Weeks (`W`).
+    Week,
+    /// Days (`D`).
+    Day,
+    /// Hours (`h`).
+    Hour,
+    /// Minutes (`m`).
+    Minute,
+    /// Seconds (`s`).
+    Second,
+    /// Milliseconds (`ms`).
+    Millisecond,
+    /// Microseconds (`us`).
+    Microsecond,
+    /// Nanoseconds (`ns`).
+    Nanosecond,
+    /// Picoseconds (`ps`).
+    Picosecond,
+    /// Femtoseconds (`fs`).
+    Femtosecond,
+    /// Attoseconds (`as`).
+    Attosecond,
+}
+
+impl TimeUnit {
+    const ALL: [(TimeUnit, &'static str); 14] = [
+        (TimeUnit::Generic, ""),
+        (TimeUnit::Year, "Y"),
+        (TimeUnit::Month, "M"),
+        (TimeUnit::Week, "W"),
+        (TimeUnit::Day, "D"),
+        (TimeUnit::Hour, "h"),
+        (TimeUnit::Minute, "m"),
+        (TimeUnit::Second, "s"),
+        (TimeUnit::Millisecond, "ms"),
+        (TimeUnit::Microsecond, "us"),
+        (TimeUnit::Nanosecond, "ns"),
+        (TimeUnit::Picosecond, "ps"),
+        (TimeUnit::Femtosecond, "fs"),
+        (TimeUnit::Attosecond, "as"),
+    ];
+
+    /// numpy's code of the unit (`"ns"`, `"D"`; `""` for the generic unit).
+    pub fn as_str(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(u, _)| *u == self)
+            .map_or("", |(_, s)| s)
+    }
+
+    /// The unit of numpy's code (`"ns"`, `"us"` or `"μs"`, `"D"`, `""` generic); `None` for
+    /// anything else, multiples (`"10s"`) included.
+    pub fn parse(code: &str) -> Option<TimeUnit> {
+        let code = if code == "μs" { "us" } else { code };
+        Self::ALL.iter().find(|(_, s)| *s == code).map(|(u, _)| *u)
+    }
 }
 
 /// Byte order of multi-byte elements.
@@ -42,7 +119,8 @@ pub enum ByteOrder {
 pub struct DType {
     /// Element kind.
     pub kind: Kind,
-    /// Bytes per element (1, 2, 4, 8 or 16 for numbers; any positive size for `S` and `V`).
+    /// Bytes per element (1, 2, 4, 8 or 16 for numbers, 8 for datetimes and timedeltas; any
+    /// positive size for `S` and `V`).
     pub itemsize: usize,
     /// Byte order of stored elements.
     pub order: ByteOrder,
@@ -50,16 +128,19 @@ pub struct DType {
 
 /// A dtype string that is not a supported numeric type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unsupported dtype {0:?} (supported: numeric, bool and byte-string numpy typestr such as \"<f8\", \">i4\", \"|b1\", \"|S8\")")]
+#[error("unsupported dtype {0:?} (supported: numeric, bool, datetime64/timedelta64 and byte-string numpy typestr such as \"<f8\", \">i4\", \"|b1\", \"<M8[ns]\", \"|S8\")")]
 pub struct DTypeError(pub String);
 
 impl DType {
-    /// Parses a numpy typestr such as `"<f8"`, `">i4"`, `"|u1"`, `"|b1"`, `"<c16"`; a missing
-    /// or `=` byte order means native (little-endian on every target chunkwise runs on).
+    /// Parses a numpy typestr such as `"<f8"`, `">i4"`, `"|u1"`, `"|b1"`, `"<c16"`, or a
+    /// `datetime64`/`timedelta64` `dtype.str` such as `"<M8[ns]"`, `">m8[s]"`, `"<M8"`; a
+    /// missing or `=` byte order means native (little-endian on every target chunkwise runs
+    /// on).
     ///
     /// # Errors
-    /// [`DTypeError`] for unicode, datetime or odd-sized types (structured types have no
-    /// typestr: see [`crate::element::Element`]).
+    /// [`DTypeError`] for unicode or odd-sized types, and datetime units numpy does not name
+    /// or multiples of one (`"<M8[10s]"`) (structured types have no typestr: see
+    /// [`crate::element::Element`]).
     pub fn parse(s: &str) -> Result<DType, DTypeError> {
         let err = || DTypeError(s.to_string());
         let mut chars = s.chars();
@@ -72,7 +153,33 @@ impl DType {
         };
         let _ = chars.next();
         let mut rc = rest.chars();
-        let kind = match rc.next().ok_or_else(err)? {
+        let code = rc.next().ok_or_else(err)?;
+        if code == 'M' || code == 'm' {
+            // `M8[unit]`: always 8 bytes.
+            let after = rc.as_str().strip_prefix('8').ok_or_else(err)?;
+            let unit = match after {
+                "" => TimeUnit::Generic,
+                _ => after
+                    .strip_prefix('[')
+                    .and_then(|u| u.strip_suffix(']'))
+                    .filter(|u| !u.is_empty())
+                    .and_then(TimeUnit::parse)
+                    .ok_or_else(err)?,
+            };
+            if order == ByteOrder::NotApplicable {
+                return Err(err());
+            }
+            return Ok(DType {
+                kind: if code == 'M' {
+                    Kind::Datetime(unit)
+                } else {
+                    Kind::Timedelta(unit)
+                },
+                itemsize: 8,
+                order,
+            });
+        }
+        let kind = match code {
             'b' | '?' => Kind::Bool,
             'i' => Kind::Int,
             'u' => Kind::UInt,
@@ -88,6 +195,7 @@ impl DType {
             Kind::Int | Kind::UInt => matches!(itemsize, 1 | 2 | 4 | 8),
             Kind::Float => matches!(itemsize, 2 | 4 | 8),
             Kind::Complex => matches!(itemsize, 8 | 16),
+            Kind::Datetime(_) | Kind::Timedelta(_) => unreachable!("parsed above"),
             Kind::Bytes | Kind::Void => itemsize >= 1 && order != ByteOrder::Big,
         };
         if !ok {
@@ -164,6 +272,17 @@ impl fmt::Display for DType {
             Kind::UInt => 'u',
             Kind::Float => 'f',
             Kind::Complex => 'c',
+            Kind::Datetime(u) | Kind::Timedelta(u) => {
+                let k = if matches!(self.kind, Kind::Datetime(_)) {
+                    'M'
+                } else {
+                    'm'
+                };
+                return match u {
+                    TimeUnit::Generic => write!(f, "{o}{k}8"),
+                    u => write!(f, "{o}{k}8[{}]", u.as_str()),
+                };
+            }
             Kind::Bytes => 'S',
             Kind::Void => 'V',
         };
@@ -189,6 +308,44 @@ mod tests {
         for bad in ["", "<", "<x4", "<i3", "<U8", "|V0", ">S2", "<f16x", "<b2"] {
             assert!(DType::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn datetimes_keep_their_unit() {
+        for s in [
+            "<M8[ns]", ">M8[s]", "<m8[ms]", "<M8[D]", "<M8", "<m8[us]", "<M8[as]",
+        ] {
+            let d = DType::parse(s).unwrap();
+            assert_eq!(d.to_string(), s);
+            assert_eq!(d.itemsize, 8);
+            assert!(d.is_numeric());
+        }
+        assert_eq!(
+            DType::parse("<M8[ns]").unwrap().kind,
+            Kind::Datetime(TimeUnit::Nanosecond)
+        );
+        assert_eq!(
+            DType::parse(">m8[h]").unwrap(),
+            DType {
+                kind: Kind::Timedelta(TimeUnit::Hour),
+                itemsize: 8,
+                order: ByteOrder::Big
+            }
+        );
+        assert_eq!(DType::parse("M8[μs]").unwrap().to_string(), "<M8[us]");
+        for bad in [
+            "<M4[ns]", "<M8[10s]", "<M8[]", "<M8[xs]", "|M8[ns]", "<M8[ns", "<m16",
+        ] {
+            assert!(DType::parse(bad).is_err(), "{bad}");
+        }
+        // A big-endian datetime swaps as one 8-byte unit.
+        let d = DType::parse(">M8[ns]").unwrap();
+        let mut v = 1_700_000_000_000_000_000i64.to_be_bytes().to_vec();
+        d.make_little_endian(&mut v);
+        assert_eq!(
+            i64::from_le_bytes(v.try_into().unwrap()),
+            1_700_000_000_000_000_000
+        );
     }
 
     #[test]

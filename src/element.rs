@@ -301,7 +301,9 @@ fn number(d: &DType, e: &[u8]) -> Value {
     };
     match (d.kind, d.itemsize) {
         (Kind::Bool, _) => Value::Bool(b[0] != 0),
-        (Kind::Int, 8) => Value::Int64(i64::from_le_bytes(le(8))),
+        (Kind::Int, 8) | (Kind::Datetime(_) | Kind::Timedelta(_), _) => {
+            Value::Int64(i64::from_le_bytes(le(8)))
+        }
         (Kind::UInt, 8) => Value::UInt64(u64::from_le_bytes(le(8))),
         (Kind::Int, n) => {
             let v = u64::from_le_bytes(le(n));

@@ -7,9 +7,12 @@ pub mod bench_remote;
 pub mod bench_zarr;
 pub mod cache_cli;
 pub mod chunk_trace_cli;
+pub mod numpy_print;
 pub mod partition_cli;
+pub mod progress;
 pub mod serve;
 pub mod source;
+pub mod tree;
 
 /// The python of the project's venv (numpy, python-blosc2, h5py 3.16 with HDF5 2.0, zarr,
 /// installed by `scripts/setup.sh`): `$CHUNKWISE_VENV/bin/python`, by default

@@ -1,5 +1,5 @@
-//! The `chunkwise` command line: `serve`, `read`, `info`, `bench`, `partition`, `resolve`,
-//! `chunk-trace`, `cache`. Output contracts: `read` prints one JSON line
+//! The `chunkwise` command line: `serve`, `ls`, `read`, `info`, `attrs`, `chunks`, `bench`,
+//! `partition`, `resolve`, `chunk-trace`, `cache`. Output contracts: `read` prints one JSON line
 //! `{"shape":[..],"dtype":"<f8","requests":N,"bytes":N,"missing_chunks":N}` (`missing_chunks`:
 //! Zarr chunks absent from the store, read as the fill value; 0 for other formats); errors print
 //! `{"error":{"code":"..","message":".."}}` on stderr and exit with status 1.
@@ -12,11 +12,76 @@ use native_harness::source;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
+/// Examples of the whole command line (`chunkwise --help`).
+const EXAMPLES: &str = "Examples:
+  chunkwise ls data.h5
+  chunkwise info http://127.0.0.1:8000/zarr/v3.zarr --path /temperature
+  chunkwise read data.h5 --path /group/temperature --select \"0:5, ::2\" --print
+  chunkwise read https://example.org/field.b2nd --select \"0:128\" --out slice.npy
+  chunkwise attrs data.h5 --path /group/temperature
+  chunkwise serve --root tests/fixtures --port 8000
+
+SOURCE is an http(s):// URL or a local path (a file, or a Zarr store directory).";
+
+const LS_EXAMPLES: &str = "Examples:
+  chunkwise ls tests/fixtures/hdf5/groups.h5
+  chunkwise ls http://127.0.0.1:8000/zarr/v3.zarr
+  chunkwise ls tests/fixtures/zarr/v2.zarr --json";
+
+const READ_EXAMPLES: &str = "Examples:
+  chunkwise read tests/fixtures/hdf5/groups.h5 --path /model/weights --print
+  chunkwise read http://127.0.0.1:8000/sample/field2d_f4.b2nd --select \"0:128, ::2\" --out slice.npy
+  chunkwise read http://127.0.0.1:8000/zarr/v3.zarr --path /temperature --select \"-1\"
+  chunkwise read data.h5 --path /data --select \"0:100\" --cache disk --cache-dir /tmp/cw
+  chunkwise read https://example.org/a.b2nd --header \"Authorization: Bearer abc\" --timeout 30";
+
+const INFO_EXAMPLES: &str = "Examples:
+  chunkwise info http://127.0.0.1:8000/sample/field2d_f4.b2nd
+  chunkwise info tests/fixtures/zarr/v3.zarr --path /temperature --json
+  chunkwise info tests/fixtures/hdf5/groups.h5";
+
+const ATTRS_EXAMPLES: &str = "Examples:
+  chunkwise attrs tests/fixtures/hdf5/groups.h5 --path /model/weights
+  chunkwise attrs tests/fixtures/zarr/v3.zarr
+  chunkwise attrs http://127.0.0.1:8000/sample/field2d_f4.b2nd";
+
+const CHUNKS_EXAMPLES: &str = "Examples:
+  chunkwise chunks tests/fixtures/hdf5/gzip_shuffle.h5 --path /ints
+  chunkwise chunks tests/fixtures/hdf5/gzip_shuffle.h5 --path /ints --json";
+
+const SERVE_EXAMPLES: &str = "Examples:
+  chunkwise serve --root tests/fixtures --port 8000
+  chunkwise serve --root tests/fixtures --port 0 --latency-ms 40 --quiet
+  chunkwise serve --root tests/fixtures --fault status=.zarray:503 --fault after=3:never-answer";
+
+const PARTITION_EXAMPLES: &str = "Examples:
+  chunkwise partition tests/fixtures/zarr_partition/v3.zarr --policy tests/fixtures/zarr_partition/policy.json --out manifest.json
+  chunkwise partition tests/fixtures/zarr_partition/v3.zarr --previous manifest.json --dry-run";
+
+const RESOLVE_EXAMPLES: &str = "Examples:
+  chunkwise resolve manifest.json tas/c/3/0/0";
+
+const CHUNK_TRACE_EXAMPLES: &str = "Examples:
+  chunkwise chunk-trace --experiment --real
+  chunkwise chunk-trace --geometry G.json --trace T.json --nslots 17 --nbytes 16384 --w0 0
+  chunkwise chunk-trace data.h5 --path /group/dataset --trace T.json";
+
+const CACHE_EXAMPLES: &str = "Examples:
+  chunkwise cache ls --cache-dir /tmp/cw
+  chunkwise cache verify --cache-dir /tmp/cw
+  chunkwise cache clear --cache-dir /tmp/cw";
+
+const BENCH_EXAMPLES: &str = "Examples:
+  chunkwise bench decode --quick
+  chunkwise bench remote --latency-ms 40
+  chunkwise bench partition";
+
 #[derive(Parser)]
 #[command(
     name = "chunkwise",
     version,
-    about = "Read remote Blosc2, HDF5 and Zarr arrays by HTTP range requests"
+    about = "Read remote Blosc2, HDF5 and Zarr arrays by HTTP range requests",
+    after_help = EXAMPLES
 )]
 struct Cli {
     #[command(subcommand)]
@@ -72,6 +137,7 @@ impl SourceArgs {
 #[derive(Subcommand)]
 enum Command {
     /// Serve a directory over HTTP on 127.0.0.1 with range requests, CORS and optional latency.
+    #[command(after_help = SERVE_EXAMPLES)]
     Serve {
         /// Directory to serve.
         #[arg(long)]
@@ -102,8 +168,23 @@ enum Command {
         #[arg(long, default_value = "*")]
         cors_origin: String,
     },
+    /// List the groups and arrays of a container (HDF5 file, Zarr store) as a tree: arrays
+    /// with shape and dtype, links and nodes that cannot be read with the reason. A
+    /// single-array source prints one line.
+    #[command(after_help = LS_EXAMPLES)]
+    Ls {
+        #[command(flatten)]
+        src: SourceArgs,
+        /// Print the node list as JSON: [{"path","kind","shape","dtype","error"}, ...].
+        #[arg(long)]
+        json: bool,
+    },
     /// Read a selection; prints {"shape","dtype","requests","bytes","missing_chunks"} as one
     /// JSON line (missing_chunks: Zarr chunks absent from the store, read as the fill value).
+    /// With --print the values go to stdout as numpy's print() shows them and that line to
+    /// stderr. On a terminal a progress line (chunks, bytes, rate, time left) is drawn on
+    /// stderr while the read runs.
+    #[command(after_help = READ_EXAMPLES)]
     Read {
         #[command(flatten)]
         src: SourceArgs,
@@ -113,15 +194,21 @@ enum Command {
         /// Write the selection as .npy.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Print the values as numpy's print() does (summarised past 1000 items, 8 digits);
+        /// the JSON line then goes to stderr.
+        #[arg(long)]
+        print: bool,
         /// The source may change at its URL (assume_immutable = false; standalone .b2nd
         /// only): a held discovery record is checked with one request before it is reused.
         #[arg(long)]
         mutable: bool,
     },
     /// Show what discovery finds: shape, dtype, chunks, codecs (--json also "requests",
-    /// "bytes" and "cache_status": created, reused or invalidated). On an HDF5 file without
-    /// --path whose root does not hold exactly one dataset, prints the hierarchy instead: one
-    /// JSON list of {"path","kind","shape","dtype","error"} (kind "group" or "array").
+    /// "bytes", "cache_status": created, reused or invalidated, and "dims" when the source
+    /// names dimensions). On a container without --path whose root does not hold exactly
+    /// one dataset, prints the hierarchy instead: the tree of `ls`, or with --json one JSON
+    /// list of {"path","kind","shape","dtype","error"} (kind "group", "array" or "link").
+    #[command(after_help = INFO_EXAMPLES)]
     Info {
         #[command(flatten)]
         src: SourceArgs,
@@ -137,14 +224,15 @@ enum Command {
     /// .zattrs / v3 attributes, Blosc2 vlmeta): numeric arrays as nested lists, NaN and
     /// infinities as the strings "NaN", "Infinity", "-Infinity". Without --path: the root
     /// group of a container, or the array of a single-array source.
-    ///
-    /// Example: chunkwise attrs data.h5 --path /group/temperature
+    #[command(after_help = ATTRS_EXAMPLES)]
     Attrs {
         #[command(flatten)]
         src: SourceArgs,
     },
     /// Print the chunk map of an HDF5 dataset: each allocated chunk's element offset, byte
-    /// address, stored size and filter mask.
+    /// address, stored size and filter mask (for .b2nd and Zarr arrays, `info` gives the
+    /// chunk shape, count and codecs).
+    #[command(after_help = CHUNKS_EXAMPLES)]
     Chunks {
         #[command(flatten)]
         src: SourceArgs,
@@ -155,6 +243,7 @@ enum Command {
     /// Partition a Zarr store (directory, or http(s) URL with consolidated metadata) or an
     /// arrays JSON file into blobs for tape tiering; prints the diff against the previous
     /// manifest and writes the new one.
+    #[command(after_help = PARTITION_EXAMPLES)]
     Partition {
         /// Zarr store directory or URL, or a JSON list of arrays.
         input: PathBuf,
@@ -175,6 +264,7 @@ enum Command {
         out: Option<PathBuf>,
     },
     /// Resolve an object key to its blob and tape instance in a manifest.
+    #[command(after_help = RESOLVE_EXAMPLES)]
     Resolve {
         /// Manifest JSON (schema 3).
         manifest: PathBuf,
@@ -182,6 +272,7 @@ enum Command {
         key: String,
     },
     /// Simulate HDF5's raw-data chunk cache on a selection trace (and measure real HDF5).
+    #[command(after_help = CHUNK_TRACE_EXAMPLES)]
     ChunkTrace {
         /// HDF5 file (URL or path) whose dataset `--path` gives the chunk geometry.
         source: Option<String>,
@@ -220,11 +311,13 @@ enum Command {
         real: bool,
     },
     /// List, verify or clear a --cache disk directory.
+    #[command(after_help = CACHE_EXAMPLES)]
     Cache {
         #[command(subcommand)]
         which: native_harness::cache_cli::CacheCommand,
     },
     /// Benchmarks that print a table (ratios side by side, not timed tests).
+    #[command(after_help = BENCH_EXAMPLES)]
     Bench {
         #[command(subcommand)]
         which: BenchCommand,
@@ -328,6 +421,7 @@ fn no_path(path: &Option<String>) -> Result<(), chunkwise::Error> {
 async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
     let (limit, location) = match &cli.command {
         Command::Read { src, .. }
+        | Command::Ls { src, .. }
         | Command::Info { src, .. }
         | Command::Chunks { src, .. }
         | Command::Attrs { src } => (src.deadline()?, src.source.clone()),
@@ -348,6 +442,14 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             faults,
             cors_origin,
         } => {
+            // Named here: the server's own error would be the OS's "No such file or
+            // directory" without the path.
+            if !root.is_dir() {
+                return Err(chunkwise::Error::InvalidArgument(format!(
+                    "--root {}: no such directory",
+                    root.display()
+                )));
+            }
             let opts = native_harness::serve::ServeOptions {
                 root,
                 port,
@@ -375,6 +477,7 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 },
             select,
             out,
+            print,
             mutable,
         } => {
             let coordinator = source::coordinator(&cache, cache_dir.as_deref())?;
@@ -388,22 +491,6 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             let sel = Selection::parse(&select).map_err(chunkwise::Error::Selection)?;
             let headers = parse_headers(&headers)?;
             let tty = std::io::stderr().is_terminal();
-            let bar = move |p: Progress| {
-                if tty && p.total > 1 {
-                    let width = 30usize;
-                    let filled = (p.done as usize * width) / p.total as usize;
-                    eprint!(
-                        "\r[{}{}] {}/{} chunks",
-                        "#".repeat(filled),
-                        " ".repeat(width - filled),
-                        p.done,
-                        p.total
-                    );
-                    if p.done == p.total {
-                        eprintln!();
-                    }
-                }
-            };
             // A source rewritten since its cached records were made fails the read with
             // SOURCE_CHANGED, and the cache forgets it: the open restarts once, afresh.
             let (mut requests, mut bytes) = (0, 0);
@@ -419,15 +506,26 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 if !matches!(arr.info().format, "hdf5" | "zarr2" | "zarr3") {
                     no_path(&path)?;
                 }
-                let read = arr
-                    .read(
-                        &sel,
-                        &ReadOptions {
-                            progress: Some(&bar),
-                            cancel: None,
-                        },
-                    )
-                    .await;
+                let progress = native_harness::progress::ProgressBar::new(tty);
+                let bar = |p: Progress| progress.update(p.done, p.total, arr.traffic().bytes);
+                let read = {
+                    let read_options = ReadOptions {
+                        progress: Some(&bar),
+                        cancel: None,
+                    };
+                    let reading = arr.read(&sel, &read_options);
+                    tokio::pin!(reading);
+                    // Between chunks the line still moves with the bytes received (a large
+                    // chunk takes a while), on a terminal only.
+                    let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
+                    loop {
+                        tokio::select! {
+                            r = &mut reading => break r,
+                            _ = tick.tick(), if tty => progress.tick(arr.traffic().bytes),
+                        }
+                    }
+                };
+                drop(progress);
                 let t = arr.traffic();
                 (requests, bytes) = (requests + t.requests, bytes + t.bytes);
                 match read {
@@ -454,9 +552,26 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                         chunkwise::Error::InvalidArgument(format!("{}: {e}", out.display()))
                     })?;
             }
+            if print {
+                use chunkwise::element::Element;
+                let text = match &data.element {
+                    // Records (HDF5 compounds); strings and numbers print as flat dtypes.
+                    Some(e @ (Element::Record { .. } | Element::SubArray { .. })) => {
+                        native_harness::numpy_print::format_records(&data.data, &data.shape, e)
+                    }
+                    _ => native_harness::numpy_print::format_array(
+                        &data.data,
+                        &data.shape,
+                        data.dtype,
+                    ),
+                }
+                .map_err(chunkwise::Error::InvalidArgument)?;
+                println!("{text}");
+            }
             // Keys in the documented order: {"shape","dtype","requests","bytes",
             // "missing_chunks"}; the counts cover both attempts when the open restarted.
-            println!(
+            // With --print the values hold stdout, so the line goes to stderr.
+            let line = format!(
                 "{{\"shape\":{},\"dtype\":{},\"requests\":{},\"bytes\":{},\"missing_chunks\":{}}}",
                 serde_json::to_string(&data.shape).expect("shape serialises"),
                 serde_json::Value::from(descr),
@@ -464,6 +579,11 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 bytes,
                 data.missing_chunks
             );
+            if print {
+                eprintln!("{line}");
+            } else {
+                println!("{line}");
+            }
             Ok(())
         }
         Command::Info {
@@ -507,10 +627,15 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                     .await
                     {
                         Ok(store) if !one_root_dataset(store.nodes()) => {
-                            println!(
-                                "{}",
-                                serde_json::to_string(store.nodes()).expect("nodes serialise")
-                            );
+                            if json {
+                                // The documented fields; attributes are `chunkwise attrs`'s.
+                                println!(
+                                    "{}",
+                                    native_harness::tree::nodes_json(store.nodes(), false)
+                                );
+                            } else {
+                                print!("{}", native_harness::tree::format_tree(store.nodes()));
+                            }
                             return Ok(());
                         }
                         _ => return Err(e),
@@ -523,11 +648,20 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             }
             let info = arr.info();
             let t = arr.traffic();
+            let zarr = matches!(info.format, "zarr2" | "zarr3");
             if json {
                 let mut v = serde_json::to_value(&info).expect("info serialises");
                 v["requests"] = t.requests.into();
                 v["bytes"] = t.bytes.into();
                 v["cache_status"] = arr.cache_status().as_str().into();
+                if let Some(dims) = arr.dims() {
+                    v["dims"] = serde_json::to_value(dims).expect("dims serialise");
+                }
+                if zarr {
+                    // Zarr chunk objects are not listed, so their stored size is unknown.
+                    v["cbytes"] = serde_json::Value::Null;
+                    v["source_bytes"] = serde_json::Value::Null;
+                }
                 println!("{v}");
             } else {
                 println!(
@@ -540,12 +674,65 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 println!("chunks:  {:?} ({} chunks)", info.chunks, info.nchunks);
                 println!("blocks:  {:?}", info.blocks);
                 println!("codecs:  {}", info.codecs);
-                println!(
-                    "bytes:   {} uncompressed, {} stored, source {} bytes",
-                    info.nbytes, info.cbytes, info.source_bytes
-                );
+                if zarr {
+                    println!(
+                        "bytes:   {} uncompressed, stored size unknown (Zarr chunk objects are \
+                         not listed; a read counts the bytes it moves)",
+                        info.nbytes
+                    );
+                } else {
+                    println!(
+                        "bytes:   {} uncompressed, {} stored, source {} bytes",
+                        info.nbytes, info.cbytes, info.source_bytes
+                    );
+                }
+                if let Some(dims) = arr.dims() {
+                    let names: Vec<&str> =
+                        dims.iter().map(|d| d.as_deref().unwrap_or("-")).collect();
+                    println!("dims:    {}", names.join(", "));
+                }
                 println!("traffic: {} requests, {} bytes", t.requests, t.bytes);
                 println!("cache:   {}", arr.cache_status());
+            }
+            Ok(())
+        }
+        Command::Ls {
+            src:
+                SourceArgs {
+                    source,
+                    path,
+                    cache,
+                    cache_dir,
+                    headers,
+                    cache_key,
+                    ..
+                },
+            json,
+        } => {
+            if path.is_some() {
+                return Err(chunkwise::Error::InvalidArgument(
+                    "ls lists the whole container; it takes no --path".into(),
+                ));
+            }
+            let coordinator = source::coordinator(&cache, cache_dir.as_deref())?;
+            let nodes = source::nodes_command(
+                &source,
+                parse_headers(&headers)?,
+                coordinator,
+                cache_key.as_deref(),
+            )
+            .await?;
+            if json {
+                println!("{}", native_harness::tree::nodes_json(&nodes, true));
+            } else if let [one] = nodes.as_slice() {
+                if one.path == "/" && one.kind == chunkwise::formats::NodeKind::Array {
+                    let name = chunkwise::cache::identity::redact_url(&source);
+                    println!("{}", native_harness::tree::node_line(&name, one));
+                } else {
+                    print!("{}", native_harness::tree::format_tree(&nodes));
+                }
+            } else {
+                print!("{}", native_harness::tree::format_tree(&nodes));
             }
             Ok(())
         }
@@ -616,6 +803,7 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             out,
         } => {
             let text = input.to_string_lossy();
+            chunkwise::open::check_scheme(&text)?;
             let report = if source::is_url(&text) {
                 native_harness::partition_cli::partition_remote_command(
                     &text,
@@ -824,5 +1012,81 @@ fn main() {
         .expect("tokio runtime");
     if let Err(e) = rt.block_on(run(cli)) {
         fail(&e);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// A command line split as a POSIX shell splits it: on blanks, with double quotes
+    /// grouping (the examples use no other quoting).
+    fn words(line: &str) -> Vec<String> {
+        let (mut out, mut cur, mut quoted, mut any) = (Vec::new(), String::new(), false, false);
+        for c in line.chars() {
+            match c {
+                '"' => {
+                    quoted = !quoted;
+                    any = true;
+                }
+                ' ' if !quoted => {
+                    if any || !cur.is_empty() {
+                        out.push(std::mem::take(&mut cur));
+                    }
+                    any = false;
+                }
+                c => cur.push(c),
+            }
+        }
+        if any || !cur.is_empty() {
+            out.push(cur);
+        }
+        out
+    }
+
+    /// Every example line (`  chunkwise ...`) of the top-level help and of each
+    /// subcommand's help parses as a command line, and each subcommand has examples.
+    #[test]
+    fn every_help_example_parses() {
+        let cmd = Cli::command();
+        let mut helps = vec![(
+            "chunkwise".to_string(),
+            cmd.get_after_help().map(|h| h.to_string()),
+        )];
+        for sub in cmd.get_subcommands() {
+            helps.push((
+                sub.get_name().to_string(),
+                sub.get_after_help().map(|h| h.to_string()),
+            ));
+        }
+        let mut parsed = 0;
+        for (name, help) in helps {
+            let help = help.unwrap_or_else(|| panic!("{name} has no examples"));
+            let examples: Vec<&str> = help
+                .lines()
+                .filter_map(|l| l.strip_prefix("  "))
+                .filter(|l| l.starts_with("chunkwise "))
+                .collect();
+            assert!(!examples.is_empty(), "{name} has no examples");
+            for line in examples {
+                let argv = words(line);
+                if name != "chunkwise" {
+                    assert_eq!(
+                        argv[1], name,
+                        "{name}'s example runs another command: {line}"
+                    );
+                }
+                if let Err(e) = Cli::try_parse_from(&argv) {
+                    panic!("{line}: {e}");
+                }
+                parsed += 1;
+            }
+        }
+        assert!(parsed >= 30, "{parsed} examples");
+        assert_eq!(
+            words(r#"a --select "0:5, ::2" "" b"#),
+            ["a", "--select", "0:5, ::2", "", "b"]
+        );
     }
 }

@@ -95,16 +95,29 @@ pub async fn attrs_command(
     match open_store_cached(source, headers.clone(), coordinator.clone(), cache_key).await {
         Ok(store) => {
             let want = chunkwise::store::normalise_path(path.unwrap_or("/"));
-            let node = store
-                .nodes()
-                .iter()
-                .find(|n| n.path == want)
-                .ok_or_else(|| {
-                    chunkwise::Error::Format(chunkwise::formats::FormatError::NoSuchNode {
-                        location: chunkwise::cache::identity::redact_url(source),
-                        detail: format!("no group or array at {want}"),
-                    })
-                })?;
+            let no_node = || {
+                chunkwise::Error::Format(chunkwise::formats::FormatError::NoSuchNode {
+                    location: chunkwise::cache::identity::redact_url(source),
+                    detail: format!("no group or array at {want}"),
+                })
+            };
+            let Some(node) = store.nodes().iter().find(|n| n.path == want) else {
+                // A store with a group whose children are not all listed (a Zarr store
+                // without consolidated metadata on a server with no listing) still opens an
+                // array by its path.
+                if store
+                    .nodes()
+                    .iter()
+                    .any(|n| n.kind == NodeKind::Group && n.error.is_some())
+                {
+                    return match store.get(&want).await {
+                        Ok(a) => Ok(a.attrs()),
+                        Err(e) if e.code() == "NOT_FOUND" => Err(no_node()),
+                        Err(e) => Err(e),
+                    };
+                }
+                return Err(no_node());
+            };
             match node.kind {
                 NodeKind::Array => Ok(store.get(&want).await?.attrs()),
                 _ => Ok(node.attrs.clone()),
@@ -122,6 +135,42 @@ pub async fn attrs_command(
             Ok(open_array_cached(source, headers, options, coordinator)
                 .await?
                 .attrs())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// What `chunkwise ls` lists: the nodes of a container (an HDF5 file, a Zarr store) as its
+/// store listing gives them, or for a single-array source (Blosc2 `.b2nd`, a Zarr array
+/// root) one node: the array at `/` with its shape and dtype.
+///
+/// # Errors
+/// The open's errors (a source that is neither a container nor an array).
+pub async fn nodes_command(
+    source: &str,
+    headers: Vec<(String, String)>,
+    coordinator: CacheCoordinator,
+    cache_key: Option<&str>,
+) -> Result<Vec<chunkwise::formats::Node>, chunkwise::Error> {
+    match open_store_cached(source, headers.clone(), coordinator.clone(), cache_key).await {
+        Ok(store) => Ok(store.nodes().to_vec()),
+        // Not a container: a single array.
+        Err(chunkwise::Error::Format(chunkwise::formats::FormatError::Unsupported { .. })) => {
+            let options = OpenOptions {
+                cache: coordinator.policy(),
+                cache_key: cache_key.map(str::to_string),
+                ..Default::default()
+            };
+            let arr = open_array_cached(source, headers, options, coordinator).await?;
+            Ok(vec![chunkwise::formats::Node {
+                path: "/".into(),
+                kind: chunkwise::formats::NodeKind::Array,
+                shape: Some(arr.shape().to_vec()),
+                dtype: Some(arr.info().dtype.to_string()),
+                error: None,
+                attrs: Default::default(),
+                dims: arr.dims(),
+            }])
         }
         Err(e) => Err(e),
     }
@@ -148,25 +197,33 @@ pub async fn chunks_command_cached(
     let arr = open_array_cached(source, headers, options, coordinator).await?;
     use chunkwise::formats::FormatSeed;
     let seed = arr.seed();
-    let Some(chunkwise::formats::hdf5::Hdf5Seed { dataset }) = seed
+    let Some(chunkwise::formats::hdf5::Hdf5Seed { dataset, .. }) = seed
         .as_ref()
         .and_then(chunkwise::formats::hdf5::Hdf5Seed::from_seed)
     else {
-        return Err(chunkwise::formats::FormatError::Unsupported {
-            location: source.to_string(),
-            format: "hdf5",
-            detail: format!(
-                "chunk maps are listed for HDF5 datasets; this is {}",
-                arr.info().format
-            ),
-        }
-        .into());
+        return Err(not_hdf5(source, arr.info().format));
     };
     let map: &[chunkwise::formats::hdf5::discover::ChunkInfo] = match &dataset.layout {
         chunkwise::formats::hdf5::discover::Layout::Chunked { entries, .. } => entries,
         _ => &[],
     };
     Ok(format_chunk_map(source, &dataset.path, map, json))
+}
+
+/// The error of `chunkwise chunks` on a source of another format than HDF5: what the
+/// command reads, and where the chunk facts of the others are.
+fn not_hdf5(source: &str, format: &str) -> chunkwise::Error {
+    let format = match format {
+        "zarr2" => "a Zarr v2 array",
+        "zarr3" => "a Zarr v3 array",
+        "b2nd" => "a Blosc2 .b2nd array",
+        other => other,
+    };
+    chunkwise::Error::InvalidArgument(format!(
+        "{}: chunks reads HDF5 datasets; this is {format} (for b2nd and zarr use info: chunk \
+         shape, chunk count and codecs)",
+        chunkwise::cache::identity::redact_url(source)
+    ))
 }
 
 fn format_chunk_map(

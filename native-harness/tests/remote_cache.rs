@@ -471,6 +471,8 @@ fn groups_nodes() -> Vec<Node> {
         shape,
         dtype: dtype.map(str::to_string),
         error: None,
+        attrs: Default::default(),
+        dims: None,
     };
     // As gen_hdf5.py writes groups.h5.
     vec![
@@ -666,9 +668,10 @@ async fn cli_disk_cache_second_run_makes_no_request() {
 async fn cli_info_lists_a_container_without_path() {
     let server = serve(&fixtures()).await;
     let url = server.url("hdf5/groups.h5");
-    let (j, text) = tokio::task::spawn_blocking(move || cli(vec!["info".into(), url]))
-        .await
-        .unwrap();
+    let (j, text) =
+        tokio::task::spawn_blocking(move || cli(vec!["info".into(), url, "--json".into()]))
+            .await
+            .unwrap();
     assert_eq!(text.lines().count(), 1, "one JSON line: {text}");
     let nodes: Vec<Node> = serde_json::from_value(j).unwrap();
     assert_eq!(nodes, groups_nodes());

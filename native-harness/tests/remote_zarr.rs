@@ -117,11 +117,11 @@ async fn requests_cold_warm_and_reopened() {
     assert_eq!(warm.shape, vec![11, 7]);
     assert_eq!(arr.cache().stats().entries, 9);
 
-    // v2: zarr.json is missing (404, remembered), then .zarray.
+    // v2: zarr.json is missing (404, remembered), then .zarray and .zattrs together.
     let v2 = open_array(&server.url("zarr/v2.zarr"), vec![], with_path("zlib"))
         .await
         .unwrap();
-    assert_eq!(v2.traffic().requests, 2);
+    assert_eq!(v2.traffic().requests, 3);
 
     // Reopen from remembered metadata: no metadata request; cached reads none at all.
     let coordinator = chunkwise::cache::CacheCoordinator::memory(1 << 28);

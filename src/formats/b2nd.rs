@@ -6,6 +6,11 @@
 //! then located by their offsets; a stored chunk spans from its offset to the next stored
 //! offset (chunks are written back to back, C-Blosc2 `frame.c`), the last one to the end of
 //! the data section. Special-value chunks (zeros, NaN, uninitialised) are never fetched.
+//!
+//! Attributes are the frame's variable-length metalayers (python-blosc2 `arr.vlmeta`), read
+//! from the trailer with the index ([`crate::codec::blosc2::vlmeta`]); so the discovery seed,
+//! which keeps the index bytes, has them too. python-blosc2 names no dimensions: `dims` is
+//! `None`.
 
 use super::{ArrayFormat, ArrayInfo, ChunkDecodeError, ChunkPlace, FormatError};
 use crate::codec::blosc2::b2nd::B2ndMeta;
@@ -36,6 +41,8 @@ pub struct B2ndArray {
     /// Per chunk (linear index): stored byte range, or the special value.
     places: Vec<Place>,
     source_len: u64,
+    /// The vlmeta, as attributes.
+    attrs: crate::attrs::Attrs,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -190,6 +197,7 @@ impl B2ndArray {
         }
         let parsed = frame::parse_index(&header, &index).map_err(|e| invalid(&location, e))?;
         let places = chunk_places(&location, &parsed, nchunks)?;
+        let attrs = crate::codec::blosc2::vlmeta::attrs(&parsed.vlmetalayers);
         Ok(B2ndArray {
             location,
             header,
@@ -200,6 +208,7 @@ impl B2ndArray {
             dtype,
             places,
             source_len: len,
+            attrs,
         })
     }
 
@@ -348,6 +357,11 @@ impl ArrayFormat for B2ndArray {
 
     fn payload_is_blosc2(&self) -> bool {
         true
+    }
+
+    /// The vlmeta ([`crate::codec::blosc2::vlmeta`]).
+    fn attrs(&self) -> crate::attrs::Attrs {
+        self.attrs.clone()
     }
 
     fn seed(&self) -> Option<crate::formats::Seed> {

@@ -294,3 +294,28 @@ pub trait FormatSeed: serde::Serialize + serde::de::DeserializeOwned {
             .flatten()
     }
 }
+
+/// How many array names an error about a group lists before it counts the rest (the
+/// message of a group path opened as an array, HDF5 and Zarr alike).
+pub const LISTED_ARRAYS: usize = 10;
+
+/// `its arrays: a, b` for the arrays of a group (the first [`LISTED_ARRAYS`], then how many
+/// more), or that it holds none.
+pub fn its_arrays(arrays: &[String]) -> String {
+    if arrays.is_empty() {
+        return "it holds no arrays".into();
+    }
+    let mut s = format!(
+        "its arrays: {}",
+        arrays
+            .iter()
+            .take(LISTED_ARRAYS)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if arrays.len() > LISTED_ARRAYS {
+        s.push_str(&format!(" and {} more", arrays.len() - LISTED_ARRAYS));
+    }
+    s
+}

@@ -148,6 +148,31 @@ pub fn is_url(location: &str) -> bool {
     has("http://") || has("https://")
 }
 
+/// Refuses a location that starts with a URL scheme other than `http` or `https`
+/// (`htp://x`, `ftp://host/f`, `s3://bucket/key`): natively it would otherwise be taken as a
+/// local path and fail as `NOT_FOUND`, in wasm as a failed fetch, neither naming the cause.
+/// A scheme is RFC 3986 section 3.1's `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`, here
+/// followed by `://` and at least two characters long (so `C://dir` stays a path).
+///
+/// # Errors
+/// [`crate::Error::InvalidArgument`] naming the scheme only (the rest of the location may
+/// hold credentials).
+pub fn check_scheme(location: &str) -> Result<()> {
+    let Some((scheme, _)) = location.split_once("://") else {
+        return Ok(());
+    };
+    let mut chars = scheme.chars();
+    let is_scheme = scheme.len() >= 2
+        && chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if is_scheme && !is_url(location) {
+        return Err(crate::Error::InvalidArgument(format!(
+            "unsupported URL scheme {scheme} (use http, https or a local path)"
+        )));
+    }
+    Ok(())
+}
+
 /// Whether `location` is a local path (native hosts only; wasm fetches every location).
 fn is_local(location: &str) -> bool {
     !cfg!(target_arch = "wasm32") && !is_url(location)
@@ -167,7 +192,8 @@ pub fn is_zarr_root(location: &str) -> bool {
 ///
 /// # Errors
 /// [`crate::io::IoError`] when the URL is invalid or the HTTP client cannot be built, or
-/// the local file cannot be opened (a missing one is `NOT_FOUND`).
+/// the local file cannot be opened (a missing one is `NOT_FOUND`); `INVALID_ARGUMENT` for
+/// another URL scheme ([`check_scheme`]).
 #[cfg(not(target_arch = "wasm32"))]
 pub fn transport(
     location: &str,
@@ -175,6 +201,7 @@ pub fn transport(
     traffic: &Traffic,
 ) -> Result<Arc<dyn RangeSource>> {
     use crate::io::http::{HttpOptions, HttpSource};
+    check_scheme(location)?;
     if is_url(location) {
         let http = HttpSource::with_options(
             location,
@@ -266,18 +293,29 @@ pub fn source_key(
 ///
 /// # Errors
 /// As [`RemoteArray::open_with_cache`] and [`RemoteArray::open_zarr_with_cache`]; the
-/// transport's errors ([`transport`]).
+/// transport's errors ([`transport`]); `INVALID_ARGUMENT` for a URL scheme other than http
+/// and https ([`check_scheme`]).
 pub async fn open_array(
     location: &str,
     headers: Vec<(String, String)>,
     options: OpenOptions,
     coordinator: CacheCoordinator,
 ) -> Result<RemoteArray> {
+    check_scheme(location)?;
     if is_zarr_root(location) {
         if !options.assume_immutable {
             refuse_mutable(location, "zarr")?;
         }
-        return open_zarr(location, headers, options, coordinator).await;
+        let at_root = options
+            .path
+            .as_deref()
+            .is_none_or(|p| p.trim_matches('/').is_empty());
+        let opened = open_zarr(location, headers, options, coordinator).await;
+        return if at_root {
+            opened.map_err(|e| not_a_store(location, e))
+        } else {
+            opened
+        };
     }
     let (t, traffic, key) = object(location, &headers, &options, &coordinator)?;
     let first =
@@ -296,17 +334,21 @@ pub async fn open_array(
 /// store reads through a new transport (or Zarr store) of `location` and `headers`.
 ///
 /// # Errors
-/// As [`RemoteStore::open`] and [`RemoteStore::open_zarr`]; the transport's errors.
+/// As [`RemoteStore::open`] and [`RemoteStore::open_zarr`]; the transport's errors;
+/// `INVALID_ARGUMENT` for a URL scheme other than http and https ([`check_scheme`]).
 pub async fn open_store(
     location: &str,
     headers: Vec<(String, String)>,
     options: OpenOptions,
     coordinator: CacheCoordinator,
 ) -> Result<RemoteStore> {
+    check_scheme(location)?;
     let zarr =
         |headers, options, coordinator| open_zarr_store(location, headers, options, coordinator);
     if is_zarr_root(location) {
-        return zarr(headers, options, coordinator).await;
+        return zarr(headers, options, coordinator)
+            .await
+            .map_err(|e| not_a_store(location, e));
     }
     let (t, traffic, key) = object(location, &headers, &options, &coordinator)?;
     let first = RemoteStore::open(t, traffic, options.clone(), coordinator.clone(), key).await;
@@ -318,6 +360,26 @@ pub async fn open_store(
         }))
     });
     or_zarr(first, true, || zarr(headers, options, coordinator)).await
+}
+
+/// A local directory with no Zarr metadata at its root fails as `NOT_FOUND` saying so
+/// ([`FormatError::NoSuchNode`]), not as the missing object `dir/` it was taken for; other
+/// errors, and URLs, are returned as they are.
+fn not_a_store(location: &str, e: crate::Error) -> crate::Error {
+    match e {
+        crate::Error::Io(crate::io::IoError::NotFound { .. })
+            if is_local(location) && std::path::Path::new(location).is_dir() =>
+        {
+            FormatError::NoSuchNode {
+                location: location.to_string(),
+                detail: "a directory without Zarr metadata (no zarr.json, .zarray or .zgroup): \
+                         give a file in it, or the directory of a Zarr store"
+                    .into(),
+            }
+            .into()
+        }
+        other => other,
+    }
 }
 
 /// What opening one object at `location` starts from: its transport, the traffic it counts

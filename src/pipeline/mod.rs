@@ -19,7 +19,8 @@
 //!
 //! Peak memory of a read: the result, plus for each of the at most
 //! [`crate::array::OpenOptions::concurrency`] merged fetches in flight its bytes, plus one
-//! decoded chunk (and its Blosc2 re-encoding for a converted format). Blosc2 block reads hold
+//! decoded chunk (for a converted format: up to `CACHE_CONCURRENCY` decoded chunks of one
+//! fetch and their Blosc2 re-encodings, while their cache writes run). Blosc2 block reads hold
 //! the touched blocks' compressed streams of their batch.
 
 mod assemble;
@@ -264,8 +265,77 @@ pub(crate) async fn read(
     let dtype = r.format.dtype();
     let dims = selection.resolve(&grid.shape)?;
     let plan = Plan::new(grid, &dims, dtype.itemsize, r.limits.max_result_bytes)?;
+    read_planned(r, &plan, opts).await
+}
+
+/// Reads chunk `coords` (its coordinates in the chunk grid) whole, decoded, in the full chunk
+/// shape, C order: an edge chunk is not clipped to the array, and its elements past the edge
+/// are what the source stores there (Blosc2 and HDF5 pad edge chunks; zarr-python writes the
+/// fill value), as zarrita's `getChunk` gives them. A chunk that is not stored reads as the
+/// fill value (a Zarr chunk absent from the store is counted in `missing_chunks`). Runs the
+/// one read over a grid padded to whole chunks, so caches, coalescing, progress and
+/// cancellation are a read's.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` for coordinates of another rank or outside the chunk grid; those of
+/// [`read`].
+pub(crate) async fn read_chunk(
+    r: &Reader<'_>,
+    coords: &[u64],
+    opts: &ReadOptions<'_>,
+) -> Result<ArrayData> {
+    let grid = r.format.grid();
+    check_chunk_coords(grid, coords)?;
+    let padded = crate::selection::Grid::new(
+        grid.chunk_counts()
+            .iter()
+            .zip(&grid.chunks)
+            .map(|(n, c)| n * c)
+            .collect(),
+        grid.chunks.clone(),
+        grid.blocks.clone(),
+    )?;
+    let dims: Vec<_> = coords
+        .iter()
+        .zip(&grid.chunks)
+        .map(|(&c, &n)| crate::selection::DimSelection {
+            start: c * n,
+            step: 1,
+            count: n,
+            keep: true,
+        })
+        .collect();
+    let plan = Plan::new(
+        &padded,
+        &dims,
+        r.format.dtype().itemsize,
+        r.limits.max_result_bytes,
+    )?;
+    read_planned(r, &plan, opts).await
+}
+
+/// Checks chunk coordinates against `grid`: as many as its dimensions, each below the
+/// number of chunks along it.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` naming the coordinates and the grid.
+pub(crate) fn check_chunk_coords(grid: &crate::selection::Grid, coords: &[u64]) -> Result<()> {
+    let counts = grid.chunk_counts();
+    if coords.len() != counts.len() || coords.iter().zip(&counts).any(|(c, n)| c >= n) {
+        return Err(crate::Error::InvalidArgument(format!(
+            "chunk coordinates {coords:?} are outside the chunk grid {counts:?} (chunks per \
+             dimension)"
+        )));
+    }
+    Ok(())
+}
+
+/// Reads what `plan` (over the format's grid, or one padded to whole chunks) touches.
+async fn read_planned(r: &Reader<'_>, plan: &Plan, opts: &ReadOptions<'_>) -> Result<ArrayData> {
+    let grid = &plan.grid;
+    let dtype = r.format.dtype();
     let chunk_bytes = grid.decoded_chunk_items()? as usize * dtype.itemsize;
-    let mut asm = Assembler::new(&plan, opts);
+    let mut asm = Assembler::new(plan, opts);
     check_cancel(&opts.cancel)?;
     let fill = r.format.loader().map(|l| l.fill_value().to_vec());
     let mut absent = 0u64;
@@ -356,7 +426,9 @@ pub(crate) async fn read(
             let (k, bytes) = next?;
             check_cancel(&opts.cancel)?;
             // Kept `CACHE_CONCURRENCY` chunks at a time: the writes of a group run
-            // together, and at most a group of decoded chunks waits for them.
+            // together, and at most a group of decoded chunks waits for them (only for a
+            // converted format, whose entry is made from the decoded chunk; otherwise each
+            // decoded chunk is dropped once assembled, so a read holds one at a time).
             for group in in_fetch[k].chunks(CACHE_CONCURRENCY) {
                 let mut decoded = Vec::with_capacity(group.len());
                 for &i in group {
@@ -365,13 +437,11 @@ pub(crate) async fn read(
                     let stored = bytes.slice(within.start as usize..within.end as usize);
                     let d = r.decode(chunk, &stored, Some(range))?;
                     asm.chunk(chunk, &d)?;
-                    decoded.push((chunk, stored, d));
+                    decoded.push((chunk, stored, r.converted.is_some().then_some(d)));
                 }
-                futures::future::join_all(
-                    decoded
-                        .iter()
-                        .map(|(chunk, stored, d)| r.keep(*chunk, stored, Some(d), dtype.itemsize)),
-                )
+                futures::future::join_all(decoded.iter().map(|(chunk, stored, d)| {
+                    r.keep(*chunk, stored, d.as_deref(), dtype.itemsize)
+                }))
                 .await;
             }
         }
@@ -395,7 +465,7 @@ pub(crate) async fn read(
     match r.format.element() {
         // Only HDF5 has variable-length elements.
         #[cfg(feature = "hdf5")]
-        Some(e) if e.has_vlen() => finish::resolve_vlen(r, &plan, &e, out).await,
+        Some(e) if e.has_vlen() => finish::resolve_vlen(r, plan, &e, out).await,
         element => Ok(ArrayData {
             shape: plan.result_shape.clone(),
             dtype,

@@ -19,7 +19,8 @@ const TS_TYPES: &'static str = r#"
 export type Selection = string | Array<number | string | null>;
 /** The result of a read: C-ordered values (little-endian), their shape and numpy dtype.
  *  64-bit integers come as BigInt64Array/BigUint64Array, bool as Uint8Array, float16 as
- *  Uint16Array (raw bits), complex as interleaved Float32Array/Float64Array.
+ *  Float16Array where the runtime has one (else Float32Array, values converted), complex as
+ *  interleaved Float32Array/Float64Array, datetime64/timedelta64 as BigInt64Array.
  *  Strings (HDF5 fixed-length, dtype "|S{n}", and variable-length, resolved to "|S{n}" with n
  *  the longest string read) come as an Array of strings, UTF-8 decoded (invalid bytes become
  *  U+FFFD), trailing NULs removed. Records (HDF5 compounds; dtype is numpy's descr list, e.g.
@@ -37,7 +38,12 @@ export interface ReadResult<T extends ReadData = ReadData> {
 }
 /** The typed arrays numeric reads give (see ReadResult and DataOf). */
 export type NumericData = Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array |
-  Uint32Array | BigInt64Array | BigUint64Array | Float32Array | Float64Array;
+  Uint32Array | BigInt64Array | BigUint64Array | Float32Array | Float64Array | Float16Data;
+/** What a float16 read gives: Float16Array where the runtime has one, else Float32Array.
+ *  Written so that it compiles under any `lib` (Float16Array is in TypeScript's lib only
+ *  from ES2025/esnext): where the lib lacks it, this is Float32Array. */
+export type Float16Data = typeof globalThis extends { Float16Array: { prototype: infer P } }
+  ? P | Float32Array : Float32Array;
 /** Every `data` a read can give: a typed array, strings, or records. */
 export type ReadData = NumericData | string[] | RecordValue[];
 /** The `data` of a read whose result dtype (little-endian, as ReadResult.dtype gives it) is
@@ -48,10 +54,11 @@ export type DataOf<D extends string> =
   D extends "|i1" ? Int8Array :
   D extends "|u1" | "|b1" | `|V${number}` ? Uint8Array :
   D extends "<i2" ? Int16Array :
-  D extends "<u2" | "<f2" ? Uint16Array :
+  D extends "<u2" ? Uint16Array :
+  D extends "<f2" ? Float16Data :
   D extends "<i4" ? Int32Array :
   D extends "<u4" ? Uint32Array :
-  D extends "<i8" ? BigInt64Array :
+  D extends "<i8" | `<M8${string}` | `<m8${string}` ? BigInt64Array :
   D extends "<u8" ? BigUint64Array :
   D extends "<f4" | "<c8" ? Float32Array :
   D extends "<f8" | "<c16" ? Float64Array :
@@ -93,6 +100,18 @@ export type RecordValue = number | bigint | boolean | string | RecordValue[] |
   { [field: string]: RecordValue };
 /** Requests and body bytes that reached the network since open (cache hits never count). */
 export interface Traffic { requests: number; bytes: number; roundTrips: number; }
+"#;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_READ_EXTRAS: &'static str = r#"
+/** Read results of complex, datetime and float16 arrays (merged into ReadResult). */
+export interface ReadResult {
+  /** True for complex dtypes: data holds interleaved re, im pairs (twice the elements). */
+  complex?: true;
+  /** datetime64/timedelta64 ("<M8[ns]", "<m8[s]"): numpy's unit code ("ns", "s", "D",
+   *  "" for the generic unit); data holds BigInt64 counts of it, NaT as -(2n ** 63n). */
+  unit?: string;
+}
 "#;
 
 /// A remote array opened over HTTP range requests.
@@ -208,32 +227,7 @@ fn shape_js(shape: &[u64]) -> js_sys::Array {
     shape.iter().map(|&s| JsValue::from_f64(s as f64)).collect()
 }
 
-/// Wraps little-endian element bytes in the typed array for the dtype.
-pub(crate) fn typed_array(kind: Kind, itemsize: usize, bytes: &[u8]) -> JsValue {
-    macro_rules! ta {
-        ($t:ty, $js:ty) => {{
-            let v: Vec<$t> = bytes
-                .chunks_exact(std::mem::size_of::<$t>())
-                .map(|b| <$t>::from_le_bytes(b.try_into().expect("exact chunk")))
-                .collect();
-            <$js>::from(&v[..]).into()
-        }};
-    }
-    match (kind, itemsize) {
-        (Kind::Int, 1) => ta!(i8, js_sys::Int8Array),
-        (Kind::UInt, 1) | (Kind::Bool, 1) | (Kind::Void, _) => {
-            js_sys::Uint8Array::from(bytes).into()
-        }
-        (Kind::Int, 2) => ta!(i16, js_sys::Int16Array),
-        (Kind::UInt, 2) | (Kind::Float, 2) => ta!(u16, js_sys::Uint16Array),
-        (Kind::Int, 4) => ta!(i32, js_sys::Int32Array),
-        (Kind::UInt, 4) => ta!(u32, js_sys::Uint32Array),
-        (Kind::Int, 8) => ta!(i64, js_sys::BigInt64Array),
-        (Kind::UInt, 8) => ta!(u64, js_sys::BigUint64Array),
-        (Kind::Float, 4) | (Kind::Complex, 8) => ta!(f32, js_sys::Float32Array),
-        _ => ta!(f64, js_sys::Float64Array),
-    }
-}
+pub(crate) use super::typed::typed_array;
 
 /// One element value as a plain JS value (see `ReadResult` in the TypeScript section).
 pub fn value_js(v: &Value) -> JsValue {
@@ -282,7 +276,7 @@ impl RemoteArray {
         };
         let open = cancellable(open, signal.as_ref(), CancelFlag::new());
         let result = crate::io::deadline::operation(timeout, &url, open).await;
-        let inner = result.map_err(|e| js_error(&e))?;
+        let inner = result.map_err(|e| super::abort::operation_error(&e, signal.as_ref()))?;
         Ok(RemoteArray {
             inner: Some(Rc::new(inner)),
         })
@@ -376,7 +370,7 @@ impl RemoteArray {
     }
 
     /// Reads a selection. Resolves to `{ data, shape, dtype, missingChunks }` (see
-    /// `ReadResult`).
+    /// `ReadResult`; complex results add `complex: true`, datetimes and timedeltas `unit`).
     #[wasm_bindgen(unchecked_return_type = "Promise<ReadResult>")]
     pub fn read(
         &self,
@@ -385,70 +379,117 @@ impl RemoteArray {
     ) -> Result<js_sys::Promise, JsValue> {
         // A closed array or a bad selection rejects the promise rather than throwing, as
         // every other failure of a read does.
-        let (inner, sel) = match self
-            .inner()
-            .and_then(|i| Ok((i, selection_from_js(&selection)?)))
-        {
-            Ok(v) => v,
+        let job = match self.read_job(&selection, &options) {
+            Ok(j) => j,
             Err(e) => return Ok(js_sys::Promise::reject(&e)),
         };
-        let limit = match read_timeout(&options) {
-            Ok(l) => l,
-            Err(e) => return Ok(js_sys::Promise::reject(&e)),
-        };
-        let signal: Option<web_sys::AbortSignal> =
-            get_opt(&options, "signal").map(|s| s.unchecked_into());
-        let on_progress: Option<js_sys::Function> =
-            get_opt(&options, "onProgress").and_then(|f| f.dyn_into().ok());
         Ok(wasm_bindgen_futures::future_to_promise(async move {
-            let cancel = CancelFlag::new();
-            let progress = move |p: Progress| {
-                if let Some(f) = &on_progress {
-                    let o = js_sys::Object::new();
-                    let _ = js_sys::Reflect::set(&o, &"done".into(), &(p.done as f64).into());
-                    let _ = js_sys::Reflect::set(&o, &"total".into(), &(p.total as f64).into());
-                    let _ = f.call1(&JsValue::NULL, &o);
-                }
-            };
-            let ropts = ReadOptions {
-                progress: Some(&progress),
-                cancel: Some(cancel.clone()),
+            result_js(job.run().await?)
+        }))
+    }
+
+    /// Reads chunk `coords` (its coordinates in the chunk grid of `chunks`; for a sharded
+    /// Zarr array the inner chunks') decoded, whole, as zarrita's `getChunk` does: resolves to
+    /// `{ data, shape, dtype, missingChunks }` (see `ReadResult`) with `shape` the full chunk
+    /// shape even for an edge chunk (elements past the array's edge are what the source
+    /// stores there: Blosc2 and HDF5 pad edge chunks, zarr-python writes the fill value). A
+    /// chunk that is not stored reads as the fill value (a Zarr chunk absent from its store
+    /// has `missingChunks: 1`). Rejects with `INVALID_ARGUMENT` for coordinates that are not
+    /// non-negative integers, of another rank or outside the chunk grid. Options as `read`.
+    #[wasm_bindgen(js_name = getChunk, unchecked_return_type = "Promise<ReadResult>")]
+    pub fn get_chunk(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number[]")] coords: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ReadOptions")] options: JsValue,
+    ) -> Result<js_sys::Promise, JsValue> {
+        let job = match self.chunk_job(&coords, &options) {
+            Ok(j) => j,
+            Err(e) => return Ok(js_sys::Promise::reject(&e)),
+        };
+        Ok(wasm_bindgen_futures::future_to_promise(async move {
+            result_js(job.run().await?)
+        }))
+    }
+
+    /// The stored bytes of chunk `coords` (as for `getChunk`) as the source holds them,
+    /// compressed: a Blosc2 chunk of a `.b2nd` frame, an HDF5 chunk as its filters left it,
+    /// a Zarr chunk object or the inner chunk's bytes in its shard. Resolves to a
+    /// `Uint8Array`, or `null` for a chunk that is not stored (a Blosc2 special-value chunk,
+    /// an unallocated HDF5 chunk, a Zarr chunk absent from its store). One request (a shard:
+    /// its index first, remembered); never cached. Rejects as `getChunk`; `signal` and
+    /// `timeoutMs` as `read`.
+    #[wasm_bindgen(js_name = getChunkBytes, unchecked_return_type = "Promise<Uint8Array | null>")]
+    pub fn get_chunk_bytes(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number[]")] coords: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ReadOptions")] options: JsValue,
+    ) -> Result<js_sys::Promise, JsValue> {
+        let job = match self.chunk_job(&coords, &options) {
+            Ok(j) => j,
+            Err(e) => return Ok(js_sys::Promise::reject(&e)),
+        };
+        Ok(wasm_bindgen_futures::future_to_promise(async move {
+            let ReadJob {
+                inner,
+                what,
+                limit,
+                signal,
+                ..
+            } = job;
+            let ReadWhat::Chunk(coords) = what else {
+                unreachable!("a chunk job")
             };
             let location = inner.source_info().location.clone();
-            let read = cancellable(inner.read(&sel, &ropts), signal.as_ref(), cancel);
-            let result = crate::io::deadline::operation(limit, &location, read).await;
-            let mut data = result.map_err(|e| js_error(&e))?;
-            let missing = JsValue::from_f64(data.missing_chunks as f64);
-            // Byte strings of formats that describe no element (a b2nd "|S8") read as
-            // null-padded strings.
-            let element = data.element.clone().or_else(|| {
-                (data.dtype.kind == Kind::Bytes).then_some(crate::element::Element::String {
-                    size: data.dtype.itemsize,
-                    padding: crate::element::Padding::NullPad,
-                    utf8: false,
-                })
-            });
-            if let Some(e) = &element {
-                // Strings and records: plain JS values rather than a typed array.
-                let values: js_sys::Array = e.values(&data.data).iter().map(value_js).collect();
-                let o = js_sys::Object::new();
-                js_sys::Reflect::set(&o, &"data".into(), &values)?;
-                js_sys::Reflect::set(&o, &"shape".into(), &shape_js(&data.shape))?;
-                js_sys::Reflect::set(&o, &"dtype".into(), &e.descr().into())?;
-                js_sys::Reflect::set(&o, &"missingChunks".into(), &missing)?;
-                return Ok(o.into());
-            }
+            let got = cancellable(
+                inner.chunk_bytes(&coords),
+                signal.as_ref(),
+                CancelFlag::new(),
+            );
+            let got = crate::io::deadline::operation(limit, &location, got)
+                .await
+                .map_err(|e| super::abort::operation_error(&e, signal.as_ref()))?;
+            Ok(match got {
+                Some(b) => js_sys::Uint8Array::from(&b[..]).into(),
+                None => JsValue::NULL,
+            })
+        }))
+    }
+
+    /// Reads a selection into `target`, a typed array of the class and length the result has
+    /// (see `ReadResult`: `Float32Array` for `<f4`, `BigInt64Array` for 64-bit integers and
+    /// datetimes, twice the elements for complex, ...), which is checked before any request.
+    /// The values are copied once from wasm memory into it, and the wasm memory of the read
+    /// is given back to the allocator when it ends: reading a large array window by window
+    /// into one buffer keeps wasm memory at about one window. Resolves to
+    /// `{ data: target, shape, dtype, missingChunks }` (plus `complex` / `unit`). Rejects with
+    /// `INVALID_ARGUMENT` (naming the class and length expected and given) for a wrong
+    /// target, and for strings and records, which have no typed array.
+    #[wasm_bindgen(js_name = readInto, unchecked_return_type = "Promise<ReadResult>")]
+    pub fn read_into(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ArrayBufferView")] target: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Selection")] selection: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ReadOptions")] options: JsValue,
+    ) -> Result<js_sys::Promise, JsValue> {
+        let job = match self
+            .read_job(&selection, &options)
+            .and_then(|job| job.check_target(&target).map(|()| job))
+        {
+            Ok(j) => j,
+            Err(e) => return Ok(js_sys::Promise::reject(&e)),
+        };
+        Ok(wasm_bindgen_futures::future_to_promise(async move {
+            let mut data = job.run().await?;
             data.dtype.make_little_endian(&mut data.data);
             let dt = data.dtype.to_little_endian();
-            let o = js_sys::Object::new();
+            super::typed::copy_into(&target, dt, &data.data)?;
+            drop(std::mem::take(&mut data.data));
+            let o = result_object(target, &data.shape, dt)?;
             js_sys::Reflect::set(
                 &o,
-                &"data".into(),
-                &typed_array(dt.kind, dt.itemsize, &data.data),
+                &"missingChunks".into(),
+                &JsValue::from_f64(data.missing_chunks as f64),
             )?;
-            js_sys::Reflect::set(&o, &"shape".into(), &shape_js(&data.shape))?;
-            js_sys::Reflect::set(&o, &"dtype".into(), &dt.to_string().into())?;
-            js_sys::Reflect::set(&o, &"missingChunks".into(), &missing)?;
             Ok(o.into())
         }))
     }
@@ -457,6 +498,174 @@ impl RemoteArray {
     /// Later calls throw.
     pub fn close(&mut self) {
         self.inner.take();
+    }
+}
+
+/// The JS value of a read's result (see `ReadResult`): strings and records as an Array of
+/// plain values, numbers as a typed array (one copy), whose wasm memory is given back at once.
+fn result_js(mut data: crate::array::ArrayData) -> Result<JsValue, JsValue> {
+    let missing = JsValue::from_f64(data.missing_chunks as f64);
+    // Byte strings of formats that describe no element (a b2nd "|S8") read as null-padded
+    // strings.
+    let element = data.element.clone().or_else(|| {
+        (data.dtype.kind == Kind::Bytes).then_some(crate::element::Element::String {
+            size: data.dtype.itemsize,
+            padding: crate::element::Padding::NullPad,
+            utf8: false,
+        })
+    });
+    if let Some(e) = &element {
+        // Strings and records: plain JS values rather than a typed array.
+        let values: js_sys::Array = e.values(&data.data).iter().map(value_js).collect();
+        let o = js_sys::Object::new();
+        js_sys::Reflect::set(&o, &"data".into(), &values)?;
+        js_sys::Reflect::set(&o, &"shape".into(), &shape_js(&data.shape))?;
+        js_sys::Reflect::set(&o, &"dtype".into(), &e.descr().into())?;
+        js_sys::Reflect::set(&o, &"missingChunks".into(), &missing)?;
+        return Ok(o.into());
+    }
+    data.dtype.make_little_endian(&mut data.data);
+    let dt = data.dtype.to_little_endian();
+    let typed = typed_array(dt.kind, dt.itemsize, &data.data);
+    // The copy is out: the wasm memory of the result goes back to the allocator now, not
+    // when the promise's closure is collected.
+    drop(std::mem::take(&mut data.data));
+    let o = result_object(typed, &data.shape, dt)?;
+    js_sys::Reflect::set(&o, &"missingChunks".into(), &missing)?;
+    Ok(o.into())
+}
+
+/// `{ data, shape, dtype }` of a numeric result, with `complex: true` for complex dtypes
+/// and `unit` (numpy's code, `"ns"`, `"D"`, `""` generic) for datetimes and timedeltas.
+fn result_object(
+    data: JsValue,
+    shape: &[u64],
+    dt: crate::dtype::DType,
+) -> Result<js_sys::Object, JsValue> {
+    let o = js_sys::Object::new();
+    js_sys::Reflect::set(&o, &"data".into(), &data)?;
+    js_sys::Reflect::set(&o, &"shape".into(), &shape_js(shape))?;
+    js_sys::Reflect::set(&o, &"dtype".into(), &dt.to_string().into())?;
+    match dt.kind {
+        Kind::Complex => {
+            js_sys::Reflect::set(&o, &"complex".into(), &JsValue::TRUE)?;
+        }
+        Kind::Datetime(u) | Kind::Timedelta(u) => {
+            js_sys::Reflect::set(&o, &"unit".into(), &u.as_str().into())?;
+        }
+        _ => {}
+    }
+    Ok(o)
+}
+
+/// One read as `read` and `readInto` run it: the array, the checked selection and options.
+struct ReadJob {
+    inner: Rc<crate::array::RemoteArray>,
+    what: ReadWhat,
+    limit: Option<std::time::Duration>,
+    signal: Option<web_sys::AbortSignal>,
+    on_progress: Option<js_sys::Function>,
+}
+
+/// What a [`ReadJob`] reads.
+enum ReadWhat {
+    /// A selection (`read`, `readInto`).
+    Select(Selection),
+    /// One whole chunk by its grid coordinates (`getChunk`, `getChunkBytes`).
+    Chunk(Vec<u64>),
+}
+
+/// Chunk coordinates from JS: an Array of non-negative integers.
+fn coords_from_js(coords: &JsValue) -> Result<Vec<u64>, JsValue> {
+    let arr = coords
+        .dyn_ref::<js_sys::Array>()
+        .ok_or_else(|| arg_error("chunk coordinates must be an array of numbers"))?;
+    arr.iter()
+        .map(|v| match v.as_f64() {
+            Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= u64::MAX as f64 => Ok(n as u64),
+            _ => Err(arg_error(format!(
+                "chunk coordinate {v:?} is not a non-negative integer"
+            ))),
+        })
+        .collect()
+}
+
+impl RemoteArray {
+    fn read_job(&self, selection: &JsValue, options: &JsValue) -> Result<ReadJob, JsValue> {
+        let what = ReadWhat::Select(selection_from_js(selection)?);
+        self.job(what, options)
+    }
+
+    fn chunk_job(&self, coords: &JsValue, options: &JsValue) -> Result<ReadJob, JsValue> {
+        let what = ReadWhat::Chunk(coords_from_js(coords)?);
+        self.job(what, options)
+    }
+
+    fn job(&self, what: ReadWhat, options: &JsValue) -> Result<ReadJob, JsValue> {
+        let inner = self.inner()?;
+        let limit = read_timeout(options)?;
+        Ok(ReadJob {
+            inner,
+            what,
+            limit,
+            signal: get_opt(options, "signal").map(|s| s.unchecked_into()),
+            on_progress: get_opt(options, "onProgress").and_then(|f| f.dyn_into().ok()),
+        })
+    }
+}
+
+impl ReadJob {
+    /// Checks `target` for `readInto` against the result this read will have.
+    fn check_target(&self, target: &JsValue) -> Result<(), JsValue> {
+        let dtype = self.inner.dtype();
+        if self.inner.element().is_some() || !dtype.is_numeric() {
+            return Err(arg_error(format!(
+                "readInto: {} elements have no typed array (read gives them as an Array)",
+                self.inner.dtype_descr()
+            )));
+        }
+        let ReadWhat::Select(sel) = &self.what else {
+            return Err(arg_error("readInto reads a selection"));
+        };
+        let dims = sel
+            .resolve(self.inner.shape())
+            .map_err(|e| js_error(&crate::Error::Selection(e)))?;
+        let n = dims.iter().map(|d| d.count).product::<u64>();
+        super::typed::check_target(target, dtype.to_little_endian(), n)
+    }
+
+    /// Runs the read under its signal and deadline.
+    async fn run(self) -> Result<crate::array::ArrayData, JsValue> {
+        let ReadJob {
+            inner,
+            what,
+            limit,
+            signal,
+            on_progress,
+        } = self;
+        let cancel = CancelFlag::new();
+        let progress = move |p: Progress| {
+            if let Some(f) = &on_progress {
+                let o = js_sys::Object::new();
+                let _ = js_sys::Reflect::set(&o, &"done".into(), &(p.done as f64).into());
+                let _ = js_sys::Reflect::set(&o, &"total".into(), &(p.total as f64).into());
+                let _ = f.call1(&JsValue::NULL, &o);
+            }
+        };
+        let ropts = ReadOptions {
+            progress: Some(&progress),
+            cancel: Some(cancel.clone()),
+        };
+        let location = inner.source_info().location.clone();
+        let read = async {
+            match &what {
+                ReadWhat::Select(sel) => inner.read(sel, &ropts).await,
+                ReadWhat::Chunk(coords) => inner.read_chunk(coords, &ropts).await,
+            }
+        };
+        let read = cancellable(read, signal.as_ref(), cancel);
+        let result = crate::io::deadline::operation(limit, &location, read).await;
+        result.map_err(|e| super::abort::operation_error(&e, signal.as_ref()))
     }
 }
 

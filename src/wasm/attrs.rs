@@ -11,7 +11,7 @@ const TS_ATTRS: &'static str = r#"
  *  does not show is { omitted: reason }. */
 export type AttrValue = number | bigint | boolean | string | null |
   Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array |
-  BigInt64Array | BigUint64Array | Float32Array | Float64Array |
+  BigInt64Array | BigUint64Array | Float32Array | Float64Array | Float16Data |
   AttrValue[] | { [name: string]: AttrValue };
 /** Attributes of an array or a group, by name, in the order the source lists them. */
 export type Attrs = { [name: string]: AttrValue };

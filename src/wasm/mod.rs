@@ -14,12 +14,14 @@
 //! store.traffic; store.close();
 //! ```
 
+mod abort;
 mod array;
 mod attrs;
 pub mod cache;
 mod chunk_trace;
 pub mod partition;
 mod store;
+mod typed;
 #[cfg(feature = "zarr")]
 pub mod zarr;
 

@@ -83,7 +83,7 @@ impl RemoteStore {
         let open = cancellable(open, signal.as_ref(), CancelFlag::new());
         let store = crate::io::deadline::operation(timeout, &url, open)
             .await
-            .map_err(|e| js_error(&e))?;
+            .map_err(|e| super::abort::operation_error(&e, signal.as_ref()))?;
         Ok(RemoteStore {
             inner: Some(Rc::new(store)),
         })

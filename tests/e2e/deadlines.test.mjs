@@ -1,7 +1,8 @@
 // Deadlines and cancellation of the Node build (pkg/node) against `chunkwise serve` with test
-// faults: `timeoutMs` of RemoteArray.open / RemoteArray.read / RemoteStore.open rejects with
-// TIMEOUT in bounded time; an AbortSignal rejects with CANCELLED and really aborts the HTTP
-// request (the server logs the body as cut while it is still running: a read dropped without
+// faults: `timeoutMs` of RemoteArray.open / RemoteArray.read / RemoteStore.open rejects with a
+// TimeoutError DOMException (code TIMEOUT) in bounded time; an aborted AbortSignal rejects with
+// its `reason` (the platform's AbortError DOMException, code CANCELLED, or the caller's own
+// reason as is; AbortSignal.timeout's TimeoutError) and really aborts the HTTP request (the server logs the body as cut while it is still running: a read dropped without
 // aborting its fetch would keep the connection open and never be cut); abort listeners are
 // removed when each operation ends.
 //
@@ -44,10 +45,20 @@ async function withServer(opts, f) {
   try { return await f(server); } finally { await server.stop(); }
 }
 
-/** Awaits `p`, expecting a ChunkwiseError of `code`; returns the milliseconds it took from `t0`. */
+/** The DOMException name an operation rejects with for each of our codes. */
+const DOM_NAME = { CANCELLED: "AbortError", TIMEOUT: "TimeoutError" };
+
+/** Awaits `p`, expecting an error of `code` (for CANCELLED and TIMEOUT a DOMException of the
+ *  platform's name, AbortError or TimeoutError, carrying `code` too; else a ChunkwiseError);
+ *  returns the milliseconds it took from `t0`. */
 async function rejectsWith(p, code, t0 = performance.now()) {
   await assert.rejects(p, (e) => {
-    assert.equal(e.name, "ChunkwiseError", String(e));
+    if (DOM_NAME[code]) {
+      assert.ok(e instanceof DOMException, `not a DOMException: ${e}`);
+      assert.equal(e.name, DOM_NAME[code], String(e));
+    } else {
+      assert.equal(e.name, "ChunkwiseError", String(e));
+    }
     assert.equal(e.code, code, e.message);
     return true;
   });
@@ -139,6 +150,57 @@ describe("deadlines and cancellation (pkg/node)", () => {
       assert.ok(read[0].signal.aborted, "the request's own signal was not aborted");
       t.diagnostic(`abort: CANCELLED ${Math.round(took)} ms after abort(); server: ${JSON.stringify(cut)}`);
       arr.close();
+    });
+  });
+
+  test("abort(reason) rejects with that reason as is; AbortSignal.timeout rejects with its TimeoutError; both abort the request", async (t) => {
+    await withServer({ root: path.dirname(big.file), faults: [`after=${OPEN_GETS}:trickle-ms=50`] }, async (server) => {
+      const arr = await openBigThenTrickle(server);
+      // A custom reason, identity kept, nothing added to it.
+      const reason = { why: "user closed the panel" };
+      const ctrl = new AbortController();
+      let mark = fetches.length;
+      const pending = arr.read("0:10, 0:10", { signal: ctrl.signal });
+      await until(() => fetches.length > mark, 3000, "the chunk request");
+      ctrl.abort(reason);
+      await assert.rejects(pending, (e) => {
+        assert.equal(e, reason, `rejected with ${e}, not the reason`);
+        assert.deepEqual(Object.keys(e), ["why"]);
+        return true;
+      });
+      assert.ok(fetches[mark].signal.aborted, "the request was not aborted");
+      await until(() => server.cuts.some((c) => c.range === fetches[mark].range), 3000, "the cut body");
+      // A primitive reason too.
+      const c2 = new AbortController();
+      c2.abort("stop");
+      await assert.rejects(arr.read("0:10, 0:10", { signal: c2.signal }), (e) => e === "stop");
+      // AbortSignal.timeout(ms): its own TimeoutError, the same object as signal.reason.
+      mark = fetches.length;
+      const signal = AbortSignal.timeout(400);
+      const t0 = performance.now();
+      await assert.rejects(arr.read("0:10, 0:10", { signal }), (e) => {
+        assert.equal(e, signal.reason);
+        assert.ok(e instanceof DOMException && e.name === "TimeoutError", String(e));
+        assert.equal(e.code, "TIMEOUT");
+        return true;
+      });
+      const took = performance.now() - t0;
+      assert.ok(took >= 350 && took < 3000, `${took} ms`);
+      assert.ok(fetches[mark].signal.aborted, "the request was not aborted on AbortSignal.timeout");
+      await until(() => server.cuts.some((c) => c.range === fetches[mark].range), 3000, "the cut body");
+      t.diagnostic(`AbortSignal.timeout(400): TimeoutError after ${Math.round(took)} ms`);
+      arr.close();
+    });
+    // The open, on a server that never answers.
+    await withServer({ faults: ["never-answer"] }, async (server) => {
+      const mark = fetches.length;
+      const reason = new Error("mine");
+      const ctrl = new AbortController();
+      setTimeout(() => ctrl.abort(reason), 200);
+      await assert.rejects(chunkwise.RemoteArray.open(server.url + small, { signal: ctrl.signal }), (e) => e === reason);
+      await assert.rejects(chunkwise.RemoteStore.open(server.url + h5, { signal: AbortSignal.timeout(200) }),
+        (e) => e instanceof DOMException && e.name === "TimeoutError");
+      assert.ok(fetches.length > mark && fetches.slice(mark).every((r) => r.signal?.aborted));
     });
   });
 

@@ -1,4 +1,5 @@
 // Every failure the package makes is a ChunkwiseError, the class each entry point exports
+// (aborts aside: they reject with the signal's reason, see deadlines.test.mjs)
 // (src/wasm/error.js): `instanceof` holds for rejections of open and read, for throws of the
 // tools (decodeChunk, partition, the chunk-cache simulator), and for a closed handle; the
 // Node build's ES and CommonJS faces and the web build export the class their own errors use.

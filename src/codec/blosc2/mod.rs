@@ -23,6 +23,7 @@ pub mod frame;
 pub mod header;
 pub mod lz4;
 mod msgpack;
+pub mod vlmeta;
 pub use decode::{block_dependencies, block_spans, decode_block, decode_chunk, decode_chunk_into};
 // ZSTD frame facts for the other formats' ZSTD filters and codecs.
 #[cfg(feature = "zarr")]

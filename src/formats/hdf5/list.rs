@@ -21,6 +21,7 @@
 //! Data Files message), external links, soft links whose target does not exist, and datasets
 //! of datatypes not read here.
 
+use super::attrs;
 use super::discover::element_of;
 use super::store::Discovery;
 use super::Hdf5Error;
@@ -33,7 +34,7 @@ use hdf5_reader::messages::link::LinkTarget;
 use hdf5_reader::messages::HdfMessage;
 use hdf5_reader::symbol_table::SymbolTableNode;
 use hdf5_reader::Hdf5File;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Most nodes one listing returns; a larger hierarchy is refused as malformed rather than
 /// listed without bound.
@@ -47,7 +48,7 @@ pub const NULL_DATASPACE: &str = "a null dataspace (no elements, h5py Empty)";
 
 /// What a link points at.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Target {
+pub(super) enum Target {
     /// An object header at this address (relative to the base address, as stored).
     Hard(u64),
     /// A path in this file.
@@ -70,7 +71,10 @@ enum Object {
 }
 
 /// The links of the group whose object header is at `address`, in storage order.
-fn group_links(file: &Hdf5File, address: u64) -> hdf5_reader::error::Result<Vec<(String, Target)>> {
+pub(super) fn group_links(
+    file: &Hdf5File,
+    address: u64,
+) -> hdf5_reader::error::Result<Vec<(String, Target)>> {
     let header = file.get_or_parse_header(address)?;
     let storage = file.storage();
     let sb = file.superblock();
@@ -224,7 +228,19 @@ fn object(file: &Hdf5File, address: u64, path: &str) -> hdf5_reader::error::Resu
     })
 }
 
-fn join(parent: &str, name: &str) -> String {
+/// A node's attributes, or one `Omitted` entry saying why its object header's attributes
+/// could not be read (the node itself is still listed).
+fn node_attrs(r: hdf5_reader::error::Result<attrs::NodeAttrs>) -> attrs::NodeAttrs {
+    r.unwrap_or_else(|e| attrs::NodeAttrs {
+        attrs: crate::attrs::Attrs(vec![(
+            "(attributes)".into(),
+            crate::attrs::AttrValue::Omitted(format!("object header: {e}")),
+        )]),
+        ..Default::default()
+    })
+}
+
+pub(super) fn join(parent: &str, name: &str) -> String {
     if parent == "/" {
         format!("/{name}")
     } else {
@@ -233,7 +249,7 @@ fn join(parent: &str, name: &str) -> String {
 }
 
 /// `target` of a soft link in group `group` as an absolute, normalised path.
-fn absolute(group: &str, target: &str) -> String {
+pub(super) fn absolute(group: &str, target: &str) -> String {
     let full = if target.starts_with('/') {
         target.to_string()
     } else {
@@ -277,7 +293,15 @@ fn node(path: String, kind: NodeKind, error: Option<String>) -> Node {
 pub async fn list(d: &mut Discovery<'_>) -> Result<Vec<Node>, Hdf5Error> {
     let root = d.run(|f| Ok(f.root_group()?.address())).await?;
     let mut nodes: BTreeMap<String, Node> = BTreeMap::new();
-    nodes.insert("/".into(), node("/".into(), NodeKind::Group, None));
+    let mut root_node = node("/".into(), NodeKind::Group, None);
+    // Attribute bytes kept by the whole listing (attrs::MAX_LISTING_ATTR_BYTES).
+    let mut kept = 0usize;
+    root_node.attrs = node_attrs(d.run_raw(move |f| Ok(attrs::read(f, root))).await?)
+        .within(&mut kept)
+        .attrs;
+    nodes.insert("/".into(), root_node);
+    // Dimension scales: each array's path, object header address and scale attributes.
+    let mut scales: Vec<(String, u64, attrs::ScaleInfo)> = Vec::new();
     let mut walked: HashSet<u64> = HashSet::from([root]);
     let mut soft: Vec<(String, String)> = Vec::new();
     let mut level: Vec<(String, u64)> = vec![("/".into(), root)];
@@ -316,37 +340,87 @@ pub async fn list(d: &mut Discovery<'_>) -> Result<Vec<Node>, Hdf5Error> {
         }
         // One step for the object headers of every child at this depth.
         let asked = children.clone();
-        let objects = d
-            .run(move |f| {
-                Ok(asked
+        let step = move |f: &Hdf5File| {
+            Ok(asked
+                .iter()
+                .map(|(p, a)| object(f, *a, p).map_err(Hdf5Error::from))
+                .collect::<Vec<_>>())
+        };
+        let mut objects = d.run(step.clone()).await?;
+        // A node whose attributes are broken (a version 1 header's Attribute message, a dense
+        // storage the crate loads at a dataset's open) fails the crate: hide them from the
+        // crate (attrs::attribute_masks) and look at those children again.
+        let failed: Vec<u64> = children
+            .iter()
+            .zip(&objects)
+            .filter(|(_, o)| o.is_err())
+            .map(|((_, a), _)| *a)
+            .collect();
+        if !failed.is_empty() {
+            let masks = d
+                .run_raw(move |f| {
+                    Ok(failed
+                        .iter()
+                        .flat_map(|a| attrs::attribute_masks(f, *a).unwrap_or_default())
+                        .collect::<Vec<_>>())
+                })
+                .await?;
+            if !masks.is_empty() {
+                for (at, bytes) in masks {
+                    d.store().patch(at, bytes.into());
+                }
+                objects = d.run(step).await?;
+            }
+        }
+        // Attributes as stored (the unpatched bytes), one step for the whole depth.
+        let addresses: Vec<u64> = children.iter().map(|(_, a)| *a).collect();
+        let node_attrs_all = d
+            .run_raw(move |f| {
+                Ok(addresses
                     .iter()
-                    .map(|(p, a)| object(f, *a, p).map_err(Hdf5Error::from))
+                    .map(|a| attrs::read(f, *a))
                     .collect::<Vec<_>>())
             })
             .await?;
+        let objects: Vec<
+            Result<(Object, hdf5_reader::error::Result<attrs::NodeAttrs>), Hdf5Error>,
+        > = objects
+            .into_iter()
+            .zip(node_attrs_all)
+            .map(|(o, na)| o.map(|o| (o, na)))
+            .collect();
         let mut next = Vec::new();
         for ((path, a), o) in children.into_iter().zip(objects) {
             let n = match o {
-                Ok(Object::Group) => {
+                Ok((Object::Group, na)) => {
                     if walked.insert(a) {
                         next.push((path.clone(), a));
                     }
-                    node(path.clone(), NodeKind::Group, None)
+                    let mut n = node(path.clone(), NodeKind::Group, None);
+                    n.attrs = node_attrs(na).within(&mut kept).attrs;
+                    n
                 }
-                Ok(Object::Dataset {
-                    shape,
-                    dtype,
-                    error,
-                }) => Node {
-                    path: path.clone(),
-                    kind: NodeKind::Array,
-                    shape,
-                    dtype,
-                    error,
-                    attrs: Default::default(),
-                    dims: None,
-                },
-                Ok(Object::Other) => continue,
+                Ok((
+                    Object::Dataset {
+                        shape,
+                        dtype,
+                        error,
+                    },
+                    na,
+                )) => {
+                    let na = node_attrs(na).within(&mut kept);
+                    scales.push((path.clone(), a, na.scale));
+                    Node {
+                        path: path.clone(),
+                        kind: NodeKind::Array,
+                        shape,
+                        dtype,
+                        error,
+                        attrs: na.attrs,
+                        dims: None,
+                    }
+                }
+                Ok((Object::Other, _)) => continue,
                 Err(e) => node(
                     path.clone(),
                     NodeKind::Array,
@@ -361,6 +435,17 @@ pub async fn list(d: &mut Discovery<'_>) -> Result<Vec<Node>, Hdf5Error> {
         return Err(Hdf5Error::Invalid(format!(
             "groups nested deeper than {MAX_DEPTH}"
         )));
+    }
+    // Dimension names from the scales found (attrs.rs): no further read.
+    let by_address: HashMap<u64, (String, attrs::ScaleInfo)> = scales
+        .iter()
+        .map(|(p, a, s)| (*a, (p.clone(), s.clone())))
+        .collect();
+    for (path, _, own) in &scales {
+        if let Some(n) = nodes.get_mut(path) {
+            let rank = n.shape.as_ref().map_or(0, Vec::len);
+            n.dims = attrs::dims(rank, path, own, |a| by_address.get(&a).cloned());
+        }
     }
     // A soft link whose target is another soft link resolves once that one has: passes
     // until none resolves (at most one per link of the chain), then the rest dangle.
@@ -450,6 +535,22 @@ pub async fn members(
         .partition(|m| m.kind == MemberKind::Group);
     groups.extend(datasets);
     Ok(groups)
+}
+
+/// The object header address (as stored) of the node at `path`, following hard links from
+/// the root group; `None` when a component is missing or not a hard link.
+///
+/// # Errors
+/// The crate's errors for malformed link storage on the path.
+pub fn address_of(file: &Hdf5File, path: &str) -> hdf5_reader::error::Result<Option<u64>> {
+    let mut at = file.root_group()?.address();
+    for name in absolute("/", path).split('/').filter(|s| !s.is_empty()) {
+        match group_links(file, at)?.into_iter().find(|(n, _)| n == name) {
+            Some((_, Target::Hard(a))) => at = a,
+            _ => return Ok(None),
+        }
+    }
+    Ok(Some(at))
 }
 
 /// Discovery step: why the node at `path` cannot be opened as a dataset, if a reason is

@@ -18,7 +18,11 @@
 //! bools, fixed-length strings, compounds and array datatypes (read as trailing dimensions)
 //! decode in place; variable-length strings are resolved after assembly from the global heap
 //! ([`heap`]).
+//!
+//! Attributes and dimension names ([`attrs`]) are read at discovery, for every listed node
+//! and each opened dataset, and kept in the seeds.
 
+pub mod attrs;
 pub mod discover;
 pub mod filters;
 pub mod heap;
@@ -174,6 +178,35 @@ impl<'a> Hdf5Source<'a> {
     /// # Errors
     /// [`Hdf5Error`]: missing path, unsupported datatype, malformed file, I/O.
     pub async fn dataset(&mut self, path: &str) -> Result<DatasetMeta, Hdf5Error> {
+        match self.dataset_once(path).await {
+            Err(e @ Hdf5Error::Io(_)) => Err(e),
+            // The crate parses every attribute of a dataset when it opens it and fails over a
+            // broken one: hide them from the crate (attrs::attribute_masks) and retry.
+            Err(e) => {
+                let p = path.to_string();
+                let mask = self
+                    .discovery
+                    .run_raw(move |f| match list::address_of(f, &p)? {
+                        Some(a) => attrs::attribute_masks(f, a),
+                        None => Ok(Vec::new()),
+                    })
+                    .await;
+                match mask {
+                    Ok(patches) if !patches.is_empty() => {
+                        for (at, bytes) in patches {
+                            self.discovery.store().patch(at, bytes.into());
+                        }
+                        self.dataset_once(path).await
+                    }
+                    Err(io @ Hdf5Error::Io(_)) => Err(io),
+                    _ => Err(e),
+                }
+            }
+            ok => ok,
+        }
+    }
+
+    async fn dataset_once(&mut self, path: &str) -> Result<DatasetMeta, Hdf5Error> {
         // Nodes that exist but are not read here (list.rs) are refused by name, before the
         // crate reads a virtual dataset's header or an external dataset's missing block.
         // A link storage this check cannot read is left to the crate's own path resolution
@@ -203,6 +236,51 @@ impl<'a> Hdf5Source<'a> {
             .await?
     }
 
+    /// The attributes and dimension names of the dataset at `path` of `rank` dimensions
+    /// ([`attrs`]): its own attributes, then the `NAME` of each scale its `DIMENSION_LIST`
+    /// references, found among the links of the groups on its path (parent first; a scale
+    /// elsewhere names its dimension only by its `NAME`). A broken attribute is an `Omitted`
+    /// value, never an error.
+    ///
+    /// # Errors
+    /// I/O errors, and the crate's errors for a path or object header that does not parse.
+    pub async fn attrs(
+        &mut self,
+        path: &str,
+        rank: usize,
+    ) -> Result<(crate::attrs::Attrs, Option<Vec<Option<String>>>), Hdf5Error> {
+        let p = path.to_string();
+        let at = self
+            .discovery
+            .run(move |f| Ok(f.dataset(&p)?.address()))
+            .await?;
+        // Attributes as stored: the unpatched bytes (store.rs, `Masked`).
+        let own = self.discovery.run_raw(move |f| attrs::read(f, at)).await?;
+        let scales: Vec<u64> = own
+            .scale
+            .dimension_list
+            .iter()
+            .flatten()
+            .flatten()
+            .copied()
+            .filter(|&a| a != at)
+            .collect();
+        let p = path.to_string();
+        let found = if scales.is_empty() {
+            HashMap::new()
+        } else {
+            self.discovery
+                .run_raw(move |f| Ok(scale_paths(f, &p, &scales)))
+                .await?
+        };
+        let mut found = found;
+        found.insert(at, (list::absolute("/", path), own.scale.clone()));
+        let dims = attrs::dims(rank, &list::absolute("/", path), &own.scale, |a| {
+            found.get(&a).cloned()
+        });
+        Ok((own.attrs, dims))
+    }
+
     /// Every group and dataset of the file, with shapes and dtypes, without reading any
     /// chunk index ([`list::list`]).
     ///
@@ -220,6 +298,81 @@ impl<'a> Hdf5Source<'a> {
         // The children's headers in one batch (list.rs), not one restart per child.
         list::members(&mut self.discovery, path).await
     }
+}
+
+impl Hdf5Source<'_> {
+    /// The error for `path`, which names no dataset (the crate's `detail`): when it names a
+    /// group, [`Hdf5Error::NotFound`] saying so with the arrays below it (paths relative to
+    /// the group, from [`list::list`]), else `detail` as it was. I/O errors of the check
+    /// end it.
+    async fn not_a_dataset(&mut self, path: &str, detail: String) -> Hdf5Error {
+        let group = format!("/{}", path.trim_matches('/'));
+        match self.members(&group).await {
+            Ok(_) => {}
+            Err(e @ Hdf5Error::Io(_)) => return e,
+            Err(_) => return Hdf5Error::NotFound(detail),
+        }
+        let prefix = if group == "/" {
+            "/".to_string()
+        } else {
+            format!("{group}/")
+        };
+        let arrays: Vec<String> = match self.list().await {
+            Ok(nodes) => nodes
+                .iter()
+                .filter(|n| n.kind == crate::formats::NodeKind::Array)
+                .filter_map(|n| n.path.strip_prefix(&prefix).map(str::to_string))
+                .collect(),
+            Err(e @ Hdf5Error::Io(_)) => return e,
+            Err(_) => Vec::new(),
+        };
+        Hdf5Error::NotFound(format!(
+            "{group} is a group, not an array; {}",
+            crate::formats::its_arrays(&arrays)
+        ))
+    }
+}
+
+/// Discovery step: the path and scale attributes of each dimension scale at `addresses`
+/// (object header addresses as stored), looked up among the hard links of the groups on
+/// `path` (its parent first, then up to the root). A scale not linked there keeps its
+/// `NAME` with the path `""` (no basename to fall back on); one whose header does not parse
+/// is left out (its dimension is unnamed).
+fn scale_paths(
+    f: &hdf5_reader::Hdf5File,
+    path: &str,
+    addresses: &[u64],
+) -> HashMap<u64, (String, attrs::ScaleInfo)> {
+    let full = list::absolute("/", path);
+    let parts: Vec<&str> = full.split('/').filter(|s| !s.is_empty()).collect();
+    let mut out = HashMap::new();
+    let mut paths: HashMap<u64, String> = HashMap::new();
+    // The groups on the path, parent first.
+    for depth in (0..parts.len()).rev() {
+        let group = format!("/{}", parts[..depth].join("/"));
+        let at = if depth == 0 {
+            f.root_group().map(|g| g.address())
+        } else {
+            f.group(&group).map(|g| g.address())
+        };
+        let Ok(links) = at.and_then(|a| list::group_links(f, a)) else {
+            continue;
+        };
+        for (name, t) in links {
+            if let list::Target::Hard(a) = t {
+                if addresses.contains(&a) {
+                    paths.entry(a).or_insert_with(|| list::join(&group, &name));
+                }
+            }
+        }
+    }
+    for &a in addresses {
+        if let Ok(na) = attrs::read(f, a) {
+            let p = paths.get(&a).cloned().unwrap_or_default();
+            out.insert(a, (p, na.scale));
+        }
+    }
+    out
 }
 
 /// Lists every group and dataset of the HDF5 file `source` of `len` bytes whose first bytes
@@ -260,6 +413,10 @@ pub struct Hdf5Array {
     /// Reduced-precision integers (known from an nbit filter's datatype description): stored
     /// chunks hold the file type's bits, converted to values after decoding.
     bits: Option<filters::BitField>,
+    /// The dataset's attributes ([`attrs`]).
+    attrs: crate::attrs::Attrs,
+    /// Dimension names from dimension scales ([`attrs::dims`]).
+    dims: Option<Vec<Option<String>>>,
 }
 
 impl Hdf5Array {
@@ -267,9 +424,11 @@ impl Hdf5Array {
     /// `head` holds the first bytes of the source (all of it when small), `len` its size.
     ///
     /// # Errors
-    /// [`FormatError::Invalid`] for malformed files or missing paths,
-    /// [`FormatError::Unsupported`] for datatypes, layouts or filters not read here;
-    /// I/O errors ([`crate::Error::Io`]).
+    /// [`FormatError::Invalid`] for malformed files; [`FormatError::NoSuchNode`] for a
+    /// missing path, or a group's path (then saying it is a group and naming the arrays
+    /// below it); [`FormatError::PathNeeded`] without a path when the root does not hold
+    /// exactly one dataset; [`FormatError::Unsupported`] for datatypes, layouts or filters
+    /// not read here; I/O errors ([`crate::Error::Io`]).
     pub async fn open(
         source: &dyn RangeSource,
         head: Bytes,
@@ -298,8 +457,38 @@ impl Hdf5Array {
                 }
             }
         };
-        let meta = h.dataset(&path).await.map_err(e)?;
-        Self::from_meta(location.clone(), meta, len).map_err(e)
+        let meta = match h.dataset(&path).await {
+            Err(Hdf5Error::NotFound(detail)) => {
+                return Err(e(h.not_a_dataset(&path, detail).await))
+            }
+            other => other.map_err(e)?,
+        };
+        let rank = meta.shape.len();
+        let array = Self::from_meta(location.clone(), meta, len).map_err(e)?;
+        // Attributes never fail the open, but a failed request does.
+        let (attrs, dims) = match h.attrs(&path, rank).await {
+            Ok(a) => a,
+            Err(Hdf5Error::Io(io)) => return Err(crate::Error::Io(io)),
+            Err(other) => (
+                crate::attrs::Attrs(vec![(
+                    "(attributes)".into(),
+                    crate::attrs::AttrValue::Omitted(other.to_string()),
+                )]),
+                None,
+            ),
+        };
+        Ok(array.with_attrs(attrs, dims))
+    }
+
+    /// This array with `attrs` and dimension names `dims` (from discovery or a seed).
+    pub fn with_attrs(
+        mut self,
+        attrs: crate::attrs::Attrs,
+        dims: Option<Vec<Option<String>>>,
+    ) -> Hdf5Array {
+        self.attrs = attrs;
+        self.dims = dims;
+        self
     }
 
     /// Opens the dataset at `path` of `source` on its own: one bounded read of the first
@@ -495,6 +684,8 @@ impl Hdf5Array {
             chunk_at,
             source_len,
             bits,
+            attrs: Default::default(),
+            dims: None,
         })
     }
 
@@ -548,13 +739,20 @@ fn unshuffle(data: &[u8], elem: usize) -> Vec<u8> {
 pub struct Hdf5Seed {
     /// The dataset's discovered metadata, chunk map included.
     pub dataset: discover::DatasetMeta,
+    /// The dataset's attributes ([`attrs`]).
+    #[serde(default)]
+    pub attrs: crate::attrs::Attrs,
+    /// Dimension names from dimension scales.
+    #[serde(default)]
+    pub dims: Option<Vec<Option<String>>>,
 }
 
 /// Raise `VERSION` when a field of [`discover::DatasetMeta`] (or of a type it holds) is
 /// added without a serde default or changes meaning.
 impl crate::formats::FormatSeed for Hdf5Seed {
     const FORMAT: &'static str = "hdf5";
-    const VERSION: u32 = 1;
+    /// 2: attributes and dimension names.
+    const VERSION: u32 = 2;
 }
 
 impl Hdf5Seed {
@@ -564,6 +762,7 @@ impl Hdf5Seed {
     /// [`FormatError`] when the seed is inconsistent (callers take it as a miss).
     pub fn rebuild(&self, location: &str, len: u64) -> Result<Hdf5Array, FormatError> {
         Hdf5Array::from_meta(location.to_string(), self.dataset.clone(), len)
+            .map(|a| a.with_attrs(self.attrs.clone(), self.dims.clone()))
             .map_err(|e| e.into_format(location))
     }
 }
@@ -577,7 +776,8 @@ pub struct Hdf5ListingSeed {
 
 impl crate::formats::FormatSeed for Hdf5ListingSeed {
     const FORMAT: &'static str = "hdf5-listing";
-    const VERSION: u32 = 1;
+    /// 2: nodes carry attributes and dimension names.
+    const VERSION: u32 = 2;
 }
 
 impl ArrayFormat for Hdf5Array {
@@ -589,12 +789,20 @@ impl ArrayFormat for Hdf5Array {
         Some(
             Hdf5Seed {
                 dataset: self.meta.clone(),
+                attrs: self.attrs.clone(),
+                dims: self.dims.clone(),
             }
             .to_seed(),
         )
     }
     fn dtype(&self) -> DType {
         self.dtype
+    }
+    fn attrs(&self) -> crate::attrs::Attrs {
+        self.attrs.clone()
+    }
+    fn dims(&self) -> Option<Vec<Option<String>>> {
+        self.dims.clone()
     }
     fn element(&self) -> Option<Element> {
         self.element.clone()

@@ -68,6 +68,8 @@ pub struct SparseStore {
     len: u64,
     spans: Mutex<BTreeMap<u64, Bytes>>,
     misses: Mutex<Vec<Range<u64>>>,
+    /// Replacement bytes the crate's parsers see instead of the source's ([`Masked`]).
+    patches: Mutex<BTreeMap<u64, Bytes>>,
     /// Bytes copied by inserts and lookups (tests bound it).
     #[cfg(test)]
     copied: std::sync::atomic::AtomicU64,
@@ -80,6 +82,7 @@ impl SparseStore {
             len,
             spans: Mutex::new(BTreeMap::new()),
             misses: Mutex::new(Vec::new()),
+            patches: Mutex::new(BTreeMap::new()),
             #[cfg(test)]
             copied: Default::default(),
         }
@@ -196,6 +199,24 @@ impl SparseStore {
         std::mem::take(&mut *self.misses.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
+    /// Makes the crate's parsers see `bytes` at `start` instead of the source's bytes (see
+    /// [`Masked`]); reads of [`SparseStore`] itself still give the source's bytes.
+    pub fn patch(&self, start: u64, bytes: Bytes) {
+        self.patches
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(start, bytes);
+    }
+
+    /// Whether any patch is held.
+    pub fn patched(&self) -> bool {
+        !self
+            .patches
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+    }
+
     /// Bytes held.
     pub fn held_bytes(&self) -> u64 {
         let spans = self.spans.lock().unwrap_or_else(|e| e.into_inner());
@@ -242,6 +263,39 @@ impl Storage for SparseStore {
                 )))
             }
         }
+    }
+}
+
+/// The store as the crate's parsers see it: the source's bytes with the store's patches
+/// laid over them. A patch hides a broken attribute storage from the crate, which loads a
+/// dataset's attributes when it opens it (`attrs::dense_mask`); attributes themselves are
+/// read from the unpatched store ([`Discovery::run_raw`]).
+pub struct Masked(pub Arc<SparseStore>);
+
+impl Storage for Masked {
+    fn len(&self) -> u64 {
+        self.0.len
+    }
+
+    fn read_range(&self, offset: u64, len: usize) -> hdf5_reader::error::Result<StorageBuffer> {
+        let buf = self.0.read_range(offset, len)?;
+        let end = offset + len as u64;
+        let patches = self.0.patches.lock().unwrap_or_else(|e| e.into_inner());
+        let over: Vec<(&u64, &Bytes)> = patches
+            .range(..end)
+            .filter(|(s, b)| **s + b.len() as u64 > offset)
+            .collect();
+        if over.is_empty() {
+            return Ok(buf);
+        }
+        let mut v = buf.to_vec();
+        for (&s, b) in over {
+            let lo = s.max(offset);
+            let hi = (s + b.len() as u64).min(end);
+            v[(lo - offset) as usize..(hi - offset) as usize]
+                .copy_from_slice(&b[(lo - s) as usize..(hi - s) as usize]);
+        }
+        Ok(StorageBuffer::from_vec(v))
     }
 }
 
@@ -292,9 +346,32 @@ impl<'a> Discovery<'a> {
     where
         F: Fn(&Hdf5File) -> hdf5_reader::error::Result<T>,
     {
+        self.run_on(step, true).await
+    }
+
+    /// [`Discovery::run`] on the source's bytes without the store's patches (for reading
+    /// attributes as stored).
+    ///
+    /// # Errors
+    /// As [`Discovery::run`].
+    pub async fn run_raw<T, F>(&mut self, step: F) -> Result<T, Hdf5Error>
+    where
+        F: Fn(&Hdf5File) -> hdf5_reader::error::Result<T>,
+    {
+        self.run_on(step, false).await
+    }
+
+    async fn run_on<T, F>(&mut self, step: F, masked: bool) -> Result<T, Hdf5Error>
+    where
+        F: Fn(&Hdf5File) -> hdf5_reader::error::Result<T>,
+    {
         loop {
             let misses = {
-                let storage: Arc<dyn Storage> = self.store.clone();
+                let storage: Arc<dyn Storage> = if masked && self.store.patched() {
+                    Arc::new(Masked(self.store.clone()))
+                } else {
+                    self.store.clone()
+                };
                 let result = Hdf5File::from_storage(storage).and_then(|f| step(&f));
                 let misses = self.store.take_misses();
                 if misses.is_empty() {

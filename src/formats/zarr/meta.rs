@@ -53,7 +53,7 @@ fn unsupported(key: &str, detail: impl Into<String>) -> ZarrError {
 /// [`ZarrError::Invalid`] naming `key` for text that is not JSON or not valid metadata.
 pub fn parse(key: &str, v3: bool, raw: &str) -> Result<(Value, ArrayMetadata), ZarrError> {
     let doc: Value =
-        serde_json::from_str(raw).map_err(|e| invalid(key, format!("not JSON: {e}")))?;
+        super::attrs::parse_json(raw).map_err(|e| invalid(key, format!("not JSON: {e}")))?;
     let meta = typed(key, v3, &doc)?;
     Ok((doc, meta))
 }
@@ -74,9 +74,28 @@ pub fn typed(key: &str, v3: bool, doc: &Value) -> Result<ArrayMetadata, ZarrErro
         }
         serde_json::from_value(doc).map(ArrayMetadata::V3)
     } else {
-        serde_json::from_value(doc.clone()).map(ArrayMetadata::V2)
+        let mut doc = doc.clone();
+        if let Some(int) = v2_time_as_int(&doc) {
+            doc["dtype"] = Value::from(int);
+        }
+        serde_json::from_value(doc).map(ArrayMetadata::V2)
     };
     r.map_err(|e| invalid(key, format!("not Zarr array metadata: {e}")))
+}
+
+/// For a v2 `dtype` that is a numpy `datetime64`/`timedelta64` (`"<M8[ns]"`, `">m8[s]"`),
+/// which `zarrs` does not name in v2: the 64-bit integer of the same byte order (`"<i8"`),
+/// whose chunks decode to the same bytes (numpy stores both as signed 64-bit counts, NaT as
+/// the integer `i64::MIN`, which is also how zarr-python writes their `fill_value`). The
+/// array's dtype stays the datetime ([`dtype`] reads the document itself).
+fn v2_time_as_int(doc: &Value) -> Option<&'static str> {
+    let d = DType::parse(doc.get("dtype")?.as_str()?).ok()?;
+    match d.kind {
+        crate::dtype::Kind::Datetime(_) | crate::dtype::Kind::Timedelta(_) => {
+            Some(if d.is_big_endian() { ">i8" } else { "<i8" })
+        }
+        _ => None,
+    }
 }
 
 /// The v3 `data_type` names chunkwise reads, as numpy kind and size.
@@ -98,6 +117,27 @@ fn v3_kind(name: &str) -> Option<(char, usize)> {
         "complex128" => ('c', 16),
         _ => return None,
     })
+}
+
+/// The numpy kind character and `[unit]` suffix of a v3 `numpy.datetime64` /
+/// `numpy.timedelta64` data type (zarr-extensions `data-types/numpy.datetime64`:
+/// `{"name": ..., "configuration": {"unit": "ns", "scale_factor": 1}}`); `None` for other
+/// data types and for a `scale_factor` other than 1 (numpy's multiples, not read), which
+/// then fail as unsupported.
+fn v3_time(dt: &Value) -> Option<(char, String)> {
+    let kind = match dt.get("name").and_then(Value::as_str)? {
+        "numpy.datetime64" => 'M',
+        "numpy.timedelta64" => 'm',
+        _ => return None,
+    };
+    let conf = dt.get("configuration")?;
+    let unit = conf.get("unit").and_then(Value::as_str)?;
+    let scale = conf
+        .get("scale_factor")
+        .and_then(Value::as_u64)
+        .unwrap_or(1);
+    (scale == 1 && crate::dtype::TimeUnit::parse(unit).is_some())
+        .then(|| (kind, format!("[{unit}]")))
 }
 
 /// The `endian` of the first `bytes` codec in `codecs`, looking inside `sharding_indexed`.
@@ -133,8 +173,14 @@ pub fn dtype(key: &str, doc: &Value) -> Result<DType, ZarrError> {
     if doc.get("zarr_format").and_then(Value::as_u64) == Some(3) {
         let dt = doc.get("data_type").unwrap_or(&Value::Null);
         let name = dt.as_str().unwrap_or_default();
-        let (kind, size) =
-            v3_kind(name).ok_or_else(|| unsupported(key, format!("data_type {dt}")))?;
+        let (kind, size, unit) = match v3_time(dt) {
+            Some((k, unit)) => (k, 8, unit),
+            None => {
+                let (k, s) =
+                    v3_kind(name).ok_or_else(|| unsupported(key, format!("data_type {dt}")))?;
+                (k, s, String::new())
+            }
+        };
         let codecs = doc
             .get("codecs")
             .and_then(Value::as_array)
@@ -145,7 +191,7 @@ pub fn dtype(key: &str, doc: &Value) -> Result<DType, ZarrError> {
             (_, Some("big")) => '>',
             _ => '<',
         };
-        DType::parse(&format!("{order}{kind}{size}"))
+        DType::parse(&format!("{order}{kind}{size}{unit}"))
             .map_err(|e| unsupported(key, format!("data_type {dt}: {e}")))
     } else {
         let dt = doc.get("dtype").unwrap_or(&Value::Null);

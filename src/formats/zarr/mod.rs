@@ -2,8 +2,9 @@
 //! the codec chain (sharding included); chunkwise keeps the transport and what is
 //! remembered: the store with its remembered metadata ([`store`]), the `zarrs` storage over
 //! it ([`storage`]: batched, coalesced range reads, typed errors), the codecs `zarrs`' pure
-//! Rust build lacks ([`codecs`]: blosc, zstd, numcodecs lz4 and delta) and the facts the
-//! planner reads by ([`meta`]).
+//! Rust build lacks ([`codecs`]: blosc, zstd, numcodecs lz4 and delta), the facts the
+//! planner reads by ([`meta`]), attributes and dimension names ([`attrs`]) and the walk that
+//! lists a store without consolidated metadata ([`walk`]).
 //!
 //! A [`ZarrArray`] reads stored chunks itself (a chunk is an object, or an inner chunk of a
 //! shard located through the shard index), because its chunks are not byte ranges of one
@@ -11,22 +12,27 @@
 //! (which keeps decoded chunks re-encoded as Blosc2, see [`crate::cache::convert`]) and
 //! result assembly stay the shared ones.
 //!
-//! Requests: opening an array at a path reads `<path>/zarr.json` (and `<path>/.zarray` only
-//! when that is missing), never its parent's listing or `.zattrs`. A read issues one request
+//! Requests: opening an array at a path reads `<path>/zarr.json` (attributes included), and
+//! only when that is missing `<path>/.zarray` and `<path>/.zattrs` together (one more round
+//! trip; a missing `.zattrs` is no attributes), never its parent's listing; a path holding
+//! no array costs one more for `<path>/.zgroup`, and a group path the root's listing, so
+//! the error names the group and its arrays. A read issues one request
 //! per touched chunk object, or per touched shard one index read (a suffix read when the
 //! index ends the shard; remembered) and then the touched inner chunks coalesced, at most
 //! [`crate::array::OpenOptions::concurrency`] objects at a time.
 
+pub mod attrs;
 pub mod codecs;
 pub mod meta;
 pub mod storage;
 pub mod store;
+pub mod walk;
 
 use crate::dtype::DType;
 use crate::formats::{
     ArrayFormat, ArrayInfo, ChunkDecodeError, ChunkPlace, FormatError, Node, NodeKind,
 };
-use crate::io::{CoalesceOptions, IoError};
+use crate::io::{ByteRange, CoalesceOptions, IoError};
 use crate::selection::Grid;
 use futures::stream::{self, StreamExt};
 use meta::ZarrMeta;
@@ -63,9 +69,10 @@ pub enum ZarrError {
     /// No array metadata at the path.
     #[error("{location}: no Zarr array here ({detail})")]
     NotFound { location: String, detail: String },
-    /// The path names a group, not an array.
-    #[error("{location}: a Zarr group, not an array: pick one of its arrays with a path")]
-    NotAnArray { location: String },
+    /// The path names a group, not an array; `arrays` says which arrays it holds (from
+    /// the consolidated metadata) or that they are not listed.
+    #[error("{location} is a group, not an array; {arrays}")]
+    NotAnArray { location: String, arrays: String },
     /// Transport failure: a wrapper that `From<ZarrError> for crate::Error` flattens into
     /// [`crate::Error::Io`].
     #[error(transparent)]
@@ -146,6 +153,10 @@ pub struct ZarrArray {
     path: String,
     meta: ZarrMeta,
     grid: Grid,
+    /// `.zattrs` (v2) or `attributes` (v3).
+    attrs: crate::attrs::Attrs,
+    /// Dimension names ([`attrs::dims`]).
+    dims: Option<Vec<Option<String>>>,
 }
 
 impl std::fmt::Debug for ZarrArray {
@@ -235,21 +246,50 @@ pub fn zarr_codec_error(e: CodecError) -> ChunkDecodeError {
     }
 }
 
+/// The error for the group at `path` opened as an array: its arrays (paths relative to it)
+/// from the store's consolidated metadata ([`list_nodes`]), or, without consolidated
+/// metadata, that they are not listed. An I/O error of the listing is returned as it is.
+async fn not_an_array(store: &ZarrStore, path: &str) -> ZarrError {
+    let location = store.url(path);
+    let location = location.trim_end_matches('/').to_string();
+    let prefix = if path.is_empty() {
+        "/".to_string()
+    } else {
+        format!("/{path}/")
+    };
+    let arrays = match list_nodes(store).await {
+        Err(e @ ZarrError::Io(_)) => return e,
+        Ok(nodes) if !nodes.iter().any(|n| n.path == "/" && n.error.is_some()) => {
+            let arrays: Vec<String> = nodes
+                .iter()
+                .filter(|n| n.kind == NodeKind::Array)
+                .filter_map(|n| n.path.strip_prefix(&prefix).map(str::to_string))
+                .collect();
+            crate::formats::its_arrays(&arrays)
+        }
+        _ => "its arrays are not listed (no consolidated metadata): give the path of one".into(),
+    };
+    ZarrError::NotAnArray { location, arrays }
+}
+
 fn nonzero(shape: &[std::num::NonZeroU64]) -> Vec<u64> {
     shape.iter().map(|n| n.get()).collect()
 }
 
 impl ZarrArray {
     /// Opens the array at `path` (`""` or `/` for a store whose root is the array): reads
-    /// `<path>/zarr.json`, and `<path>/.zarray` only when that is missing (both through the
-    /// store's remembered metadata, so a warm reopen makes no request); `zarrs` reads the
-    /// document and builds the codec chain.
+    /// `<path>/zarr.json`, and only when that is missing `<path>/.zarray` and
+    /// `<path>/.zattrs` at once (all through the store's remembered metadata, so a warm
+    /// reopen makes no request, and from consolidated metadata when it is remembered);
+    /// `zarrs` reads the document and builds the codec chain. Attributes and dimension names
+    /// come from the documents ([`attrs`]).
     ///
     /// # Errors
-    /// [`ZarrError::NotFound`] when neither exists; [`ZarrError::NotAnArray`] for a group;
+    /// [`ZarrError::NotFound`] when neither exists; [`ZarrError::NotAnArray`] for a group
+    /// (a v3 `zarr.json` of `node_type` group, or a v2 `.zgroup` without `.zarray`);
     /// [`ZarrError::Invalid`] / [`ZarrError::Unsupported`] naming the metadata key (malformed
-    /// JSON or metadata, unknown codecs or data types, chunks over [`MAX_CHUNK_BYTES`] or a
-    /// shard index over [`MAX_SHARD_INDEX_BYTES`]); I/O errors.
+    /// JSON or metadata, a `.zattrs` that is not JSON, unknown codecs or data types, chunks
+    /// over [`MAX_CHUNK_BYTES`] or a shard index over [`MAX_SHARD_INDEX_BYTES`]); I/O errors.
     pub async fn open(store: Arc<ZarrStore>, path: &str) -> Result<ZarrArray, ZarrError> {
         let path = normalise_path(path);
         // A node path stays inside its store: `..` and `.` segments would name other objects
@@ -265,26 +305,33 @@ impl ZarrArray {
             });
         }
         let v3 = join(&path, "zarr.json");
-        let (key, doc, typed) = if let Some(raw) = store.metadata(&v3).await? {
+        let (key, doc, typed, attrs) = if let Some(raw) = store.metadata(&v3).await? {
             let key = store.url(&v3);
-            let doc: Value = serde_json::from_str(&raw).map_err(|e| ZarrError::Invalid {
+            let doc: Value = attrs::parse_json(&raw).map_err(|e| ZarrError::Invalid {
                 key: key.clone(),
                 detail: format!("not JSON: {e}"),
             })?;
             if doc.get("node_type").and_then(Value::as_str) == Some("group") {
-                return Err(ZarrError::NotAnArray {
-                    location: store.url(&path),
-                });
+                return Err(not_an_array(&store, &path).await);
             }
             let typed = meta::typed(&key, true, &doc)?;
-            (key, doc, typed)
+            let attrs = attrs::attrs(doc.get("attributes"));
+            (key, doc, typed, attrs)
         } else {
             let v2 = join(&path, ".zarray");
-            match store.metadata(&v2).await? {
+            let za = join(&path, ".zattrs");
+            // Both at once: the attributes cost no round trip of their own.
+            let (array, attributes) = futures::join!(store.metadata(&v2), store.metadata(&za));
+            match array? {
                 Some(raw) => {
                     let key = store.url(&v2);
                     let (doc, typed) = meta::parse(&key, false, &raw)?;
-                    (key, doc, typed)
+                    let attrs = v2_attrs(&store.url(&za), attributes?.as_deref())?;
+                    (key, doc, typed, attrs)
+                }
+                // A v2 group (`.zgroup`) is named as one, not as a missing array.
+                None if store.metadata(&join(&path, ".zgroup")).await?.is_some() => {
+                    return Err(not_an_array(&store, &path).await)
                 }
                 None => {
                     return Err(ZarrError::NotFound {
@@ -394,6 +441,7 @@ impl ZarrArray {
                 detail: e.to_string(),
             })?;
         let shards = sharded.then(|| Mutex::new(HashMap::new()));
+        let dims = attrs::dims(&doc, &attrs, grid.shape.len());
         Ok(ZarrArray {
             store,
             storage,
@@ -402,7 +450,19 @@ impl ZarrArray {
             path,
             meta,
             grid,
+            attrs,
+            dims,
         })
+    }
+
+    /// The array's attributes: v2 `.zattrs`, v3 `attributes` ([`attrs::attrs`]).
+    pub fn attributes(&self) -> &crate::attrs::Attrs {
+        &self.attrs
+    }
+
+    /// Dimension names ([`attrs::dims`]).
+    pub fn dimension_names(&self) -> Option<&[Option<String>]> {
+        self.dims.as_deref()
     }
 
     /// The metadata facts chunkwise reads by.
@@ -576,6 +636,146 @@ impl ZarrArray {
         Ok(())
     }
 
+    /// The stored (encoded) bytes of read-grid chunk `lin` ([`ZarrArray::grid`]) as the store
+    /// holds them: the whole chunk object, or for a sharded array the inner chunk's bytes
+    /// inside its shard (the shard index read first and remembered, as by a read). `None`
+    /// when the chunk is absent: no object, an absent shard, or an inner chunk its shard's
+    /// index marks empty.
+    ///
+    /// # Errors
+    /// I/O errors; [`ZarrError::Chunk`] for a shard index that does not decode.
+    pub async fn encoded_chunk(&self, lin: u64) -> Result<Option<Vec<u8>>, ZarrError> {
+        let coords = self.coords_of(lin, &self.grid.chunk_counts());
+        let chunk_error = |key: String| {
+            move |source| ZarrError::Chunk {
+                key,
+                chunk: lin,
+                source,
+            }
+        };
+        match &self.shards {
+            None => {
+                let key = self.store.url(&self.chunk_key(&coords));
+                let got = self
+                    .array
+                    .async_retrieve_encoded_chunk(&coords)
+                    .await
+                    .map_err(|e| self.array_error(ArrayError::StorageError(e), chunk_error(key)))?;
+                Ok(got.map(|b| b.to_vec()))
+            }
+            Some(_) => self.encoded_inner_chunk(&coords).await,
+        }
+    }
+
+    /// The stored bytes of the inner chunk at read-grid coordinates `coords`, found through
+    /// its shard's index (sharding codec spec, "Binary shard format": per inner chunk a
+    /// little-endian `u64` offset and length, both `2^64 - 1` for an empty one; at the end of
+    /// the shard unless `index_location` is `start`), read here rather than by `zarrs`, whose
+    /// byte-range lookup overflows on an empty entry. Index codecs read: `bytes` (little
+    /// endian), optionally followed by `crc32c` (checked) - the spec's and zarr-python's
+    /// default; others give [`ZarrError::Unsupported`].
+    async fn encoded_inner_chunk(&self, coords: &[u64]) -> Result<Option<Vec<u8>>, ZarrError> {
+        let per: Vec<u64> = self
+            .meta
+            .chunk_shape
+            .iter()
+            .zip(&self.grid.chunks)
+            .map(|(o, i)| o / i)
+            .collect();
+        let shard: Vec<u64> = coords.iter().zip(&per).map(|(c, p)| c / p).collect();
+        let key = self.chunk_key(&shard);
+        let url = self.store.url(&key);
+        let invalid = |detail: String| ZarrError::Invalid {
+            key: url.clone(),
+            detail,
+        };
+        let (at_start, crc) = self
+            .shard_index_layout()
+            .ok_or_else(|| ZarrError::Unsupported {
+                key: url.clone(),
+                detail: "shard index codecs other than bytes (little endian) and crc32c".into(),
+            })?;
+        let n: u64 = per.iter().product();
+        let size = 16 * n + if crc { 4 } else { 0 };
+        let range = if at_start {
+            ByteRange::bounded(0..size)
+        } else {
+            ByteRange::Suffix(size)
+        };
+        let Some(index) = self.store.read(&key, range).await? else {
+            return Ok(None);
+        };
+        if index.bytes.len() as u64 != size {
+            return Err(invalid(format!(
+                "shard index of {} bytes, {size} expected",
+                index.bytes.len()
+            )));
+        }
+        let shard_len = index.info.len.max(index.range.end);
+        let body = &index.bytes[..16 * n as usize];
+        if crc {
+            let want =
+                u32::from_le_bytes(index.bytes[16 * n as usize..].try_into().unwrap_or([0; 4]));
+            if codecs::crc32c(body) != want {
+                return Err(invalid("shard index fails its crc32c".into()));
+            }
+        }
+        let at = coords
+            .iter()
+            .zip(&per)
+            .fold(0u64, |a, (c, p)| a * p + c % p) as usize;
+        let word =
+            |i: usize| u64::from_le_bytes(body[8 * i..8 * i + 8].try_into().unwrap_or([0; 8]));
+        let (offset, nbytes) = (word(2 * at), word(2 * at + 1));
+        if offset == u64::MAX && nbytes == u64::MAX {
+            return Ok(None);
+        }
+        let end = offset
+            .checked_add(nbytes)
+            .filter(|&e| e <= shard_len)
+            .ok_or_else(|| {
+                invalid(format!(
+                    "inner chunk at {offset} of {nbytes} bytes outside the shard of {shard_len}"
+                ))
+            })?;
+        let got = self
+            .store
+            .read(&key, ByteRange::bounded(offset..end))
+            .await?
+            .ok_or_else(|| invalid("the shard vanished after its index was read".into()))?;
+        Ok(Some(got.bytes.to_vec()))
+    }
+
+    /// Where the shard index is (`true`: at the start) and whether `crc32c` follows its
+    /// `bytes` codec, from the `sharding_indexed` codec's configuration; `None` for index
+    /// codecs other than those.
+    fn shard_index_layout(&self) -> Option<(bool, bool)> {
+        let codecs: Value = serde_json::from_str(&self.meta.codec_config).ok()?;
+        let conf = codecs
+            .as_array()?
+            .iter()
+            .find(|c| c.get("name").and_then(Value::as_str) == Some("sharding_indexed"))?
+            .get("configuration")?;
+        let at_start = conf.get("index_location").and_then(Value::as_str) == Some("start");
+        let names: Vec<(&str, Option<&str>)> = conf
+            .get("index_codecs")?
+            .as_array()?
+            .iter()
+            .map(|c| {
+                (
+                    c.get("name").and_then(Value::as_str).unwrap_or(""),
+                    c.pointer("/configuration/endian").and_then(Value::as_str),
+                )
+            })
+            .collect();
+        let little = |e: Option<&str>| e.is_none_or(|e| e == "little");
+        match names.as_slice() {
+            [("bytes", e)] if little(*e) => Some((at_start, false)),
+            [("bytes", e), ("crc32c", _)] if little(*e) => Some((at_start, true)),
+            _ => None,
+        }
+    }
+
     async fn load_whole(&self, lin: u64, coords: &[u64]) -> Result<Option<Vec<u8>>, ZarrError> {
         let key = self.chunk_key(coords);
         let chunk_error = |source| ZarrError::Chunk {
@@ -736,6 +936,12 @@ impl ArrayFormat for Arc<ZarrArray> {
     fn loader(&self) -> Option<&dyn crate::formats::ChunkLoader> {
         Some(&**self)
     }
+    fn attrs(&self) -> crate::attrs::Attrs {
+        self.attrs.clone()
+    }
+    fn dims(&self) -> Option<Vec<Option<String>>> {
+        self.dims.clone()
+    }
 }
 
 #[async_trait::async_trait(?Send)]
@@ -778,11 +984,67 @@ fn array_node(path: &str, parsed: Result<(Vec<u64>, DType), ZarrError>) -> Node 
             kind: NodeKind::Array,
             shape: None,
             dtype: None,
-            error: Some(e.to_string()),
+            // Shown to users: no URL query or user info (as every message, `Error::message`).
+            error: Some(crate::io::url::redact_text(&e.to_string())),
             attrs: Default::default(),
             dims: None,
         },
     }
+}
+
+/// The attributes of the v2 `.zattrs` text at `key` (`None`: no `.zattrs`, no attributes).
+///
+/// # Errors
+/// [`ZarrError::Invalid`] naming `key` for text that is not a JSON object.
+fn v2_attrs(key: &str, raw: Option<&str>) -> Result<crate::attrs::Attrs, ZarrError> {
+    let invalid = |detail: String| ZarrError::Invalid {
+        key: key.to_string(),
+        detail,
+    };
+    match raw {
+        None => Ok(crate::attrs::Attrs::new()),
+        Some(raw) => match attrs::parse_json(raw) {
+            Ok(v) if v.is_object() => Ok(attrs::attrs(Some(&v))),
+            Ok(_) => Err(invalid("attributes are not a JSON object".into())),
+            Err(e) => Err(invalid(format!("not JSON: {e}"))),
+        },
+    }
+}
+
+/// The listing node of the array at `path` whose metadata document (key `key`) is `doc`,
+/// with its attributes (or why they cannot be read, as the node's error) and dimension
+/// names.
+fn array_listed(
+    path: &str,
+    key: &str,
+    v3: bool,
+    doc: &Value,
+    attrs: Result<crate::attrs::Attrs, ZarrError>,
+) -> Node {
+    let mut node = array_node(path, node_facts(key, v3, doc));
+    match attrs {
+        Ok(a) => {
+            if let Some(shape) = &node.shape {
+                node.dims = attrs::dims(doc, &a, shape.len());
+            }
+            node.attrs = a;
+        }
+        Err(e) => {
+            node.error.get_or_insert(e.to_string());
+        }
+    }
+    node
+}
+
+/// The listing node of the group at `path` with its attributes (or why they cannot be
+/// read, as its error).
+fn group_listed(path: &str, attrs: Result<crate::attrs::Attrs, ZarrError>) -> Node {
+    let mut node = group_node(path);
+    match attrs {
+        Ok(a) => node.attrs = a,
+        Err(e) => node.error = Some(e.to_string()),
+    }
+    node
 }
 
 fn group_node(path: &str) -> Node {
@@ -801,59 +1063,55 @@ fn abs(path: &str) -> String {
     format!("/{}", path.trim_matches('/'))
 }
 
-/// Lists the groups and arrays of the store: from its consolidated metadata (a v3 root
-/// `zarr.json` with `consolidated_metadata`, else a v2 `.zmetadata`), else just the root node
-/// (plain HTTP cannot list a directory). Paths are absolute (`/`, `/group/array`), sorted.
-/// An array whose metadata chunkwise cannot read is listed with its `error`.
+/// Lists the groups and arrays of the store with their attributes and dimension names:
+/// from its consolidated metadata (a v3 root `zarr.json` with `consolidated_metadata`, else
+/// a v2 `.zmetadata`, which holds the `.zattrs` too), else by walking the directory listings
+/// the server offers ([`walk`]), else just the root node, whose `error` says why its
+/// children are not listed. Paths are absolute (`/`, `/group/array`), sorted. A node whose
+/// metadata or attributes chunkwise cannot read is listed with its `error`.
 ///
-/// Requests: one for a v3 store (`zarr.json`), up to three for v2 (`zarr.json` missing,
-/// `.zmetadata`, then `.zgroup`/`.zarray` without consolidated metadata); none for what the
-/// store already remembers.
+/// Requests: one for a v3 store with consolidated metadata (`zarr.json`); for v2,
+/// `zarr.json` (missing), `.zmetadata`, then without it `.zarray`, `.zgroup` and `.zattrs`
+/// at once; then, without consolidated metadata, the walk's listings and metadata reads
+/// (bounded, see [`walk`]). None for what the store already remembers.
 ///
 /// # Errors
 /// [`ZarrError::NotFound`] when the root holds no Zarr metadata; I/O errors; malformed
 /// root documents.
 pub async fn list_nodes(store: &ZarrStore) -> Result<Vec<Node>, ZarrError> {
     let mut nodes = Vec::new();
+    let not_json = |key: &str, e: serde_json::Error| ZarrError::Invalid {
+        key: key.to_string(),
+        detail: format!("not JSON: {e}"),
+    };
     if let Some(raw) = store.metadata("zarr.json").await? {
         let key = store.url("zarr.json");
-        let doc: Value = serde_json::from_str(&raw).map_err(|e| ZarrError::Invalid {
-            key: key.clone(),
-            detail: format!("not JSON: {e}"),
-        })?;
+        let doc: Value = attrs::parse_json(&raw).map_err(|e| not_json(&key, e))?;
+        let root_attrs = attrs::attrs(doc.get("attributes"));
         if doc.get("node_type").and_then(Value::as_str) == Some("array") {
-            return Ok(vec![array_node("/", node_facts(&key, true, &doc))]);
+            return Ok(vec![array_listed("/", &key, true, &doc, Ok(root_attrs))]);
         }
-        nodes.push(group_node("/"));
-        let consolidated = doc
+        nodes.push(group_listed("/", Ok(root_attrs)));
+        match doc
             .pointer("/consolidated_metadata/metadata")
-            .and_then(Value::as_object);
-        if consolidated.is_none() {
-            // HTTP cannot list a directory: without consolidated metadata the children are
-            // unknown. Say so on the root rather than list an empty group.
-            if let Some(root) = nodes.last_mut() {
-                root.error = Some(
-                    "no consolidated metadata: children not listed (open an array by its path)"
-                        .into(),
-                );
-            }
-        }
-        if let Some(m) = consolidated {
-            for (path, d) in m {
-                let k = store.url(&join(path.trim_matches('/'), "zarr.json"));
-                if d.get("node_type").and_then(Value::as_str) == Some("array") {
-                    nodes.push(array_node(&abs(path), node_facts(&k, true, d)));
-                } else {
-                    nodes.push(group_node(&abs(path)));
+            .and_then(Value::as_object)
+        {
+            Some(m) => {
+                for (path, d) in m {
+                    let k = store.url(&join(path.trim_matches('/'), "zarr.json"));
+                    let a = Ok(attrs::attrs(d.get("attributes")));
+                    if d.get("node_type").and_then(Value::as_str) == Some("array") {
+                        nodes.push(array_listed(&abs(path), &k, true, d, a));
+                    } else {
+                        nodes.push(group_listed(&abs(path), a));
+                    }
                 }
             }
+            None => walk::walk(store, true, &mut nodes).await?,
         }
     } else if let Some(raw) = store.metadata(".zmetadata").await? {
         let key = store.url(".zmetadata");
-        let doc: Value = serde_json::from_str(&raw).map_err(|e| ZarrError::Invalid {
-            key: key.clone(),
-            detail: format!("not JSON: {e}"),
-        })?;
+        let doc: Value = attrs::parse_json(&raw).map_err(|e| not_json(&key, e))?;
         let m = doc
             .get("metadata")
             .and_then(Value::as_object)
@@ -863,32 +1121,36 @@ pub async fn list_nodes(store: &ZarrStore) -> Result<Vec<Node>, ZarrError> {
             })?;
         for (k, d) in m {
             if let Some(p) = k.strip_suffix(".zarray") {
-                nodes.push(array_node(&abs(p), node_facts(&store.url(k), false, d)));
+                let a = Ok(attrs::attrs(m.get(&format!("{p}.zattrs"))));
+                nodes.push(array_listed(&abs(p), &store.url(k), false, d, a));
             } else if let Some(p) = k.strip_suffix(".zgroup") {
-                nodes.push(group_node(&abs(p)));
+                let a = Ok(attrs::attrs(m.get(&format!("{p}.zattrs"))));
+                nodes.push(group_listed(&abs(p), a));
             }
         }
-    } else if let Some(raw) = store.metadata(".zarray").await? {
-        let key = store.url(".zarray");
-        let facts = serde_json::from_str::<Value>(&raw)
-            .map_err(|e| ZarrError::Invalid {
-                key: key.clone(),
-                detail: format!("not JSON: {e}"),
-            })
-            .and_then(|doc| node_facts(&key, false, &doc));
-        nodes.push(array_node("/", facts));
-    } else if store.metadata(".zgroup").await?.is_some() {
-        let mut root = group_node("/");
-        root.error = Some(
-            "no consolidated metadata (.zmetadata): children not listed (open an array by its path)"
-                .into(),
-        );
-        nodes.push(root);
     } else {
-        return Err(ZarrError::NotFound {
-            location: store.base().to_string(),
-            detail: "no zarr.json, .zmetadata, .zarray or .zgroup at the root".into(),
-        });
+        // The root's own metadata, whichever it is, and its attributes: one round trip.
+        let (array, group, attributes) = futures::join!(
+            store.metadata(".zarray"),
+            store.metadata(".zgroup"),
+            store.metadata(".zattrs"),
+        );
+        let a = v2_attrs(&store.url(".zattrs"), attributes?.as_deref());
+        if let Some(raw) = array? {
+            let key = store.url(".zarray");
+            nodes.push(match attrs::parse_json(&raw) {
+                Ok(doc) => array_listed("/", &key, false, &doc, a),
+                Err(e) => array_node("/", Err(not_json(&key, e))),
+            });
+        } else if group?.is_some() {
+            nodes.push(group_listed("/", a));
+            walk::walk(store, false, &mut nodes).await?;
+        } else {
+            return Err(ZarrError::NotFound {
+                location: store.base().to_string(),
+                detail: "no zarr.json, .zmetadata, .zarray or .zgroup at the root".into(),
+            });
+        }
     }
     nodes.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(nodes)

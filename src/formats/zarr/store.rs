@@ -43,6 +43,9 @@ where
 /// where `null` records a key known to be missing, and `versions` (absent when empty) the
 /// size and validators of each chunk or shard object read so far. Keys are relative to `base`
 /// without a leading `/` (`zarr.json`, `temperature/.zarray`, `temperature/c/0/0`).
+/// `listings` (absent when empty) holds what directory listings said when a store without
+/// consolidated metadata was walked ([`super::walk`]): `{"<dir>": ["<child>", ...] | null}`,
+/// `""` for the root, `null` for a directory the server offers no listing of.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ZarrDiscovery {
     /// Layout version of this record ([`ZarrDiscovery::VERSION`]).
@@ -51,6 +54,9 @@ pub struct ZarrDiscovery {
     pub base: String,
     /// Metadata objects by key; `None` for keys known to be missing.
     pub objects: BTreeMap<String, Option<String>>,
+    /// Child directory names by directory (see above); `None` where no listing was offered.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub listings: BTreeMap<String, Option<Vec<String>>>,
     /// The version (size and validators) of each chunk or shard object read so far, at most
     /// [`MAX_OBJECT_VERSIONS`].
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -141,6 +147,8 @@ pub struct ZarrStore {
     query: String,
     opener: Arc<dyn KeyOpener>,
     remembered: Mutex<BTreeMap<String, Option<String>>>,
+    /// Directory listings read (or restored), by directory key ([`ZarrDiscovery::listings`]).
+    listings: Mutex<BTreeMap<String, Option<Vec<String>>>>,
     /// The version of each chunk or shard object seen (this session's answers, and those
     /// restored from a record): every answer for the object must match it, so a shard's
     /// index and its inner chunks, or a cached inner chunk and a fresh index, come from one
@@ -287,6 +295,7 @@ impl ZarrStore {
             query: query.to_string(),
             opener,
             remembered: Mutex::new(BTreeMap::new()),
+            listings: Mutex::new(BTreeMap::new()),
             versions: Arc::default(),
             reads: InFlight::new(),
             range_reads: InFlight::new(),
@@ -316,6 +325,7 @@ impl ZarrStore {
             });
         }
         *store.lock() = discovery.objects;
+        *lock(&store.listings) = discovery.listings;
         *store.versions.lock() = discovery.versions;
         Ok(store)
     }
@@ -328,6 +338,7 @@ impl ZarrStore {
             return false;
         }
         self.lock().extend(discovery.objects);
+        lock(&self.listings).extend(discovery.listings);
         let mut v = self.versions.lock();
         for (k, ver) in discovery.versions {
             if v.len() >= MAX_OBJECT_VERSIONS {
@@ -398,6 +409,7 @@ impl ZarrStore {
                 .trim_end_matches('/')
                 .to_string(),
             objects: self.lock().clone(),
+            listings: lock(&self.listings).clone(),
             versions: self.versions.lock().clone(),
         }
     }
@@ -510,6 +522,74 @@ impl ZarrStore {
         Ok(text)
     }
 
+    /// The names of the child directories of directory `dir` (a node path without leading or
+    /// trailing `/`, `""` for the root): remembered, else from the directory's listing, read
+    /// once and remembered (a URL: the index page a server answers for `<dir>/`, as
+    /// [`super::walk::parse_listing`] reads it; natively, a local directory's entries).
+    /// `None` when no listing is offered: the server answers 404 or another error, a page
+    /// over [`super::walk::MAX_LISTING_BYTES`], or something that is not a listing.
+    ///
+    /// # Errors
+    /// [`ZarrError::Io`] for a failure a retry may mend ([`IoError::is_transient`]: network
+    /// errors, 5xx, 429, timeouts) or a cancel; nothing is remembered then.
+    pub async fn children(&self, dir: &str) -> Result<Option<Vec<String>>, ZarrError> {
+        if let Some(v) = lock(&self.listings).get(dir) {
+            return Ok(v.clone());
+        }
+        let key = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        let names = if self.root.contains("://") {
+            let got = match self.opener.open(&self.request_url(&key)) {
+                Ok(src) => {
+                    src.read(ByteRange::bounded(0..super::walk::MAX_LISTING_BYTES + 1))
+                        .await
+                }
+                Err(e) => Err(e),
+            };
+            match got {
+                Ok(f) => {
+                    let body = f.whole.unwrap_or(f.bytes);
+                    if body.len() as u64 > super::walk::MAX_LISTING_BYTES {
+                        None
+                    } else {
+                        super::walk::parse_listing(&body, &self.dir_path(&key))
+                    }
+                }
+                // A failure a retry may mend (or the caller's own cancel or deadline) is
+                // not remembered as "no listing": the walk fails with it.
+                Err(e)
+                    if e.is_transient()
+                        || matches!(e, IoError::Cancelled | IoError::Timeout { .. }) =>
+                {
+                    return Err(ZarrError::Io(e))
+                }
+                // 404, 401, 403, 405, a page too large to read whole...: no listing.
+                Err(_) => None,
+            }
+        } else {
+            local_children(&self.request_url(&key))
+        };
+        lock(&self.listings).insert(dir.to_string(), names.clone());
+        Ok(names)
+    }
+
+    /// The URL path (percent-encoded, no query) of directory key `key` (`""` or `dir/`), as
+    /// an absolute link in its listing would give it.
+    fn dir_path(&self, key: &str) -> String {
+        let url = self.request_url(key);
+        let url = url.split(['?', '#']).next().unwrap_or_default();
+        match url.find("://") {
+            Some(i) => match url[i + 3..].find('/') {
+                Some(j) => url[i + 3 + j..].to_string(),
+                None => "/".into(),
+            },
+            None => url.to_string(),
+        }
+    }
+
     /// The document of `key` held by remembered consolidated metadata (a v3 root
     /// `zarr.json` with `consolidated_metadata`, or a v2 `.zmetadata`), if that covers it.
     /// `Some(None)`: the consolidated metadata covers the hierarchy and has no such key.
@@ -521,7 +601,7 @@ impl ZarrStore {
                 g.get(".zmetadata").cloned().flatten(),
             )
         };
-        if let Some(doc) = root_v3.and_then(|r| serde_json::from_str::<Value>(&r).ok()) {
+        if let Some(doc) = root_v3.and_then(|r| super::attrs::parse_json(&r).ok()) {
             if let Some(nodes) = doc
                 .pointer("/consolidated_metadata/metadata")
                 .and_then(Value::as_object)
@@ -531,16 +611,51 @@ impl ZarrStore {
                 }
             }
         }
-        if let Some(doc) = zmeta.and_then(|r| serde_json::from_str::<Value>(&r).ok()) {
+        if let Some(doc) = zmeta.and_then(|r| super::attrs::parse_json(&r).ok()) {
             if let Some(m) = doc.get("metadata").and_then(Value::as_object) {
                 if key.ends_with(".zarray") || key.ends_with(".zgroup") || key.ends_with(".zattrs")
                 {
                     return Some(m.get(key).map(|d| d.to_string()));
                 }
+                // A v2 hierarchy has no v3 nodes: an array below it opens without probing
+                // for its `zarr.json`.
+                if key.ends_with("/zarr.json") {
+                    return Some(None);
+                }
             }
         }
         None
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Whole entries only: a poisoned lock still holds consistent data.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The child directories of a local directory (sorted, at most
+/// [`super::walk::MAX_LISTED_CHILDREN`]); `None` when it cannot be read.
+#[cfg(not(target_arch = "wasm32"))]
+fn local_children(path: &str) -> Option<Vec<String>> {
+    let mut names = Vec::new();
+    for e in std::fs::read_dir(path).ok()?.flatten() {
+        if names.len() >= super::walk::MAX_LISTED_CHILDREN {
+            break;
+        }
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            if let Some(n) = e.file_name().to_str() {
+                names.push(n.to_string());
+            }
+        }
+    }
+    names.sort();
+    Some(names)
+}
+
+/// No local directories in wasm.
+#[cfg(target_arch = "wasm32")]
+fn local_children(_path: &str) -> Option<Vec<String>> {
+    None
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

@@ -1,0 +1,98 @@
+//! float16, complex and datetime64/timedelta64 arrays written by zarr-python (Zarr v2 and v3)
+//! and python-blosc2 (.b2nd) (tests/fixtures/gen_dtypes.py) read over the real range server on
+//! loopback: the dtype as numpy spells it (unit kept) and the bytes of the `.npy` written next
+//! to each; `chunkwise read --out` writes a `.npy` numpy reads back with the same dtype.
+
+use chunkwise::array::{OpenOptions, ReadOptions};
+use chunkwise::npy::read_npy;
+use chunkwise::selection::Selection;
+use native_harness::source::open_array;
+use std::path::{Path, PathBuf};
+
+mod common;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
+}
+
+fn manifest() -> Vec<serde_json::Value> {
+    let m: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(fixtures().join("dtypes/manifest.json")).expect("dtypes manifest"),
+    )
+    .expect("manifest json");
+    m["fixtures"].as_array().expect("fixtures").clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_dtype_fixture_reads_as_written() {
+    let server = common::fault_server(&fixtures(), &[], false).await;
+    let entries = manifest();
+    assert!(entries.len() >= 15, "{} fixtures", entries.len());
+    for e in &entries {
+        let source = e["source"].as_str().unwrap();
+        let what = format!("{}:{source}:{}", e["format"], e["name"]);
+        let url = server.url(&format!("dtypes/{source}"));
+        let options = OpenOptions {
+            path: e.get("path").and_then(|p| p.as_str()).map(String::from),
+            ..Default::default()
+        };
+        let arr = open_array(&url, vec![], options)
+            .await
+            .unwrap_or_else(|err| panic!("{what}: open: {err}"));
+        let npy = read_npy(
+            &std::fs::read(fixtures().join("dtypes").join(e["npy"].as_str().unwrap())).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(arr.dtype().to_string(), npy.descr, "{what}: dtype");
+        assert_eq!(npy.descr, e["dtype"].as_str().unwrap(), "{what}");
+        assert_eq!(arr.shape(), &npy.shape[..], "{what}");
+        let whole = arr
+            .read(&Selection::all(), &ReadOptions::default())
+            .await
+            .unwrap_or_else(|err| panic!("{what}: read: {err}"));
+        assert_eq!(whole.dtype.to_string(), npy.descr, "{what}");
+        assert_eq!(whole.data, npy.data, "{what}: values");
+        // A strided selection across chunk edges, against the same bytes.
+        let sel = "1::2, ::-3";
+        let dims = Selection::parse(sel).unwrap().resolve(&npy.shape).unwrap();
+        let part = arr
+            .read(&Selection::parse(sel).unwrap(), &ReadOptions::default())
+            .await
+            .unwrap();
+        let want = common::reference(&npy.data, &npy.shape, whole.dtype.itemsize, &dims);
+        assert_eq!(part.data, want, "{what}: {sel}");
+    }
+}
+
+#[test]
+fn cli_read_writes_datetime_npy_with_its_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    for (source, path, name) in [
+        ("dtypes/M8_ns.b2nd", None, "b2nd_M8_ns.npy"),
+        ("dtypes/v2.zarr", Some("/M8_s_be"), "zarr2_M8_s_be.npy"),
+        ("dtypes/v3.zarr", Some("/m8_ms"), "zarr3_m8_ms.npy"),
+    ] {
+        let out = dir.path().join(name);
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_chunkwise"));
+        cmd.arg("read")
+            .arg(fixtures().join(source))
+            .arg("--out")
+            .arg(&out);
+        if let Some(p) = path {
+            cmd.args(["--path", p]);
+        }
+        let run = cmd.output().unwrap();
+        assert!(
+            run.status.success(),
+            "{source}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let summary: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+        let want = read_npy(&std::fs::read(fixtures().join("dtypes").join(name)).unwrap()).unwrap();
+        assert_eq!(summary["dtype"], want.descr.as_str(), "{source}");
+        let got = read_npy(&std::fs::read(&out).unwrap()).unwrap();
+        assert_eq!(got.descr, want.descr, "{source}");
+        assert_eq!(got.shape, want.shape, "{source}");
+        assert_eq!(got.data, want.data, "{source}");
+    }
+}
