@@ -62,6 +62,13 @@ async fn every_fixture_reads_over_http() {
         let npy_path = fixtures().join("blosc2").join(fx["npy"].as_str().unwrap());
         let npy = read_npy(&std::fs::read(npy_path).unwrap()).unwrap();
         assert_eq!(npy.shape, want_shape, "{file}");
+        // numpy's nbytes of the array written, not the frame's (edge chunks padded to whole
+        // chunks and blocks).
+        assert_eq!(
+            arr.info().nbytes,
+            npy.data.len() as u64,
+            "{file}: info nbytes"
+        );
         let opened = arr.traffic();
         assert!(
             opened.requests <= 2,

@@ -304,7 +304,13 @@ impl ArrayFormat for B2ndArray {
             blocks: self.grid.blocks.clone(),
             codecs: describe_codecs(&self.header),
             nchunks: self.places.len() as u64,
-            nbytes: self.header.nbytes.max(0) as u64,
+            // numpy's nbytes (elements times itemsize), as the other formats report it; the
+            // frame header's uncompressed size counts edge chunks padded to whole chunks.
+            nbytes: self
+                .grid
+                .shape
+                .iter()
+                .fold(self.dtype.itemsize as u64, |n, &d| n.saturating_mul(d)),
             cbytes: self.header.cbytes.max(0) as u64,
             source_bytes: self.source_len,
         }

@@ -261,9 +261,10 @@ impl RemoteArray {
     /// `code` is e.g. `NOT_FOUND`, `NETWORK`, `RANGE_IGNORED`, `UNRECOGNISED_FORMAT`.
     #[wasm_bindgen(unchecked_return_type = "RemoteArray")]
     pub async fn open(
-        url: String,
+        #[wasm_bindgen(unchecked_param_type = "string")] url: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "OpenOptions")] options: JsValue,
     ) -> Result<RemoteArray, JsValue> {
+        let url = super::string_arg(&url, "url")?;
         let req = parse_open_options(&options)?;
         let signal: Option<web_sys::AbortSignal> =
             get_opt(&options, "signal").map(|s| s.unchecked_into());

@@ -72,6 +72,30 @@ pub(crate) fn arg_error(msg: impl Into<String>) -> JsValue {
     js_error(&crate::Error::InvalidArgument(msg.into()))
 }
 
+/// The string a JS caller passed as `what` (a URL, a path). Parameters are taken as `JsValue`
+/// and checked here because wasm-bindgen's glue for a `String` parameter does not check the
+/// type: `undefined` threw a `TypeError` before the promise existed, and a number trapped the
+/// module ("memory access out of bounds"). Anything but a string is an `INVALID_ARGUMENT`
+/// naming only its type (never the value, which may be a URL with a query).
+pub(crate) fn string_arg(value: &JsValue, what: &str) -> Result<String, JsValue> {
+    if let Some(s) = value.as_string() {
+        return Ok(s);
+    }
+    let kind = if value.is_null() {
+        "null".to_string()
+    } else {
+        value.js_typeof().as_string().unwrap_or_default()
+    };
+    let hint = if kind == "object" {
+        " (for a URL object pass its href)"
+    } else {
+        ""
+    };
+    Err(arg_error(format!(
+        "{what} must be a string, not {kind}{hint}"
+    )))
+}
+
 /// JSON text of a JS value (`JSON.stringify`), or why there is none (a `BigInt`, a cycle,
 /// `undefined` or a function at top level).
 ///

@@ -67,9 +67,10 @@ impl RemoteStore {
     /// `RemoteArray.open`).
     #[wasm_bindgen(unchecked_return_type = "RemoteStore")]
     pub async fn open(
-        url: String,
+        #[wasm_bindgen(unchecked_param_type = "string")] url: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "StoreOptions")] options: JsValue,
     ) -> Result<RemoteStore, JsValue> {
+        let url = super::string_arg(&url, "url")?;
         let req = parse_open_options(&options)?;
         let signal: Option<web_sys::AbortSignal> =
             get_opt(&options, "signal").map(|s| s.unchecked_into());
@@ -140,9 +141,14 @@ impl RemoteStore {
 
     /// Opens the array at `path` (e.g. "/group/data"), sharing this store's caches.
     #[wasm_bindgen(unchecked_return_type = "Promise<RemoteArray>")]
-    pub fn get(&self, path: String) -> Result<js_sys::Promise, JsValue> {
+    pub fn get(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] path: JsValue,
+    ) -> Result<js_sys::Promise, JsValue> {
         let inner = self.inner()?;
+        let path = super::string_arg(&path, "path");
         Ok(wasm_bindgen_futures::future_to_promise(async move {
+            let path = path?;
             let arr = inner.get(&path).await.map_err(|e| js_error(&e))?;
             Ok(RemoteArray::from_inner(arr).into())
         }))

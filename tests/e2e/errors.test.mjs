@@ -10,7 +10,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
-import { fixtures, manifest, repo, startServer } from "./lib.mjs";
+import { fixtures, manifest, readNpy, repo, startServer } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
 const pkgDir = path.join(repo, "pkg");
@@ -44,6 +44,20 @@ async function everyKind(cw) {
   await failsWith(cw, cw.RemoteArray.open(`${server.url}blosc2/absent.b2nd`), "NOT_FOUND", "open of a missing file");
   await failsWith(cw, cw.RemoteArray.open(`${server.url}${file}`, { cache: "bogus" }), "INVALID_ARGUMENT", "a bad option");
   await failsWith(cw, cw.RemoteStore.open(`${server.url}${file}`), "UNSUPPORTED", "a store of a .b2nd");
+  // A URL or path that is not a string (JavaScript has no compiler to refuse it): a rejection
+  // with INVALID_ARGUMENT, not a synchronous TypeError or a trap of the module.
+  const store = await cw.RemoteStore.open(`${server.url}hdf5/groups.h5`);
+  for (const [what, call] of [["RemoteArray.open()", () => cw.RemoteArray.open()],
+    ["RemoteArray.open(42)", () => cw.RemoteArray.open(42)],
+    ["RemoteArray.open(a URL object)", () => cw.RemoteArray.open(new URL(`${server.url}${file}`))],
+    ["RemoteStore.open(null)", () => cw.RemoteStore.open(null)],
+    ["store.get(7)", () => store.get(7)]]) {
+    let p;
+    assert.doesNotThrow(() => { p = call(); }, `${what}: no synchronous throw`);
+    await failsWith(cw, p, "INVALID_ARGUMENT", what);
+  }
+  assert.deepEqual((await store.get("/time")).shape, [100], "the store still works after them");
+  store.close();
   const arr = await cw.RemoteArray.open(`${server.url}${file}`);
   await failsWith(cw, arr.read("0:1, 0:1, 0"), "INVALID_SELECTION", "a selection of too many dimensions");
   arr.close();
@@ -70,6 +84,22 @@ describe("ChunkwiseError", () => {
     assert.equal(await esm.default(), undefined);
     assert.equal(esm.initSync(), undefined);
     await everyKind(esm);
+  });
+
+  test("the b2nd build in Node, instantiated from its module file as the package README says", async () => {
+    const b2nd = await import(pathToFileURL(path.join(pkgDir, "b2nd/chunkwise.js")).href);
+    b2nd.initSync({ module: fs.readFileSync(path.join(pkgDir, "b2nd/chunkwise_bg.wasm")) });
+    const f = blosc2.nd3_u2;
+    const e = readNpy(path.join(fixtures, "blosc2", f.npy));
+    const arr = await b2nd.RemoteArray.open(`${server.url}blosc2/${f.file}`);
+    const { shape, data } = await arr.read("1, 2:4, ::5");
+    assert.deepEqual(shape, [2, 3]);
+    assert.deepEqual(Array.from(data), [2, 3].flatMap((j) => [0, 5, 10].map((k) => e.at(1, j, k))));
+    arr.close();
+    const err = await failsWith(b2nd, b2nd.RemoteArray.open(`${server.url}hdf5/groups.h5`, { path: "/time" }),
+      "UNSUPPORTED", "an HDF5 file with the b2nd build");
+    assert.ok(!(err instanceof require(path.join(pkgDir, "node/chunkwise.js")).ChunkwiseError),
+      "its own class, not the full build's");
   });
 
   test("the web build exports the class its errors use", async () => {

@@ -6,8 +6,9 @@
 // bundles in headless Chromium, all reading
 // a Blosc2 fixture from `chunkwise serve` on loopback. Values must equal the .npy the
 // generator wrote, and an open of a missing file must reject with a ChunkwiseError
-// (instanceof) of code NOT_FOUND. Also checks what the tarball holds (LICENSE, one full
-// module).
+// (instanceof) of code NOT_FOUND. The package README's page without a bundler runs as written
+// in Chromium too (a 2-D fixture as its data/field.b2nd). Also checks what the tarball holds
+// (LICENSE, one full module).
 // Usage: node tests/toolchains/run.mjs [PKG_DIR]   (default pkg/; CHUNKWISE_BIN as in tests/e2e)
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -122,6 +123,34 @@ try {
     await page.close();
     step(`${p} bundle in Chromium: values and error class as written`, t0);
   }
+  // The package README's page without a bundler, its <script type="module"> as written, served
+  // next to node_modules/chunkwise (the tarball's install) and data/field.b2nd; the test only
+  // appends a line putting what it read on window.toolchainResult.
+  t0 = Date.now();
+  const readme = fs.readFileSync(path.join(pkg, "README.md"), "utf8");
+  const block = /```html\n([\s\S]*?)```/.exec(readme);
+  assert.ok(block && block[1].includes("</script>"), "the package README has a page without a bundler");
+  const page = path.join(tmp, "nobundler");
+  fs.mkdirSync(path.join(page, "data"), { recursive: true });
+  fs.cpSync(path.join(tmp, "node/node_modules/chunkwise"), path.join(page, "node_modules/chunkwise"), { recursive: true });
+  fs.copyFileSync(path.join(fixtures, `blosc2/${name}.b2nd`), path.join(page, "data/field.b2nd"));
+  const exposed = "  window.toolchainResult = { shape, values: Array.from(data, Number) };\n</script>";
+  fs.writeFileSync(path.join(page, "index.html"),
+    `<!doctype html>\n<html><body>\n${block[1].replace("</script>", exposed)}</body></html>\n`);
+  {
+    const p = await browser.newPage();
+    const errors = [];
+    const failed = new Promise((resolve) => p.on("pageerror", (err) => { errors.push(String(err)); resolve(); }));
+    await p.goto(`${server.url}nobundler/index.html`);
+    await Promise.race([failed, p.waitForFunction(() => window.toolchainResult !== undefined, null, { timeout: 30000 })]);
+    const got = await p.evaluate(() => window.toolchainResult);
+    assert.deepEqual(errors, [], "the package README's page: no page error");
+    const cols = e.shape[1];
+    assert.deepEqual(got, { shape: [Math.ceil(cols / 2)], values: Array.from({ length: Math.ceil(cols / 2) }, (_, k) => e.at(0, 2 * k)) },
+      "the package README's page in Chromium");
+    await p.close();
+  }
+  step("the package README's page without a bundler in Chromium: values as written", t0);
   console.log(`toolchains: all passed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 } finally {
   await browser?.close();

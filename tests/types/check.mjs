@@ -3,7 +3,10 @@
 //     the package's README.md, checked as JavaScript (checkJs) the way an editor checks it;
 //   - api.ts (every public API), api-web.ts and api-node.{mts,cts},
 // against the web build's .d.ts (lib es2020 + dom, no Node types, bundler resolution with the
-// "browser" condition) and the Node build's (lib es2020 + @types/node, nodenext resolution).
+// "browser" condition) and the Node build's (lib es2020 + @types/node, nodenext resolution),
+// and api-node.cts as a CommonJS project with TypeScript's classic `moduleResolution: "node"`
+// (node10: no `exports`, the top-level `types` of package.json, which must be the Node
+// build's, the declarations of `main`).
 // Blocks that use Node (require, node:, process) are checked in the Node project only, the
 // others in the web one. lib es2020 on purpose: the declarations must not need newer libs
 // (Symbol.dispose). The one free name a snippet may use is `url` (a string).
@@ -86,6 +89,10 @@ const projects = {
   node: {
     compilerOptions: { ...common, lib: ["es2020"], module: "nodenext", moduleResolution: "nodenext", types: ["node"] },
     files: ["gen/globals.d.ts", "api.ts", "api-node.mts", "api-node.cts", ...snippets.node],
+  },
+  "node-cjs-node10": {
+    compilerOptions: { ...common, lib: ["es2020"], module: "commonjs", moduleResolution: "node10", types: ["node"] },
+    files: ["gen/globals.d.ts", "api-node.cts"],
   },
 };
 let failed = false;
