@@ -264,7 +264,7 @@ impl RemoteArray {
         #[wasm_bindgen(unchecked_param_type = "string")] url: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "OpenOptions")] options: JsValue,
     ) -> Result<RemoteArray, JsValue> {
-        let url = super::string_arg(&url, "url")?;
+        let url = super::url_arg(&url)?;
         let req = parse_open_options(&options)?;
         let signal: Option<web_sys::AbortSignal> =
             get_opt(&options, "signal").map(|s| s.unchecked_into());

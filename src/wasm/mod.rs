@@ -96,6 +96,32 @@ pub(crate) fn string_arg(value: &JsValue, what: &str) -> Result<String, JsValue>
     )))
 }
 
+/// The URL argument of an open: a string ([`string_arg`]) that is absolute, unless the
+/// runtime has a page address to resolve a relative one against (`globalThis.location`:
+/// windows and workers). Node and workerd have none, and their `fetch` would fail later
+/// with a network error that names no cause.
+///
+/// # Errors
+/// `INVALID_ARGUMENT`: not a string, or relative where nothing resolves it (the message
+/// shows the URL redacted, as every message).
+pub(crate) fn url_arg(value: &JsValue) -> Result<String, JsValue> {
+    let url = string_arg(value, "url")?;
+    if url.contains("://") || url.starts_with("data:") || url.starts_with("blob:") {
+        return Ok(url);
+    }
+    let location = js_sys::Reflect::get(&js_sys::global(), &"location".into())
+        .map(|l| !l.is_undefined() && !l.is_null())
+        .unwrap_or(false);
+    if location {
+        return Ok(url);
+    }
+    Err(arg_error(format!(
+        "url {:?} is relative, and this runtime (Node, workerd) has no page address to resolve it \
+         against: pass an absolute http(s) URL",
+        crate::io::url::redact_url(&url)
+    )))
+}
+
 /// JSON text of a JS value (`JSON.stringify`), or why there is none (a `BigInt`, a cycle,
 /// `undefined` or a function at top level).
 ///

@@ -70,7 +70,7 @@ impl RemoteStore {
         #[wasm_bindgen(unchecked_param_type = "string")] url: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "StoreOptions")] options: JsValue,
     ) -> Result<RemoteStore, JsValue> {
-        let url = super::string_arg(&url, "url")?;
+        let url = super::url_arg(&url)?;
         let req = parse_open_options(&options)?;
         let signal: Option<web_sys::AbortSignal> =
             get_opt(&options, "signal").map(|s| s.unchecked_into());

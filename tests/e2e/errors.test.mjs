@@ -51,6 +51,9 @@ async function everyKind(cw) {
     ["RemoteArray.open(42)", () => cw.RemoteArray.open(42)],
     ["RemoteArray.open(a URL object)", () => cw.RemoteArray.open(new URL(`${server.url}${file}`))],
     ["RemoteStore.open(null)", () => cw.RemoteStore.open(null)],
+    // Node has no page address: a relative URL is refused at once, not a NETWORK error later.
+    ["RemoteArray.open(a relative URL)", () => cw.RemoteArray.open(file)],
+    ["RemoteStore.open(a relative URL)", () => cw.RemoteStore.open("hdf5/groups.h5")],
     ["store.get(7)", () => store.get(7)]]) {
     let p;
     assert.doesNotThrow(() => { p = call(); }, `${what}: no synchronous throw`);
