@@ -58,6 +58,7 @@ let seq = 0;              // increases with every read and every node change
 let shown = null;         // what the plot shows (for hover and redraws)
 let pinned = null;        // the pinned readout cell, { r, k }
 let logCount = 0;
+let notice = "";          // why the address's path or selection was not shown; joins the next read's notes
 const log = { open: null, reads: [] };
 const collapsed = new Set();
 
@@ -178,6 +179,9 @@ function saveView() {
 // ---- metadata, attributes and controls --------------------------------------------------------
 
 function showMeta(info) {
+  // a size the format cannot know: null, or 0 from a Zarr array (its chunk objects are not
+  // listed, so stored sizes are unknown; the CLI prints null)
+  const unknown = (v) => v == null || (/^zarr/.test(info.format) && Number(v) === 0);
   const rows = [
     ["format", info.format],
     ["shape", `(${info.shape.join(", ")})`],
@@ -187,9 +191,10 @@ function showMeta(info) {
     ["codecs", info.codecs],
     ["chunk count", fmt.format(Number(info.nchunks))],
     ["size", bytesText(info.nbytes)],
-    ["compressed", `${bytesText(info.cbytes)}${Number(info.cbytes) > 0
-      ? ` · ratio ${(Number(info.nbytes) / Number(info.cbytes)).toFixed(2)}` : ""}`],
-    ["source", bytesText(info.source_bytes)],
+    ["compressed", unknown(info.cbytes) ? "unknown (stored chunk sizes are not listed)"
+      : `${bytesText(info.cbytes)}${Number(info.cbytes) > 0
+        ? ` · ratio ${(Number(info.nbytes) / Number(info.cbytes)).toFixed(2)}` : ""}`],
+    ["source", unknown(info.source_bytes) ? "unknown" : bytesText(info.source_bytes)],
   ];
   ui.meta.replaceChildren();
   for (const [k, v] of rows) {
@@ -496,6 +501,7 @@ async function openSource(url, view = {}) {
   showTotal({ requests: 0, bytes: 0, roundTrips: 0 });
   clearPicture();   // nothing of the previous source stays on screen
   window.chunkwisePreview = undefined;
+  notice = "";
   setState("opening", `Opening ${redacted(url)} …`);
   ui.open.disabled = true;
   const t0 = performance.now();
@@ -542,8 +548,9 @@ async function openSource(url, view = {}) {
   if (!target && !opened.store) target = nodes[0];
   if (!target) target = readable.find((n) => n.shape.length >= 2) || readable[0] || null;
   if (view.path && (!target || target.path !== view.path)) {
+    notice = `${view.path} is not in this source${target ? `; ${target.path} is shown` : ""}.`;
     ui.stepNote.hidden = false;
-    ui.stepNote.textContent = `${view.path} is not in this source.`;
+    ui.stepNote.textContent = notice;
   }
   if (!target) {
     const root = nodes.find((n) => n.path === "/");
@@ -612,7 +619,8 @@ async function selectNode(n, view = {}) {
       items = parseSelection(view.sel, arrShape);
       transpose = Boolean(view.transpose) && sliceAxes(items).length === 2;
     } catch (e) {
-      showError(e);
+      // the default is read instead; the reason stays shown with that read's notes
+      notice = `The selection "${view.sel}" in the address cannot be shown (${e.message}); the default is shown.`;
     }
   }
   fixed = items.map((it) => (it.kind === "index" ? it.index : 0));
@@ -715,7 +723,8 @@ function render(result, sel, delta, total) {
   const shape = Array.from(result.shape, Number);
   const nums = toNumbers(data, dtype);
   clearPicture();
-  const notes = [];
+  const notes = notice ? [notice] : [];
+  notice = "";
   const dims = arrDims();
   let units = null;
   try { const u = arr.attrs?.units; if (typeof u === "string") units = u; } catch { /* none */ }
@@ -905,10 +914,17 @@ function applySelectionText({ force = false } = {}) {
   }
 }
 
+/** A node path as the listing spells it: one leading "/", no trailing one ("entry/data/" is "/entry/data", as h5py takes it). */
+function normalPath(p) {
+  const t = `/${p.trim()}`.replace(/\/{2,}/g, "/");
+  return t.length > 1 ? t.replace(/\/+$/, "") : t;
+}
+
 function startFromAddress() {
   const view = viewParams();
   const url = view.url ? new URL(view.url, location.href).href : new URL(DEFAULT_SAMPLE, location.href).href;
   if (!view.url && !view.path) view.path = DEFAULT_PATH;
+  if (view.path) view.path = normalPath(view.path);
   if (view.cmap && COLORMAPS[view.cmap]) ui.cmap.value = view.cmap;
   if (view.scale === "log" || view.scale === "linear") ui.scale.value = view.scale;
   ui.vmin.value = view.vmin ?? "";

@@ -311,6 +311,43 @@ describe("viewer", () => {
     await page.close();
   });
 
+  test("a Zarr array's unknown stored size is shown as unknown, not 0 B", async () => {
+    const page = await newPage();
+    const s = await openInPage(page, pageServer.url, zarrUrl(), { query: { path: "/temperature" } });
+    assert.equal(s.state, "ready", s.error);
+    const meta = await page.evaluate(() => Object.fromEntries(Array.from(document.querySelectorAll("#meta dd[data-key]"),
+      (dd) => [dd.dataset.key, dd.textContent])));
+    // zarr chunk objects are not listed: the library reports cbytes and source_bytes as null
+    assert.match(meta.compressed, /^unknown/);
+    assert.match(meta.source, /^unknown/);
+    const t = zr.nodes.find((n) => n.path === "/temperature");
+    const nbytes = t.shape.reduce((a, b) => a * b, 1) * Number(t.dtype.slice(2));
+    assert.ok(meta.size.includes(`(${nbytes.toLocaleString("en-US")} B)`), meta.size);
+    await page.close();
+  });
+
+  test("a path or selection in the address that cannot be shown says so", async () => {
+    const page = await newPage();
+    // a path the file does not hold: the first array is shown, with a note naming the path
+    let s = await openInPage(page, pageServer.url, h5Url(), { query: { path: "/surface/nothing" } });
+    assert.equal(s.state, "ready", s.error);
+    let note = await page.evaluate(() => (document.getElementById("step-note").hidden ? null : document.getElementById("step-note").textContent));
+    assert.ok(note && note.includes("/surface/nothing is not in this source"), String(note));
+    // h5py's spelling without the leading slash, and a trailing slash, name the same dataset
+    for (const spelt of ["surface/temperature", "/surface/temperature/"]) {
+      s = await openInPage(page, pageServer.url, h5Url(), { query: { path: spelt } });
+      assert.equal(s.state, "ready", s.error);
+      assert.equal((await preview(page)).path, "/surface/temperature", spelt);
+    }
+    // a selection out of range: the default is read, and the reason stays shown
+    s = await openInPage(page, pageServer.url, h5Url(), { query: { path: "/surface/temperature", sel: "99, :, :" } });
+    assert.equal(s.state, "ready", s.error);
+    assert.equal((await preview(page)).selection, "0, :, :");
+    note = await page.evaluate(() => (document.getElementById("step-note").hidden ? null : document.getElementById("step-note").textContent));
+    assert.ok(note && note.includes("99, :, :") && /out of range/.test(note), String(note));
+    await page.close();
+  });
+
   test("a shared address restores the array, the selection and the display", async () => {
     const page = await newPage();
     let s = await openInPage(page, pageServer.url, h5Url(), { query: { path: "/surface/temperature" } });
