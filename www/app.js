@@ -381,6 +381,16 @@ function limits(values, scale) {
   const auto = { vmin: p2, vmax: p98 };
   let vmin = typedLimit(ui.vmin) ?? p2, vmax = typedLimit(ui.vmax) ?? p98;
   if (scale === "log" && !(vmin > 0)) vmin = p2;
+  // vmin above vmax maps nothing (matplotlib refuses it): the automatic limits are drawn instead
+  const inverted = typedLimit(ui.vmin) !== null && typedLimit(ui.vmax) !== null && typedLimit(ui.vmin) > typedLimit(ui.vmax);
+  for (const el of [ui.vmin, ui.vmax]) {
+    if (inverted) el.setAttribute("aria-invalid", "true"); else el.removeAttribute("aria-invalid");
+  }
+  shown.inverted = inverted;
+  if (inverted) {
+    ui.status.textContent = `vmin ${typedLimit(ui.vmin)} is above vmax ${typedLimit(ui.vmax)}: the automatic limits are drawn.`;
+    vmin = p2; vmax = p98;
+  }
   ui.vmin.placeholder = Number.isFinite(p2) ? numberText(p2, 7) : "";
   ui.vmax.placeholder = Number.isFinite(p98) ? numberText(p98, 7) : "";
   return { vmin, vmax, auto };
@@ -433,11 +443,15 @@ function redraw() {
     const axis = s.displayAxes[0];
     const it = s.sel[axis];
     let lo = vmin, hi = vmax;
-    if (typedLimit(ui.vmin) === null || typedLimit(ui.vmax) === null) {
-      // a line plot shows every value: automatic limits are the finite extremes, padded
-      const r = range(scale === "log" ? s.values.filter((v) => v > 0) : s.values);
-      if (typedLimit(ui.vmin) === null) lo = r.min;
-      if (typedLimit(ui.vmax) === null) hi = r.max;
+    // a line plot shows every value: its automatic limits are the finite extremes (padded when
+    // equal), and the boxes' hints say so
+    const r = range(scale === "log" ? s.values.filter((v) => v > 0) : s.values);
+    ui.vmin.placeholder = Number.isFinite(r.min) ? numberText(r.min, 7) : "";
+    ui.vmax.placeholder = Number.isFinite(r.max) ? numberText(r.max, 7) : "";
+    const autoLo = s.inverted || typedLimit(ui.vmin) === null, autoHi = s.inverted || typedLimit(ui.vmax) === null;
+    if (autoLo || autoHi) {
+      if (autoLo) lo = r.min;
+      if (autoHi) hi = r.max;
       if (lo === hi) { lo = scale === "log" ? lo / 2 : lo - 1; hi = scale === "log" ? hi * 2 : hi + 1; }
     }
     s.vmin = lo; s.vmax = hi;

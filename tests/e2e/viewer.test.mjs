@@ -150,6 +150,11 @@ describe("viewer", () => {
     });
     assert.equal(lineColoured.hidden, false);
     assert.ok(lineColoured.n > 200, `line pixels: ${lineColoured.n}`);
+    // the limit boxes' hints are the limits the line takes: the extremes of the values written
+    const finite = e1.values.filter(Number.isFinite);
+    const hint = await page.evaluate(() => [document.getElementById("vmin").placeholder, document.getElementById("vmax").placeholder]);
+    const near = (t, v) => Math.abs(Number(t) - v) <= 1e-6 * Math.max(1, Math.abs(v));
+    assert.ok(near(hint[0], Math.min(...finite)) && near(hint[1], Math.max(...finite)), `${hint} vs ${Math.min(...finite)} ${Math.max(...finite)}`);
 
     const precip = h5.nodes.find((n) => n.path === "/surface/precip");
     const e2 = readNpy(path.join(sampleDir, precip.npy));
@@ -231,6 +236,31 @@ describe("viewer", () => {
     assert.deepEqual(got[0], [255, 0, 170]);
     assert.deepEqual(got.slice(1), c3.map(([r, k]) => Array(3).fill(lg(value(r, k)))));
     assert.equal((await preview(page)).bad, 1);
+    await page.close();
+  });
+
+  test("vmin typed above vmax is refused: automatic limits are drawn and the inputs say why", async () => {
+    const g = written.gradient;   // value[r, k] = r * 32 + k
+    const page = await newPage();
+    const s = await openInPage(page, pageServer.url, h5Url(), { query: { path: g.path, cmap: "gray" } });
+    assert.equal(s.state, "ready", s.error);
+    const auto = (await preview(page)).auto;
+    await page.fill("#vmin", "300");
+    await page.fill("#vmax", "100");
+    await page.locator("#vmax").dispatchEvent("change");
+    await page.waitForFunction(() => document.getElementById("vmax").getAttribute("aria-invalid") === "true");
+    const p = await preview(page);
+    assert.deepEqual([p.vmin, p.vmax], [auto.vmin, auto.vmax]);
+    assert.match(await page.textContent("#status"), /vmin 300 is above vmax 100/);
+    // the picture is the automatic one (not one colour): the first and last cells differ
+    const [a, b] = await canvasAt(page, [[0, 0], [g.shape[0] - 1, g.shape[1] - 1]]);
+    assert.deepEqual([a, b], [[0, 0, 0], [255, 255, 255]]);
+    // fixed: the typed pair is used again
+    await page.fill("#vmin", "50");
+    await page.locator("#vmin").dispatchEvent("change");
+    await page.waitForFunction(() => window.chunkwisePreview?.vmin === 50);
+    assert.equal(await page.getAttribute("#vmax", "aria-invalid"), null);
+    assert.equal((await preview(page)).vmax, 100);
     await page.close();
   });
 
