@@ -409,11 +409,14 @@ function redraw() {
     ui.line.hidden = true;
     ui.heatmap.hidden = false;
     s.bad = drawHeatmap(ui.heatmap, { values: s.values, rows: s.rows, cols: s.cols, index: s.index, vmin, vmax, scale, cmap });
-    // CSS size: fit the view, keep square cells; small arrays are enlarged by whole pixels
+    // CSS size: fit the view, one square per array element; small arrays are enlarged by whole
+    // pixels. An axis the preview read with a step (a large array) has cells of that many
+    // elements, so the picture keeps the array's aspect.
     const avail = Math.max(240, Math.min(720, ui.plotArea.parentElement.clientWidth - 150));
-    let cell = Math.min(avail / s.cols, avail / s.rows);
+    const fr = s.factors[s.displayAxes[0]] ?? 1, fc = s.factors[s.displayAxes[1]] ?? 1;
+    let cell = Math.min(avail / (s.cols * fc), avail / (s.rows * fr));
     if (cell >= 1) cell = Math.floor(cell);
-    const w = Math.max(1, Math.round(s.cols * cell)), h = Math.max(1, Math.round(s.rows * cell));
+    const w = Math.max(1, Math.round(s.cols * fc * cell)), h = Math.max(1, Math.round(s.rows * fr * cell));
     s.box = { left: MARGIN.left, top: MARGIN.top, width: w, height: h, cellW: w / s.cols, cellH: h / s.rows };
     ui.heatmap.style.width = `${w}px`; ui.heatmap.style.height = `${h}px`;
     ui.heatmap.style.left = `${MARGIN.left}px`; ui.heatmap.style.top = `${MARGIN.top}px`;
@@ -743,6 +746,7 @@ function render(result, sel, delta, total) {
   let units = null;
   try { const u = arr.attrs?.units; if (typeof u === "string") units = u; } catch { /* none */ }
   shown = { data, dtype, shape, sel: sel.items, selText: sel.text, dims, units, plot: "none",
+    factors: Object.fromEntries(sel.stepped.map((st) => [st.axis, st.factor])),
     values: nums ? nums.values : [], rows: 0, cols: 0, index: () => 0, displayAxes: sel.axes };
   ui.title.textContent = `${arrNode.path} [${sel.text || "()"}]`;
   if (!nums) {

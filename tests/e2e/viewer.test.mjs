@@ -264,6 +264,23 @@ describe("viewer", () => {
     await page.close();
   });
 
+  test("the traffic table fits its panel, long step names elided", async () => {
+    const page = await newPage();
+    const s = await openInPage(page, pageServer.url, h5Url(), { query: { path: "/surface/temperature" } });
+    assert.equal(s.state, "ready", s.error);
+    await page.click('#tree li[data-path="/profiles/station_a"] > .line button.node');
+    assert.equal((await waitSettled(page, { selection: ":" })).state, "ready");
+    const fit = await page.evaluate(() => {
+      const t = document.getElementById("traffic"), sec = t.closest("section"), cs = getComputedStyle(sec);
+      const inner = sec.getBoundingClientRect().right - parseFloat(cs.paddingRight) - parseFloat(cs.borderRightWidth);
+      const step = Array.from(t.querySelectorAll("td.step")).find((td) => td.textContent === "get /profiles/station_a");
+      return { right: t.getBoundingClientRect().right, inner, elided: step.scrollWidth > step.clientWidth };
+    });
+    assert.ok(fit.right <= fit.inner + 0.5, `table right ${fit.right} > panel ${fit.inner}`);
+    assert.equal(fit.elided, true);
+    await page.close();
+  });
+
   test("automatic limits are the 2nd and 98th percentiles of the values, NaN ignored", async () => {
     const precip = h5.nodes.find((n) => n.path === "/surface/precip");
     const e = readNpy(path.join(sampleDir, precip.npy));
@@ -435,6 +452,37 @@ describe("viewer", () => {
     assert.ok(!again.url().includes("s3cret"));
     assert.ok(!(await again.textContent("#status")).includes("s3cret"));
     await again.close();
+  });
+
+  test("a large array read with a step keeps the aspect of the array on screen", async () => {
+    const big = ensureBigFixture();
+    assert.ok(big.ok, big.reason);   // a missing fixture fails the test, never skips it
+    const srv = await startServer({ root: path.dirname(big.file), quiet: true });
+    try {
+      const page = await newPage();
+      // 1024 rows read whole, 2000 columns read with step 2: 1024 x 1000 cells of 1 x 2 elements
+      const s = await openInPage(page, pageServer.url, `${srv.url}${path.basename(big.file)}`,
+        { query: { sel: "0:1024, :" }, timeout: 60000 });
+      assert.equal(s.state, "ready", s.error);
+      const p = await preview(page);
+      assert.deepEqual(p.image, { rows: 1024, cols: 1000 });
+      const box = await page.locator("#heatmap").boundingBox();
+      const ratio = box.height / box.width, want = 1024 / 2000;
+      assert.ok(Math.abs(ratio - want) < 0.01, `height / width ${ratio}, array ${want}`);
+      // the readout still names whole-array indices: cell (r, k) is element [r, 2 k]
+      const e = readNpy(big.npy);
+      const [x, y] = [Math.round(box.x + box.width * 0.4), Math.round(box.y + box.height * 0.3)];
+      await page.mouse.move(x, y);
+      const r = Math.floor(((y - box.y) / box.height) * 1024), k = Math.floor(((x - box.x) / box.width) * 1000);
+      const m = /^\[(\d+), (\d+)\] = (\S+)$/.exec(await page.textContent("#hover"));
+      assert.ok(m, await page.textContent("#hover"));
+      assert.ok(Math.abs(Number(m[1]) - r) <= 1 && Math.abs(Number(m[2]) - 2 * k) <= 2, `${m[0]} vs cell ${r}, ${k}`);
+      assert.equal(Number(m[2]) % 2, 0);
+      assert.equal(Math.fround(Number(m[3])), Math.fround(e.at(Number(m[1]), Number(m[2]))));
+      await page.close();
+    } finally {
+      await srv.stop();
+    }
   });
 
   test("a cancelled read clears the picture and reports bytes while it runs; a failed read clears it with its code", async () => {
