@@ -8,7 +8,7 @@
 // "error"; after each read window.chunkwisePreview holds what was read and drawn.
 
 import * as status from "./status.js";
-import { attrText, f32Text, renderAttrs } from "./attrs-view.js";
+import { attrText, f32Text, floatText, renderAttrs } from "./attrs-view.js";
 import { COLORMAPS } from "./colormaps.js";
 import {
   MARGIN, drawAxes, drawColorbar, drawHeatmap, drawLine, drawMarker, fitCanvas,
@@ -101,6 +101,7 @@ function rawText(data, dtype, i) {
   if (kind === "c") return `${data[2 * i]}${data[2 * i + 1] < 0 ? "-" : "+"}${Math.abs(data[2 * i + 1])}j`;
   if (isFloat16Bits(data, dtype)) return String(halfToFloat(data[i]));
   if (kind === "f" && dtype.slice(2) === "4") return f32Text(data[i]);
+  if (kind === "f") return floatText(data[i]);
   if (kind === "b") return data[i] ? "True" : "False";
   return String(data[i]);
 }

@@ -8,14 +8,22 @@ const TYPED = {
   Float32Array: "float32", Float64Array: "float64", Float16Array: "float16",
 };
 
+/**
+ * A float as text: JS's shortest round-trip form, in exponent notation from 1e16 up (JS waits
+ * until 1e21, so netCDF's fill value 1e20 would print as 21 digits; numpy prints 1e+20).
+ */
+export function floatText(v) {
+  return Number.isFinite(v) && Math.abs(v) >= 1e16 ? v.toExponential() : String(v);
+}
+
 /** Shortest decimal text that reads back as the same float32. */
 export function f32Text(v) {
   if (!Number.isFinite(v)) return String(v);
   for (let p = 1; p < 10; p++) {
     const t = Number(v.toPrecision(p));
-    if (Math.fround(t) === v) return String(t);
+    if (Math.fround(t) === v) return floatText(t);
   }
-  return String(v);
+  return floatText(v);
 }
 
 /** Values shown of a long array: the first `HEAD` and the last `TAIL`. */
@@ -40,12 +48,13 @@ export const ARRAY_DIGITS = 6;
 export function attrText(v, depth = 0, { full = false } = {}) {
   if (v === null || v === undefined) return "null";
   if (typeof v === "string") return depth ? JSON.stringify(v) : v;
-  if (typeof v === "number" || typeof v === "bigint" || typeof v === "boolean") return String(v);
+  if (typeof v === "number") return floatText(v);
+  if (typeof v === "bigint" || typeof v === "boolean") return String(v);
   if (ArrayBuffer.isView(v)) {
     const type = TYPED[v.constructor.name] || v.constructor.name;
     const float = type.startsWith("float");
-    const text = full ? (type === "float32" ? f32Text : String)
-      : float ? (x) => String(Number((type === "float32" ? Number(f32Text(x)) : x).toPrecision(ARRAY_DIGITS))) : String;
+    const text = full ? (type === "float32" ? f32Text : float ? floatText : String)
+      : float ? (x) => floatText(Number((type === "float32" ? Number(f32Text(x)) : x).toPrecision(ARRAY_DIGITS))) : String;
     if (full) return `[${Array.from(v, text).join(", ")}] (${Array.isArray(v.shape) && v.shape.length > 1 ? v.shape.join(" × ") : v.length} × ${type})`;
     const dims = Array.isArray(v.shape) && v.shape.length > 1 ? v.shape.join(" × ") : String(v.length);
     return `[${elided(Array.from(v), text)}] (${dims} × ${type})`;

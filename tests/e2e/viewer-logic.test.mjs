@@ -10,7 +10,7 @@ import {
 } from "../../www/selection.js";
 import { COLORMAPS, lutIndex } from "../../www/colormaps.js";
 import { niceTicks, percentiles } from "../../www/plot.js";
-import { attrText } from "../../www/attrs-view.js";
+import { attrText, f32Text } from "../../www/attrs-view.js";
 
 describe("viewer logic", () => {
   test("selections follow numpy's slice rules (slice.indices) and print back the same", () => {
@@ -82,5 +82,13 @@ describe("viewer logic", () => {
     assert.equal(attrText(["a", "b"]), '["a", "b"]');
     assert.equal(attrText({ omitted: "reference (not shown)" }), "(omitted: reference (not shown))");
     assert.equal(attrText(2n ** 60n), "1152921504606846976");
+    // netCDF's fill values: large floats in exponent notation, as numpy prints them, not 21 digits
+    assert.equal(attrText(new Float32Array([1e20])), "[1e+20] (1 × float32)");
+    assert.equal(attrText(new Float32Array([1e20]), 0, { full: true }), "[1e+20] (1 × float32)");
+    assert.equal(attrText(new Float64Array([1.5e17, -2e16, 9.969209968386869e36])), "[1.5e+17, -2e+16, 9.96921e+36] (3 × float64)");
+    assert.equal(f32Text(Math.fround(1e20)), "1e+20");
+    assert.equal(attrText(1e20), "1e+20");
+    assert.equal(attrText({ missing_value: 1e20 }), "{missing_value: 1e+20}");
+    assert.equal(f32Text(Math.fround(123456.7)), "123456.7");
   });
 });
