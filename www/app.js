@@ -749,7 +749,9 @@ function render(result, sel, delta, total) {
   shown = { data, dtype, shape, sel: sel.items, selText: sel.text, dims, units, plot: "none",
     factors: Object.fromEntries(sel.stepped.map((st) => [st.axis, st.factor])),
     values: nums ? nums.values : [], rows: 0, cols: 0, index: () => 0, displayAxes: sel.axes };
-  ui.title.textContent = `${arrNode.path} [${sel.text || "()"}]`;
+  // a Zarr array opened as its own store is its root "/": named as the tree names it
+  const name = arrNode.path === "/" && source.tree?.node === arrNode ? source.tree.name : arrNode.path;
+  ui.title.textContent = `${name} [${sel.text || "()"}]`;
   if (!nums) {
     shown.plot = "text";
     ui.valuesText.hidden = false;

@@ -124,6 +124,8 @@ describe("viewer", () => {
     assert.equal(entries.length, 1);
     const t = zr.nodes.find((n) => n.path === "/temperature");
     assert.deepEqual([entries[0].kind, entries[0].name, entries[0].meta], ["array", "temperature", `${shapeText(t.shape)} ${t.dtype}`]);
+    // the title names it as the tree does, not as the store's root "/"
+    assert.match(await page.textContent("#view-title"), /^temperature \[/);
     await page.close();
   });
 
