@@ -3,10 +3,12 @@
 //! cache directory at once. Values are compared with the arrays the generators wrote (their
 //! `.npy`).
 
+mod common;
+
 use chunkwise::cache::discovery::SourceIdentity;
 use chunkwise::cache::CacheCoordinator;
 use chunkwise::npy::{read_npy, Npy};
-use native_harness::serve::{spawn, ServeOptions, ServerHandle};
+use native_harness::serve::ServerHandle;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -19,14 +21,7 @@ fn npy(path: &Path) -> Npy {
 }
 
 async fn serve() -> ServerHandle {
-    spawn(ServeOptions {
-        root: fixtures(),
-        port: 0,
-        quiet: true,
-        ..Default::default()
-    })
-    .await
-    .expect("server starts")
+    common::serve_dir(fixtures()).await
 }
 
 /// Runs the `chunkwise` binary.

@@ -4,8 +4,10 @@
 //! python-blosc2 from a seeded array (`tests/fixtures/gen_blosc2.py`), and the expected values
 //! are its `.npy`.
 
+mod common;
+
 use chunkwise::npy::read_npy;
-use native_harness::serve::{spawn, ServeOptions, ServerHandle};
+use native_harness::serve::ServerHandle;
 use std::path::{Path, PathBuf};
 
 const FIXTURE: &str = "delta_partial_i4";
@@ -15,14 +17,7 @@ fn fixtures() -> PathBuf {
 }
 
 async fn serve() -> ServerHandle {
-    spawn(ServeOptions {
-        root: fixtures(),
-        port: 0,
-        quiet: true,
-        ..Default::default()
-    })
-    .await
-    .expect("server starts")
+    common::serve_dir(fixtures()).await
 }
 
 /// Runs the real binary; (exit success, stderr).

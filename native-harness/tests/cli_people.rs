@@ -11,7 +11,9 @@
 //!
 //! `CHUNKWISE_BIN` runs another build of the binary (to see a test fail before a change).
 
-use native_harness::serve::{spawn, ServeOptions, ServerHandle};
+mod common;
+
+use native_harness::serve::ServerHandle;
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> PathBuf {
@@ -19,14 +21,7 @@ fn fixtures() -> PathBuf {
 }
 
 async fn serve() -> ServerHandle {
-    spawn(ServeOptions {
-        root: fixtures(),
-        port: 0,
-        quiet: true,
-        ..Default::default()
-    })
-    .await
-    .expect("server starts")
+    common::serve_dir(fixtures()).await
 }
 
 /// What one run of the binary gave.

@@ -400,7 +400,7 @@ impl RemoteArray {
     pub fn get_chunk(
         &self,
         #[wasm_bindgen(unchecked_param_type = "number[]")] coords: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ReadOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ReadOptions")] options: JsValue,
     ) -> Result<js_sys::Promise, JsValue> {
         let job = match self.chunk_job(&coords, &options) {
             Ok(j) => j,
@@ -422,7 +422,7 @@ impl RemoteArray {
     pub fn get_chunk_bytes(
         &self,
         #[wasm_bindgen(unchecked_param_type = "number[]")] coords: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ReadOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ReadOptions")] options: JsValue,
     ) -> Result<js_sys::Promise, JsValue> {
         let job = match self.chunk_job(&coords, &options) {
             Ok(j) => j,
@@ -468,8 +468,8 @@ impl RemoteArray {
     pub fn read_into(
         &self,
         #[wasm_bindgen(unchecked_param_type = "ArrayBufferView")] target: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "Selection")] selection: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ReadOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Selection")] selection: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ReadOptions")] options: JsValue,
     ) -> Result<js_sys::Promise, JsValue> {
         let job = match self
             .read_job(&selection, &options)

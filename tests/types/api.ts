@@ -104,6 +104,13 @@ export async function everything(): Promise<void> {
   // float16: Float16Array where the lib has it, else Float32Array (values converted).
   const u2: Float32Array = new Float32Array(1) satisfies DataOf<"<f2">;
   console.log(anyData, missing, notYet, first, big, strings, records, u2);
+  // Chunks and caller-owned buffers: options (and readInto's selection) are optional.
+  const chunk: ReadResult = await arr.getChunk([0, 0]);
+  const stored: Uint8Array | null = await arr.getChunkBytes([0, 0]);
+  const into = new Float32Array(10);
+  await arr.readInto(into);
+  await arr.readInto(into, "0:10", { timeoutMs: 500 });
+  console.log(chunk.shape, stored?.length);
   arr.close();
 
   // Stores: nodes narrow by kind.

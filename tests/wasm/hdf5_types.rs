@@ -23,7 +23,7 @@ async fn read(path: &str, selection: &str) -> (JsValue, String) {
     let base = base().unwrap();
     let opts = js_sys::Object::new();
     Reflect::set(&opts, &"path".into(), &path.into()).unwrap();
-    let arr = RemoteArray::open(format!("{base}hdf5_types/types.h5"), opts.into())
+    let arr = RemoteArray::open(format!("{base}hdf5_types/types.h5").into(), opts.into())
         .await
         .unwrap_or_else(|e| panic!("{path}: {e:?}"));
     let r = JsFuture::from(arr.read(selection.into(), JsValue::UNDEFINED).unwrap())
@@ -117,7 +117,7 @@ async fn scalar_has_shape_empty() {
     };
     let opts = js_sys::Object::new();
     Reflect::set(&opts, &"path".into(), &"/vs_scalar".into()).unwrap();
-    let arr = RemoteArray::open(format!("{base}hdf5_types/types.h5"), opts.into())
+    let arr = RemoteArray::open(format!("{base}hdf5_types/types.h5").into(), opts.into())
         .await
         .unwrap();
     assert_eq!(arr.shape().unwrap().length(), 0);

@@ -145,7 +145,7 @@ async fn js_bindings_list_read_and_share() {
         return;
     };
     let url = format!("{base}hdf5/groups.h5");
-    let store = chunkwise::wasm::RemoteStore::open(url.clone(), JsValue::UNDEFINED)
+    let store = chunkwise::wasm::RemoteStore::open(url.clone().into(), JsValue::UNDEFINED)
         .await
         .unwrap();
     let nodes: js_sys::Array = store.nodes().unwrap().unchecked_into();
@@ -183,11 +183,11 @@ async fn js_bindings_list_read_and_share() {
     let opts = js_sys::Object::new();
     js_sys::Reflect::set(&opts, &"shareCache".into(), &true.into()).unwrap();
     let b2nd = format!("{base}blosc2/be_i4.b2nd");
-    let a1 = chunkwise::wasm::RemoteArray::open(b2nd.clone(), opts.clone().into())
+    let a1 = chunkwise::wasm::RemoteArray::open(b2nd.clone().into(), opts.clone().into())
         .await
         .unwrap();
     assert!(get(&a1.traffic().unwrap(), "requests").as_f64().unwrap() > 0.0);
-    let a2 = chunkwise::wasm::RemoteArray::open(b2nd, opts.into())
+    let a2 = chunkwise::wasm::RemoteArray::open(b2nd.into(), opts.into())
         .await
         .unwrap();
     assert_eq!(get(&a2.traffic().unwrap(), "requests").as_f64(), Some(0.0));
@@ -197,7 +197,7 @@ async fn js_bindings_list_read_and_share() {
     let opts = js_sys::Object::new();
     js_sys::Reflect::set(&opts, &"cache".into(), &"disk".into()).unwrap();
     let has_idb = js_sys::Reflect::has(&js_sys::global(), &"indexedDB".into()).unwrap();
-    let opened = chunkwise::wasm::RemoteStore::open(url, opts.into()).await;
+    let opened = chunkwise::wasm::RemoteStore::open(url.into(), opts.into()).await;
     if has_idb {
         let store = opened.unwrap_or_else(|e| panic!("disk store: {e:?}"));
         assert!(store.nodes().is_ok());

@@ -106,9 +106,10 @@ async fn js_open_takes_a_store_url_and_path() {
     };
     let options = js_sys::Object::new();
     js_sys::Reflect::set(&options, &"path".into(), &"/group/nested".into()).unwrap();
-    let arr = chunkwise::wasm::RemoteArray::open(format!("{base}zarr/v3.zarr"), options.into())
-        .await
-        .unwrap_or_else(|e| panic!("{e:?}"));
+    let arr =
+        chunkwise::wasm::RemoteArray::open(format!("{base}zarr/v3.zarr").into(), options.into())
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}"));
     let shape: Vec<f64> = arr
         .shape()
         .unwrap()
@@ -121,9 +122,10 @@ async fn js_open_takes_a_store_url_and_path() {
     // objects were never written, see gen_zarr.py), cold and warm.
     let options = js_sys::Object::new();
     js_sys::Reflect::set(&options, &"path".into(), &"/partial".into()).unwrap();
-    let partial = chunkwise::wasm::RemoteArray::open(format!("{base}zarr/v3.zarr"), options.into())
-        .await
-        .unwrap_or_else(|e| panic!("{e:?}"));
+    let partial =
+        chunkwise::wasm::RemoteArray::open(format!("{base}zarr/v3.zarr").into(), options.into())
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}"));
     for pass in ["cold", "warm"] {
         let r = wasm_bindgen_futures::JsFuture::from(
             partial
@@ -135,7 +137,7 @@ async fn js_open_takes_a_store_url_and_path() {
         let missing = js_sys::Reflect::get(&r, &JsValue::from_str("missingChunks")).unwrap();
         assert_eq!(missing.as_f64(), Some(7.0), "{pass}");
     }
-    let full = chunkwise::wasm::RemoteArray::open(format!("{base}zarr/v3.zarr"), {
+    let full = chunkwise::wasm::RemoteArray::open(format!("{base}zarr/v3.zarr").into(), {
         let o = js_sys::Object::new();
         js_sys::Reflect::set(&o, &"path".into(), &"/temperature".into()).unwrap();
         o.into()
@@ -153,10 +155,11 @@ async fn js_open_takes_a_store_url_and_path() {
     // A missing path: a typed error.
     let options = js_sys::Object::new();
     js_sys::Reflect::set(&options, &"path".into(), &"/nothing".into()).unwrap();
-    let e = chunkwise::wasm::RemoteArray::open(format!("{base}zarr/v2.zarr"), options.into())
-        .await
-        .map(|_| ())
-        .unwrap_err();
+    let e =
+        chunkwise::wasm::RemoteArray::open(format!("{base}zarr/v2.zarr").into(), options.into())
+            .await
+            .map(|_| ())
+            .unwrap_err();
     let code = js_sys::Reflect::get(&e, &JsValue::from_str("code")).unwrap();
     assert_eq!(code.as_string().as_deref(), Some("NOT_FOUND"));
 }
@@ -175,7 +178,7 @@ async fn js_remote_store_lists_a_zarr_store() {
         js_sys::Reflect::set(&o, &"shareCache".into(), &JsValue::TRUE).unwrap();
         JsValue::from(o)
     };
-    let store = chunkwise::wasm::RemoteStore::open(url.clone(), options())
+    let store = chunkwise::wasm::RemoteStore::open(url.clone().into(), options())
         .await
         .unwrap_or_else(|e| panic!("{e:?}"));
     let nodes: js_sys::Array = store.nodes().unwrap().into();
@@ -199,7 +202,7 @@ async fn js_remote_store_lists_a_zarr_store() {
             .map(|v| v.as_f64().unwrap())
             .collect();
     assert_eq!(shape, vec![13.0, 11.0]);
-    let again = chunkwise::wasm::RemoteStore::open(url, options())
+    let again = chunkwise::wasm::RemoteStore::open(url.into(), options())
         .await
         .unwrap_or_else(|e| panic!("{e:?}"));
     let traffic = again.traffic().unwrap();

@@ -96,3 +96,15 @@ pub fn versions() -> &'static std::path::Path {
         dir
     })
 }
+
+/// A quiet range server (`chunkwise serve`'s code) on 127.0.0.1, a free port, serving `root`.
+pub async fn serve_dir(root: std::path::PathBuf) -> native_harness::serve::ServerHandle {
+    native_harness::serve::spawn(native_harness::serve::ServeOptions {
+        root,
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .expect("server starts")
+}
