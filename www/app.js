@@ -522,6 +522,10 @@ async function openSource(url, view = {}) {
   notice = "";
   setState("opening", `Opening ${redacted(url)} …`);
   ui.open.disabled = true;
+  // Cancel aborts a slow open too (its requests in flight)
+  const controller = new AbortController();
+  current = { controller, seq: mine };
+  ui.cancel.disabled = false;
   const t0 = performance.now();
   let opened;
   try {
@@ -529,21 +533,32 @@ async function openSource(url, view = {}) {
     let store = null, array = null;
     if (!/\.b2nd$/i.test(pathname)) {
       try {
-        store = await wasm.RemoteStore.open(url, { cache: "memory" });
+        store = await wasm.RemoteStore.open(url, { cache: "memory", signal: controller.signal });
       } catch (e) {
         if (!e || e.code !== "UNSUPPORTED") throw e;
       }
     }
-    if (!store) array = await wasm.RemoteArray.open(url, { cache: "memory" });
+    if (!store) array = await wasm.RemoteArray.open(url, { cache: "memory", signal: controller.signal });
     opened = { store, array };
   } catch (e) {
     if (mine !== seq) return;
+    current = null;
     ui.open.disabled = false;
-    setState("error", "Open failed.");
-    showError(e);
+    ui.cancel.disabled = true;
+    if (controller.signal.aborted) {
+      setState("cancelled", "Open cancelled.");
+      ui.error.hidden = false;
+      ui.error.dataset.code = "CANCELLED";
+      ui.error.textContent = "CANCELLED: the open was cancelled";
+    } else {
+      setState("error", "Open failed.");
+      showError(e);
+    }
     return;
   }
   if (mine !== seq) { for (const h of Object.values(opened)) h?.close(); return; }
+  current = null;
+  ui.cancel.disabled = true;
   ui.open.disabled = false;
   const ms = performance.now() - t0;
   const counter = opened.store || opened.array;

@@ -487,6 +487,26 @@ describe("viewer", () => {
     }
   });
 
+  test("Cancel aborts a slow open", async () => {
+    const slow = await startServer({ root: sampleDir, quiet: true, latencyMs: 3000 });
+    try {
+      const page = await newPage();
+      await page.goto(`${pageServer.url}www/?${new URLSearchParams({ url: `${slow.url}${h5.file}` })}`);
+      await page.waitForFunction(() => document.body.dataset.state === "opening");
+      const t0 = Date.now();
+      await page.click("#cancel", { timeout: 2000 });
+      const s = await waitSettled(page, { timeout: 2000 });
+      assert.equal(s.state, "cancelled", s.error);
+      assert.equal(s.code, "CANCELLED");
+      assert.ok(Date.now() - t0 < 2000);
+      assert.equal(await page.isDisabled("#cancel"), true);
+      assert.equal(await page.isDisabled("#open"), false);
+      await page.close();
+    } finally {
+      await slow.stop();
+    }
+  });
+
   test("a cancelled read clears the picture and reports bytes while it runs; a failed read clears it with its code", async () => {
     const big = ensureBigFixture();
     assert.ok(big.ok, big.reason);   // a missing fixture fails the test, never skips it
