@@ -26,7 +26,8 @@ SOURCE is an http(s):// URL or a local path (a file, or a Zarr store directory).
 const LS_EXAMPLES: &str = "Examples:
   chunkwise ls tests/fixtures/hdf5/groups.h5
   chunkwise ls http://127.0.0.1:8000/zarr/v3.zarr
-  chunkwise ls tests/fixtures/zarr/v2.zarr --json";
+  chunkwise ls tests/fixtures/zarr/v2.zarr --json
+  chunkwise ls tests/fixtures/hdf5/groups.h5 --path /model";
 
 const READ_EXAMPLES: &str = "Examples:
   chunkwise read tests/fixtures/hdf5/groups.h5 --path /model/weights --print
@@ -93,8 +94,9 @@ struct Cli {
 struct SourceArgs {
     /// http(s) URL or local path (a file, or a Zarr store directory).
     source: String,
-    /// Path of the array inside a container, e.g. /group/data (HDF5 dataset, Zarr array;
-    /// default: the container's only root array).
+    /// Path inside a container, e.g. /group/data: the array to read (HDF5 dataset, Zarr
+    /// array; default: the container's only root array); for attrs an array or a group, for
+    /// ls the group whose subtree is listed.
     #[arg(long)]
     path: Option<String>,
     /// Cache policy: memory, disk (persists across runs in --cache-dir) or none.
@@ -170,7 +172,8 @@ enum Command {
     },
     /// List the groups and arrays of a container (HDF5 file, Zarr store) as a tree: arrays
     /// with shape and dtype, links and nodes that cannot be read with the reason. A
-    /// single-array source prints one line.
+    /// single-array source prints one line. With --path, the subtree of that group (or the
+    /// one array) only.
     #[command(after_help = LS_EXAMPLES)]
     Ls {
         #[command(flatten)]
@@ -699,7 +702,12 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                         dims.iter().map(|d| d.as_deref().unwrap_or("-")).collect();
                     println!("dims:    {}", names.join(", "));
                 }
-                println!("traffic: {} requests, {} bytes", t.requests, t.bytes);
+                println!(
+                    "traffic: {} request{}, {} bytes",
+                    t.requests,
+                    if t.requests == 1 { "" } else { "s" },
+                    t.bytes
+                );
                 println!("cache:   {}", arr.cache_status());
             }
             Ok(())
@@ -717,19 +725,25 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 },
             json,
         } => {
-            if path.is_some() {
-                return Err(chunkwise::Error::InvalidArgument(
-                    "ls lists the whole container; it takes no --path".into(),
-                ));
-            }
             let coordinator = source::coordinator(&cache, cache_dir.as_deref())?;
-            let nodes = source::nodes_command(
+            let mut nodes = source::nodes_command(
                 &source,
                 parse_headers(&headers)?,
                 coordinator,
                 cache_key.as_deref(),
             )
             .await?;
+            if let Some(p) = path.as_deref() {
+                nodes = native_harness::tree::subtree(&nodes, p).ok_or_else(|| {
+                    chunkwise::Error::Format(chunkwise::formats::FormatError::NoSuchNode {
+                        location: chunkwise::cache::identity::redact_url(&source),
+                        detail: format!(
+                            "no group or array at {}",
+                            chunkwise::store::normalise_path(p)
+                        ),
+                    })
+                })?;
+            }
             if json {
                 println!("{}", native_harness::tree::nodes_json(&nodes, true));
             } else if let [one] = nodes.as_slice() {

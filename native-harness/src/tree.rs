@@ -44,6 +44,27 @@ pub fn nodes_json(nodes: &[Node], with_attrs: bool) -> serde_json::Value {
         .collect()
 }
 
+/// The nodes at `path` and below it (`/a` holds `/a` and `/a/...`, not `/ab`), in order;
+/// `None` when no node is at `path`.
+pub fn subtree(nodes: &[Node], path: &str) -> Option<Vec<Node>> {
+    let at = chunkwise::store::normalise_path(path);
+    if !nodes.iter().any(|n| n.path == at) {
+        return None;
+    }
+    let below = if at == "/" {
+        "/".to_string()
+    } else {
+        format!("{at}/")
+    };
+    Some(
+        nodes
+            .iter()
+            .filter(|n| n.path == at || n.path.starts_with(&below))
+            .cloned()
+            .collect(),
+    )
+}
+
 pub fn format_tree(nodes: &[Node]) -> String {
     let mut sorted: Vec<&Node> = nodes.iter().collect();
     sorted.sort_by(|a, b| segments(&a.path).cmp(&segments(&b.path)));

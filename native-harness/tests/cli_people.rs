@@ -103,6 +103,33 @@ async fn ls_prints_the_tree_the_node_list_or_one_line() {
     assert_eq!(nodes[4]["shape"], serde_json::json!([6, 4]));
     assert_eq!(nodes[4]["dtype"], "<i8");
 
+    // --path lists one group's subtree (not a sibling that shares its prefix).
+    let r = cli(&["ls", &h5, "--path", "model", "--json"]).await;
+    assert!(r.ok, "{}", r.stderr);
+    let nodes: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    let paths: Vec<&str> = nodes
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "/model",
+            "/model/run1",
+            "/model/run1/values",
+            "/model/weights"
+        ]
+    );
+    let r = cli(&["ls", &h5, "--path", "/nothing"]).await;
+    assert!(!r.ok);
+    assert!(
+        r.stderr.contains("NOT_FOUND") && r.stderr.contains("no group or array at /nothing"),
+        "{}",
+        r.stderr
+    );
+
     // A Zarr store: a nested group, and the string array refused with its reason.
     let r = cli(&["ls", &server.url("zarr/v3.zarr")]).await;
     assert!(r.ok, "{}", r.stderr);
