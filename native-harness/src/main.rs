@@ -659,19 +659,14 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             }
             let info = arr.info();
             let t = arr.traffic();
-            let zarr = matches!(info.format, "zarr2" | "zarr3");
+            let zarr = !info.stored_size_known();
             if json {
-                let mut v = serde_json::to_value(&info).expect("info serialises");
+                let mut v = info.to_json();
                 v["requests"] = t.requests.into();
                 v["bytes"] = t.bytes.into();
                 v["cache_status"] = arr.cache_status().as_str().into();
                 if let Some(dims) = arr.dims() {
                     v["dims"] = serde_json::to_value(dims).expect("dims serialise");
-                }
-                if zarr {
-                    // Zarr chunk objects are not listed, so their stored size is unknown.
-                    v["cbytes"] = serde_json::Value::Null;
-                    v["source_bytes"] = serde_json::Value::Null;
                 }
                 println!("{v}");
             } else {

@@ -164,6 +164,27 @@ pub struct ArrayInfo {
     pub source_bytes: u64,
 }
 
+impl ArrayInfo {
+    /// Whether `cbytes` and `source_bytes` are known. A Zarr store's chunk objects are not
+    /// listed (HTTP has no listing), so their stored sizes are unknown there; both fields
+    /// then hold 0, which is no size.
+    pub fn stored_size_known(&self) -> bool {
+        !matches!(self.format, "zarr2" | "zarr3")
+    }
+
+    /// The info as JSON (what `chunkwise info --json` prints and JS `info` gives): the fields
+    /// as serialised, with `cbytes` and `source_bytes` `null` where the stored size is unknown
+    /// ([`ArrayInfo::stored_size_known`]).
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        if !self.stored_size_known() {
+            v["cbytes"] = serde_json::Value::Null;
+            v["source_bytes"] = serde_json::Value::Null;
+        }
+        v
+    }
+}
+
 /// Kind of a node in a container's hierarchy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]

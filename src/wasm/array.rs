@@ -90,10 +90,11 @@ export interface ArrayInfo {
   nchunks: number;
   /** Uncompressed bytes of the array. */
   nbytes: number;
-  /** Stored bytes of the data chunks. */
-  cbytes: number;
-  /** Total size of the source in bytes. */
-  source_bytes: number;
+  /** Stored bytes of the data chunks; null where unknown (a Zarr store: its chunk objects
+   *  are not listed). */
+  cbytes: number | null;
+  /** Total size of the source in bytes; null where unknown (a Zarr store). */
+  source_bytes: number | null;
 }
 /** One value of a record member, string or nested record (see ReadResult). */
 export type RecordValue = number | bigint | boolean | string | RecordValue[] |
@@ -331,7 +332,8 @@ impl RemoteArray {
     /// What discovery found: format, shape, dtype, chunks, blocks, codecs, sizes.
     #[wasm_bindgen(getter, unchecked_return_type = "ArrayInfo")]
     pub fn info(&self) -> Result<JsValue, JsValue> {
-        serde_wasm_bindgen::to_value(&self.inner()?.info()).map_err(|e| arg_error(e.to_string()))
+        // Through JSON, as `chunkwise info --json` prints it (unknown sizes are null).
+        super::parse_json(&self.inner()?.info().to_json().to_string()).map_err(arg_error)
     }
 
     /// What the open did with its discovery record: "created" (none was held), "reused"

@@ -78,6 +78,16 @@ describe("pkg/node", () => {
     }
   });
 
+  test("info: a Zarr array's stored sizes are null (unknown: its chunk objects are not listed), not 0", async () => {
+    const arr = await chunkwise.RemoteArray.open(url("/tests/fixtures/zarr/v3.zarr"), { path: "/temperature" });
+    const info = arr.info;
+    assert.equal(info.format, "zarr3");
+    assert.equal(info.cbytes, null);
+    assert.equal(info.source_bytes, null);
+    assert.ok(Number(info.nbytes) > 0);
+    arr.close();
+  });
+
   test("the bundled samples decode to the arrays written (sha256 of the C-order bytes)", async () => {
     for (const f of Object.values(sample)) {
       const arr = await chunkwise.RemoteArray.open(url(`/tests/fixtures/sample/${f.file}`), {});

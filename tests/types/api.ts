@@ -73,13 +73,16 @@ export async function everything(): Promise<void> {
   const dims: (string | null)[] | null = arr.dims;
   const info: ArrayInfo = arr.info;
   const format: "b2nd" | "hdf5" | "zarr2" | "zarr3" = info.format;
-  const sizes: number = info.nbytes + info.cbytes + info.source_bytes + info.nchunks;
+  // Stored sizes are null where unknown (a Zarr store lists no chunk objects).
+  const sizes: number = info.nbytes + (info.cbytes ?? 0) + (info.source_bytes ?? 0) + info.nchunks;
+  // @ts-expect-error: cbytes may be null
+  const stored: number = info.cbytes;
   const codecs: string = info.codecs;
   const status: "created" | "reused" | "invalidated" = arr.cacheStatus;
   const held: number = arr.cacheBytes + arr.cacheErrors;
   const traffic: Traffic = arr.traffic;
   const moved: number = traffic.requests + traffic.bytes + traffic.roundTrips;
-  console.log(shape, dtype, chunks, blocks, units, dims, format, sizes, codecs, status, held, moved);
+  console.log(shape, dtype, chunks, blocks, units, dims, format, sizes, stored, codecs, status, held, moved);
 
   // Reads: a selection and options are optional; data is one of the read types.
   const all: ReadResult = await arr.read();
