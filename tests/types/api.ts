@@ -76,13 +76,13 @@ export async function everything(): Promise<void> {
   // Stored sizes are null where unknown (a Zarr store lists no chunk objects).
   const sizes: number = info.nbytes + (info.cbytes ?? 0) + (info.source_bytes ?? 0) + info.nchunks;
   // @ts-expect-error: cbytes may be null
-  const stored: number = info.cbytes;
+  const storedBytes: number = info.cbytes;
   const codecs: string = info.codecs;
   const status: "created" | "reused" | "invalidated" = arr.cacheStatus;
   const held: number = arr.cacheBytes + arr.cacheErrors;
   const traffic: Traffic = arr.traffic;
   const moved: number = traffic.requests + traffic.bytes + traffic.roundTrips;
-  console.log(shape, dtype, chunks, blocks, units, dims, format, sizes, stored, codecs, status, held, moved);
+  console.log(shape, dtype, chunks, blocks, units, dims, format, sizes, storedBytes, codecs, status, held, moved);
 
   // Reads: a selection and options are optional; data is one of the read types.
   const all: ReadResult = await arr.read();
