@@ -119,6 +119,16 @@ struct SourceArgs {
 }
 
 impl SourceArgs {
+    /// The cache coordinator of `--cache` and `--cache-dir` ([`source::coordinator`]).
+    fn coordinator(&self) -> Result<chunkwise::cache::CacheCoordinator, chunkwise::Error> {
+        source::coordinator(&self.cache, self.cache_dir.as_deref())
+    }
+
+    /// The `--header` values as (name, value) pairs ([`parse_headers`]).
+    fn request_headers(&self) -> Result<Vec<(String, String)>, chunkwise::Error> {
+        parse_headers(&self.headers)
+    }
+
     /// The `--timeout` deadline.
     fn deadline(&self) -> Result<Option<std::time::Duration>, chunkwise::Error> {
         self.timeout
@@ -707,31 +717,19 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             }
             Ok(())
         }
-        Command::Ls {
-            src:
-                SourceArgs {
-                    source,
-                    path,
-                    cache,
-                    cache_dir,
-                    headers,
-                    cache_key,
-                    ..
-                },
-            json,
-        } => {
-            let coordinator = source::coordinator(&cache, cache_dir.as_deref())?;
+        Command::Ls { src, json } => {
+            let (source, path) = (&src.source, src.path.as_deref());
             let mut nodes = source::nodes_command(
-                &source,
-                parse_headers(&headers)?,
-                coordinator,
-                cache_key.as_deref(),
+                source,
+                src.request_headers()?,
+                src.coordinator()?,
+                src.cache_key.as_deref(),
             )
             .await?;
-            if let Some(p) = path.as_deref() {
+            if let Some(p) = path {
                 nodes = native_harness::tree::subtree(&nodes, p).ok_or_else(|| {
                     chunkwise::Error::Format(chunkwise::formats::FormatError::NoSuchNode {
-                        location: chunkwise::cache::identity::redact_url(&source),
+                        location: chunkwise::cache::identity::redact_url(source),
                         detail: format!(
                             "no group or array at {}",
                             chunkwise::store::normalise_path(p)
@@ -743,7 +741,7 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 println!("{}", native_harness::tree::nodes_json(&nodes, true));
             } else if let [one] = nodes.as_slice() {
                 if one.path == "/" && one.kind == chunkwise::formats::NodeKind::Array {
-                    let name = chunkwise::cache::identity::redact_url(&source);
+                    let name = chunkwise::cache::identity::redact_url(source);
                     println!("{}", native_harness::tree::node_line(&name, one));
                 } else {
                     print!("{}", native_harness::tree::format_tree(&nodes));
@@ -753,26 +751,13 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             }
             Ok(())
         }
-        Command::Attrs {
-            src:
-                SourceArgs {
-                    source,
-                    path,
-                    cache,
-                    cache_dir,
-                    headers,
-                    cache_key,
-                    ..
-                },
-        } => {
-            let coordinator = source::coordinator(&cache, cache_dir.as_deref())?;
-            let headers = parse_headers(&headers)?;
+        Command::Attrs { src } => {
             let attrs = source::attrs_command(
-                &source,
-                path.as_deref(),
-                headers,
-                coordinator,
-                cache_key.as_deref(),
+                &src.source,
+                src.path.as_deref(),
+                src.request_headers()?,
+                src.coordinator()?,
+                src.cache_key.as_deref(),
             )
             .await?;
             println!(

@@ -93,28 +93,13 @@ fn read(rd: &mut &[u8], depth: usize) -> Result<AttrValue, &'static str> {
         Marker::F32 => AttrValue::Float(f32::from_bits(be(rd, 4)? as u32) as f64),
         Marker::F64 => AttrValue::Float(f64::from_bits(be(rd, 8)?)),
         Marker::FixStr(n) => string(rd, n as usize)?,
-        Marker::Str8 => {
-            let n = be(rd, 1)? as usize;
+        // Strings and bin: a big-endian length of 1, 2 or 4 bytes, then the bytes.
+        Marker::Str8 | Marker::Str16 | Marker::Str32 => {
+            let n = be(rd, length_width(marker))? as usize;
             string(rd, n)?
         }
-        Marker::Str16 => {
-            let n = be(rd, 2)? as usize;
-            string(rd, n)?
-        }
-        Marker::Str32 => {
-            let n = be(rd, 4)? as usize;
-            string(rd, n)?
-        }
-        Marker::Bin8 => {
-            let n = be(rd, 1)? as usize;
-            bytes(rd, n)?
-        }
-        Marker::Bin16 => {
-            let n = be(rd, 2)? as usize;
-            bytes(rd, n)?
-        }
-        Marker::Bin32 => {
-            let n = be(rd, 4)? as usize;
+        Marker::Bin8 | Marker::Bin16 | Marker::Bin32 => {
+            let n = be(rd, length_width(marker))? as usize;
             bytes(rd, n)?
         }
         Marker::FixArray(n) => list(rd, n as usize, depth)?,
@@ -171,6 +156,15 @@ fn bytes(rd: &mut &[u8], n: usize) -> Result<AttrValue, &'static str> {
     })
 }
 
+/// Bytes of the length that follows a str/bin marker of the 8-, 16- or 32-bit form
+/// (msgpack specification, "str format family" and "bin format family").
+fn length_width(marker: Marker) -> usize {
+    match marker {
+        Marker::Str8 | Marker::Bin8 => 1,
+        Marker::Str16 | Marker::Bin16 => 2,
+        _ => 4,
+    }
+}
 fn list(rd: &mut &[u8], n: usize, depth: usize) -> Result<AttrValue, &'static str> {
     // Every item takes at least one byte: a count past the bytes left is malformed, and
     // nothing is allocated from it.
@@ -289,6 +283,22 @@ fn ndarray(data: &[u8], depth: usize) -> AttrValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strings_and_bins_of_every_length_width() {
+        for n in [40usize, 300, 70_000] {
+            let text = "é".repeat(n / 2);
+            let mut m = Vec::new();
+            rmp::encode::write_str(&mut m, &text).unwrap();
+            assert_eq!(value_of(&m), AttrValue::String(text.clone()), "str of {n}");
+            let mut b = Vec::new();
+            rmp::encode::write_bin(&mut b, text.as_bytes()).unwrap();
+            match value_of(&b) {
+                AttrValue::Array { data, .. } => assert_eq!(data, text.as_bytes(), "bin of {n}"),
+                other => panic!("bin of {n}: {other:?}"),
+            }
+        }
+    }
 
     #[test]
     fn msgpack_values_and_python_blosc2_extensions() {
