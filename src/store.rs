@@ -1,4 +1,4 @@
-//! [`RemoteStore`]: a container (an HDF5 file or a Zarr store) opened once, whose arrays share its transport,
+//! [`RemoteStore`]: a container (an HDF5 file, a Zarr store or a `.b2z` archive) opened once, whose arrays share its transport,
 //! traffic counter, discovery metadata and cache coordinator (spec: remote cache design,
 //! "Identity and ownership": "A RemoteStore discovery owner shares transport, metadata,
 //! traffic, and a cache coordinator across its leaves").
@@ -111,6 +111,20 @@ pub(crate) enum Container {
     /// A Zarr store: one object per key, metadata remembered.
     #[cfg(feature = "zarr")]
     Zarr(Arc<ZarrStore>),
+    /// A `.b2z` archive with its listing: members read in place.
+    #[cfg(feature = "b2nd")]
+    B2z(Arc<crate::formats::b2z::B2zStore>),
+}
+
+impl Container {
+    /// Whether this is a `.b2z` archive (whose refresh lists an archive, not an HDF5 file).
+    pub(crate) fn is_b2z(&self) -> bool {
+        #[cfg(feature = "b2nd")]
+        if matches!(self, Container::B2z(_)) {
+            return true;
+        }
+        false
+    }
 }
 
 impl std::fmt::Debug for RemoteStore {
@@ -229,6 +243,18 @@ impl RemoteStore {
                 )
                 .await
             }
+            #[cfg(feature = "b2nd")]
+            Container::B2z(store) => {
+                crate::open::b2z::open_leaf(
+                    store,
+                    &normalise_path(path),
+                    self.traffic.clone(),
+                    &self.key,
+                    options,
+                    self.coordinator.clone(),
+                )
+                .await
+            }
         }?;
         Ok(arr.with_generation(self.counter.clone(), g.number))
     }
@@ -256,7 +282,8 @@ impl RemoteStore {
             Some(reopen) => reopen(&self.traffic)?,
             None => self.current().container.clone(),
         };
-        let fresh = crate::open::fresh_generation(container, &self.options).await?;
+        let b2z = self.current().container.is_b2z();
+        let fresh = crate::open::fresh_generation(container, &self.options, b2z).await?;
         crate::open::publish_generation(&fresh, &self.coordinator, &self.key).await;
         let _guard = self.appending.lock().unwrap_or_else(|p| p.into_inner());
         let last = self.current();
