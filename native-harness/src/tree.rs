@@ -84,7 +84,7 @@ pub fn format_tree(nodes: &[Node]) -> String {
 /// `name  [shape] dtype` for an array, `name  link: reason`, `name  refused: reason`.
 pub fn node_line(name: &str, n: &Node) -> String {
     let mut line = match n.kind {
-        NodeKind::Group if name == "/" => "/".to_string(),
+        NodeKind::Group | NodeKind::Table if name == "/" => "/".to_string(),
         NodeKind::Group | NodeKind::Table => format!("{name}/"),
         NodeKind::Array | NodeKind::Link => name.to_string(),
     };

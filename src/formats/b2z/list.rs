@@ -481,6 +481,27 @@ pub(crate) async fn list(archive: &Archive, concurrency: usize) -> crate::Result
             }
         }
     }
+    // A CTable's summary indexes (`_indexes/`) are python-blosc2's query acceleration, not
+    // data of the table: not listed.
+    let tables: Vec<String> = nodes
+        .values()
+        .filter(|n| n.kind == NodeKind::Table)
+        .map(|n| {
+            if n.path == "/" {
+                String::new()
+            } else {
+                n.path.clone()
+            }
+        })
+        .collect();
+    let internal = |p: &str| {
+        tables.iter().any(|t| {
+            let base = format!("{t}/_indexes");
+            p == base || p.starts_with(&format!("{base}/"))
+        })
+    };
+    nodes.retain(|p, _| !internal(p));
+    leaves.retain(|l| !internal(&l.path));
     if nodes.len() > crate::store::MAX_NODES {
         return Err(invalid(
             &location,
