@@ -16,6 +16,7 @@
 //! - [`pipeline`]: the one read, shared by every format: plan, fetch, decode, assemble.
 //! - [`array`]: [`array::RemoteArray`], the format-agnostic handle users read from.
 //! - [`store`]: [`store::RemoteStore`], a container opened once whose arrays share its caches.
+//! - [`table`]: [`table::RemoteTable`], rows over column arrays (CTable, record dataset, group).
 //! - [`partition`] and [`chunk_trace`]: pure logic for tape tiering and the HDF5 chunk cache.
 
 pub mod array;
@@ -34,6 +35,7 @@ pub mod partition;
 pub mod pipeline;
 pub mod selection;
 pub mod store;
+pub mod table;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

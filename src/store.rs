@@ -259,6 +259,66 @@ impl RemoteStore {
         Ok(arr.with_generation(self.counter.clone(), g.number))
     }
 
+    /// The table at `path` (`/group/table`; `/` the root group), as
+    /// [`crate::table::RemoteTable`]: a 1-D dataset of a record dtype (an HDF5 compound, as
+    /// PyTables and h5py write tables) is one record per row
+    /// ([`crate::table::RemoteTable::from_records`]); a group whose child arrays are 1-D and
+    /// of one length is one column per array, in the listing's order
+    /// ([`crate::table::RemoteTable::from_columns`]; child groups are not columns, children
+    /// the listing could not read are listed as unreadable columns with their reason).
+    /// Arrays are opened as [`RemoteStore::get`] opens them (no request for a dataset the
+    /// listing discovered).
+    ///
+    /// # Errors
+    /// `NOT_FOUND` for a path the listing does not hold; `INVALID_ARGUMENT` saying what the
+    /// node is when it is no table (a numeric array, a group without arrays, a link);
+    /// INVALID (`INVALID_DATA`) for a group of arrays that are not 1-D or of different
+    /// lengths; those of [`RemoteStore::get`].
+    pub async fn table(&self, path: &str) -> Result<crate::table::RemoteTable> {
+        use crate::table::{Column, RemoteTable};
+        match self.table_layout(path)? {
+            TableLayout::Records(path) => RemoteTable::from_records(self.get(&path).await?),
+            TableLayout::Columns {
+                arrays,
+                unreadable,
+                mask,
+            } => {
+                let opened = futures::future::try_join_all(arrays.iter().map(|(name, p)| {
+                    let name = name.clone();
+                    async move { Ok::<_, crate::Error>((name, self.get(p).await?)) }
+                }))
+                .await?;
+                let mask = match mask {
+                    Some(p) => Some(self.get(&p).await?),
+                    None => None,
+                };
+                let unreadable = unreadable
+                    .into_iter()
+                    .map(|(name, dtype, error)| Column {
+                        name,
+                        dtype,
+                        error: Some(error),
+                    })
+                    .collect();
+                RemoteTable::from_columns(opened, unreadable, mask)
+            }
+        }
+    }
+
+    /// Which nodes make up the table at `path`, from the current listing. Each container
+    /// kind decides its layouts here: HDF5 and Zarr from their listing; a `.b2z` CTable
+    /// (`_cols/<name>.b2nd` and `_valid_rows.b2nd`) is one more arm.
+    fn table_layout(&self, path: &str) -> Result<TableLayout> {
+        let g = self.current();
+        match &g.container {
+            Container::File(_) => listed_table_layout(&g.nodes, path),
+            #[cfg(feature = "zarr")]
+            Container::Zarr(_) => listed_table_layout(&g.nodes, path),
+            // Container::B2z(_) => b2z CTable layout: columns `_cols/<name>`, mask
+            // `_valid_rows` (the lead wires this arm).
+        }
+    }
+
     /// Discovers the container afresh and makes the result the current generation (spec:
     /// remote cache design, "Freshness and refresh"). The new discovery is prepared first,
     /// through a new transport (or Zarr store) that bypasses the held listing and the
@@ -301,6 +361,16 @@ impl RemoteStore {
         Ok(())
     }
 
+    /// What the container is: `"hdf5"` (one object read by ranges) or `"zarr"` (a store of
+    /// objects).
+    pub fn format(&self) -> &'static str {
+        match &self.current().container {
+            Container::File(_) => "hdf5",
+            #[cfg(feature = "zarr")]
+            Container::Zarr(_) => "zarr",
+        }
+    }
+
     /// Requests and bytes that reached the transport for this store and its arrays.
     pub fn traffic(&self) -> TrafficSnapshot {
         self.traffic.snapshot()
@@ -314,5 +384,104 @@ impl RemoteStore {
     /// Size and validators of the container, as the current generation saw them.
     pub fn source_info(&self) -> &SourceInfo {
         &self.current().info
+    }
+}
+
+/// The nodes of a table, as [`RemoteStore::table`] opens them.
+enum TableLayout {
+    /// One 1-D record array at this path.
+    Records(String),
+    /// Column arrays `(name, path)`, unreadable columns `(name, dtype, reason)` and the
+    /// path of a valid-rows mask.
+    Columns {
+        arrays: Vec<(String, String)>,
+        unreadable: Vec<(String, String, String)>,
+        mask: Option<String>,
+    },
+}
+
+/// The table layout of `path` in an HDF5 or Zarr listing: a 1-D record dataset, or a group
+/// of arrays (each child array a column, in listing order).
+fn listed_table_layout(nodes: &[Node], path: &str) -> Result<TableLayout> {
+    use crate::formats::NodeKind;
+    let path = normalise_path(path);
+    let Some(node) = nodes.iter().find(|n| n.path == path) else {
+        return Err(crate::formats::FormatError::NoSuchNode {
+            location: path.clone(),
+            detail: format!("no node {path} in the container"),
+        }
+        .into());
+    };
+    let not_table = |what: String| {
+        crate::Error::InvalidArgument(format!(
+            "{path} is {what}, not a table (a 1-D record dataset or a group of equal-length 1-D arrays)"
+        ))
+    };
+    match node.kind {
+        NodeKind::Link => Err(not_table(format!(
+            "a link ({})",
+            node.error.as_deref().unwrap_or("outside the container")
+        ))),
+        NodeKind::Array => {
+            let dtype = node.dtype.as_deref().unwrap_or("?");
+            match node.shape.as_deref() {
+                _ if node.error.is_some() => Err(not_table(format!(
+                    "an array that cannot be read ({})",
+                    node.error.as_deref().unwrap_or_default()
+                ))),
+                Some([_]) if dtype.starts_with('[') => Ok(TableLayout::Records(path.clone())),
+                Some(shape) => Err(not_table(format!(
+                    "an array of shape {shape:?} and dtype {dtype}"
+                ))),
+                None => Err(not_table(format!("an array without elements ({dtype})"))),
+            }
+        }
+        NodeKind::Group => {
+            let prefix = if path == "/" {
+                "/".to_string()
+            } else {
+                format!("{path}/")
+            };
+            let mut arrays = Vec::new();
+            let mut unreadable = Vec::new();
+            for n in nodes {
+                let Some(name) = n.path.strip_prefix(&prefix) else {
+                    continue;
+                };
+                if name.is_empty() || name.contains('/') || n.kind == NodeKind::Group {
+                    continue;
+                }
+                match (&n.kind, &n.error) {
+                    (NodeKind::Array, None) => arrays.push((name.to_string(), n.path.clone())),
+                    (_, error) => unreadable.push((
+                        name.to_string(),
+                        n.dtype.clone().unwrap_or_default(),
+                        error.clone().unwrap_or_else(|| "a link".to_string()),
+                    )),
+                }
+            }
+            if arrays.is_empty() {
+                return Err(not_table(format!(
+                    "a group without readable arrays{}",
+                    if unreadable.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            " ({})",
+                            unreadable
+                                .iter()
+                                .map(|(n, _, e)| format!("{n}: {e}"))
+                                .collect::<Vec<_>>()
+                                .join("; ")
+                        )
+                    }
+                )));
+            }
+            Ok(TableLayout::Columns {
+                arrays,
+                unreadable,
+                mask: None,
+            })
+        }
     }
 }

@@ -12,6 +12,7 @@ pub mod partition_cli;
 pub mod progress;
 pub mod serve;
 pub mod source;
+pub mod table_cli;
 pub mod tree;
 
 /// The python of the project's venv (numpy, python-blosc2, h5py 3.16 with HDF5 2.0, zarr,

@@ -34,7 +34,8 @@ const READ_EXAMPLES: &str = "Examples:
   chunkwise read http://127.0.0.1:8000/sample/field2d_f4.b2nd --select \"0:128, ::2\" --out slice.npy
   chunkwise read http://127.0.0.1:8000/zarr/v3.zarr --path /temperature --select \"-1\"
   chunkwise read data.h5 --path /data --select \"0:100\" --cache disk --cache-dir /tmp/cw
-  chunkwise read https://example.org/a.b2nd --header \"Authorization: Bearer abc\" --timeout 30";
+  chunkwise read https://example.org/a.b2nd --header \"Authorization: Bearer abc\" --timeout 30
+  chunkwise read http://127.0.0.1:8000/tables.h5 --path /run/table --columns id,tag --select \"0:100\" --out rows.npy";
 
 const INFO_EXAMPLES: &str = "Examples:
   chunkwise info http://127.0.0.1:8000/sample/field2d_f4.b2nd
@@ -215,6 +216,12 @@ enum Command {
         /// only): a held discovery record is checked with one request before it is reused.
         #[arg(long)]
         mutable: bool,
+        /// Read a table's columns (comma-separated names) instead of an array: --path is the
+        /// table (a 1-D record dataset or a group of equal-length 1-D arrays; required for
+        /// HDF5, default the root), --select one slice start:stop of live rows, --out a
+        /// structured .npy.
+        #[arg(long)]
+        columns: Option<String>,
     },
     /// Show what discovery finds: shape, dtype, chunks, codecs (--json also "requests",
     /// "bytes", "cache_status": created, reused or invalidated, and "dims" when the source
@@ -500,8 +507,53 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             out,
             print,
             mutable,
+            columns,
         } => {
             let coordinator = source::coordinator(&cache, cache_dir.as_deref())?;
+            if let Some(columns) = columns {
+                let read = native_harness::table_cli::TableRead {
+                    source: &source,
+                    path: path.as_deref(),
+                    columns: &columns,
+                    select: &select,
+                    headers: parse_headers(&headers)?,
+                    cache_key: cache_key.as_deref(),
+                };
+                let (rows, requests, bytes) = native_harness::table_cli::read_table(
+                    read,
+                    coordinator,
+                    &ReadOptions::default(),
+                )
+                .await?;
+                let element = rows.element();
+                let descr = element.descr();
+                if let Some(out) = out {
+                    std::fs::write(&out, rows.to_npy()?).map_err(|e| {
+                        chunkwise::Error::InvalidArgument(format!("{}: {e}", out.display()))
+                    })?;
+                }
+                if print {
+                    let text = native_harness::numpy_print::format_records(
+                        &rows.records(),
+                        &[rows.nrows],
+                        &element,
+                    )
+                    .map_err(chunkwise::Error::InvalidArgument)?;
+                    println!("{text}");
+                }
+                let line = format!(
+                    "{{\"shape\":[{}],\"dtype\":{},\"requests\":{requests},\"bytes\":{bytes},\"missing_chunks\":{}}}",
+                    rows.nrows,
+                    serde_json::Value::from(descr),
+                    rows.columns.iter().map(|(_, d)| d.missing_chunks).sum::<u64>(),
+                );
+                if print {
+                    eprintln!("{line}");
+                } else {
+                    println!("{line}");
+                }
+                return Ok(());
+            }
             let options = OpenOptions {
                 cache: coordinator.policy(),
                 path: path.clone(),
