@@ -211,3 +211,64 @@ async fn a_deflated_member_is_refused_naming_it_and_its_method() {
     );
     drop(server);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ctable_reads_its_live_rows_as_written_and_refuses_a_vlstring_column() {
+    let server = common::serve_dir(dir()).await;
+    let url = format!("{}/table.b2z", server.base_url());
+    let store = open_store(
+        &url,
+        vec![],
+        OpenOptions::default(),
+        CacheCoordinator::memory(8 << 20),
+    )
+    .await
+    .unwrap();
+    let m = manifest("table");
+    let root = store.nodes().iter().find(|n| n.path == "/").unwrap();
+    assert_eq!(root.kind, NodeKind::Table);
+    assert_eq!(
+        root.shape.as_deref(),
+        Some(&[m["nrows"].as_u64().unwrap()][..])
+    );
+    let table = store.table("/").await.unwrap();
+    let nrows = table.nrows().await.unwrap();
+    assert_eq!(nrows, m["nrows"].as_u64().unwrap());
+    // Every numeric, bool and fixed-width column the listing can read, all live rows.
+    let readable: Vec<String> = table
+        .columns()
+        .iter()
+        .filter(|c| c.error.is_none())
+        .map(|c| c.name.clone())
+        .collect();
+    for want in ["id", "f32", "f64", "i8", "u16", "flag", "raw"] {
+        assert!(
+            readable.iter().any(|c| c == want),
+            "{want} readable: {readable:?}"
+        );
+    }
+    let rows = table
+        .read_rows(0, nrows, Some(&readable), &ReadOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(rows.nrows, nrows);
+    for (name, data) in &rows.columns {
+        let e = expected("table", name).unwrap_or_else(|| panic!("{name}.npy"));
+        assert_eq!(data.shape, e.shape, "{name}");
+        assert_eq!(data.data, e.data, "{name}");
+    }
+    // A slice of live rows in the middle: the same values as the slice of the expected.
+    let rows = table
+        .read_rows(100, 110, Some(&["id".to_string()]), &ReadOptions::default())
+        .await
+        .unwrap();
+    let e = expected("table", "id").unwrap();
+    assert_eq!(rows.columns[0].1.data, e.data[100 * 8..110 * 8]);
+    let err = table
+        .read_rows(0, 5, Some(&["note".to_string()]), &ReadOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "UNSUPPORTED", "{err}");
+    assert!(err.to_string().contains(".b2b"), "{err}");
+    drop(server);
+}
