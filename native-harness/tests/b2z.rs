@@ -272,3 +272,162 @@ async fn a_ctable_reads_its_live_rows_as_written_and_refuses_a_vlstring_column()
     assert!(err.to_string().contains(".b2b"), "{err}");
     drop(server);
 }
+
+/// The archives made at test time (`gen_b2z.py --big`): `big.b2z` (over 8 MiB, 20 leaves),
+/// `zip64.b2z` (tree.b2z's members with ZIP64 records), `bench_table.b2z`.
+fn big() -> &'static Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = common::process_dir("chunkwise-b2z-big-");
+        let status = std::process::Command::new(native_harness::venv_python())
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/gen_b2z.py"))
+            .arg("--big")
+            .arg(&dir)
+            .status()
+            .expect("the Python venv (scripts/setup.sh python) runs gen_b2z.py");
+        assert!(status.success(), "gen_b2z.py --big failed");
+        dir
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_archive_over_8_mib_lists_by_ranges_and_reads_one_value_of_each_leaf() {
+    let server = common::serve_dir(big().to_path_buf()).await;
+    let url = format!("{}/big.b2z", server.base_url());
+    let len = std::fs::metadata(big().join("big.b2z")).unwrap().len();
+    assert!(len > 8 << 20, "the fixture is over 8 MiB: {len}");
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(big().join("big.json")).unwrap()).unwrap();
+    let leaves = m["leaves"].as_object().unwrap();
+    let coordinator = CacheCoordinator::memory(64 << 20);
+    let store = open_store(&url, vec![], OpenOptions::default(), coordinator.clone())
+        .await
+        .unwrap();
+    let listed = store.traffic();
+    assert!(
+        listed.bytes < len / 4,
+        "the listing reads a fraction of the archive: {listed:?} of {len}"
+    );
+    // Two chunks per leaf (the first and the last) at most, plus the listing.
+    let mut budget = listed.bytes;
+    for (path, w) in leaves {
+        let arr = store.get(path).await.unwrap();
+        let info = arr.info();
+        budget += 2 * (info.cbytes / info.nchunks) * 5 / 4;
+        let shape = arr.info().shape.clone();
+        let last: Vec<String> = shape.iter().map(|d| (d - 1).to_string()).collect();
+        let first = arr
+            .read(&Selection::parse("0, 0").unwrap(), &ReadOptions::default())
+            .await
+            .unwrap();
+        let end = arr
+            .read(
+                &Selection::parse(&last.join(",")).unwrap(),
+                &ReadOptions::default(),
+            )
+            .await
+            .unwrap();
+        let f = f64::from_le_bytes(first.data[..8].try_into().unwrap());
+        let l = f64::from_le_bytes(end.data[..8].try_into().unwrap());
+        assert_eq!(f, w["first"].as_f64().unwrap(), "{path}[0, 0]");
+        assert_eq!(l, w["last"].as_f64().unwrap(), "{path}[-1, -1]");
+    }
+    let read = store.traffic();
+    assert!(
+        read.bytes <= budget,
+        "two values per leaf read their two chunks: {read:?}, budget {budget}"
+    );
+    // A warm reopen lists with no request.
+    let again = open_store(&url, vec![], OpenOptions::default(), coordinator)
+        .await
+        .unwrap();
+    assert_eq!(again.traffic().requests, 0);
+    let arr = again.get(leaves.keys().next().unwrap()).await.unwrap();
+    assert_eq!(
+        again.traffic().requests,
+        0,
+        "a leaf opens from the listing's seed"
+    );
+    drop(arr);
+    drop(server);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zip64_archive_reads_as_the_plain_one() {
+    let server = common::serve_dir(big().to_path_buf()).await;
+    let url = format!("{}/zip64.b2z", server.base_url());
+    let store = open_store(
+        &url,
+        vec![],
+        OpenOptions::default(),
+        CacheCoordinator::memory(8 << 20),
+    )
+    .await
+    .unwrap();
+    for path in ["/temp", "/g/h/cube", "/counts", "/g/small"] {
+        let got = store
+            .get(path)
+            .await
+            .unwrap()
+            .read(&Selection::all(), &ReadOptions::default())
+            .await
+            .unwrap();
+        let e = expected("tree", path).unwrap();
+        assert_eq!(got.data, e.data, "{path}");
+    }
+    drop(server);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_ignoring_range_on_a_large_archive_gets_the_range_error_not_a_download() {
+    let server = common::fault_server(big(), &[], true).await;
+    let url = format!("{}/big.b2z", server.base_url());
+    let e = open_store(
+        &url,
+        vec![],
+        OpenOptions::default(),
+        CacheCoordinator::memory(1 << 20),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code(), "RANGE_IGNORED", "{e}");
+    drop(server);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn truncated_and_damaged_archives_are_typed_errors() {
+    let tree = std::fs::read(dir().join("tree.b2z")).unwrap();
+    let scratch = common::process_dir("chunkwise-b2z-bad-");
+    let mut cases: Vec<(&str, Vec<u8>)> = vec![
+        ("truncated.b2z", tree[..tree.len() - 10].to_vec()),
+        ("head_only.b2z", tree[..4096].to_vec()),
+        ("empty.b2z", Vec::new()),
+    ];
+    // The end record's central-directory offset pointed past the end of the file.
+    let mut outside = tree.clone();
+    let eocd = outside.len() - 22;
+    assert_eq!(&outside[eocd..eocd + 4], b"PK\x05\x06");
+    outside[eocd + 16..eocd + 20].copy_from_slice(&(u32::MAX - 1).to_le_bytes());
+    cases.push(("outside.b2z", outside));
+    for (name, bytes) in &cases {
+        std::fs::write(scratch.join(name), bytes).unwrap();
+    }
+    let server = common::serve_dir(scratch.clone()).await;
+    for (name, _) in &cases {
+        let url = format!("{}/{name}", server.base_url());
+        let e = open_store(
+            &url,
+            vec![],
+            OpenOptions::default(),
+            CacheCoordinator::memory(1 << 20),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(e.code(), "INVALID_DATA" | "UNRECOGNISED_FORMAT"),
+            "{name}: {} {e}",
+            e.code()
+        );
+    }
+    drop(server);
+}
