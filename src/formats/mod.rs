@@ -7,6 +7,8 @@
 
 #[cfg(feature = "b2nd")]
 pub mod b2nd;
+#[cfg(feature = "b2nd")]
+pub mod b2z;
 pub mod decode_error;
 #[cfg(feature = "hdf5")]
 pub mod hdf5;

@@ -1,0 +1,3 @@
+//! `.b2z` containers: python-blosc2 stores saved as a ZIP archive of stored members.
+
+pub mod zip;
