@@ -146,16 +146,16 @@ impl std::fmt::Debug for RemoteArray {
 }
 
 impl RemoteArray {
-    /// A handle from its parts, built by the opener ([`crate::open`]), which decides them:
-    /// the source to read, the discovered format, the caches, the cache identity `key`, the
-    /// payload identities (`identity`, `converted`: see the fields) and, for a Zarr array,
-    /// its store-backed reader.
-    #[allow(clippy::too_many_arguments)]
     /// The payload identity of this array's stored chunks (the payload cache keys' source).
     pub(crate) fn payload_identity(&self) -> Arc<str> {
         self.identity.clone()
     }
 
+    /// A handle from its parts, built by the opener ([`crate::open`]), which decides them:
+    /// the source to read, the discovered format, the caches, the cache identity `key`, the
+    /// payload identities (`identity`, `converted`: see the fields) and, for a Zarr array,
+    /// its store-backed reader.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn from_parts(
         source: Arc<dyn RangeSource>,
         format: Box<dyn ArrayFormat>,
