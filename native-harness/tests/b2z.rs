@@ -304,6 +304,16 @@ async fn an_archive_over_8_mib_lists_by_ranges_and_reads_one_value_of_each_leaf(
         .await
         .unwrap();
     let listed = store.traffic();
+    // One suffix request, then each member's prefix with the previous member's suffix (its
+    // frame offsets) in one request: one round of at most 6 requests in flight.
+    assert!(
+        listed.requests <= 2 + leaves.len() as u64,
+        "listing requests: {listed:?}"
+    );
+    assert!(
+        listed.round_trips <= 1 + (leaves.len() as u64).div_ceil(6) + 1,
+        "listing round trips: {listed:?}"
+    );
     assert!(
         listed.bytes < len / 4,
         "the listing reads a fraction of the archive: {listed:?} of {len}"
