@@ -367,6 +367,9 @@ async fn table_errors_are_typed() {
         e.message().contains("\"nope\"") && e.message().contains("id, x, tag, name"),
         "{e}"
     );
+    let e = read(&["x", "x"]).await;
+    assert_eq!(e.code(), "INVALID_ARGUMENT");
+    assert!(e.message().contains("twice"), "{e}");
     // The <U6 column (numpy unicode) does not open: listed, and refused with its reason.
     let name = &table.columns()[3];
     assert!(name.error.is_some(), "{name:?}");
