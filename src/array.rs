@@ -151,6 +151,11 @@ impl RemoteArray {
     /// payload identities (`identity`, `converted`: see the fields) and, for a Zarr array,
     /// its store-backed reader.
     #[allow(clippy::too_many_arguments)]
+    /// The payload identity of this array's stored chunks (the payload cache keys' source).
+    pub(crate) fn payload_identity(&self) -> Arc<str> {
+        self.identity.clone()
+    }
+
     pub(crate) fn from_parts(
         source: Arc<dyn RangeSource>,
         format: Box<dyn ArrayFormat>,

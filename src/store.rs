@@ -1,4 +1,4 @@
-//! [`RemoteStore`]: a container (an HDF5 file or a Zarr store) opened once, whose arrays share its transport,
+//! [`RemoteStore`]: a container (an HDF5 file, a Zarr store or a `.b2z` archive) opened once, whose arrays share its transport,
 //! traffic counter, discovery metadata and cache coordinator (spec: remote cache design,
 //! "Identity and ownership": "A RemoteStore discovery owner shares transport, metadata,
 //! traffic, and a cache coordinator across its leaves").
@@ -111,6 +111,20 @@ pub(crate) enum Container {
     /// A Zarr store: one object per key, metadata remembered.
     #[cfg(feature = "zarr")]
     Zarr(Arc<ZarrStore>),
+    /// A `.b2z` archive with its listing: members read in place.
+    #[cfg(feature = "b2nd")]
+    B2z(Arc<crate::formats::b2z::B2zStore>),
+}
+
+impl Container {
+    /// Whether this is a `.b2z` archive (whose refresh lists an archive, not an HDF5 file).
+    pub(crate) fn is_b2z(&self) -> bool {
+        #[cfg(feature = "b2nd")]
+        if matches!(self, Container::B2z(_)) {
+            return true;
+        }
+        false
+    }
 }
 
 impl std::fmt::Debug for RemoteStore {
@@ -229,6 +243,18 @@ impl RemoteStore {
                 )
                 .await
             }
+            #[cfg(feature = "b2nd")]
+            Container::B2z(store) => {
+                crate::open::b2z::open_leaf(
+                    store,
+                    &normalise_path(path),
+                    self.traffic.clone(),
+                    &self.key,
+                    options,
+                    self.coordinator.clone(),
+                )
+                .await
+            }
         }?;
         Ok(arr.with_generation(self.counter.clone(), g.number))
     }
@@ -288,8 +314,8 @@ impl RemoteStore {
             Container::File(_) => listed_table_layout(&g.nodes, path),
             #[cfg(feature = "zarr")]
             Container::Zarr(_) => listed_table_layout(&g.nodes, path),
-            // Container::B2z(_) => b2z CTable layout: columns `_cols/<name>`, mask
-            // `_valid_rows` (the lead wires this arm).
+            #[cfg(feature = "b2nd")]
+            Container::B2z(_) => b2z_table_layout(&g.info.location, &g.nodes, path),
         }
     }
 
@@ -316,7 +342,8 @@ impl RemoteStore {
             Some(reopen) => reopen(&self.traffic)?,
             None => self.current().container.clone(),
         };
-        let fresh = crate::open::fresh_generation(container, &self.options).await?;
+        let b2z = self.current().container.is_b2z();
+        let fresh = crate::open::fresh_generation(container, &self.options, b2z).await?;
         crate::open::publish_generation(&fresh, &self.coordinator, &self.key).await;
         let _guard = self.appending.lock().unwrap_or_else(|p| p.into_inner());
         let last = self.current();
@@ -334,13 +361,15 @@ impl RemoteStore {
         Ok(())
     }
 
-    /// What the container is: `"hdf5"` (one object read by ranges) or `"zarr"` (a store of
-    /// objects).
+    /// What the container is: `"hdf5"` (one object read by ranges), `"zarr"` (a store of
+    /// objects) or `"b2z"` (a ZIP archive of Blosc2 frames).
     pub fn format(&self) -> &'static str {
         match &self.current().container {
             Container::File(_) => "hdf5",
             #[cfg(feature = "zarr")]
             Container::Zarr(_) => "zarr",
+            #[cfg(feature = "b2nd")]
+            Container::B2z(_) => "b2z",
         }
     }
 
@@ -373,6 +402,41 @@ enum TableLayout {
     },
 }
 
+/// The table layout of `path` in a `.b2z` listing: a CTable's columns (`_cols/<name>`, in
+/// schema order; those that are no readable array with their reasons) and its valid-rows
+/// mask (`_valid_rows`); a group that is no CTable as for HDF5 (a group of 1-D arrays).
+#[cfg(feature = "b2nd")]
+fn b2z_table_layout(location: &str, nodes: &[Node], path: &str) -> Result<TableLayout> {
+    let path = normalise_path(path);
+    let is_table = nodes
+        .iter()
+        .any(|n| n.path == path && n.kind == crate::formats::NodeKind::Table);
+    if !is_table {
+        return listed_table_layout(nodes, &path);
+    }
+    let layout = crate::formats::b2z::table::layout(location, nodes, &path)?;
+    let mut arrays = Vec::new();
+    let mut unreadable = Vec::new();
+    for c in layout.columns {
+        match c.error {
+            None => arrays.push((c.name, c.path)),
+            Some(e) => {
+                let dtype = nodes
+                    .iter()
+                    .find(|n| n.path == c.path)
+                    .and_then(|n| n.dtype.clone())
+                    .unwrap_or_default();
+                unreadable.push((c.name, dtype, e));
+            }
+        }
+    }
+    Ok(TableLayout::Columns {
+        arrays,
+        unreadable,
+        mask: Some(layout.mask),
+    })
+}
+
 /// The table layout of `path` in an HDF5 or Zarr listing: a 1-D record dataset, or a group
 /// of arrays (each child array a column, in listing order).
 fn listed_table_layout(nodes: &[Node], path: &str) -> Result<TableLayout> {
@@ -391,6 +455,7 @@ fn listed_table_layout(nodes: &[Node], path: &str) -> Result<TableLayout> {
         ))
     };
     match node.kind {
+        NodeKind::Table => Err(not_table("a CTable of another container".into())),
         NodeKind::Link => Err(not_table(format!(
             "a link ({})",
             node.error.as_deref().unwrap_or("outside the container")

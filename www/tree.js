@@ -46,7 +46,7 @@ export function renderTree(container, root, { onSelect, collapsed = new Set() } 
     const line = document.createElement("div");
     line.className = "line";
     line.style.paddingLeft = `${depth * 14}px`;
-    if (n.kind === "group" && entry.children.length) {
+    if ((n.kind === "group" || n.kind === "table") && entry.children.length) {
       const t = document.createElement("button");
       t.type = "button";
       t.className = "toggle";
@@ -71,7 +71,7 @@ export function renderTree(container, root, { onSelect, collapsed = new Set() } 
     const b = document.createElement("button");
     b.type = "button";
     b.className = "node";
-    const icon = { group: "▣", array: "▦", link: "↪" }[n.kind] || "•";
+    const icon = { group: "▣", array: "▦", link: "↪", table: "▤" }[n.kind] || "•";
     const name = document.createElement("span");
     name.className = "name";
     name.textContent = `${icon} ${entry.name}`;

@@ -576,7 +576,7 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                     coordinator.clone(),
                 )
                 .await?;
-                if !matches!(arr.info().format, "hdf5" | "zarr2" | "zarr3") {
+                if !matches!(arr.info().format, "hdf5" | "zarr2" | "zarr3" | "b2z") {
                     no_path(&path)?;
                 }
                 let progress = native_harness::progress::ProgressBar::new(tty);
@@ -716,7 +716,7 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 }
                 Err(e) => return Err(e),
             };
-            if !matches!(arr.info().format, "hdf5" | "zarr2" | "zarr3") {
+            if !matches!(arr.info().format, "hdf5" | "zarr2" | "zarr3" | "b2z") {
                 no_path(&path)?;
             }
             let info = arr.info();

@@ -84,11 +84,20 @@ pub fn format_tree(nodes: &[Node]) -> String {
 /// `name  [shape] dtype` for an array, `name  link: reason`, `name  refused: reason`.
 pub fn node_line(name: &str, n: &Node) -> String {
     let mut line = match n.kind {
-        NodeKind::Group if name == "/" => "/".to_string(),
-        NodeKind::Group => format!("{name}/"),
+        NodeKind::Group | NodeKind::Table if name == "/" => "/".to_string(),
+        NodeKind::Group | NodeKind::Table => format!("{name}/"),
         NodeKind::Array | NodeKind::Link => name.to_string(),
     };
     match (n.kind, &n.error) {
+        (NodeKind::Table, _) => {
+            let rows = n
+                .shape
+                .as_ref()
+                .and_then(|s| s.first())
+                .copied()
+                .unwrap_or(0);
+            line.push_str(&format!("  table, {rows} rows"));
+        }
         (NodeKind::Link, e) => {
             line.push_str("  link: ");
             line.push_str(e.as_deref().unwrap_or("leads outside the container"));

@@ -43,6 +43,8 @@ pub struct B2ndArray {
     source_len: u64,
     /// The vlmeta, as attributes.
     attrs: crate::attrs::Attrs,
+    /// Format name [`ArrayFormat::info`] reports: `b2nd`, or `b2z` for a leaf of a `.b2z`.
+    format_name: &'static str,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -209,7 +211,15 @@ impl B2ndArray {
             places,
             source_len: len,
             attrs,
+            format_name: FORMAT,
         })
+    }
+
+    /// This frame as a leaf of a `.b2z` container: [`ArrayFormat::info`] reports format
+    /// `b2z` (and `source_bytes` the member's size).
+    pub fn in_b2z(mut self) -> B2ndArray {
+        self.format_name = "b2z";
+        self
     }
 
     /// The bytes needed to rebuild this array with [`B2ndArray::from_parts`]: frame header
@@ -297,7 +307,7 @@ impl ArrayFormat for B2ndArray {
 
     fn info(&self) -> ArrayInfo {
         ArrayInfo {
-            format: FORMAT,
+            format: self.format_name,
             shape: self.grid.shape.clone(),
             dtype: self.dtype.to_string(),
             chunks: self.grid.chunks.clone(),

@@ -7,6 +7,8 @@
 
 #[cfg(feature = "b2nd")]
 pub mod b2nd;
+#[cfg(feature = "b2nd")]
+pub mod b2z;
 pub mod decode_error;
 #[cfg(feature = "hdf5")]
 pub mod hdf5;
@@ -141,7 +143,7 @@ pub trait ChunkLoader {
 /// What discovery found, for display (`chunkwise info`, JS `info`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ArrayInfo {
-    /// Format name (`b2nd`, `hdf5`, `zarr2`, `zarr3`).
+    /// Format name (`b2nd`, `b2z` for an array of a `.b2z` container, `hdf5`, `zarr2`, `zarr3`).
     pub format: &'static str,
     /// Array shape (elements).
     pub shape: Vec<u64>,
@@ -196,6 +198,9 @@ pub enum NodeKind {
     /// A link whose target is not in this container or does not exist (an HDF5 external
     /// link, a dangling soft link): [`Node::error`] says which.
     Link,
+    /// A table (a python-blosc2 CTable in a `.b2z`): a group whose arrays are its columns
+    /// and valid-rows mask; [`Node::shape`] is `[live rows]`. `RemoteStore::table` opens it.
+    Table,
 }
 
 /// One node of a container's hierarchy (an HDF5 file, a Zarr store), as a listing shows it.

@@ -25,6 +25,7 @@ pub mod retry;
 pub mod traffic;
 pub mod url;
 pub mod validated;
+pub mod window;
 
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
@@ -45,6 +46,7 @@ pub use content_range::DEFAULT_WHOLE_READ_LIMIT;
 pub use error::{IoError, TimeoutScope};
 pub use range::ByteRange;
 pub use retry::{RetryConfig, Retrying};
-pub use source::{Fetched, MaybeSend, MaybeSync, RangeSource, SourceInfo};
+pub use source::{read_exact, Fetched, MaybeSend, MaybeSync, RangeSource, SourceInfo};
 pub use traffic::{Counted, Traffic, TrafficSnapshot};
 pub use validated::Validated;
+pub use window::Window;

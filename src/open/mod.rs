@@ -22,6 +22,8 @@
     allow(unreachable_code, unused_variables, unused_imports, unused_assignments)
 )]
 
+#[cfg(feature = "b2nd")]
+pub mod b2z;
 pub mod options;
 #[cfg(feature = "zarr")]
 mod zarr;
@@ -62,6 +64,8 @@ pub enum Detected {
     B2nd,
     /// An HDF5 file (the superblock signature `\x89HDF\r\n\x1a\n` at 0, 512, 1024, ...).
     Hdf5,
+    /// A ZIP archive (a local file header `PK\x03\x04` at 0): a `.b2z` container.
+    Zip,
     /// No supported format.
     Unknown,
 }
@@ -73,6 +77,8 @@ pub fn detect(head: &[u8]) -> Detected {
         Detected::B2nd
     } else if crate::formats::signature::is_hdf5(head) {
         Detected::Hdf5
+    } else if head.starts_with(b"PK\x03\x04") {
+        Detected::Zip
     } else {
         Detected::Unknown
     }
@@ -317,13 +323,42 @@ pub async fn open_array(
             opened
         };
     }
+    #[cfg(feature = "b2nd")]
+    if b2z::looks_like_b2z(location) {
+        return b2z::open_b2z_array(location, headers, options, coordinator).await;
+    }
     let (t, traffic, key) = object(location, &headers, &options, &coordinator)?;
     let first =
         RemoteArray::open_with_cache(t, traffic, options.clone(), coordinator.clone(), key).await;
+    // A ZIP archive under another name: opened as a `.b2z` (one more request).
+    #[cfg(feature = "b2nd")]
+    if first.as_ref().err().is_some_and(is_zip) {
+        return b2z::open_b2z_array(location, headers, options, coordinator).await;
+    }
     or_zarr(first, false, || {
         open_zarr(location, headers, options, coordinator)
     })
     .await
+}
+
+/// The detail of [`zip_refused`], which [`is_zip`] recognises.
+const ZIP_DETAIL: &str = "a ZIP archive (a .b2z container)";
+
+/// The error a ZIP archive gets from the single-object openers: the callers that can open
+/// a `.b2z` ([`open_array`], [`open_store`]) take it as the cue to do so.
+fn zip_refused(location: &str) -> crate::Error {
+    FormatError::Unsupported {
+        location: location.to_string(),
+        format: "b2z",
+        detail: format!("{ZIP_DETAIL}: open it as a store (a name ending .b2z opens as one)"),
+    }
+    .into()
+}
+
+/// Whether `e` is [`zip_refused`]'s error.
+#[cfg_attr(not(feature = "b2nd"), allow(dead_code))]
+fn is_zip(e: &crate::Error) -> bool {
+    matches!(e, crate::Error::Format(FormatError::Unsupported { format: "b2z", detail, .. }) if detail.starts_with(ZIP_DETAIL))
 }
 
 /// Opens the container at `location` (an HDF5 file, or a Zarr store: a URL ending in
@@ -350,8 +385,16 @@ pub async fn open_store(
             .await
             .map_err(|e| not_a_store(location, e));
     }
+    #[cfg(feature = "b2nd")]
+    if b2z::looks_like_b2z(location) {
+        return b2z::open_b2z_store(location, headers, options, coordinator).await;
+    }
     let (t, traffic, key) = object(location, &headers, &options, &coordinator)?;
     let first = RemoteStore::open(t, traffic, options.clone(), coordinator.clone(), key).await;
+    #[cfg(feature = "b2nd")]
+    if first.as_ref().err().is_some_and(is_zip) {
+        return b2z::open_b2z_store(location, headers, options, coordinator).await;
+    }
     // A refresh reads through a new transport, which has seen no earlier answer.
     let (at, sent) = (location.to_string(), headers.clone());
     let first = first.map(|s| {
@@ -436,7 +479,7 @@ async fn unchanged(transport: &Arc<dyn RangeSource>, recorded: &SourceInfo) -> R
 }
 
 /// The discovery record of `seed` for the source `info`.
-fn record(info: &SourceInfo, seed: Seed) -> DiscoveryRecord {
+pub(crate) fn record(info: &SourceInfo, seed: Seed) -> DiscoveryRecord {
     DiscoveryRecord {
         version: DISCOVERY_VERSION,
         source: info.into(),
@@ -447,7 +490,7 @@ fn record(info: &SourceInfo, seed: Seed) -> DiscoveryRecord {
 }
 
 /// The seed a discovery record holds.
-fn seed_of(rec: &DiscoveryRecord) -> Seed {
+pub(crate) fn seed_of(rec: &DiscoveryRecord) -> Seed {
     Seed {
         format: rec.format.clone(),
         version: rec.seed_version,
@@ -477,7 +520,7 @@ pub fn rebuild(seed: &Seed, location: &str, len: u64) -> Option<Box<dyn ArrayFor
 /// A handle on a discovered (or rebuilt) reader: its payload identity is the source key,
 /// the scope, and the source's size and validators.
 #[allow(clippy::too_many_arguments)]
-fn assemble(
+pub(crate) fn assemble(
     source: Arc<dyn RangeSource>,
     format: Box<dyn ArrayFormat>,
     coordinator: CacheCoordinator,
@@ -634,6 +677,7 @@ impl RemoteArray {
             Detected::B2nd => return Err(not_built(&info.location, "b2nd")),
             #[cfg(not(feature = "hdf5"))]
             Detected::Hdf5 => return Err(not_built(&info.location, "hdf5")),
+            Detected::Zip => return Err(zip_refused(&info.location)),
             Detected::Unknown => {
                 return Err(FormatError::Unrecognised {
                     location: info.location.clone(),
@@ -846,6 +890,9 @@ async fn list_container(
     info: &SourceInfo,
 ) -> Result<Vec<crate::formats::Node>> {
     let detected = detect(&head);
+    if detected == Detected::Zip {
+        return Err(zip_refused(&info.location));
+    }
     if detected != Detected::Hdf5 {
         let what = if detected == Detected::B2nd {
             "a Blosc2 frame (a single array: open it as an array)".to_string()
@@ -908,7 +955,24 @@ pub(crate) struct FreshGeneration {
 pub(crate) async fn fresh_generation(
     container: Container,
     options: &OpenOptions,
+    b2z: bool,
 ) -> Result<FreshGeneration> {
+    #[cfg(feature = "b2nd")]
+    if let (true, Container::File(transport)) = (b2z, &container) {
+        let (store, whole) = crate::formats::b2z::B2zStore::discover(
+            transport.clone(),
+            options.small_source_bytes,
+            options.concurrency,
+        )
+        .await?;
+        return Ok(FreshGeneration {
+            info: store.info().clone(),
+            nodes: store.nodes().to_vec(),
+            container: Container::B2z(Arc::new(store)),
+            copy: whole,
+        });
+    }
+    let _ = b2z;
     match container {
         Container::File(transport) => {
             let (source, head, info) = RemoteArray::fetch_head(transport, options).await?;
@@ -939,6 +1003,10 @@ pub(crate) async fn fresh_generation(
                 copy: None,
             })
         }
+        #[cfg(feature = "b2nd")]
+        Container::B2z(_) => Err(crate::Error::InvalidArgument(
+            "a .b2z store refreshes through a new transport of its URL".into(),
+        )),
     }
 }
 
@@ -965,6 +1033,8 @@ pub(crate) async fn publish_generation(
         }
         #[cfg(feature = "zarr")]
         Container::Zarr(store) => zarr::keep_zarr(store, &coordinator, key).await,
+        #[cfg(feature = "b2nd")]
+        Container::B2z(store) => b2z::publish(store, None, &coordinator, key).await,
     }
 }
 

@@ -73,8 +73,8 @@ export interface RemoteArray {
 }
 /** What discovery found (`RemoteArray.info`; `chunkwise info --json` prints the same). */
 export interface ArrayInfo {
-  /** "b2nd", "hdf5", "zarr2" or "zarr3". */
-  format: "b2nd" | "hdf5" | "zarr2" | "zarr3";
+  /** "b2nd", "b2z" (an array of a .b2z container), "hdf5", "zarr2" or "zarr3". */
+  format: "b2nd" | "b2z" | "hdf5" | "zarr2" | "zarr3";
   /** Array shape (elements). */
   shape: number[];
   /** numpy typestr as stored, or numpy's descr list for a record; "|S" for variable-length

@@ -48,8 +48,18 @@ export interface StoreLink extends StoreNodeBase {
   error: string;
   dims: null;
 }
+/** A table (a python-blosc2 CTable in a .b2z): a group whose arrays are its columns and
+ *  valid-rows mask; `store.table(path)` opens it. */
+export interface StoreTable extends StoreNodeBase {
+  kind: "table";
+  /** [live rows]. */
+  shape: number[];
+  dtype: null;
+  error: null;
+  dims: null;
+}
 /** One node of a container's hierarchy, discriminated by `kind`. */
-export type StoreNode = StoreGroup | StoreArray | StoreLink;
+export type StoreNode = StoreGroup | StoreArray | StoreLink | StoreTable;
 "#;
 
 /// A container (an HDF5 file, a Zarr store) opened once over HTTP range requests. Its arrays share its
@@ -108,6 +118,7 @@ impl RemoteStore {
                 crate::formats::NodeKind::Group => "group",
                 crate::formats::NodeKind::Array => "array",
                 crate::formats::NodeKind::Link => "link",
+                crate::formats::NodeKind::Table => "table",
             };
             set("kind", kind.into())?;
             let shape = n.shape.as_ref().map(|s| {

@@ -1,0 +1,100 @@
+// .b2z containers (python-blosc2 TreeStore / DictStore, tests/fixtures/gen_b2z.py) through the
+// JS API against `chunkwise serve`, in Node (pkg/node) and in headless Chromium (pkg/web):
+// the listing equals the generator's manifest, every array (external members and frames
+// embedded in embed.b2e) reads the values of the .npy written next to the archive, and a small
+// archive costs at most two requests for the open and every read of every member.
+
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fixtures, launchChromium, readNpy, repo, startServer } from "./lib.mjs";
+
+const require = createRequire(import.meta.url);
+const dir = path.join(fixtures, "b2z");
+let cw, server, pageServer, browser, page;
+const gets = () => server.log.filter((r) => r.method === "GET").length;
+
+before(async () => {
+  cw = require(path.join(repo, "pkg/node/chunkwise.js"));
+  [server, pageServer] = await Promise.all([
+    startServer({ root: dir, quiet: true }),
+    startServer({ quiet: true }),
+  ]);
+});
+after(async () => {
+  await browser?.close();
+  await Promise.all([server?.stop(), pageServer?.stop()]);
+});
+
+/** The manifest's arrays with their expected values (.npy under `<name>/`). */
+function arrays(name) {
+  const m = JSON.parse(fs.readFileSync(path.join(dir, `${name}.json`), "utf8"));
+  return m.nodes
+    .filter((n) => n.kind === "array")
+    .map((n) => {
+      const p = n.path ?? n.key;
+      const file = path.join(dir, name, `${p.replace(/^\//, "")}.npy`);
+      return { path: p, shape: n.shape, dtype: n.dtype, npy: fs.existsSync(file) ? readNpy(file) : null, node: n };
+    });
+}
+
+/** Element values of a typed array (or Array) as Numbers (bools 0/1, BigInts converted). */
+const plain = (v) => Array.from(v, Number);
+
+for (const name of ["tree", "dict"]) {
+  describe(`${name}.b2z in Node`, () => {
+    test("listing, values of every array, at most two requests for everything", async () => {
+      const before = gets();
+      const store = await cw.RemoteStore.open(`${server.url}${name}.b2z`);
+      for (const a of arrays(name)) {
+        const n = store.nodes.find((x) => x.path === a.path);
+        assert.ok(n, `${a.path} listed`);
+        assert.equal(n.kind, "array");
+        assert.deepEqual(n.shape, a.shape, a.path);
+        assert.equal(n.dtype, a.dtype, a.path);
+        const arr = await store.get(a.path);
+        const r = await arr.read();
+        assert.deepEqual(r.shape, a.shape, a.path);
+        if (a.npy) {
+          assert.deepEqual(plain(r.data), a.npy.values, a.path);
+        } else {
+          const d = Array.from(r.data);
+          a.node.first.forEach((f, i) => assert.equal(d[i], f, `${a.path}[${i}]`));
+          assert.equal(d[d.length - 1], a.node.last, `${a.path} last`);
+        }
+        arr.free();
+      }
+      assert.ok(gets() - before <= 2, `requests: ${gets() - before}`);
+      store.free();
+    });
+  });
+}
+
+describe("tree.b2z in Chromium", () => {
+  test("an embedded and an external leaf read as written", { timeout: 120000 }, async () => {
+    browser = await launchChromium();
+    page = await browser.newPage();
+    page.on("pageerror", (e) => console.error("page error:", e.message));
+    await page.goto(`${pageServer.url}tests/e2e/api-page.html`);
+    await page.waitForFunction(() => document.body.dataset.ready === "1", null, { timeout: 60000 });
+    const want = arrays("tree").filter((a) => a.npy);
+    const got = await page.evaluate(async ({ url, paths }) => {
+      const store = await window.cw.RemoteStore.open(url);
+      const out = {};
+      for (const p of paths) {
+        const arr = await store.get(p);
+        const r = await arr.read();
+        out[p] = { shape: r.shape, data: Array.from(r.data, Number) };
+      }
+      return { out, kinds: store.nodes.map((n) => [n.path, n.kind]) };
+    }, { url: `${server.url}tree.b2z`, paths: want.map((a) => a.path) });
+    for (const a of want) {
+      assert.deepEqual(got.out[a.path].shape, a.shape, a.path);
+      assert.deepEqual(got.out[a.path].data, a.npy.values, a.path);
+    }
+    assert.ok(want.some((a) => a.node.embedded) && want.some((a) => !a.node.embedded),
+      "the fixture has embedded and external leaves");
+  });
+});
