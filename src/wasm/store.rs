@@ -165,6 +165,26 @@ impl RemoteStore {
         }))
     }
 
+    /// Opens the table at `path` ("/run/table": a 1-D record dataset; "/cols": a group of
+    /// equal-length 1-D arrays, one column each; "/" the root group), sharing this store's
+    /// caches, and counts its live rows. Rejects with `INVALID_ARGUMENT` when the node is no
+    /// table (saying what it is), `INVALID_DATA` for arrays that are not 1-D or of different
+    /// lengths, `NOT_FOUND` for a path the store does not hold.
+    #[wasm_bindgen(unchecked_return_type = "Promise<RemoteTable>")]
+    pub fn table(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] path: JsValue,
+    ) -> Result<js_sys::Promise, JsValue> {
+        let inner = self.inner()?;
+        let path = super::string_arg(&path, "path");
+        Ok(wasm_bindgen_futures::future_to_promise(async move {
+            let path = path?;
+            let table =
+                async { super::table::RemoteTable::from_inner(inner.table(&path).await?).await };
+            Ok(table.await.map_err(|e| js_error(&e))?.into())
+        }))
+    }
+
     /// Discovers the container afresh (bypassing held records and the small-file copy)
     /// and, only once that succeeded, makes it the store's listing and drops the old
     /// version's cached entries. Arrays obtained by `get` before then fail their reads with

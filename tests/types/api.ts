@@ -8,6 +8,7 @@ import init, {
   ChunkwiseError,
   RemoteArray,
   RemoteStore,
+  RemoteTable,
   KeyResolver,
   adviseChunkCache,
   benchChunkTrace,
@@ -37,6 +38,8 @@ import type {
   Selection,
   StoreNode,
   StoreOptions,
+  TableColumn,
+  TableRows,
   Traffic,
 } from "chunkwise";
 
@@ -115,6 +118,26 @@ export async function everything(): Promise<void> {
   await arr.readInto(into, "0:10", { timeoutMs: 500 });
   console.log(chunk.shape, stored?.length);
   arr.close();
+
+  // Tables: from a store, or opened at a path; rows as a column-name map.
+  const tableStore = await RemoteStore.open(url);
+  const table: RemoteTable = await tableStore.table("/run/table");
+  const columns: TableColumn[] = table.columns;
+  const nrows: number = table.nrows;
+  const rows: TableRows = await table.readRows(0, 10, {
+    columns: ["id", "x"],
+    timeoutMs: 500,
+    signal: new AbortController().signal,
+    onProgress: (p) => console.log(p.done, p.total),
+  });
+  await table.readRows();
+  // @ts-expect-error: columns are names
+  await table.readRows(0, 10, { columns: [1] });
+  const opened: RemoteTable = await RemoteTable.open(url, { path: "/cols", cache: "none" });
+  console.log(columns[0].name, columns[0].dtype, columns[0].error, nrows, rows["id"]);
+  table.close();
+  opened.free();
+  tableStore.close();
 
   // Stores: nodes narrow by kind.
   const storeOpts: StoreOptions = { cache: "none" };
