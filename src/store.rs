@@ -288,4 +288,41 @@ impl RemoteStore {
     pub fn source_info(&self) -> &SourceInfo {
         &self.current().info
     }
+
+    /// The cache identity the store's records and payload are kept under.
+    pub fn source_key(&self) -> &SourceKey {
+        &self.key
+    }
+
+    /// What the current generation reads: `"hdf5"` (one object read by ranges) or
+    /// `"zarr"` (a Zarr store), the `kind` of a portable reference
+    /// ([`crate::reference::Reference`]).
+    pub fn kind(&self) -> &'static str {
+        match &self.current().container {
+            Container::File(_) => "hdf5",
+            #[cfg(feature = "zarr")]
+            Container::Zarr(_) => "zarr",
+        }
+    }
+
+    /// The scopes ([`SourceKey::scoped`]) under which this store's discovery records are
+    /// kept by its coordinator: for an HDF5 file the listing (`#nodes`) and the path of
+    /// every array of the listing (each array's record exists once it was opened with
+    /// [`RemoteStore::get`]); for a Zarr store its remembered metadata (`#zarr-metadata`,
+    /// which grows with each array opened). A portable reference exports the records of
+    /// these scopes ([`crate::reference::Reference::export`]).
+    pub fn record_scopes(&self) -> Vec<String> {
+        match &self.current().container {
+            Container::File(_) => std::iter::once(crate::open::NODES_SCOPE.to_string())
+                .chain(
+                    self.nodes()
+                        .iter()
+                        .filter(|n| n.kind == crate::formats::NodeKind::Array)
+                        .map(|n| n.path.clone()),
+                )
+                .collect(),
+            #[cfg(feature = "zarr")]
+            Container::Zarr(_) => vec![crate::open::ZARR_SCOPE.to_string()],
+        }
+    }
 }
