@@ -34,7 +34,8 @@
 //!   the store refreshes as any other. The reference file itself is never written.
 //! - `records`: scope → discovery record, as the coordinator held it.
 //! - `sha256`: hex SHA-256 of the canonical serialisation of every other field (compact JSON,
-//!   object keys sorted): a document whose identity or records were edited is refused.
+//!   object keys sorted, floats without a fraction written as integers, as JavaScript writes
+//!   them): a document whose identity or records were edited is refused.
 
 use crate::array::OpenOptions;
 use crate::cache::{CacheCoordinator, CachePolicy, DEFAULT_MAX_CACHE_BYTES};
@@ -92,6 +93,23 @@ struct Body {
 }
 
 /// `v` with the keys of every object sorted, whatever order the JSON library keeps.
+fn sorted(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            let mut out = Map::new();
+            for k in keys {
+                out.insert(k.clone(), sorted(&m[k]));
+            }
+            Value::Object(out)
+        }
+        Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
+/// What the digest is taken of: `v` [`sorted`], and its numbers as JavaScript writes them.
 fn canonical(v: &Value) -> Value {
     match v {
         Value::Object(m) => {
@@ -104,6 +122,15 @@ fn canonical(v: &Value) -> Value {
             Value::Object(out)
         }
         Value::Array(a) => Value::Array(a.iter().map(canonical).collect()),
+        // JavaScript has one number type: `JSON.stringify` writes the float 2.0 as `2` (and
+        // -0.0 as `0`). A float with no fraction within 2^53 is digested as that integer, so
+        // a document that went through a JS object keeps its digest.
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
+                Value::from(f as i64)
+            }
+            _ => v.clone(),
+        },
         other => other.clone(),
     }
 }
@@ -196,7 +223,7 @@ impl Reference {
     /// The document as JSON bytes (pretty-printed, keys sorted).
     pub fn to_json(&self) -> Vec<u8> {
         let mut out =
-            serde_json::to_vec_pretty(&canonical(&self.to_value())).expect("references serialise");
+            serde_json::to_vec_pretty(&sorted(&self.to_value())).expect("references serialise");
         out.push(b'\n');
         out
     }

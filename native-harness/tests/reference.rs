@@ -297,6 +297,56 @@ async fn bad_documents_are_refused_with_a_typed_error() {
     assert!(e.to_string().contains("identity"), "{e}");
 }
 
+/// `v` as a JavaScript object round trip leaves it: every float without a fraction an
+/// integer; returns how many were changed.
+fn as_javascript_writes(v: &mut serde_json::Value) -> usize {
+    match v {
+        serde_json::Value::Object(m) => m.values_mut().map(as_javascript_writes).sum(),
+        serde_json::Value::Array(a) => a.iter_mut().map(as_javascript_writes).sum(),
+        serde_json::Value::Number(n) if n.is_f64() && n.as_f64().unwrap().fract() == 0.0 => {
+            *v = (n.as_f64().unwrap() as i64).into();
+            1
+        }
+        _ => 0,
+    }
+}
+
+/// A document that went through a JS object (`JSON.parse` then `JSON.stringify`: 2.0 becomes
+/// 2) keeps its digest and reopens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_document_through_javascript_numbers_still_reads() {
+    let server = serve_dir(fixtures()).await;
+    let store = store_at(&server.url("sample/sample.h5"), vec![]).await;
+    let doc = Reference::export(&store, false).await.unwrap().to_json();
+    let mut v: serde_json::Value = serde_json::from_slice(&doc).unwrap();
+    let changed = as_javascript_writes(&mut v);
+    assert!(
+        changed > 0,
+        "the sample's records hold floats such as level_m 2.0"
+    );
+    let js = serde_json::to_vec(&v).unwrap();
+    let r = Reference::from_json(&js).expect("the digest survives");
+    let reopened = open_reference(&r, None, vec![], OpenOptions::default(), memory())
+        .await
+        .unwrap();
+    let arr = reopened.get("/surface/temperature").await.unwrap();
+    assert_eq!(reopened.traffic().requests, 0);
+    assert_eq!(arr.shape(), [12, 24, 36]);
+    // Typed as written: h5py's float attribute 2.0 is still a float.
+    let surface = reopened
+        .nodes()
+        .iter()
+        .find(|n| n.path == "/surface")
+        .unwrap();
+    let level = surface
+        .attrs
+        .0
+        .iter()
+        .find(|(k, _)| k == "level_m")
+        .unwrap();
+    assert_eq!(level.1, chunkwise::attrs::AttrValue::Float(2.0));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_query_user_info_or_header_is_written() {
     let server = serve_dir(fixtures()).await;
