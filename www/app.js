@@ -606,8 +606,10 @@ async function selectNode(n, view = {}) {
   source.selectedPath = n.path;
   markSelected(ui.tree, n.path);
   showAttrs(n.path, n.attrs, n.dims);
-  if (n.kind !== "array") {   // a group or a link: its attributes (a link's reason is in the tree)
-    const message = n.error ? `${n.path}: ${n.error}` : `${n.path}: a group; choose an array to preview it.`;
+  if (n.kind !== "array") {   // a group, a table or a link: its attributes (a link's reason is in the tree)
+    const message = n.error ? `${n.path}: ${n.error}`
+      : n.kind === "table" ? `${n.path}: a table of ${n.shape[0]} rows; choose a column (under _cols) to preview it.`
+      : `${n.path}: a group; choose an array to preview it.`;
     setState(arr ? document.body.dataset.state : "listed", message);
     if (!arr) saveView();
     return;
