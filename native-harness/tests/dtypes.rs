@@ -2,6 +2,8 @@
 //! and python-blosc2 (.b2nd) (tests/fixtures/gen_dtypes.py) read over the real range server on
 //! loopback: the dtype as numpy spells it (unit kept) and the bytes of the `.npy` written next
 //! to each; `chunkwise read --out` writes a `.npy` numpy reads back with the same dtype.
+//! A python-blosc2 frame whose SHUFFLE carries a filters_meta (tests/fixtures/gen_b2z.py)
+//! reads as written.
 
 use chunkwise::array::{OpenOptions, ReadOptions};
 use chunkwise::npy::read_npy;
@@ -95,4 +97,40 @@ fn cli_read_writes_datetime_npy_with_its_unit() {
         assert_eq!(got.shape, want.shape, "{source}");
         assert_eq!(got.data, want.data, "{source}");
     }
+}
+
+/// SHUFFLE with a filters_meta (C-Blosc2 3.x: shuffle in groups of that many bytes, not the
+/// typesize), as python-blosc2 writes `<U` arrays, here on float64 (gen_b2z.py
+/// `shuffle_meta_f8.b2nd`: meta 4, LZ4, chunks 400 of 1000 items, blocks 100).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shuffle_meta_groups_bytes_as_c_blosc2_3_does() {
+    let server = common::fault_server(&fixtures(), &[], false).await;
+    let npy =
+        read_npy(&std::fs::read(fixtures().join("b2z/shuffle_meta_f8.npy")).unwrap()).unwrap();
+    let arr = open_array(
+        &server.url("b2z/shuffle_meta_f8.b2nd"),
+        vec![],
+        OpenOptions::default(),
+    )
+    .await
+    .unwrap();
+    let whole = arr
+        .read(&Selection::all(), &ReadOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(whole.data, npy.data, "values");
+    // Inside one block, and across the edge chunk.
+    for sel in ["130:170", "390:1000:7"] {
+        let dims = Selection::parse(sel).unwrap().resolve(&npy.shape).unwrap();
+        let part = arr
+            .read(&Selection::parse(sel).unwrap(), &ReadOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            part.data,
+            common::reference(&npy.data, &npy.shape, 8, &dims),
+            "{sel}"
+        );
+    }
+    server.shutdown().await;
 }
