@@ -513,7 +513,7 @@ fn result_js(mut data: crate::array::ArrayData) -> Result<JsValue, JsValue> {
     let missing = JsValue::from_f64(data.missing_chunks as f64);
     // Byte strings of formats that describe no element (a b2nd "|S8") read as null-padded
     // strings, unicode ones ("<U8") as JS strings (trailing NULs dropped as numpy does).
-    let element = data.element.clone().or_else(|| match data.dtype.kind {
+    let element = data.element.clone().or(match data.dtype.kind {
         Kind::Bytes => Some(crate::element::Element::String {
             size: data.dtype.itemsize,
             padding: crate::element::Padding::NullPad,
