@@ -240,6 +240,7 @@ fn elements_json(dtype: DType, data: &[u8]) -> Vec<serde_json::Value> {
                     .map(|p| float_json(f64::from_le_bytes(p.try_into().unwrap_or([0; 8]))))
                     .collect(),
             ),
+            (Kind::Unicode, _) => serde_json::Value::String(crate::element::ucs4_to_string(b)),
             (Kind::Bytes | Kind::Void, _) => {
                 serde_json::Value::String(String::from_utf8_lossy(b).trim_end_matches('\0').into())
             }

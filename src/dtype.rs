@@ -5,11 +5,14 @@
 //! character, item size in bytes), which the `b2nd` metalayer and Zarr v2's `dtype` store
 //! verbatim; for `datetime64`/`timedelta64` (`M`, `m`, always 8 bytes) numpy's `dtype.str`
 //! appends the unit in brackets (`<M8[ns]`, `<m8[ms]`; `<M8` for the generic unit), numpy's
-//! "Datetime units" list.
+//! "Datetime units" list. numpy's fixed-width unicode strings (`U`) give the item size in
+//! characters, not bytes: `<U6` is 6 UTF-32 code units of 4 bytes each (numpy's `dtype.str`;
+//! `dtype('<U6').itemsize == 24`).
 
 use std::fmt;
 
-/// Kind of the elements (numpy kind characters `b`, `i`, `u`, `f`, `c`, `M`, `m`, `S`, `V`).
+/// Kind of the elements (numpy kind characters `b`, `i`, `u`, `f`, `c`, `M`, `m`, `S`, `U`,
+/// `V`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
     /// Booleans, one byte each (`b`).
@@ -29,6 +32,10 @@ pub enum Kind {
     Timedelta(TimeUnit),
     /// Fixed-length byte strings (`S`), any item size: numpy's `bytes_`.
     Bytes,
+    /// Fixed-length unicode strings (`U`): numpy's `str_`, each character a UTF-32 code unit
+    /// of 4 bytes in the dtype's byte order, NUL-padded; the item size is 4 bytes per
+    /// character (`<U6`: 24 bytes).
+    Unicode,
     /// Raw fixed-size records (`V`), any item size: the flat form of a structured dtype,
     /// described further by [`crate::element::Element`].
     Void,
@@ -113,14 +120,14 @@ pub enum ByteOrder {
     NotApplicable,
 }
 
-/// A fixed-size data type: a number, a bool, a fixed-length byte string (`|S{n}`) or a raw
-/// record (`|V{n}`).
+/// A fixed-size data type: a number, a bool, a fixed-length byte string (`|S{n}`), a
+/// fixed-length unicode string (`<U{n}`) or a raw record (`|V{n}`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct DType {
     /// Element kind.
     pub kind: Kind,
     /// Bytes per element (1, 2, 4, 8 or 16 for numbers, 8 for datetimes and timedeltas; any
-    /// positive size for `S` and `V`).
+    /// positive size for `S` and `V`; 4 per character for `U`).
     pub itemsize: usize,
     /// Byte order of stored elements.
     pub order: ByteOrder,
@@ -128,19 +135,20 @@ pub struct DType {
 
 /// A dtype string that is not a supported numeric type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unsupported dtype {0:?} (supported: numeric, bool, datetime64/timedelta64 and byte-string numpy typestr such as \"<f8\", \">i4\", \"|b1\", \"<M8[ns]\", \"|S8\")")]
+#[error("unsupported dtype {0:?} (supported: numeric, bool, datetime64/timedelta64, byte-string and unicode numpy typestr such as \"<f8\", \">i4\", \"|b1\", \"<M8[ns]\", \"|S8\", \"<U8\")")]
 pub struct DTypeError(pub String);
 
 impl DType {
     /// Parses a numpy typestr such as `"<f8"`, `">i4"`, `"|u1"`, `"|b1"`, `"<c16"`, or a
-    /// `datetime64`/`timedelta64` `dtype.str` such as `"<M8[ns]"`, `">m8[s]"`, `"<M8"`; a
-    /// missing or `=` byte order means native (little-endian on every target chunkwise runs
-    /// on).
+    /// `datetime64`/`timedelta64` `dtype.str` such as `"<M8[ns]"`, `">m8[s]"`, `"<M8"`, or a
+    /// unicode `"<U6"` / `">U6"` (the number counts characters: 4 bytes each); a missing or
+    /// `=` byte order means native (little-endian on every target chunkwise runs on), and so
+    /// does `|` for unicode (numpy's `dtype("|U6").str` is `"<U6"`).
     ///
     /// # Errors
-    /// [`DTypeError`] for unicode or odd-sized types, and datetime units numpy does not name
-    /// or multiples of one (`"<M8[10s]"`) (structured types have no typestr: see
-    /// [`crate::element::Element`]).
+    /// [`DTypeError`] for odd-sized types (`"<i3"`, `"<U0"`, sizes past `usize`), and datetime
+    /// units numpy does not name or multiples of one (`"<M8[10s]"`) (structured types have no
+    /// typestr: see [`crate::element::Element`]).
     pub fn parse(s: &str) -> Result<DType, DTypeError> {
         let err = || DTypeError(s.to_string());
         let mut chars = s.chars();
@@ -186,16 +194,32 @@ impl DType {
             'f' => Kind::Float,
             'c' => Kind::Complex,
             'S' => Kind::Bytes,
+            'U' => Kind::Unicode,
             'V' => Kind::Void,
             _ => return Err(err()),
         };
-        let itemsize: usize = rc.as_str().parse().map_err(|_| err())?;
+        let count: usize = rc.as_str().parse().map_err(|_| err())?;
+        if kind == Kind::Unicode {
+            // numpy counts characters of 4 bytes (UCS-4); `|` is taken as native.
+            let itemsize = count.checked_mul(4).filter(|&n| n > 0).ok_or_else(err)?;
+            let order = if order == ByteOrder::Big {
+                ByteOrder::Big
+            } else {
+                ByteOrder::Little
+            };
+            return Ok(DType {
+                kind,
+                itemsize,
+                order,
+            });
+        }
+        let itemsize = count;
         let ok = match kind {
             Kind::Bool => itemsize == 1,
             Kind::Int | Kind::UInt => matches!(itemsize, 1 | 2 | 4 | 8),
             Kind::Float => matches!(itemsize, 2 | 4 | 8),
             Kind::Complex => matches!(itemsize, 8 | 16),
-            Kind::Datetime(_) | Kind::Timedelta(_) => unreachable!("parsed above"),
+            Kind::Datetime(_) | Kind::Timedelta(_) | Kind::Unicode => unreachable!("parsed above"),
             Kind::Bytes | Kind::Void => itemsize >= 1 && order != ByteOrder::Big,
         };
         if !ok {
@@ -213,9 +237,14 @@ impl DType {
         })
     }
 
-    /// Whether the elements are numbers (or bools), not bytes or records.
+    /// Whether the elements are numbers (or bools), not strings or records.
     pub fn is_numeric(&self) -> bool {
-        !matches!(self.kind, Kind::Bytes | Kind::Void)
+        !matches!(self.kind, Kind::Bytes | Kind::Unicode | Kind::Void)
+    }
+
+    /// Characters per element of a unicode dtype (`<U6`: 6), `None` for other kinds.
+    pub fn unicode_chars(&self) -> Option<usize> {
+        (self.kind == Kind::Unicode).then_some(self.itemsize / 4)
     }
 
     /// Whether the stored byte order differs from the host's (little-endian).
@@ -235,12 +264,13 @@ impl DType {
         }
     }
 
-    /// Size of the unit that is byte-swapped: the item size, or half of it for complex.
+    /// Size of the unit that is byte-swapped: the item size, half of it for complex, 4 (one
+    /// UTF-32 code unit) for unicode.
     pub fn swap_unit(&self) -> usize {
-        if self.kind == Kind::Complex {
-            self.itemsize / 2
-        } else {
-            self.itemsize
+        match self.kind {
+            Kind::Complex => self.itemsize / 2,
+            Kind::Unicode => 4,
+            _ => self.itemsize,
         }
     }
 
@@ -284,6 +314,7 @@ impl fmt::Display for DType {
                 };
             }
             Kind::Bytes => 'S',
+            Kind::Unicode => return write!(f, "{o}U{}", self.itemsize / 4),
             Kind::Void => 'V',
         };
         write!(f, "{o}{k}{}", self.itemsize)
@@ -305,9 +336,36 @@ mod tests {
             assert_eq!(DType::parse(s).unwrap().to_string(), s);
         }
         assert_eq!(DType::parse("<S7").unwrap().to_string(), "|S7");
-        for bad in ["", "<", "<x4", "<i3", "<U8", "|V0", ">S2", "<f16x", "<b2"] {
+        for bad in ["", "<", "<x4", "<i3", "|V0", ">S2", "<f16x", "<b2"] {
             assert!(DType::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn unicode_counts_characters_of_four_bytes() {
+        for s in ["<U6", ">U3", "<U1"] {
+            assert_eq!(DType::parse(s).unwrap().to_string(), s);
+        }
+        let u = DType::parse("<U6").unwrap();
+        assert_eq!(
+            (u.kind, u.itemsize, u.order),
+            (Kind::Unicode, 24, ByteOrder::Little)
+        );
+        assert_eq!(u.unicode_chars(), Some(6));
+        assert!(!u.is_numeric());
+        assert_eq!(DType::parse("U2").unwrap().to_string(), "<U2");
+        assert_eq!(DType::parse("|U2").unwrap().to_string(), "<U2");
+        assert_eq!(DType::parse("=U2").unwrap().to_string(), "<U2");
+        let huge = format!("<U{}", usize::MAX / 2);
+        for bad in ["<U0", "<U", "<Ux", "<U-1", huge.as_str()] {
+            assert!(DType::parse(bad).is_err(), "{bad}");
+        }
+        // A big-endian unicode string swaps per 4-byte code unit, not as one item.
+        let be = DType::parse(">U2").unwrap();
+        let mut v = [0x00, 0x00, 0x00, 0xe9, 0x00, 0x01, 0xf6, 0x00].to_vec();
+        be.make_little_endian(&mut v);
+        assert_eq!(v, [0xe9, 0, 0, 0, 0x00, 0xf6, 0x01, 0x00]);
+        assert_eq!(be.to_little_endian().to_string(), "<U2");
     }
 
     #[test]

@@ -20,6 +20,11 @@
 //!   as `|b1`, other enums as their base integer;
 //! - variable-length strings read as Python objects in h5py; here as `S{n}` bytes (inside a
 //!   record too: the member becomes `S{n}` and the record is laid out again).
+//!
+//! numpy's fixed-width unicode (`<U{n}`, [`Kind::Unicode`], as python-blosc2 stores it; a
+//! record member is an [`Element::Number`] of that dtype) is kept as stored, UTF-32 code
+//! units; as a value ([`ucs4_to_string`]) it loses its trailing NUL characters, as numpy's
+//! `str_` does.
 
 use crate::dtype::{ByteOrder, DType, Kind};
 
@@ -108,6 +113,9 @@ pub enum Value {
     Complex(f64, f64),
     /// A string's bytes, trailing NULs removed (numpy's `S` semantics).
     Bytes(Vec<u8>),
+    /// A unicode string (numpy `U`), trailing NUL characters removed, code points that are no
+    /// Unicode scalar value (surrogates, past U+10FFFF) as U+FFFD.
+    Str(String),
     /// A sub-array's items, flattened in C order.
     List(Vec<Value>),
     /// A record's members in declaration order.
@@ -322,8 +330,35 @@ fn number(d: &DType, e: &[u8]) -> Value {
             f64::from_le_bytes(b[0..8].try_into().unwrap()),
             f64::from_le_bytes(b[8..16].try_into().unwrap()),
         ),
+        (Kind::Unicode, _) => Value::Str(ucs4_to_string(&b)),
         (Kind::Bytes | Kind::Void, _) => Value::Bytes(b),
     }
+}
+
+/// The code points of one numpy unicode item given as little-endian UTF-32 code units
+/// (`item.len()` a multiple of 4; a trailing partial unit is ignored), trailing NULs removed
+/// (numpy's `str_` drops them: `np.array(["a\0"])[0] == "a"`). Not checked: a value may be a
+/// surrogate or past U+10FFFF, which numpy stores as given.
+pub fn ucs4_code_points(item: &[u8]) -> Vec<u32> {
+    let mut cps: Vec<u32> = item
+        .chunks_exact(4)
+        .map(|u| u32::from_le_bytes([u[0], u[1], u[2], u[3]]))
+        .collect();
+    while cps.last() == Some(&0) {
+        cps.pop();
+    }
+    cps
+}
+
+/// The text of one numpy unicode item (little-endian UTF-32 code units, see
+/// [`ucs4_code_points`]): trailing NULs removed, each code point that is no Unicode scalar
+/// value (a surrogate, or past U+10FFFF) replaced by U+FFFD, as a UTF-8 decoder's lossy mode
+/// does.
+pub fn ucs4_to_string(item: &[u8]) -> String {
+    ucs4_code_points(item)
+        .into_iter()
+        .map(|c| char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER))
+        .collect()
 }
 
 /// An IEEE 754 binary16 value (its bits) as `f64`, exactly.
@@ -432,6 +467,55 @@ mod tests {
         );
         assert_eq!(rec().stored_size(), 40);
         assert_eq!(rec().storage_dtype().to_string(), "|V40");
+    }
+
+    #[test]
+    fn unicode_values_drop_trailing_nuls_and_replace_invalid_code_points() {
+        let units = |cps: &[u32]| -> Vec<u8> { cps.iter().flat_map(|c| c.to_le_bytes()).collect() };
+        // 'é', '中', U+1F600 and an embedded NUL kept, the trailing NULs dropped.
+        let e = units(&[0xe9, 0x4e2d, 0x1f600, 0, 0x61, 0, 0]);
+        assert_eq!(ucs4_to_string(&e), "é中😀\0a");
+        assert_eq!(ucs4_to_string(&units(&[0, 0])), "");
+        assert_eq!(
+            ucs4_to_string(&units(&[0xd800, 0x110000, 0x41])),
+            "\u{fffd}\u{fffd}A"
+        );
+        assert_eq!(ucs4_code_points(&units(&[0xd800, 0])), vec![0xd800]);
+        // Big-endian items are swapped per code unit first (`number` does it).
+        let be = DType::parse(">U2").unwrap();
+        let mut e: Vec<u8> = [0x4e2du32, 0]
+            .iter()
+            .flat_map(|c| c.to_be_bytes())
+            .collect();
+        assert_eq!(number(&be, &e), Value::Str("中".into()));
+        be.make_little_endian(&mut e);
+        assert_eq!(ucs4_to_string(&e), "中");
+        // A record with a `<U3` member.
+        let r = Element::Record {
+            size: 16,
+            fields: vec![
+                Field {
+                    name: "n".into(),
+                    offset: 0,
+                    element: num("<i4"),
+                },
+                Field {
+                    name: "s".into(),
+                    offset: 4,
+                    element: num("<U3"),
+                },
+            ],
+        };
+        assert_eq!(r.descr(), "[('n', '<i4'), ('s', '<U3')]");
+        let mut e = 7i32.to_le_bytes().to_vec();
+        e.extend(units(&[0x62, 0xe9, 0]));
+        assert_eq!(
+            r.value(&e),
+            Value::Record(vec![
+                ("n".into(), Value::Int(7)),
+                ("s".into(), Value::Str("bé".into()))
+            ])
+        );
     }
 
     #[test]

@@ -87,6 +87,24 @@ mod tests {
         super::write_npy(&mut v, "|S7", &[2], &[0u8; 14]).unwrap();
         assert_eq!(super::read_npy(&v).unwrap().descr, "|S7");
     }
+
+    #[test]
+    fn unicode_descr_is_numpys() {
+        // numpy: np.save of a (2,) '<U6' array writes "{'descr': '<U6', ...}" and 48 bytes.
+        for d in ["<U6", ">U6"] {
+            let mut v = Vec::new();
+            super::write_npy(&mut v, d, &[2], &[0u8; 48]).unwrap();
+            let h = std::str::from_utf8(&v[10..]).unwrap();
+            assert!(h.starts_with(&format!(
+                "{{'descr': '{d}', 'fortran_order': False, 'shape': (2,), }}"
+            )));
+            let n = super::read_npy(&v).unwrap();
+            assert_eq!(
+                (n.descr.as_str(), n.shape.as_slice(), n.data.len()),
+                (d, &[2u64][..], 48)
+            );
+        }
+    }
 }
 
 /// An array read from a `.npy` file: numpy typestr, shape and the raw C-ordered bytes.

@@ -20,6 +20,10 @@
 //!
 //! - Byte strings (`|S{n}`) print as Python's `repr` of each, trailing NULs dropped
 //!   (`[b'ab' b"it's"]`), unpadded.
+//! - Unicode strings (`<U{n}`, `>U{n}`) likewise as Python's `repr` of each `str`
+//!   (`['ab' 'é' '']`), trailing NUL characters dropped; a 0-d array prints the string
+//!   itself (`str(np.array('ab'))` is `ab`). Line widths count characters (code points), as
+//!   Python's `len` does.
 //!
 //! - Records (structured dtypes, HDF5 compounds; [`format_records`]) print as tuples,
 //!   each member with a format filled from its own values (`StructuredVoidFormat`),
@@ -47,6 +51,8 @@ enum Value {
     Float(f64, bool),
     /// A fixed-length byte string without its trailing NULs (numpy's `bytes_`).
     Bytes(Vec<u8>),
+    /// A unicode string's code points without its trailing NULs (numpy's `str_`).
+    Str(Vec<u32>),
 }
 
 /// `str(a)` of the C-ordered array `data` of `shape` and `dtype`, without a trailing
@@ -60,13 +66,13 @@ pub fn format_array(data: &[u8], shape: &[u64], dtype: DType) -> Result<String, 
         Kind::Bool => dtype.itemsize == 1,
         Kind::Int | Kind::UInt => matches!(dtype.itemsize, 1 | 2 | 4 | 8),
         Kind::Float => matches!(dtype.itemsize, 4 | 8),
-        Kind::Bytes => true,
+        Kind::Bytes | Kind::Unicode => true,
         _ => false,
     };
     if !supported {
         return Err(format!(
-            "--print shows integers, bools, float32, float64 and byte strings; this is \
-             {dtype} (write it with --out and print it with numpy)"
+            "--print shows integers, bools, float32, float64, byte and unicode strings; this \
+             is {dtype} (write it with --out and print it with numpy)"
         ));
     }
     let size = shape
@@ -273,6 +279,11 @@ fn value(data: &[u8], i: usize, dtype: DType) -> Value {
         let end = item.iter().rposition(|&c| c != 0).map_or(0, |p| p + 1);
         return Value::Bytes(item[..end].to_vec());
     }
+    if dtype.kind == Kind::Unicode {
+        let mut item = data[i * n..(i + 1) * n].to_vec();
+        dtype.make_little_endian(&mut item);
+        return Value::Str(chunkwise::element::ucs4_code_points(&item));
+    }
     let mut b = [0u8; 8];
     b[..n].copy_from_slice(&data[i * n..(i + 1) * n]);
     if dtype.order == ByteOrder::Big {
@@ -298,6 +309,11 @@ fn scalar_str(v: Value) -> String {
     match v {
         // numpy 2 shows a 0-d byte string array as the scalar's repr.
         Value::Bytes(b) => format!("np.bytes_({})", bytes_repr(&b)),
+        // ... but a 0-d unicode array as the string itself.
+        Value::Str(cps) => cps
+            .iter()
+            .map(|&c| char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER))
+            .collect(),
         Value::Bool(b) => if b { "True" } else { "False" }.into(),
         Value::Int(i) => i.to_string(),
         Value::Float(x, f32) => {
@@ -350,6 +366,82 @@ fn bytes_repr(b: &[u8]) -> String {
     }
     s.push(quote);
     s
+}
+
+/// Python's `repr` of a `str` (CPython `unicode_repr`): `'...'` (double quotes when it holds
+/// a single quote and no double quote), `\\`, `\t`, `\n`, `\r` and the quote escaped, other
+/// ASCII controls as `\xhh`, non-ASCII code points as they are when printable, else as
+/// `\xhh`, `\uhhhh` or `\Uhhhhhhhh` ([`printable`]).
+fn str_repr(cps: &[u32]) -> String {
+    let (sq, dq) = (u32::from(b'\''), u32::from(b'"'));
+    let quote = if cps.contains(&sq) && !cps.contains(&dq) {
+        '"'
+    } else {
+        '\''
+    };
+    let mut s = String::from(quote);
+    for &c in cps {
+        match char::from_u32(c) {
+            Some('\\') => s.push_str("\\\\"),
+            Some('\t') => s.push_str("\\t"),
+            Some('\n') => s.push_str("\\n"),
+            Some('\r') => s.push_str("\\r"),
+            Some(ch) if ch == quote => {
+                s.push('\\');
+                s.push(quote);
+            }
+            Some(ch) if (' '..='~').contains(&ch) => s.push(ch),
+            Some(ch) if c >= 0x80 && printable(c) => s.push(ch),
+            _ if c <= 0xff => s.push_str(&format!("\\x{c:02x}")),
+            _ if c <= 0xffff => s.push_str(&format!("\\u{c:04x}")),
+            _ => s.push_str(&format!("\\U{c:08x}")),
+        }
+    }
+    s.push(quote);
+    s
+}
+
+/// Code points from U+0080 up that Python's `str.isprintable` refuses, other than unassigned
+/// ones: the categories Cc, Cf, Cs, Co, Zs, Zl and Zp of Unicode 14.0 (Python 3.11's
+/// `unicodedata`, which numpy's print() of the fixtures used), as inclusive ranges
+/// generated from it.
+const NOT_PRINTABLE: [(u32, u32); 27] = [
+    (0x80, 0xa0),
+    (0xad, 0xad),
+    (0x600, 0x605),
+    (0x61c, 0x61c),
+    (0x6dd, 0x6dd),
+    (0x70f, 0x70f),
+    (0x890, 0x891),
+    (0x8e2, 0x8e2),
+    (0x1680, 0x1680),
+    (0x180e, 0x180e),
+    (0x2000, 0x200f),
+    (0x2028, 0x202f),
+    (0x205f, 0x2064),
+    (0x2066, 0x206f),
+    (0x3000, 0x3000),
+    (0xd800, 0xf8ff),
+    (0xfeff, 0xfeff),
+    (0xfff9, 0xfffb),
+    (0x110bd, 0x110bd),
+    (0x110cd, 0x110cd),
+    (0x13430, 0x13438),
+    (0x1bca0, 0x1bca3),
+    (0x1d173, 0x1d17a),
+    (0xe0001, 0xe0001),
+    (0xe0020, 0xe007f),
+    (0xf0000, 0xffffd),
+    (0x100000, 0x10fffd),
+];
+
+/// Whether Python prints the code point `c` (>= U+0080) as it is in a `repr`
+/// (`Py_UNICODE_ISPRINTABLE`). Exact for assigned code points, noncharacters
+/// (U+FDD0..U+FDEF, U+xxFFFE/F) and values past U+10FFFF; other unassigned code points
+/// (which Python escapes) are taken as printable: no table of them is kept here.
+fn printable(c: u32) -> bool {
+    let nonchar = (0xfdd0..=0xfdef).contains(&c) || c & 0xfffe == 0xfffe;
+    c <= 0x10ffff && !nonchar && !NOT_PRINTABLE.iter().any(|&(lo, hi)| (lo..=hi).contains(&c))
 }
 
 /// Shortest round-trip positional digits (`0.1`, `100`, `-0`). Of two candidates equally
@@ -438,6 +530,8 @@ enum Formatter {
     Bool,
     /// Each item's `repr`, unpadded (numpy's `repr_format` for `bytes_`).
     Bytes,
+    /// Each item's `repr`, unpadded (numpy's `repr_format` for `str_`).
+    Str,
     Int {
         width: usize,
     },
@@ -456,6 +550,7 @@ impl Formatter {
         match shown.first() {
             Some(Value::Bool(_)) => Formatter::Bool,
             Some(Value::Bytes(_)) => Formatter::Bytes,
+            Some(Value::Str(_)) => Formatter::Str,
             Some(Value::Int(_)) => Formatter::Int {
                 width: shown
                     .iter()
@@ -537,6 +632,7 @@ impl Formatter {
     fn format(&self, v: Value) -> String {
         match (self, v) {
             (Formatter::Bytes, Value::Bytes(b)) => bytes_repr(&b),
+            (Formatter::Str, Value::Str(cps)) => str_repr(&cps),
             (Formatter::Bool, Value::Bool(b)) => if b { " True" } else { "False" }.into(),
             (Formatter::Int { width }, Value::Int(i)) => format!("{i:>width$}"),
             (
@@ -660,9 +756,11 @@ impl Layout<'_> {
 }
 
 /// numpy's `_extendLine`: appends `word` to `line`, first moving `line` into `s` when the
-/// word would pass `width` (unless the line holds only its indent).
+/// word would pass `width` (unless the line holds only its indent). Widths are Python's
+/// `len`: characters, not bytes.
 fn extend_line(s: &mut String, line: &mut String, word: &str, width: usize, prefix: &str) {
-    let wrap = line.len() + word.len() > width && line.len() > prefix.len();
+    let chars = |t: &str| t.chars().count();
+    let wrap = chars(line) + chars(word) > width && chars(line) > chars(prefix);
     if wrap {
         s.push_str(line.trim_end());
         s.push('\n');
@@ -721,5 +819,47 @@ mod tests {
             format_array(&v, &[2], dt("<f4")).unwrap(),
             "[64235.812   100.   ]"
         );
+    }
+
+    // Expected: numpy 2.4's print() of the same `<U5` array (Python 3.11, Unicode 14).
+    #[test]
+    fn unicode_strings_as_numpy_prints_them() {
+        let items: [&[u32]; 16] = [
+            &[0x61, 0x27, 0x62],
+            &[0x78, 0x22, 0x79],
+            &[0x74, 0x61, 0x62, 0x09],
+            &[0x6e, 0x01],
+            &[0xa0, 0x78],
+            &[0x200b],
+            &[0xd800],
+            &[0xe9, 0x4e2d, 0x1f600],
+            &[0x7f],
+            &[0x10fffd],
+            &[0xe000],
+            &[0xfdd0],
+            &[0x2028],
+            &[0x5c],
+            &[0x27, 0x22],
+            &[0xe4, 0x00, 0x62],
+        ];
+        let mut le = Vec::new();
+        let mut be = Vec::new();
+        for cps in items {
+            for k in 0..5 {
+                let c = cps.get(k).copied().unwrap_or(0);
+                le.extend(c.to_le_bytes());
+                be.extend(c.to_be_bytes());
+            }
+        }
+        let want = concat!(
+            r#"["a'b" 'x"y' 'tab\t' 'n\x01' '\xa0x' '\u200b' '\ud800' 'é中😀' '\x7f'"#,
+            "\n",
+            r#" '\U0010fffd' '\ue000' '\ufdd0' '\u2028' '\\' '\'"' 'ä\x00b']"#
+        );
+        assert_eq!(format_array(&le, &[16], dt("<U5")).unwrap(), want);
+        assert_eq!(format_array(&be, &[16], dt(">U5")).unwrap(), want);
+        // A 0-d array prints the string itself.
+        let one: Vec<u8> = [0xe9u32, 0].iter().flat_map(|c| c.to_le_bytes()).collect();
+        assert_eq!(format_array(&one, &[], dt("<U2")).unwrap(), "é");
     }
 }

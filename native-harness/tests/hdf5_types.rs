@@ -61,6 +61,7 @@ fn json(v: &Value) -> serde_json::Value {
         Value::Float(f) => (*f).into(),
         Value::Complex(re, im) => vec![*re, *im].into(),
         Value::Bytes(b) => String::from_utf8(b.clone()).unwrap().into(),
+        Value::Str(s) => s.clone().into(),
         Value::List(items) => items.iter().map(json).collect::<Vec<_>>().into(),
         Value::Record(fields) => {
             serde_json::Value::Object(fields.iter().map(|(k, v)| (k.clone(), json(v))).collect())

@@ -23,7 +23,10 @@ export type Selection = string | Array<number | string | null>;
  *  interleaved Float32Array/Float64Array, datetime64/timedelta64 as BigInt64Array.
  *  Strings (HDF5 fixed-length, dtype "|S{n}", and variable-length, resolved to "|S{n}" with n
  *  the longest string read) come as an Array of strings, UTF-8 decoded (invalid bytes become
- *  U+FFFD), trailing NULs removed. Records (HDF5 compounds; dtype is numpy's descr list, e.g.
+ *  U+FFFD), trailing NULs removed. numpy's fixed-width unicode ("<U{n}" or ">U{n}" as
+ *  stored, e.g. in .b2nd frames of python-blosc2) comes as an Array of strings too, trailing
+ *  NUL characters removed as numpy does, code points that are no Unicode scalar value
+ *  (surrogates, past U+10FFFF) as U+FFFD. Records (HDF5 compounds; dtype is numpy's descr list, e.g.
  *  "[('id', '<i4'), ('pos', [('x', '<f4')])]") come as an Array of plain objects
  *  { field: value }: numbers, BigInt for 64-bit integers, booleans, strings, nested objects
  *  for nested records, Arrays (flattened, C order) for array members, [re, im] for complex. */
@@ -62,7 +65,7 @@ export type DataOf<D extends string> =
   D extends "<u8" ? BigUint64Array :
   D extends "<f4" | "<c8" ? Float32Array :
   D extends "<f8" | "<c16" ? Float64Array :
-  D extends `|S${number}` ? string[] :
+  D extends `|S${number}` | `<U${number}` | `>U${number}` ? string[] :
   D extends `[${string}` ? { [field: string]: RecordValue }[] :
   ReadData;
 export interface RemoteArray {
@@ -244,6 +247,7 @@ pub fn value_js(v: &Value) -> JsValue {
             .collect::<js_sys::Array>()
             .into(),
         Value::Bytes(b) => JsValue::from_str(&String::from_utf8_lossy(b)),
+        Value::Str(s) => JsValue::from_str(s),
         Value::List(items) => items.iter().map(value_js).collect::<js_sys::Array>().into(),
         Value::Record(fields) => {
             let o = js_sys::Object::new();
@@ -295,7 +299,7 @@ impl RemoteArray {
         Ok(shape_js(self.inner()?.shape()))
     }
 
-    /// numpy dtype string as stored, e.g. "<f8", ">i4", "|S8"; numpy's descr list for a
+    /// numpy dtype string as stored, e.g. "<f8", ">i4", "|S8", "<U6"; numpy's descr list for a
     /// record; "|S" (unsized) for variable-length strings (reads resolve them to "|S{n}").
     #[wasm_bindgen(getter)]
     pub fn dtype(&self) -> Result<String, JsValue> {
@@ -508,13 +512,15 @@ impl RemoteArray {
 fn result_js(mut data: crate::array::ArrayData) -> Result<JsValue, JsValue> {
     let missing = JsValue::from_f64(data.missing_chunks as f64);
     // Byte strings of formats that describe no element (a b2nd "|S8") read as null-padded
-    // strings.
-    let element = data.element.clone().or_else(|| {
-        (data.dtype.kind == Kind::Bytes).then_some(crate::element::Element::String {
+    // strings, unicode ones ("<U8") as JS strings (trailing NULs dropped as numpy does).
+    let element = data.element.clone().or(match data.dtype.kind {
+        Kind::Bytes => Some(crate::element::Element::String {
             size: data.dtype.itemsize,
             padding: crate::element::Padding::NullPad,
             utf8: false,
-        })
+        }),
+        Kind::Unicode => Some(crate::element::Element::Number(data.dtype)),
+        _ => None,
     });
     if let Some(e) = &element {
         // Strings and records: plain JS values rather than a typed array.

@@ -28,6 +28,30 @@ after(async () => { await server?.stop(); });
 
 const url = (urlPath) => server.url + urlPath.slice(1);
 
+/** A numpy unicode `.npy` (`<U{n}` or `>U{n}`, C order): descr, shape and its strings,
+ *  UTF-32 code units decoded, trailing NUL characters removed (numpy's `str_`). */
+function unicodeNpy(file) {
+  const buf = fs.readFileSync(file);
+  const hlen = buf.readUInt16LE(8);
+  const header = buf.toString("latin1", 10, 10 + hlen);
+  const descr = /'descr':\s*'([<>]U\d+)'/.exec(header)[1];
+  const shape = /'shape':\s*\(([^)]*)\)/.exec(header)[1].split(",").map((s) => s.trim())
+    .filter(Boolean).map(Number);
+  const chars = Number(descr.slice(2));
+  const n = shape.reduce((a, b) => a * b, 1);
+  const values = [];
+  for (let i = 0; i < n; i++) {
+    const cps = [];
+    for (let k = 0; k < chars; k++) {
+      const at = 10 + hlen + (i * chars + k) * 4;
+      cps.push(descr[0] === ">" ? buf.readUInt32BE(at) : buf.readUInt32LE(at));
+    }
+    while (cps.length && cps[cps.length - 1] === 0) cps.pop();
+    values.push(String.fromCodePoint(...cps));
+  }
+  return { descr, shape, values };
+}
+
 /** Plain numbers of a read result, for comparison with the .npy values. */
 const numbers = (data) => Array.from(data, Number);
 
@@ -74,6 +98,23 @@ describe("pkg/node", () => {
       // small files are held from open: reads add no traffic
       assert.deepEqual({ requests: arr.traffic.requests, bytes: arr.traffic.bytes }, opened, name);
       assert.deepEqual(server.counted(urlPath, mark), opened, name);
+      arr.close();
+    }
+  });
+
+  test("numpy unicode (<U8, >U3) reads as an Array of strings, trailing NULs dropped as numpy does", async () => {
+    // tests/fixtures/gen_b2z.py: python-blosc2 frames of non-ASCII text, an emoji, empty strings.
+    for (const [name, dtype] of [["unicode_u8", "<U8"], ["unicode_be_u3", ">U3"]]) {
+      const want = unicodeNpy(path.join(fixtures, "b2z", `${name}.npy`));
+      assert.equal(want.descr, dtype, name);
+      const arr = await chunkwise.RemoteArray.open(url(`/tests/fixtures/b2z/${name}.b2nd`));
+      assert.equal(arr.dtype, dtype, name);
+      const all = await arr.read(null, {});
+      assert.deepEqual(all.shape, want.shape, name);
+      assert.equal(all.dtype, dtype, name);
+      assert.ok(Array.isArray(all.data), name);
+      assert.deepEqual(all.data, want.values, name);
+      assert.ok(all.data.includes("") && all.data.some((s) => s.includes("😀")), name);
       arr.close();
     }
   });

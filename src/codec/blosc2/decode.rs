@@ -430,7 +430,16 @@ fn decode_block_inner(
                     _ => (&tmp2[..bsize], &mut tmp[..bsize]),
                 };
                 match f {
-                    filter_code::SHUFFLE => filters::unshuffle(h.typesize, s, d),
+                    // C-Blosc2 3.x groups the shuffle by `filters_meta` bytes when it is not
+                    // 0 (blosc2.c `pipeline_backward`: `blosc2_unshuffle(filters_meta[i] == 0
+                    // ? typesize : filters_meta[i], ...)`); python-blosc2 writes 4 for `<U`.
+                    filter_code::SHUFFLE => {
+                        let group = match h.filters_meta[i] {
+                            0 => h.typesize,
+                            m => m as usize,
+                        };
+                        filters::unshuffle(group, s, d)
+                    }
                     filter_code::BITSHUFFLE => filters::bitunshuffle(h.typesize, s, d, h.version),
                     _ => {
                         let ts = match h.filters_meta[i] {
