@@ -241,7 +241,7 @@ async fn a_ctable_reads_its_live_rows_as_written_and_refuses_a_vlstring_column()
         .filter(|c| c.error.is_none())
         .map(|c| c.name.clone())
         .collect();
-    for want in ["id", "f32", "f64", "i8", "u16", "flag", "raw"] {
+    for want in ["id", "f32", "f64", "i8", "u16", "flag", "raw", "name"] {
         assert!(
             readable.iter().any(|c| c == want),
             "{want} readable: {readable:?}"
