@@ -550,3 +550,48 @@ async fn cli_reads_a_b2z_ctable_at_the_root() {
     assert!(err.contains("UNSUPPORTED") && err.contains(".b2b"), "{err}");
     server.shutdown().await;
 }
+
+/// The columns of a read are fetched concurrently: three columns' chunks are one round trip
+/// (requests in flight together), not three, over a server with 30 ms of latency.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn columns_are_read_concurrently() {
+    let server = native_harness::serve::spawn(native_harness::serve::ServeOptions {
+        root: fixtures().to_path_buf(),
+        port: 0,
+        quiet: true,
+        latency_ms: 30,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let options = OpenOptions {
+        small_source_bytes: 0,
+        cache: CachePolicy::None,
+        ..Default::default()
+    };
+    let coordinator = CacheCoordinator::new(CachePolicy::None, 0).unwrap();
+    let h5 = chunkwise::open::open_store(&server.url("tables.h5"), vec![], options, coordinator)
+        .await
+        .unwrap();
+    let table = h5.table("/cols").await.unwrap();
+    // First read: also each column's chunk index.
+    table
+        .read_rows(0, 1, None, &ReadOptions::default())
+        .await
+        .unwrap();
+    let before = h5.traffic();
+    let got = table
+        .read_rows(150, 250, None, &ReadOptions::default())
+        .await
+        .unwrap();
+    let t = h5.traffic().since(before);
+    println!(
+        "3 columns, rows 150..250: {} requests in {} round trips",
+        t.requests, t.round_trips
+    );
+    // Rows 150..250 are chunks 1 and 2 of each column (100 rows a chunk).
+    assert!(t.requests >= 3, "{t:?}");
+    assert_eq!(t.round_trips, 1, "{t:?}");
+    assert_eq!(got.columns[2].1.data, rows(&npy("cols_c.npy"), 150, 250));
+    server.shutdown().await;
+}
