@@ -580,11 +580,16 @@ async fn columns_are_read_concurrently() {
         .await
         .unwrap();
     let before = h5.traffic();
-    let got = table
-        .read_rows(150, 250, None, &ReadOptions::default())
-        .await
-        .unwrap();
+    let last = std::sync::Mutex::new(None);
+    let record = |p: chunkwise::array::Progress| *last.lock().unwrap() = Some((p.done, p.total));
+    let progress = ReadOptions {
+        progress: Some(&record),
+        cancel: None,
+    };
+    let got = table.read_rows(150, 250, None, &progress).await.unwrap();
     let t = h5.traffic().since(before);
+    // One progress for the read: chunks of all columns together (2 of each of 3 columns).
+    assert_eq!(*last.lock().unwrap(), Some((6, 6)));
     println!(
         "3 columns, rows 150..250: {} requests in {} round trips",
         t.requests, t.round_trips
