@@ -600,3 +600,71 @@ async fn columns_are_read_concurrently() {
     assert_eq!(got.columns[2].1.data, rows(&npy("cols_c.npy"), 150, 250));
     server.shutdown().await;
 }
+
+/// The committed HDF5 table file of gen_b2z.py (tests/fixtures/b2z/tables.h5, described by
+/// tables.json): each table's columns, dtypes and row count as listed, every column's values
+/// equal to the `.npy` written next to it, and `/uneven` refused naming both lengths.
+#[tokio::test]
+async fn committed_tables_h5_matches_its_manifest() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/b2z");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("tables.json")).unwrap()).unwrap();
+    let server = common::serve_dir(root.clone()).await;
+    let h5 = store(&server, "tables.h5").await;
+    let tables = manifest["tables"].as_array().unwrap();
+    assert_eq!(tables.len(), 2);
+    for t in tables {
+        let path = t["path"].as_str().unwrap();
+        let table = h5.table(path).await.unwrap();
+        let want: Vec<(String, String)> = t["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["name"].as_str().unwrap().to_string(),
+                    c["dtype"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        let got: Vec<(String, String)> = table
+            .columns()
+            .iter()
+            .map(|c| (c.name.clone(), c.dtype.clone()))
+            .collect();
+        assert_eq!(got, want, "{path}");
+        let nrows = t["nrows"].as_u64().unwrap();
+        assert_eq!(table.nrows().await.unwrap(), nrows, "{path}");
+        let rows_read = table
+            .read_rows(0, nrows, None, &ReadOptions::default())
+            .await
+            .unwrap();
+        for (name, data) in &rows_read.columns {
+            // A compound's members are `tables/run/table.<member>.npy`, a group's arrays
+            // `tables/cols/<name>.npy`.
+            let file = match t["kind"].as_str().unwrap() {
+                "compound" => format!("tables{path}.{name}.npy"),
+                _ => format!("tables{path}/{name}.npy"),
+            };
+            let expected = read_npy(&std::fs::read(root.join(&file)).unwrap()).unwrap();
+            assert_eq!(data.data, expected.data, "{file}");
+            assert_eq!(data.shape, expected.shape, "{file}");
+        }
+    }
+    let refused = &manifest["refused"][0];
+    let e = h5
+        .table(refused["path"].as_str().unwrap())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "INVALID_DATA");
+    let (p, q) = (
+        refused["lengths"]["p"].as_u64().unwrap(),
+        refused["lengths"]["q"].as_u64().unwrap(),
+    );
+    assert!(
+        e.message()
+            .contains(&format!("arrays of different lengths: p has {p}, q {q}")),
+        "{e}"
+    );
+    server.shutdown().await;
+}
