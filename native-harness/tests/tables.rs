@@ -490,6 +490,10 @@ async fn cli_reads_columns_into_a_structured_npy() {
             "INVALID_ARGUMENT",
         ),
         (vec!["--path", "/uneven", "--columns", "a"], "INVALID_DATA"),
+        (
+            vec!["--path", "/cols", "--columns", "a", "--mutable"],
+            "INVALID_ARGUMENT",
+        ),
     ] {
         let mut all = vec!["read", url.as_str()];
         all.extend(&args);
