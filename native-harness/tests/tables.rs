@@ -672,3 +672,78 @@ async fn committed_tables_h5_matches_its_manifest() {
     );
     server.shutdown().await;
 }
+
+/// A table file rewritten at its URL between two `read --columns --cache disk` runs: the
+/// second run's first chunk fetch sees the new version (SOURCE_CHANGED), and as `read` of an
+/// array it restarts once, afresh, giving exactly the new values.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_table_read_restarts_once_on_a_rewritten_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let generator = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/gen_tables.py");
+    let publish = |version: u64| {
+        let status = std::process::Command::new(native_harness::venv_python())
+            .arg(&generator)
+            .args(["--big", &version.to_string()])
+            .arg(dir.path())
+            .status()
+            .expect("the Python venv runs the fixture generator");
+        assert!(status.success(), "gen_tables.py --big {version} failed");
+        // Distinct modification times, so the server's validators differ.
+        let t = std::time::SystemTime::UNIX_EPOCH
+            + std::time::Duration::from_secs(1_700_000_000 + version);
+        std::fs::File::options()
+            .write(true)
+            .open(dir.path().join("big.h5"))
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+    };
+    publish(1);
+    assert!(std::fs::metadata(dir.path().join("big.h5")).unwrap().len() > 8 << 20);
+    let server = common::serve_dir(dir.path().to_path_buf()).await;
+    let url = server.url("big.h5");
+    let cache = dir.path().join("cache");
+    let out = dir.path().join("rows.npy");
+    let run = |select: &str| {
+        chunkwise(&[
+            "read",
+            &url,
+            "--path",
+            "/t",
+            "--columns",
+            "id",
+            "--select",
+            select,
+            "--cache",
+            "disk",
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let want = |version: u64, start: usize, stop: usize| {
+        let n =
+            read_npy(&std::fs::read(dir.path().join(format!("big_v{version}_id.npy"))).unwrap())
+                .unwrap();
+        rows(&n, start, stop)
+    };
+    // Run 1 caches the listing, the chunk index and chunk 0 of version 1.
+    let o = run("0:1000");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        read_npy(&std::fs::read(&out).unwrap()).unwrap().data,
+        want(1, 0, 1000)
+    );
+    // Version 2, same size and layout: chunk 0 is cached, chunk 1 is fetched and shows the
+    // new version.
+    publish(2);
+    let o = run("60000:70000");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        read_npy(&std::fs::read(&out).unwrap()).unwrap().data,
+        want(2, 60000, 70000),
+        "exactly version 2, no cached row of version 1"
+    );
+    server.shutdown().await;
+}
