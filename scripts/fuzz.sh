@@ -15,7 +15,7 @@ secs="${1:-60}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(frame chunk hdf5 zarr_meta partition_manifest)
+  targets=(frame chunk hdf5 zarr_meta partition_manifest zip_tail)
 fi
 # Inputs longer than this are not generated (the seeds are all smaller).
 max_len=32768

@@ -146,16 +146,17 @@ impl std::fmt::Debug for RemoteArray {
 }
 
 impl RemoteArray {
+    /// The payload identity of this array's stored chunks (the payload cache keys' source).
+    #[cfg_attr(not(feature = "b2nd"), allow(dead_code))]
+    pub(crate) fn payload_identity(&self) -> Arc<str> {
+        self.identity.clone()
+    }
+
     /// A handle from its parts, built by the opener ([`crate::open`]), which decides them:
     /// the source to read, the discovered format, the caches, the cache identity `key`, the
     /// payload identities (`identity`, `converted`: see the fields) and, for a Zarr array,
     /// its store-backed reader.
     #[allow(clippy::too_many_arguments)]
-    /// The payload identity of this array's stored chunks (the payload cache keys' source).
-    pub(crate) fn payload_identity(&self) -> Arc<str> {
-        self.identity.clone()
-    }
-
     pub(crate) fn from_parts(
         source: Arc<dyn RangeSource>,
         format: Box<dyn ArrayFormat>,

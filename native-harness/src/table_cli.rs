@@ -93,7 +93,7 @@ async fn read_rows(
     read: &TableRead<'_>,
     options: &ReadOptions<'_>,
 ) -> Result<TableRows, Error> {
-    let path = match (read.path, store.format()) {
+    let path = match (read.path, store.kind()) {
         (Some(p), _) => p.to_string(),
         (None, "hdf5") => {
             return Err(Error::InvalidArgument(

@@ -121,7 +121,7 @@ impl RemoteTable {
             let coordinator = super::array::open_coordinator(&req, cache_store).await?;
             let store =
                 crate::open::open_store(&location, req.headers, req.options, coordinator).await?;
-            let path = match (path, store.format()) {
+            let path = match (path, store.kind()) {
                 (Some(p), _) => p,
                 (None, "hdf5") => {
                     return Err(crate::Error::InvalidArgument(

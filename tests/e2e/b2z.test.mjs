@@ -72,6 +72,25 @@ for (const name of ["tree", "dict"]) {
   });
 }
 
+const tableManifest = () => JSON.parse(fs.readFileSync(path.join(dir, "table.json"), "utf8"));
+const tableNpy = (col) => readNpy(path.join(dir, "table", `${col}.npy`));
+const TABLE_COLUMNS = ["id", "f64", "u16", "flag"];
+
+describe("table.b2z (a CTable with deleted rows) in Node", () => {
+  test("RemoteTable.open: live rows only, the columns asked, a vlstring column refused", async () => {
+    const m = tableManifest();
+    const table = await cw.RemoteTable.open(`${server.url}table.b2z`);
+    assert.equal(table.nrows, m.nrows);
+    assert.ok(m.physical_rows > m.nrows, "the fixture keeps deleted rows");
+    const rows = await table.readRows(0, table.nrows, { columns: TABLE_COLUMNS });
+    assert.deepEqual(Object.keys(rows), TABLE_COLUMNS);
+    for (const c of TABLE_COLUMNS) assert.deepEqual(plain(rows[c]), tableNpy(c).values, c);
+    const note = table.columns.find((c) => c.name === "note");
+    assert.ok(note && note.error && note.error.includes(".b2b"), JSON.stringify(note));
+    await assert.rejects(table.readRows(0, 3, { columns: ["note"] }), (e) => e.code === "UNSUPPORTED");
+  });
+});
+
 describe("tree.b2z in Chromium", () => {
   test("an embedded and an external leaf read as written", { timeout: 120000 }, async () => {
     browser = await launchChromium();
@@ -96,5 +115,19 @@ describe("tree.b2z in Chromium", () => {
     }
     assert.ok(want.some((a) => a.node.embedded) && want.some((a) => !a.node.embedded),
       "the fixture has embedded and external leaves");
+  });
+
+  test("a CTable's live rows through RemoteTable in the page", { timeout: 60000 }, async () => {
+    const m = tableManifest();
+    const got = await page.evaluate(async ({ url, columns }) => {
+      const store = await window.cw.RemoteStore.open(url);
+      const table = await store.table("/");
+      const rows = await table.readRows(0, table.nrows, { columns });
+      const out = {};
+      for (const c of columns) out[c] = Array.from(rows[c], Number);
+      return { nrows: table.nrows, out };
+    }, { url: `${server.url}table.b2z`, columns: TABLE_COLUMNS });
+    assert.equal(got.nrows, m.nrows);
+    for (const c of TABLE_COLUMNS) assert.deepEqual(got.out[c], tableNpy(c).values, c);
   });
 });

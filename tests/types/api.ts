@@ -29,6 +29,7 @@ import type {
   AttrValue,
   CacheStore,
   CacheUsage,
+  ChunkwiseReference,
   DataOf,
   ErrorCode,
   OpenOptions,
@@ -171,6 +172,15 @@ export async function everything(): Promise<void> {
   }
   await store.refresh();
   console.log(store.cacheStatus, store.cacheBytes, store.traffic.requests);
+  // Portable references: a plain object (or its JSON text) opens where a URL does.
+  const ref: ChunkwiseReference = await store.exportReference();
+  const kind: "hdf5" | "zarr" | "b2z" = ref.kind;
+  const len: number = ref.identity.len;
+  const again = await RemoteStore.open(ref, storeOpts);
+  await RemoteStore.open(JSON.stringify(ref));
+  // @ts-expect-error: a reference is not any object
+  await RemoteStore.open({ url });
+  console.log(kind, len, ref.mutable, ref.sha256, Object.keys(ref.records), again.nodes);
   store.close();
 
   // Errors: a real class, its code one of ErrorCode.

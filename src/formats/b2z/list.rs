@@ -45,6 +45,13 @@ pub const MAX_LISTED_INDEX_BYTES: u64 = 1 << 20;
 /// Largest embedded frame read (64 MiB): python-blosc2 embeds small values only.
 pub const MAX_EMBEDDED_FRAME_BYTES: u64 = 64 << 20;
 
+/// Largest embedded store (`embed.b2e`) read whole at listing (8 MiB).
+pub const MAX_EMBED_READ_WHOLE: u64 = 8 << 20;
+
+/// Most members read at listing (each costs a prefix read of up to 16 KiB + 8 KiB): an
+/// archive of more is refused rather than listed with an unbounded amount of reads.
+pub const MAX_LISTED_MEMBERS: usize = 20_000;
+
 /// What listing found.
 pub(crate) struct Listed {
     pub embed: Arc<EmbedStore>,
@@ -62,6 +69,18 @@ pub(crate) struct Listed {
 pub(crate) async fn frame_parts(
     source: &dyn RangeSource,
     prefix: Bytes,
+    len: u64,
+    max_index: u64,
+) -> crate::Result<(Bytes, Option<Bytes>)> {
+    frame_parts_held(source, prefix, Bytes::new(), len, max_index).await
+}
+
+/// [`frame_parts`] with `suffix`, the last bytes of the frame when read already (the
+/// offsets chunk and trailer are taken from it when it covers them).
+pub(crate) async fn frame_parts_held(
+    source: &dyn RangeSource,
+    prefix: Bytes,
+    suffix: Bytes,
     len: u64,
     max_index: u64,
 ) -> crate::Result<(Bytes, Option<Bytes>)> {
@@ -95,8 +114,11 @@ pub(crate) async fn frame_parts(
         return Err(invalid(&location, "offsets chunk outside the frame").into());
     }
     let header_bytes = head.slice(..header.header_len.min(head.len()));
+    let from_suffix = len - (suffix.len() as u64).min(len);
     let index = if ir.end <= head.len() as u64 {
         Some(head.slice(ir.start as usize..ir.end as usize))
+    } else if ir.start >= from_suffix && ir.end == len {
+        Some(suffix.slice((ir.start - from_suffix) as usize..))
     } else if ir.end - ir.start <= max_index {
         Some(source.read(ByteRange::bounded(ir.clone())).await?.bytes)
     } else {
@@ -221,14 +243,41 @@ pub(crate) async fn list(archive: &Archive, concurrency: usize) -> crate::Result
             }
         }
     }
+    if wanted.len() > MAX_LISTED_MEMBERS {
+        return Err(invalid(
+            &location,
+            format!(
+                "{} members to list, more than the {MAX_LISTED_MEMBERS} read at listing",
+                wanted.len()
+            ),
+        )
+        .into());
+    }
     let prefixes = archive.member_prefixes(&wanted, concurrency).await?;
     let embed_prefix = &prefixes[0];
     // The embedded store's frame.
     let embed_source = archive.member_source(embed_prefix.data.clone(), EMBED_MEMBER);
     let embed_len = embed_prefix.data.end - embed_prefix.data.start;
+    // The stream reads the member from memory: its prefix when that holds it whole, else
+    // the member read whole once (up to 8 MiB), so the embedded frames listed below cost no
+    // request each; a larger embedded store is read chunk by chunk.
+    let embed_bytes = if embed_prefix.is_whole() {
+        Some(embed_prefix.prefix.clone())
+    } else if embed_len <= MAX_EMBED_READ_WHOLE {
+        Some(
+            embed_source
+                .read(ByteRange::bounded(0..embed_len))
+                .await?
+                .bytes,
+        )
+    } else {
+        None
+    };
     let (eh, ei) = frame_parts(
         &*embed_source,
-        embed_prefix.prefix.clone(),
+        embed_bytes
+            .clone()
+            .unwrap_or_else(|| embed_prefix.prefix.clone()),
         embed_len,
         u64::MAX,
     )
@@ -240,14 +289,12 @@ pub(crate) async fn list(archive: &Archive, concurrency: usize) -> crate::Result
         ei,
         embed_len,
     )?);
-    // The stream reads the member from its prefix when that holds it whole.
-    let stream_member: Arc<dyn RangeSource> = if embed_prefix.is_whole() {
-        Arc::new(crate::io::memory::MemorySource::new(
+    let stream_member: Arc<dyn RangeSource> = match embed_bytes {
+        Some(b) => Arc::new(crate::io::memory::MemorySource::new(
             embed_source.location().to_string(),
-            embed_prefix.prefix.clone(),
-        ))
-    } else {
-        embed_source.clone()
+            b,
+        )),
+        None => embed_source.clone(),
     };
     let stream: Arc<dyn RangeSource> = Arc::new(EmbedStream::new(
         embed.clone(),
@@ -265,9 +312,9 @@ pub(crate) async fn list(archive: &Archive, concurrency: usize) -> crate::Result
         stream::iter(members.iter().map(|((e, _, _), pre)| {
             let src = archive.member_source(pre.data.clone(), &e.name);
             let len = pre.data.end - pre.data.start;
-            let prefix = pre.prefix.clone();
+            let (prefix, suffix) = (pre.prefix.clone(), pre.suffix.clone());
             async move {
-                match frame_parts(&*src, prefix, len, MAX_LISTED_INDEX_BYTES).await {
+                match frame_parts_held(&*src, prefix, suffix, len, MAX_LISTED_INDEX_BYTES).await {
                     Ok(p) => Ok(Ok(p)),
                     // An I/O error stops the listing; a malformed member is listed with it.
                     Err(crate::Error::Io(io)) => Err(crate::Error::Io(io)),

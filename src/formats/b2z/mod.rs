@@ -146,6 +146,12 @@ impl B2zStore {
         seed: B2zListingSeed,
         whole: Option<Bytes>,
     ) -> Result<B2zStore, FormatError> {
+        if seed.embed_data.start > seed.embed_data.end || seed.embed_data.end > info.len {
+            return Err(archive::invalid(
+                &info.location,
+                "embed.b2e outside the archive",
+            ));
+        }
         let embed = EmbedStore::from_parts(
             &format!("{}#{}", info.location, list::EMBED_MEMBER),
             seed.embed.header.clone(),
@@ -208,12 +214,25 @@ impl B2zStore {
         let Some(leaf) = self.leaves.iter().find(|l| l.path == path) else {
             return Err(self.not_a_leaf(path));
         };
+        // A manifest from a reference document is checked, not trusted: its ranges must lie
+        // inside the archive (or the embedded stream).
+        let bad = |what: &str| -> crate::Error {
+            archive::invalid(location, format!("{path}: {what} outside the archive")).into()
+        };
         let (source, len): (Arc<dyn RangeSource>, u64) = match &leaf.place {
-            LeafPlace::Member { name, data } => (
-                self.archive.member_source(data.clone(), name),
-                data.end - data.start,
-            ),
+            LeafPlace::Member { name, data } => {
+                if data.start > data.end || data.end > self.archive.info().len {
+                    return Err(bad("member data"));
+                }
+                (
+                    self.archive.member_source(data.clone(), name),
+                    data.end - data.start,
+                )
+            }
             LeafPlace::Embedded { range } => {
+                if range.start > range.end || range.end > self.embed.stream_len() {
+                    return Err(bad("embedded frame"));
+                }
                 let member = self
                     .archive
                     .member_source(self.embed_data.clone(), list::EMBED_MEMBER);
@@ -296,5 +315,52 @@ impl B2zStore {
             None => format!("no array or group at {path}"),
         };
         FormatError::NoSuchNode { location, detail }.into()
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use crate::io::memory::MemorySource;
+
+    fn tree() -> Arc<dyn RangeSource> {
+        let path = format!("{}/tests/fixtures/b2z/tree.b2z", env!("CARGO_MANIFEST_DIR"));
+        Arc::new(MemorySource::new(
+            "mem://tree.b2z",
+            std::fs::read(path).unwrap(),
+        ))
+    }
+
+    #[tokio::test]
+    async fn a_manifest_with_ranges_outside_the_archive_is_refused_not_a_panic() {
+        // Listed by ranges (no small-archive copy), as a reference document reopens.
+        let (store, whole) = B2zStore::discover(tree(), 0, 4).await.unwrap();
+        assert!(whole.is_none());
+        let mut seed = store.seed();
+        assert!(seed
+            .leaves
+            .iter()
+            .any(|l| matches!(l.place, LeafPlace::Embedded { .. })));
+        for l in &mut seed.leaves {
+            l.place = match &l.place {
+                LeafPlace::Member { name, .. } => LeafPlace::Member {
+                    name: name.clone(),
+                    data: 10..5,
+                },
+                LeafPlace::Embedded { .. } => LeafPlace::Embedded { range: 0..u64::MAX },
+            };
+        }
+        let crafted =
+            B2zStore::from_seed(tree(), store.info().clone(), seed.clone(), None).unwrap();
+        for l in crafted.leaves() {
+            let e = crafted
+                .open_leaf(&l.path, None)
+                .await
+                .err()
+                .expect("refused");
+            assert_eq!(e.code(), "INVALID_DATA", "{}: {e}", l.path);
+        }
+        seed.embed_data = 0..u64::MAX;
+        assert!(B2zStore::from_seed(tree(), store.info().clone(), seed, None).is_err());
     }
 }
