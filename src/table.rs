@@ -437,9 +437,17 @@ impl RemoteTable {
                             .iter()
                             .find(|f| &f.name == name)
                             .expect("record columns are members");
-                        (name.clone(), member(&data, f))
+                        member(&data, f).map(|d| (name.clone(), d)).ok_or_else(|| {
+                            invalid(
+                                &self.location,
+                                format!(
+                                    "member {name:?} lies outside its record of {} bytes",
+                                    data.dtype.itemsize
+                                ),
+                            )
+                        })
                     })
-                    .collect()
+                    .collect::<Result<_>>()?
             }
         };
         Ok(TableRows {
@@ -490,13 +498,19 @@ fn filter_rows(mut data: ArrayData, keep: Option<&[bool]>) -> ArrayData {
         return data;
     }
     let row = data.data.len() / rows;
-    let mut out = Vec::with_capacity(keep.iter().filter(|&&k| k).count() * row);
+    let live = keep.iter().filter(|&&k| k).count();
+    if row == 0 {
+        // Zero-size elements: only the row count changes.
+        data.shape[0] = live as u64;
+        return data;
+    }
+    let mut out = Vec::with_capacity(live * row);
     for (r, bytes) in data.data.chunks_exact(row).enumerate() {
-        if keep[r] {
+        if keep.get(r).copied().unwrap_or(false) {
             out.extend_from_slice(bytes);
         }
     }
-    data.shape[0] = (out.len() / row.max(1)) as u64;
+    data.shape[0] = (out.len() / row) as u64;
     data.data = out;
     data
 }
@@ -508,15 +522,20 @@ fn member_descr(e: &Element) -> String {
 }
 
 /// Member `f` of every record of `data`, as a column: shape `[rows]` (plus a sub-array's
-/// shape), the member's bytes in its stored byte order.
-fn member(data: &ArrayData, f: &Field) -> ArrayData {
+/// shape), the member's bytes in its stored byte order; `None` when the member does not lie
+/// inside the record.
+fn member(data: &ArrayData, f: &Field) -> Option<ArrayData> {
     let rows = data.shape.first().copied().unwrap_or(0);
     let size = f.element.stored_size();
     let record = data.dtype.itemsize;
+    let at = f.offset..f.offset.checked_add(size)?;
+    if at.end > record {
+        return None;
+    }
     let mut out = Vec::with_capacity(rows as usize * size);
     if record > 0 {
         for r in data.data.chunks_exact(record) {
-            out.extend_from_slice(&r[f.offset..f.offset + size]);
+            out.extend_from_slice(&r[at.clone()]);
         }
     }
     let (shape, element) = match &f.element {
@@ -527,7 +546,7 @@ fn member(data: &ArrayData, f: &Field) -> ArrayData {
         }
         e => (vec![rows], e.clone()),
     };
-    column_data(shape, element, out)
+    Some(column_data(shape, element, out))
 }
 
 /// An [`ArrayData`] of `element` values.
@@ -634,6 +653,37 @@ mod tests {
         for (k, &p) in want.iter().enumerate() {
             assert_eq!(l.physical(k as u64), p, "live row {k}");
         }
+    }
+
+    #[test]
+    fn malformed_members_and_empty_elements_do_not_panic() {
+        let i2 = Element::Number(DType::parse("<i2").unwrap());
+        let record = Element::Record {
+            size: 2,
+            fields: vec![Field {
+                name: "a".into(),
+                offset: 1,
+                element: i2.clone(),
+            }],
+        };
+        let data = column_data(vec![2], record, vec![0; 4]);
+        let Some(Element::Record { fields, .. }) = &data.element else {
+            unreachable!()
+        };
+        // A member past the end of its record is refused, not sliced out of bounds.
+        assert!(member(&data, &fields[0]).is_none());
+        // Zero-size elements: only the count changes.
+        let empty = column_data(
+            vec![3],
+            Element::String {
+                size: 0,
+                padding: crate::element::Padding::NullPad,
+                utf8: false,
+            },
+            vec![],
+        );
+        let kept = filter_rows(empty, Some(&[true, false, true]));
+        assert_eq!(kept.shape, vec![2]);
     }
 
     #[test]

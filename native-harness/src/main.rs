@@ -540,6 +540,12 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
         } => {
             let coordinator = source::coordinator_for(&source, &cache, cache_dir.as_deref())?;
             if let Some(columns) = columns {
+                if mutable {
+                    // As a store refuses assume_immutable = false: tables are read through one.
+                    return Err(chunkwise::Error::InvalidArgument(
+                        "--mutable is for a standalone .b2nd; --columns reads a table of a container, which is assumed immutable".into(),
+                    ));
+                }
                 let read = native_harness::table_cli::TableRead {
                     source: &source,
                     path: path.as_deref(),

@@ -51,7 +51,10 @@ pub fn live_range(select: &str, nrows: u64) -> Result<(u64, u64), Error> {
     }
 }
 
-/// Opens the table and reads the rows `read` names; also the store's requests and bytes.
+/// Opens the table and reads the rows `read` names; also the store's requests and bytes
+/// (of both attempts when it restarted). A source rewritten since its cached records were
+/// made fails the read with `SOURCE_CHANGED` and the cache forgets it: as `chunkwise read` of
+/// an array, the open restarts once, afresh.
 ///
 /// # Errors
 /// `INVALID_ARGUMENT` for an HDF5 file without `--path`, a bad `--select` or an unknown
@@ -62,9 +65,34 @@ pub async fn read_table(
     coordinator: CacheCoordinator,
     options: &ReadOptions<'_>,
 ) -> Result<(TableRows, u64, u64), Error> {
-    let store =
-        crate::source::open_store_cached(read.source, read.headers, coordinator, read.cache_key)
-            .await?;
+    let (mut requests, mut bytes) = (0, 0);
+    let mut restarted = false;
+    loop {
+        let store = crate::source::open_store_cached(
+            read.source,
+            read.headers.clone(),
+            coordinator.clone(),
+            read.cache_key,
+        )
+        .await?;
+        let rows = read_rows(&store, &read, options).await;
+        let t = store.traffic();
+        (requests, bytes) = (requests + t.requests, bytes + t.bytes);
+        match rows {
+            Err(Error::Io(chunkwise::io::IoError::SourceChanged { .. })) if !restarted => {
+                restarted = true;
+            }
+            other => return Ok((other?, requests, bytes)),
+        }
+    }
+}
+
+/// The rows `read` names of its table in `store`.
+async fn read_rows(
+    store: &chunkwise::store::RemoteStore,
+    read: &TableRead<'_>,
+    options: &ReadOptions<'_>,
+) -> Result<TableRows, Error> {
     let path = match (read.path, store.kind()) {
         (Some(p), _) => p.to_string(),
         (None, "hdf5") => {
@@ -82,9 +110,7 @@ pub async fn read_table(
         .collect();
     let nrows = table.nrows().await?;
     let (start, stop) = live_range(read.select, nrows)?;
-    let rows = table.read_rows(start, stop, Some(&names), options).await?;
-    let t = store.traffic();
-    Ok((rows, t.requests, t.bytes))
+    table.read_rows(start, stop, Some(&names), options).await
 }
 
 #[cfg(test)]

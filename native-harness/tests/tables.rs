@@ -490,6 +490,10 @@ async fn cli_reads_columns_into_a_structured_npy() {
             "INVALID_ARGUMENT",
         ),
         (vec!["--path", "/uneven", "--columns", "a"], "INVALID_DATA"),
+        (
+            vec!["--path", "/cols", "--columns", "a", "--mutable"],
+            "INVALID_ARGUMENT",
+        ),
     ] {
         let mut all = vec!["read", url.as_str()];
         all.extend(&args);
@@ -548,5 +552,198 @@ async fn cli_reads_a_b2z_ctable_at_the_root() {
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("UNSUPPORTED") && err.contains(".b2b"), "{err}");
+    server.shutdown().await;
+}
+
+/// The columns of a read are fetched concurrently: three columns' chunks are one round trip
+/// (requests in flight together), not three, over a server with 30 ms of latency.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn columns_are_read_concurrently() {
+    let server = native_harness::serve::spawn(native_harness::serve::ServeOptions {
+        root: fixtures().to_path_buf(),
+        port: 0,
+        quiet: true,
+        latency_ms: 30,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let options = OpenOptions {
+        small_source_bytes: 0,
+        cache: CachePolicy::None,
+        ..Default::default()
+    };
+    let coordinator = CacheCoordinator::new(CachePolicy::None, 0).unwrap();
+    let h5 = chunkwise::open::open_store(&server.url("tables.h5"), vec![], options, coordinator)
+        .await
+        .unwrap();
+    let table = h5.table("/cols").await.unwrap();
+    // First read: also each column's chunk index.
+    table
+        .read_rows(0, 1, None, &ReadOptions::default())
+        .await
+        .unwrap();
+    let before = h5.traffic();
+    let last = std::sync::Mutex::new(None);
+    let record = |p: chunkwise::array::Progress| *last.lock().unwrap() = Some((p.done, p.total));
+    let progress = ReadOptions {
+        progress: Some(&record),
+        cancel: None,
+    };
+    let got = table.read_rows(150, 250, None, &progress).await.unwrap();
+    let t = h5.traffic().since(before);
+    // One progress for the read: chunks of all columns together (2 of each of 3 columns).
+    assert_eq!(*last.lock().unwrap(), Some((6, 6)));
+    println!(
+        "3 columns, rows 150..250: {} requests in {} round trips",
+        t.requests, t.round_trips
+    );
+    // Rows 150..250 are chunks 1 and 2 of each column (100 rows a chunk).
+    assert!(t.requests >= 3, "{t:?}");
+    assert_eq!(t.round_trips, 1, "{t:?}");
+    assert_eq!(got.columns[2].1.data, rows(&npy("cols_c.npy"), 150, 250));
+    server.shutdown().await;
+}
+
+/// The committed HDF5 table file of gen_b2z.py (tests/fixtures/b2z/tables.h5, described by
+/// tables.json): each table's columns, dtypes and row count as listed, every column's values
+/// equal to the `.npy` written next to it, and `/uneven` refused naming both lengths.
+#[tokio::test]
+async fn committed_tables_h5_matches_its_manifest() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/b2z");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("tables.json")).unwrap()).unwrap();
+    let server = common::serve_dir(root.clone()).await;
+    let h5 = store(&server, "tables.h5").await;
+    let tables = manifest["tables"].as_array().unwrap();
+    assert_eq!(tables.len(), 2);
+    for t in tables {
+        let path = t["path"].as_str().unwrap();
+        let table = h5.table(path).await.unwrap();
+        let want: Vec<(String, String)> = t["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["name"].as_str().unwrap().to_string(),
+                    c["dtype"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        let got: Vec<(String, String)> = table
+            .columns()
+            .iter()
+            .map(|c| (c.name.clone(), c.dtype.clone()))
+            .collect();
+        assert_eq!(got, want, "{path}");
+        let nrows = t["nrows"].as_u64().unwrap();
+        assert_eq!(table.nrows().await.unwrap(), nrows, "{path}");
+        let rows_read = table
+            .read_rows(0, nrows, None, &ReadOptions::default())
+            .await
+            .unwrap();
+        for (name, data) in &rows_read.columns {
+            // A compound's members are `tables/run/table.<member>.npy`, a group's arrays
+            // `tables/cols/<name>.npy`.
+            let file = match t["kind"].as_str().unwrap() {
+                "compound" => format!("tables{path}.{name}.npy"),
+                _ => format!("tables{path}/{name}.npy"),
+            };
+            let expected = read_npy(&std::fs::read(root.join(&file)).unwrap()).unwrap();
+            assert_eq!(data.data, expected.data, "{file}");
+            assert_eq!(data.shape, expected.shape, "{file}");
+        }
+    }
+    let refused = &manifest["refused"][0];
+    let e = h5
+        .table(refused["path"].as_str().unwrap())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "INVALID_DATA");
+    let (p, q) = (
+        refused["lengths"]["p"].as_u64().unwrap(),
+        refused["lengths"]["q"].as_u64().unwrap(),
+    );
+    assert!(
+        e.message()
+            .contains(&format!("arrays of different lengths: p has {p}, q {q}")),
+        "{e}"
+    );
+    server.shutdown().await;
+}
+
+/// A table file rewritten at its URL between two `read --columns --cache disk` runs: the
+/// second run's first chunk fetch sees the new version (SOURCE_CHANGED), and as `read` of an
+/// array it restarts once, afresh, giving exactly the new values.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_table_read_restarts_once_on_a_rewritten_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let generator = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/gen_tables.py");
+    let publish = |version: u64| {
+        let status = std::process::Command::new(native_harness::venv_python())
+            .arg(&generator)
+            .args(["--big", &version.to_string()])
+            .arg(dir.path())
+            .status()
+            .expect("the Python venv runs the fixture generator");
+        assert!(status.success(), "gen_tables.py --big {version} failed");
+        // Distinct modification times, so the server's validators differ.
+        let t = std::time::SystemTime::UNIX_EPOCH
+            + std::time::Duration::from_secs(1_700_000_000 + version);
+        std::fs::File::options()
+            .write(true)
+            .open(dir.path().join("big.h5"))
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+    };
+    publish(1);
+    assert!(std::fs::metadata(dir.path().join("big.h5")).unwrap().len() > 8 << 20);
+    let server = common::serve_dir(dir.path().to_path_buf()).await;
+    let url = server.url("big.h5");
+    let cache = dir.path().join("cache");
+    let out = dir.path().join("rows.npy");
+    let run = |select: &str| {
+        chunkwise(&[
+            "read",
+            &url,
+            "--path",
+            "/t",
+            "--columns",
+            "id",
+            "--select",
+            select,
+            "--cache",
+            "disk",
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let want = |version: u64, start: usize, stop: usize| {
+        let n =
+            read_npy(&std::fs::read(dir.path().join(format!("big_v{version}_id.npy"))).unwrap())
+                .unwrap();
+        rows(&n, start, stop)
+    };
+    // Run 1 caches the listing, the chunk index and chunk 0 of version 1.
+    let o = run("0:1000");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        read_npy(&std::fs::read(&out).unwrap()).unwrap().data,
+        want(1, 0, 1000)
+    );
+    // Version 2, same size and layout: chunk 0 is cached, chunk 1 is fetched and shows the
+    // new version.
+    publish(2);
+    let o = run("60000:70000");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        read_npy(&std::fs::read(&out).unwrap()).unwrap().data,
+        want(2, 60000, 70000),
+        "exactly version 2, no cached row of version 1"
+    );
     server.shutdown().await;
 }

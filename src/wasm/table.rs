@@ -98,8 +98,9 @@ fn column_js(mut data: crate::array::ArrayData) -> JsValue {
 
 #[wasm_bindgen]
 impl RemoteTable {
-    /// Opens the table at `options.path` of a container (an HDF5 file, a Zarr store; the
-    /// root group "/" of a Zarr store by default, an HDF5 file needs `path`): other options
+    /// Opens the table at `options.path` of a container (an HDF5 file, a Zarr store, a
+    /// `.b2z` archive; by default the root: a `.b2z` CTable, a Zarr group; an HDF5 file
+    /// needs `path`): other options
     /// as `RemoteStore.open`. Counts its live rows before resolving. Rejects with a
     /// `ChunkwiseError`: `INVALID_ARGUMENT` when the node is no table (or an HDF5 file has
     /// no `path`), `INVALID_DATA` for columns of different lengths, the codes of

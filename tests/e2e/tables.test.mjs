@@ -1,7 +1,8 @@
 // Remote tables in the Node build (pkg/node): store.table(...).readRows and RemoteTable.open
 // on tables.h5 and cols.zarr, written at test time by tests/fixtures/gen_tables.py (h5py,
-// zarr-python) and served by `chunkwise serve`. Values equal the .npy files the generator
-// wrote from the arrays it stored.
+// zarr-python), and on the committed CTable archive b2z/table.b2z (gen_b2z.py), served by
+// `chunkwise serve`. Values equal the .npy files the generators wrote from the arrays they
+// stored.
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -9,7 +10,8 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { readNpy, repo, scratchDir, startServer } from "./lib.mjs";
+import fs from "node:fs";
+import { fixtures, readNpy, repo, scratchDir, startServer } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
 const venv = process.env.CHUNKWISE_VENV || path.join(os.homedir(), ".cache/chunkwise/venv");
@@ -21,6 +23,8 @@ before(async () => {
   scratch = scratchDir("chunkwise-tables-");
   execFileSync(path.join(venv, "bin/python"),
     [path.join(repo, "tests/fixtures/gen_tables.py"), scratch.dir], { stdio: "inherit" });
+  // The committed CTable archive of gen_b2z.py next to them.
+  fs.copyFileSync(path.join(fixtures, "b2z/table.b2z"), path.join(scratch.dir, "table.b2z"));
   server = await startServer({ root: scratch.dir, quiet: true });
 });
 after(async () => {
@@ -76,6 +80,21 @@ describe("RemoteTable", () => {
     const rows = await table.readRows(60, 200);
     assert.deepEqual(Array.from(rows.p), npy("zarr_p.npy").values.slice(60, 200));
     assert.deepEqual(Array.from(rows.q), npy("zarr_q.npy").values.slice(60, 200));
+    table.close();
+  });
+
+  test("a .b2z CTable is the table at the archive's root: deleted rows skipped", async () => {
+    const table = await chunkwise.RemoteTable.open(server.url + "table.b2z");
+    // gen_b2z.py: 1,099 physical rows, 1,045 live.
+    assert.equal(table.nrows, 1045);
+    const note = table.columns.find((c) => c.name === "note");
+    assert.match(note.error, /\.b2b/);
+    const rows = await table.readRows(100, -5, { columns: ["id", "f64", "raw"] });
+    const want = (c) => readNpy(path.join(fixtures, `b2z/table/${c}.npy`));
+    assert.deepEqual(Array.from(rows.id), Array.from(want("id").raw.slice(100, 1040)));
+    assert.deepEqual(Array.from(rows.f64), want("f64").values.slice(100, 1040));
+    assert.equal(rows.raw.length, 940);
+    await assert.rejects(table.readRows(0, 1, { columns: ["note"] }), (e) => e.code === "UNSUPPORTED");
     table.close();
   });
 });

@@ -76,7 +76,7 @@ export async function everything(): Promise<void> {
   const units: AttrValue | undefined = attrs["units"];
   const dims: (string | null)[] | null = arr.dims;
   const info: ArrayInfo = arr.info;
-  const format: "b2nd" | "hdf5" | "zarr2" | "zarr3" = info.format;
+  const format: "b2nd" | "b2z" | "hdf5" | "zarr2" | "zarr3" = info.format;
   // Stored sizes are null where unknown (a Zarr store lists no chunk objects).
   const sizes: number = info.nbytes + (info.cbytes ?? 0) + (info.source_bytes ?? 0) + info.nchunks;
   // @ts-expect-error: cbytes may be null
@@ -159,6 +159,11 @@ export async function everything(): Promise<void> {
         const ds = await store.get(n.path);
         console.log(s, d, ds.shape, n.attrs);
       }
+    } else if (n.kind === "table") {
+      // A CTable of a .b2z: shape [live rows], opened with store.table.
+      const live: number[] = n.shape;
+      const t: RemoteTable = await store.table(n.path);
+      console.log(live, t.nrows);
     } else {
       const g: "group" = n.kind;
       const none: null = n.shape;
