@@ -52,7 +52,8 @@ pub fn coordinator(
 /// The portable reference at `source` ([`chunkwise::reference::Reference`]) when `source`
 /// is a local file whose content is one (a JSON object with the key `chunkwise_reference`,
 /// whatever the file's name); `None` for a URL, a directory, or a file of other content (only
-/// its first bytes are read then).
+/// its first bytes are read then). A payload sidecar the document names is read from the
+/// same directory ([`chunkwise::reference::Reference::attach_sidecar`]).
 ///
 /// # Errors
 /// [`chunkwise::Error::InvalidArgument`] for a reference document that cannot be read or is
@@ -85,7 +86,25 @@ pub fn local_reference(
     if !Reference::is_reference(&bytes) {
         return Ok(None);
     }
-    Reference::from_json(&bytes).map(Some)
+    let mut r = Reference::from_json(&bytes)?;
+    if let Some(side) = &r.sidecar {
+        // A plain file name (checked by from_json), next to the document.
+        let blob_path = path.with_file_name(&side.sidecar);
+        let too_big = std::fs::metadata(&blob_path)
+            .map(|m| m.len() > chunkwise::reference::MAX_SIDECAR_BYTES)
+            .unwrap_or(false);
+        if too_big {
+            return Err(chunkwise::Error::InvalidArgument(format!(
+                "{}: larger than a payload sidecar may be",
+                blob_path.display()
+            )));
+        }
+        let blob = std::fs::read(&blob_path).map_err(|e| {
+            chunkwise::Error::InvalidArgument(format!("{}: {e}", blob_path.display()))
+        })?;
+        r.attach_sidecar(&blob)?;
+    }
+    Ok(Some(r))
 }
 
 /// The cache coordinator of the CLI flags for `source`: as [`coordinator`], except for an
