@@ -164,36 +164,72 @@ fn sorted(v: &Value) -> Value {
     }
 }
 
-/// What the digest is taken of: `v` [`sorted`], and its numbers as JavaScript writes them.
-fn canonical(v: &Value) -> Value {
+/// Writes what the digest is taken of: `v` as compact JSON with the keys of every object
+/// sorted, and its numbers as JavaScript writes them: `JSON.stringify` writes the float 2.0
+/// as `2` (and -0.0 as `0`), so a float with no fraction within 2^53 is written as that
+/// integer, and a document that went through a JS object keeps its digest. Streamed into
+/// the hasher (a document with big chunk maps is megabytes).
+fn write_canonical<W: std::io::Write>(v: &Value, w: &mut W) -> std::io::Result<()> {
     match v {
         Value::Object(m) => {
             let mut keys: Vec<&String> = m.keys().collect();
             keys.sort();
-            let mut out = Map::new();
-            for k in keys {
-                out.insert(k.clone(), canonical(&m[k]));
+            w.write_all(b"{")?;
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    w.write_all(b",")?;
+                }
+                serde_json::to_writer(&mut *w, k)?;
+                w.write_all(b":")?;
+                write_canonical(&m[k], w)?;
             }
-            Value::Object(out)
+            w.write_all(b"}")
         }
-        Value::Array(a) => Value::Array(a.iter().map(canonical).collect()),
-        // JavaScript has one number type: `JSON.stringify` writes the float 2.0 as `2` (and
-        // -0.0 as `0`). A float with no fraction within 2^53 is digested as that integer, so
-        // a document that went through a JS object keeps its digest.
+        Value::Array(a) => {
+            w.write_all(b"[")?;
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    w.write_all(b",")?;
+                }
+                write_canonical(x, w)?;
+            }
+            w.write_all(b"]")
+        }
         Value::Number(n) => match n.as_f64() {
             Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
-                Value::from(f as i64)
+                write!(w, "{}", f as i64)
             }
-            _ => v.clone(),
+            _ => Ok(serde_json::to_writer(&mut *w, n)?),
         },
-        other => other.clone(),
+        other => Ok(serde_json::to_writer(&mut *w, other)?),
     }
 }
 
-/// Hex SHA-256 of the canonical compact JSON of `body`.
-fn digest(body: &Value) -> String {
-    let bytes = serde_json::to_vec(&canonical(body)).expect("JSON values serialise");
-    crate::cache::identity::sha256_hex(&bytes)
+/// An `io::Write` into a SHA-256.
+struct Hashing(sha2::Sha256);
+
+impl std::io::Write for Hashing {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        sha2::Digest::update(&mut self.0, buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The `sha256` a document with the fields of `body` (every field but `sha256`) carries:
+/// hex SHA-256 of its canonical compact JSON (keys sorted, floats without a fraction as
+/// integers).
+pub fn digest(body: &Value) -> String {
+    use sha2::Digest;
+    let mut h = Hashing(sha2::Sha256::new());
+    write_canonical(
+        body,
+        &mut std::io::BufWriter::with_capacity(1 << 16, &mut h),
+    )
+    .expect("hashing does not fail");
+    crate::cache::identity::hex(&h.0.finalize())
 }
 
 /// The error of a document that is not a reference this build reads.

@@ -290,11 +290,17 @@ async fn bad_documents_are_refused_with_a_typed_error() {
     let obj = v.as_object_mut().unwrap();
     obj.remove("sha256");
     obj.remove("identity");
-    let sum = chunkwise::cache::identity::sha256_hex(&serde_json::to_vec(&v).unwrap());
-    v["sha256"] = sum.into();
+    v["sha256"] = chunkwise::reference::digest(&v).into();
     let e = Reference::from_json(&serde_json::to_vec(&v).unwrap()).unwrap_err();
     assert_eq!(e.code(), "INVALID_ARGUMENT");
-    assert!(e.to_string().contains("identity"), "{e}");
+    assert!(e.to_string().contains("missing field `identity`"), "{e}");
+    // And re-signed with an unknown field.
+    let mut v: serde_json::Value = serde_json::from_slice(&doc).unwrap();
+    v.as_object_mut().unwrap().remove("sha256");
+    v["extra"] = 1.into();
+    v["sha256"] = chunkwise::reference::digest(&v).into();
+    let e = Reference::from_json(&serde_json::to_vec(&v).unwrap()).unwrap_err();
+    assert!(e.to_string().contains("unknown field `extra`"), "{e}");
 }
 
 /// `v` as a JavaScript object round trip leaves it: every float without a fraction an
@@ -592,6 +598,13 @@ async fn cli_reference_then_read_info_and_ls_from_it() {
     assert!(!ok);
     let e: serde_json::Value = serde_json::from_str(err.trim()).unwrap();
     assert_eq!(e["error"]["code"], "INVALID_ARGUMENT", "{err}");
+    // So does a truncated one.
+    std::fs::write(&bad, &written[..written.len() / 2]).unwrap();
+    let (ok, _, err) = cli(&["info", bad.to_str().unwrap(), "--path", "/surface/precip"]);
+    assert!(!ok);
+    let e: serde_json::Value = serde_json::from_str(err.trim()).unwrap();
+    assert_eq!(e["error"]["code"], "INVALID_ARGUMENT", "{err}");
+    assert!(err.contains("not JSON"), "{err}");
     assert_eq!(std::fs::read(&doc).unwrap(), written);
 }
 
