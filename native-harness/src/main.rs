@@ -260,7 +260,8 @@ enum Command {
     /// (no query, no user info; headers are never written), size and validators, and the
     /// discovery records of its listing and of every array (HDF5 chunk maps included), from
     /// which `read`, `info` and `ls` of the written file reopen it with no discovery request.
-    /// Prints {"out","kind","records","requests","bytes"}.
+    /// Prints one JSON line: out, kind, records, payload_chunks, payload_bytes, sidecar,
+    /// requests, bytes.
     #[command(after_help = REFERENCE_EXAMPLES)]
     Reference {
         #[command(flatten)]
@@ -268,7 +269,9 @@ enum Command {
         /// Where the reference document is written (JSON).
         #[arg(long)]
         out: PathBuf,
-        /// Also embed the payload the export's cache holds (not supported yet: refused).
+        /// Also export the compressed payload the cache holds for the source (with --cache
+        /// disk, chunks read by earlier commands): inline (base64) up to 1 MiB, beyond in a
+        /// sidecar file OUT.payload next to the reference; a reopen puts it back in its cache.
         #[arg(long)]
         with_payload: bool,
         /// Mark the reference mutable: a reopen writes its records into the --cache of the
@@ -868,9 +871,21 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             .await?;
             let mut r = chunkwise::reference::Reference::export(&store, with_payload).await?;
             r.mutable = mutable;
-            std::fs::write(&out, r.to_json()).map_err(|e| {
-                chunkwise::Error::InvalidArgument(format!("{}: {e}", out.display()))
-            })?;
+            let write = |path: &std::path::Path, bytes: &[u8]| {
+                std::fs::write(path, bytes).map_err(|e| {
+                    chunkwise::Error::InvalidArgument(format!("{}: {e}", path.display()))
+                })
+            };
+            let name = out
+                .file_name()
+                .map(|n| format!("{}.payload", n.to_string_lossy()))
+                .unwrap_or_else(|| "reference.payload".into());
+            let (doc, sidecar) =
+                r.to_json_with_sidecar(&name, chunkwise::reference::SIDECAR_THRESHOLD);
+            if let Some(blob) = &sidecar {
+                write(&out.with_file_name(&name), blob)?;
+            }
+            write(&out, &doc)?;
             let t = store.traffic();
             println!(
                 "{}",
@@ -878,6 +893,9 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                     "out": out.display().to_string(),
                     "kind": r.kind,
                     "records": r.records.len(),
+                    "payload_chunks": r.payload.len(),
+                    "payload_bytes": r.payload.iter().map(|e| e.data.len()).sum::<usize>(),
+                    "sidecar": sidecar.is_some(),
                     "requests": t.requests,
                     "bytes": t.bytes,
                 })

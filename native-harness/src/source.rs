@@ -52,7 +52,8 @@ pub fn coordinator(
 /// The portable reference at `source` ([`chunkwise::reference::Reference`]) when `source`
 /// is a local file whose content is one (a JSON object with the key `chunkwise_reference`,
 /// whatever the file's name); `None` for a URL, a directory, or a file of other content (only
-/// its first bytes are read then).
+/// its first bytes are read then). A payload sidecar the document names is read from the
+/// same directory ([`chunkwise::reference::Reference::attach_sidecar`]).
 ///
 /// # Errors
 /// [`chunkwise::Error::InvalidArgument`] for a reference document that cannot be read or is
@@ -60,15 +61,40 @@ pub fn coordinator(
 pub fn local_reference(
     source: &str,
 ) -> Result<Option<chunkwise::reference::Reference>, chunkwise::Error> {
-    use chunkwise::reference::{Reference, MAX_REFERENCE_BYTES};
-    use std::io::Read;
+    use chunkwise::reference::Reference;
+    /// The last reference read, by path, size and modification time: a command asks twice
+    /// (for its coordinator, then to open), and a document with big chunk maps takes a while
+    /// to parse and digest.
+    type Memo = Option<(String, u64, Option<std::time::SystemTime>, Reference)>;
+    static LAST: std::sync::Mutex<Memo> = std::sync::Mutex::new(None);
     if is_url(source) {
         return Ok(None);
     }
-    let path = std::path::Path::new(source);
-    let Ok(meta) = std::fs::metadata(path) else {
+    let Ok(meta) = std::fs::metadata(source) else {
         return Ok(None);
     };
+    let stamp = (meta.len(), meta.modified().ok());
+    let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((p, len, modified, r)) = last.as_ref() {
+        if p == source && (*len, *modified) == stamp {
+            return Ok(Some(r.clone()));
+        }
+    }
+    let read = read_local_reference(source, &meta)?;
+    if let Some(r) = &read {
+        *last = Some((source.to_string(), stamp.0, stamp.1, r.clone()));
+    }
+    Ok(read)
+}
+
+/// [`local_reference`] without the memo.
+fn read_local_reference(
+    source: &str,
+    meta: &std::fs::Metadata,
+) -> Result<Option<chunkwise::reference::Reference>, chunkwise::Error> {
+    use chunkwise::reference::{Reference, MAX_REFERENCE_BYTES};
+    use std::io::Read;
+    let path = std::path::Path::new(source);
     if !meta.is_file() || meta.len() > MAX_REFERENCE_BYTES as u64 {
         return Ok(None);
     }
@@ -82,10 +108,36 @@ pub fn local_reference(
         return Ok(None);
     }
     let bytes = std::fs::read(path).map_err(bad)?;
-    if !Reference::is_reference(&bytes) {
+    // Parsed once: a document is taken as a reference by its key, not by its name.
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        // A damaged reference (its key leads the document as chunkwise writes it) says so.
+        if String::from_utf8_lossy(&head[..n]).contains("\"chunkwise_reference\"") {
+            return Reference::from_json(&bytes).map(Some);
+        }
+        return Ok(None);
+    };
+    if v.get("chunkwise_reference").is_none() {
         return Ok(None);
     }
-    Reference::from_json(&bytes).map(Some)
+    let mut r = Reference::from_value(v)?;
+    if let Some(side) = &r.sidecar {
+        // A plain file name (checked by from_json), next to the document.
+        let blob_path = path.with_file_name(&side.sidecar);
+        let too_big = std::fs::metadata(&blob_path)
+            .map(|m| m.len() > chunkwise::reference::MAX_SIDECAR_BYTES)
+            .unwrap_or(false);
+        if too_big {
+            return Err(chunkwise::Error::InvalidArgument(format!(
+                "{}: larger than a payload sidecar may be",
+                blob_path.display()
+            )));
+        }
+        let blob = std::fs::read(&blob_path).map_err(|e| {
+            chunkwise::Error::InvalidArgument(format!("{}: {e}", blob_path.display()))
+        })?;
+        r.attach_sidecar(&blob)?;
+    }
+    Ok(Some(r))
 }
 
 /// The cache coordinator of the CLI flags for `source`: as [`coordinator`], except for an

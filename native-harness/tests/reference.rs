@@ -290,11 +290,17 @@ async fn bad_documents_are_refused_with_a_typed_error() {
     let obj = v.as_object_mut().unwrap();
     obj.remove("sha256");
     obj.remove("identity");
-    let sum = chunkwise::cache::identity::sha256_hex(&serde_json::to_vec(&v).unwrap());
-    v["sha256"] = sum.into();
+    v["sha256"] = chunkwise::reference::digest(&v).into();
     let e = Reference::from_json(&serde_json::to_vec(&v).unwrap()).unwrap_err();
     assert_eq!(e.code(), "INVALID_ARGUMENT");
-    assert!(e.to_string().contains("identity"), "{e}");
+    assert!(e.to_string().contains("missing field `identity`"), "{e}");
+    // And re-signed with an unknown field.
+    let mut v: serde_json::Value = serde_json::from_slice(&doc).unwrap();
+    v.as_object_mut().unwrap().remove("sha256");
+    v["extra"] = 1.into();
+    v["sha256"] = chunkwise::reference::digest(&v).into();
+    let e = Reference::from_json(&serde_json::to_vec(&v).unwrap()).unwrap_err();
+    assert!(e.to_string().contains("unknown field `extra`"), "{e}");
 }
 
 /// `v` as a JavaScript object round trip leaves it: every float without a fraction an
@@ -592,5 +598,131 @@ async fn cli_reference_then_read_info_and_ls_from_it() {
     assert!(!ok);
     let e: serde_json::Value = serde_json::from_str(err.trim()).unwrap();
     assert_eq!(e["error"]["code"], "INVALID_ARGUMENT", "{err}");
+    // So does a truncated one.
+    std::fs::write(&bad, &written[..written.len() / 2]).unwrap();
+    let (ok, _, err) = cli(&["info", bad.to_str().unwrap(), "--path", "/surface/precip"]);
+    assert!(!ok);
+    let e: serde_json::Value = serde_json::from_str(err.trim()).unwrap();
+    assert_eq!(e["error"]["code"], "INVALID_ARGUMENT", "{err}");
+    assert!(err.contains("not JSON"), "{err}");
     assert_eq!(std::fs::read(&doc).unwrap(), written);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn payload_travels_inline_or_in_a_sidecar() {
+    let server = serve_dir(fixtures()).await;
+    let store = store_at(&server.url("sample/sample.h5"), vec![]).await;
+    let want = npy(fixtures().join("sample/sample_h5_surface_precip.npy"));
+    let arr = store.get("/surface/precip").await.unwrap();
+    arr.read(&Selection::all(), &ReadOptions::default())
+        .await
+        .unwrap();
+    let plain = Reference::export(&store, false).await.unwrap();
+    assert!(plain.payload.is_empty());
+    let r = Reference::export(&store, true).await.unwrap();
+    assert!(!r.payload.is_empty(), "the chunks read are exported");
+    assert!(r
+        .payload
+        .iter()
+        .all(|e| e.key.starts_with("/surface/precip\n")));
+
+    // Inline: a fresh coordinator reads the chunks with no request.
+    let inline = Reference::from_json(&r.to_json()).unwrap();
+    assert_eq!(inline.payload, r.payload);
+    let reopened = open_reference(&inline, None, vec![], OpenOptions::default(), memory())
+        .await
+        .unwrap();
+    let arr = reopened.get("/surface/precip").await.unwrap();
+    let got = arr
+        .read(&Selection::all(), &ReadOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        (got.shape, got.data),
+        (want.shape.clone(), want.data.clone())
+    );
+    assert_eq!(reopened.traffic().requests, 0, "chunks from the payload");
+    // Without the payload the same read fetches.
+    let bare = open_reference(&plain, None, vec![], OpenOptions::default(), memory())
+        .await
+        .unwrap();
+    let arr = bare.get("/surface/precip").await.unwrap();
+    arr.read(&Selection::all(), &ReadOptions::default())
+        .await
+        .unwrap();
+    assert!(bare.traffic().requests >= 1);
+
+    // Sidecar: named by the document, refused until attached, checked by its sha256.
+    let (doc, blob) = r.to_json_with_sidecar("ref.json.payload", 0);
+    let blob = blob.expect("a sidecar past the threshold");
+    let text = String::from_utf8(doc.clone()).unwrap();
+    assert!(text.contains("\"sidecar\"") && !text.contains("\"base64\""));
+    let mut side = Reference::from_json(&doc).unwrap();
+    assert!(side.payload.is_empty() && side.sidecar.is_some());
+    let e = open_reference(&side, None, vec![], OpenOptions::default(), memory())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "INVALID_ARGUMENT");
+    let mut bad_blob = blob.clone();
+    bad_blob[0] ^= 1;
+    let e = side.clone().attach_sidecar(&bad_blob).unwrap_err();
+    assert!(e.to_string().contains("sha256"), "{e}");
+    side.attach_sidecar(&blob).unwrap();
+    assert_eq!(side.payload, r.payload);
+    let reopened = open_reference(&side, None, vec![], OpenOptions::default(), memory())
+        .await
+        .unwrap();
+    let arr = reopened.get("/surface/precip").await.unwrap();
+    let got = arr
+        .read(&Selection::all(), &ReadOptions::default())
+        .await
+        .unwrap();
+    assert_eq!((got.shape, got.data), (want.shape, want.data));
+    assert_eq!(reopened.traffic().requests, 0);
+    // A sidecar name with a directory part is refused, even in a document signed anew.
+    let (doc, _) = r.to_json_with_sidecar("../x", 0);
+    let e = Reference::from_json(&doc).unwrap_err();
+    assert_eq!(e.code(), "INVALID_ARGUMENT");
+    assert!(e.to_string().contains("file name"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_with_payload_from_a_disk_cache() {
+    let server = serve_dir(fixtures()).await;
+    let url = server.url("sample/sample.h5");
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let cache_s = cache.to_str().unwrap();
+    let disk = ["--cache", "disk", "--cache-dir", cache_s];
+    let mut args = vec!["read", url.as_str(), "--path", "/surface/precip"];
+    args.extend(disk);
+    let (ok, _, err) = cli(&args);
+    assert!(ok, "{err}");
+    let doc = tmp.path().join("ref.json");
+    let doc_s = doc.to_str().unwrap();
+    let mut args = vec!["reference", url.as_str(), "--out", doc_s, "--with-payload"];
+    args.extend(disk);
+    let (ok, out, err) = cli(&args);
+    assert!(ok, "{err}");
+    let line: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(line["payload_chunks"].as_u64().unwrap() >= 1, "{line}");
+    assert_eq!(line["sidecar"], false, "small payload inline");
+    let npy_out = tmp.path().join("p.npy");
+    let (ok, out, err) = cli(&[
+        "read",
+        doc_s,
+        "--path",
+        "/surface/precip",
+        "--out",
+        npy_out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let line: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(
+        line["requests"], 0,
+        "chunks from the reference's payload: {line}"
+    );
+    let got = npy(npy_out);
+    let want = npy(fixtures().join("sample/sample_h5_surface_precip.npy"));
+    assert_eq!((got.shape, got.data), (want.shape, want.data));
 }

@@ -628,6 +628,38 @@ impl CacheCoordinator {
             .await;
     }
 
+    /// Every payload entry whose storage key ([`CacheKey::storage_key`]) starts with
+    /// `prefix`, with its bytes (a portable reference's `--with-payload`: the entries of one
+    /// source under `{source_id}\n`). Entries that vanish between the listing and the read
+    /// are left out; hit and miss counters are not moved.
+    ///
+    /// # Errors
+    /// [`crate::Error::Cache`] when the payload backend cannot be listed.
+    pub async fn payload_with_prefix(&self, prefix: &str) -> crate::Result<Vec<(String, Bytes)>> {
+        let listed = self
+            .inner
+            .payload
+            .list(prefix)
+            .await
+            .map_err(crate::Error::Cache)?;
+        let mut out = Vec::with_capacity(listed.len());
+        for e in listed {
+            if let Some(b) = self.get_from(&*self.inner.payload, &e.key).await {
+                out.push((e.key, b));
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
+    /// Retains `payload` under the storage key `storage_key` ([`CacheKey::storage_key`]'s
+    /// form), as [`CacheCoordinator::put_payload`] does (a portable reference's payload put
+    /// back under the key of the source at reopen).
+    pub async fn put_payload_at(&self, storage_key: &str, payload: Bytes) {
+        self.put_to(&*self.inner.payload, storage_key, payload)
+            .await;
+    }
+
     /// A format's own discovery record under `key` (JSON bytes it wrote with
     /// [`CacheCoordinator::put_record`]; a Zarr store's remembered metadata), if held.
     /// The caller validates what it reads (a record it cannot parse is a miss).

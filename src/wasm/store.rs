@@ -78,6 +78,12 @@ export interface ChunkwiseReference {
   mutable: boolean;
   /** Discovery records by scope (chunkwise's own format, versioned). */
   records: Record<string, unknown>;
+  /** With `exportReference({ withPayload: true })`: compressed chunks, base64. A document
+   *  whose payload is in a sidecar file (`chunkwise reference --with-payload`, past 1 MiB)
+   *  is refused here (INVALID_ARGUMENT): the CLI reads sidecars. */
+  payload?:
+    | { encoding: "base64"; chunks: { key: string; data: string }[] }
+    | { encoding: "sidecar"; sidecar: string; sha256: string; chunks: { key: string; offset: number; len: number }[] };
   /** Hex SHA-256 of the rest (keys sorted, compact JSON). */
   sha256: string;
 }
@@ -290,12 +296,24 @@ impl RemoteStore {
 
     /// A portable reference of this store (a plain object, `ChunkwiseReference`): opens every
     /// array of the listing (an HDF5 dataset's chunk map is read then), then collects the
-    /// store's discovery records; see `RemoteStore.open`. Rejects with the errors of `get`.
+    /// store's discovery records; see `RemoteStore.open`. `withPayload: true` also embeds
+    /// (base64) the compressed chunks the store's cache holds, put back into the cache at
+    /// reopen. Rejects with the errors of `get`.
     #[wasm_bindgen(js_name = exportReference, unchecked_return_type = "Promise<ChunkwiseReference>")]
-    pub fn export_reference(&self) -> Result<js_sys::Promise, JsValue> {
+    pub fn export_reference(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "{ withPayload?: boolean }")]
+        options: JsValue,
+    ) -> Result<js_sys::Promise, JsValue> {
         let inner = self.inner()?;
+        let with_payload = match get_opt(&options, "withPayload") {
+            None => false,
+            Some(v) => v
+                .as_bool()
+                .ok_or_else(|| arg_error("withPayload must be a boolean"))?,
+        };
         Ok(wasm_bindgen_futures::future_to_promise(async move {
-            let r = crate::reference::Reference::export(&inner, false)
+            let r = crate::reference::Reference::export(&inner, with_payload)
                 .await
                 .map_err(|e| js_error(&e))?;
             let text = String::from_utf8(r.to_json()).expect("JSON is UTF-8");

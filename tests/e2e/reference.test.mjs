@@ -53,18 +53,27 @@ describe("portable references (Node build)", () => {
       const arr = await store.get("/surface/precip");
       const r = await arr.read();
       const text = await chunkwise.RemoteStore.open(JSON.stringify(ref), {});
+      // The chunks read travel with a reference exported with its payload.
+      const warmRef = await store.exportReference({ withPayload: true });
+      const warm = await chunkwise.RemoteStore.open(JSON.parse(JSON.stringify(warmRef)), {});
+      const again = await (await warm.get("/surface/precip")).read();
+      const warmRequests = warm.traffic.requests;
+      const warmSame = JSON.stringify(Array.from(again.data)) === JSON.stringify(Array.from(r.data));
       let refresh = null;
       try { await store.refresh(); } catch (e) { refresh = e.code; }
       let tampered = null;
       try { await chunkwise.RemoteStore.open({ ...ref, identity: { ...ref.identity, len: 1 } }, {}); }
       catch (e) { tampered = e.code; }
       console.log(JSON.stringify({ opened, arrays: paths.length, requests: store.traffic.requests,
-        textRequests: text.traffic.requests, shape: Array.from(r.shape), data: Array.from(r.data), refresh, tampered }));`);
+        textRequests: text.traffic.requests, warmChunks: warmRef.payload.chunks.length, warmRequests, warmSame, shape: Array.from(r.shape), data: Array.from(r.data), refresh, tampered }));`);
     assert.equal(got.error, undefined, got.message);
     assert.equal(got.opened, 0, "open, nodes and every get made no request");
     assert.ok(got.arrays >= 8);
     assert.ok(got.requests >= 1, "the read fetched the chunks");
     assert.equal(got.textRequests, 0);
+    assert.ok(got.warmChunks >= 1, "the payload holds the chunks read");
+    assert.equal(got.warmRequests, 0, "a reference with payload reads them with no request");
+    assert.ok(got.warmSame);
     const want = readNpy(path.join(fixtures, "sample/sample_h5_surface_precip.npy"));
     assert.deepEqual(got.shape, want.shape);
     const expected = want.values;

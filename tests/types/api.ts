@@ -177,6 +177,8 @@ export async function everything(): Promise<void> {
   const kind: "hdf5" | "zarr" | "b2z" = ref.kind;
   const len: number = ref.identity.len;
   const again = await RemoteStore.open(ref, storeOpts);
+  const warm: ChunkwiseReference = await store.exportReference({ withPayload: true });
+  console.log(warm.payload?.chunks.length);
   await RemoteStore.open(JSON.stringify(ref));
   // @ts-expect-error: a reference is not any object
   await RemoteStore.open({ url });
