@@ -51,8 +51,8 @@ def run_tree(url, manifest, cache_dir):
     store = blosc2.open(url, cache_dir=cache_dir)
     try:
         for path, leaf in leaves.items():
-            got = store[path][0, 0]
-            if float(got) != leaf["first"]:
+            got = float(store[path][0, 0])
+            if got != leaf["first"]:
                 fail(f"{url} {path}[0, 0] = {got!r}, expected {leaf['first']!r}")
         traffic = store.traffic
         return traffic.requests, traffic.nbytes
