@@ -147,6 +147,7 @@ impl std::fmt::Debug for RemoteArray {
 
 impl RemoteArray {
     /// The payload identity of this array's stored chunks (the payload cache keys' source).
+    #[cfg_attr(not(feature = "b2nd"), allow(dead_code))]
     pub(crate) fn payload_identity(&self) -> Arc<str> {
         self.identity.clone()
     }

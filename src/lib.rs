@@ -33,6 +33,7 @@ pub mod npy;
 pub mod open;
 pub mod partition;
 pub mod pipeline;
+pub mod reference;
 pub mod selection;
 pub mod store;
 pub mod table;

@@ -361,18 +361,6 @@ impl RemoteStore {
         Ok(())
     }
 
-    /// What the container is: `"hdf5"` (one object read by ranges), `"zarr"` (a store of
-    /// objects) or `"b2z"` (a ZIP archive of Blosc2 frames).
-    pub fn format(&self) -> &'static str {
-        match &self.current().container {
-            Container::File(_) => "hdf5",
-            #[cfg(feature = "zarr")]
-            Container::Zarr(_) => "zarr",
-            #[cfg(feature = "b2nd")]
-            Container::B2z(_) => "b2z",
-        }
-    }
-
     /// Requests and bytes that reached the transport for this store and its arrays.
     pub fn traffic(&self) -> TrafficSnapshot {
         self.traffic.snapshot()
@@ -386,6 +374,57 @@ impl RemoteStore {
     /// Size and validators of the container, as the current generation saw them.
     pub fn source_info(&self) -> &SourceInfo {
         &self.current().info
+    }
+
+    /// The cache identity the store's records and payload are kept under.
+    pub fn source_key(&self) -> &SourceKey {
+        &self.key
+    }
+
+    /// What the current generation reads: `"hdf5"` (one object read by ranges), `"zarr"`
+    /// (a Zarr store) or `"b2z"` (a ZIP archive of Blosc2 frames), the `kind` of a portable
+    /// reference ([`crate::reference::Reference`]).
+    pub fn kind(&self) -> &'static str {
+        match &self.current().container {
+            Container::File(_) => "hdf5",
+            #[cfg(feature = "zarr")]
+            Container::Zarr(_) => "zarr",
+            #[cfg(feature = "b2nd")]
+            Container::B2z(_) => "b2z",
+        }
+    }
+
+    /// The scopes ([`SourceKey::scoped`]) under which this store's discovery records are
+    /// kept by its coordinator: for an HDF5 file the listing (`#nodes`) and the path of
+    /// every array of the listing (each array's record exists once it was opened with
+    /// [`RemoteStore::get`]); for a Zarr store its remembered metadata (`#zarr-metadata`,
+    /// which grows with each array opened); for a `.b2z` its manifest (`#b2z`) and the
+    /// arrays' paths. A portable reference exports the records of
+    /// these scopes ([`crate::reference::Reference::export`]).
+    pub fn record_scopes(&self) -> Vec<String> {
+        match &self.current().container {
+            Container::File(_) => std::iter::once(crate::open::NODES_SCOPE.to_string())
+                .chain(
+                    self.nodes()
+                        .iter()
+                        .filter(|n| n.kind == crate::formats::NodeKind::Array)
+                        .map(|n| n.path.clone()),
+                )
+                .collect(),
+            #[cfg(feature = "zarr")]
+            Container::Zarr(_) => vec![crate::open::ZARR_SCOPE.to_string()],
+            // The manifest holds every leaf's frame; a leaf whose offsets were too large to
+            // list has a record of its own once opened.
+            #[cfg(feature = "b2nd")]
+            Container::B2z(_) => std::iter::once(crate::open::b2z::B2Z_SCOPE.to_string())
+                .chain(
+                    self.nodes()
+                        .iter()
+                        .filter(|n| n.kind == crate::formats::NodeKind::Array)
+                        .map(|n| n.path.clone()),
+                )
+                .collect(),
+        }
     }
 }
 

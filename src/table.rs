@@ -275,6 +275,11 @@ impl RemoteTable {
         &self.columns
     }
 
+    /// The source named in errors: the first column array's (or the record array's) URL.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
     /// Physical rows of the column arrays (live and deleted).
     pub fn physical_rows(&self) -> u64 {
         self.physical
@@ -323,8 +328,9 @@ impl RemoteTable {
     /// the mask applied. `options.progress` sees the chunks of all columns together.
     ///
     /// # Errors
-    /// `INVALID_ARGUMENT` for an unknown column name (listing the columns); `UNSUPPORTED`
-    /// for an unreadable column, with its reason; those of [`RemoteArray::read`].
+    /// `INVALID_ARGUMENT` for an unknown column name (listing the columns) or one named
+    /// twice; `UNSUPPORTED` for an unreadable column, with its reason; those of
+    /// [`RemoteArray::read`].
     pub async fn read_rows(
         &self,
         start: u64,
@@ -341,7 +347,12 @@ impl RemoteTable {
                 .map(|c| c.name.clone())
                 .collect(),
         };
-        for name in &wanted {
+        for (i, name) in wanted.iter().enumerate() {
+            if wanted[..i].contains(name) {
+                return Err(Error::InvalidArgument(format!(
+                    "column {name:?} asked for twice"
+                )));
+            }
             match self.columns.iter().find(|c| &c.name == name) {
                 None => {
                     return Err(Error::InvalidArgument(format!(

@@ -47,6 +47,13 @@ const ATTRS_EXAMPLES: &str = "Examples:
   chunkwise attrs tests/fixtures/zarr/v3.zarr
   chunkwise attrs http://127.0.0.1:8000/sample/field2d_f4.b2nd";
 
+const REFERENCE_EXAMPLES: &str = "Examples:
+  chunkwise reference http://127.0.0.1:8000/sample/sample.h5 --out ref.json
+  chunkwise reference http://127.0.0.1:8000/zarr/v3.zarr --out zarr-ref.json
+
+Then give the file as SOURCE of read, info, ls or attrs (read ref.json --path /surface/precip):
+it reopens the store with no discovery request.";
+
 const CHUNKS_EXAMPLES: &str = "Examples:
   chunkwise chunks tests/fixtures/hdf5/gzip_shuffle.h5 --path /ints
   chunkwise chunks tests/fixtures/hdf5/gzip_shuffle.h5 --path /ints --json";
@@ -123,7 +130,7 @@ struct SourceArgs {
 impl SourceArgs {
     /// The cache coordinator of `--cache` and `--cache-dir` ([`source::coordinator`]).
     fn coordinator(&self) -> Result<chunkwise::cache::CacheCoordinator, chunkwise::Error> {
-        source::coordinator(&self.cache, self.cache_dir.as_deref())
+        source::coordinator_for(&self.source, &self.cache, self.cache_dir.as_deref())
     }
 
     /// The `--header` values as (name, value) pairs ([`parse_headers`]).
@@ -249,6 +256,27 @@ enum Command {
     Attrs {
         #[command(flatten)]
         src: SourceArgs,
+    },
+    /// Export a portable reference of a container (HDF5 file, Zarr store): its public URL
+    /// (no query, no user info; headers are never written), size and validators, and the
+    /// discovery records of its listing and of every array (HDF5 chunk maps included), from
+    /// which `read`, `info` and `ls` of the written file reopen it with no discovery request.
+    /// Prints {"out","kind","records","requests","bytes"}.
+    #[command(after_help = REFERENCE_EXAMPLES)]
+    Reference {
+        #[command(flatten)]
+        src: SourceArgs,
+        /// Where the reference document is written (JSON).
+        #[arg(long)]
+        out: PathBuf,
+        /// Also embed the payload the export's cache holds (not supported yet: refused).
+        #[arg(long)]
+        with_payload: bool,
+        /// Mark the reference mutable: a reopen writes its records into the --cache of the
+        /// reopening command (disk included) and may refresh; by default an immutable
+        /// snapshot, reopened in memory only.
+        #[arg(long)]
+        mutable: bool,
     },
     /// Print the chunk map of an HDF5 dataset: each allocated chunk's element offset, byte
     /// address, stored size and filter mask (for .b2nd and Zarr arrays, `info` gives the
@@ -467,7 +495,8 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
         | Command::Ls { src, .. }
         | Command::Info { src, .. }
         | Command::Chunks { src, .. }
-        | Command::Attrs { src } => (src.deadline()?, src.source.clone()),
+        | Command::Attrs { src }
+        | Command::Reference { src, .. } => (src.deadline()?, src.source.clone()),
         _ => (None, String::new()),
     };
     chunkwise::io::deadline::operation(limit, &location, run_command(cli)).await
@@ -524,7 +553,7 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             mutable,
             columns,
         } => {
-            let coordinator = source::coordinator(&cache, cache_dir.as_deref())?;
+            let coordinator = source::coordinator_for(&source, &cache, cache_dir.as_deref())?;
             if let Some(columns) = columns {
                 let read = native_harness::table_cli::TableRead {
                     source: &source,
@@ -688,7 +717,7 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             json,
             mutable,
         } => {
-            let coordinator = source::coordinator(&cache, cache_dir.as_deref())?;
+            let coordinator = source::coordinator_for(&source, &cache, cache_dir.as_deref())?;
             let options = OpenOptions {
                 cache: coordinator.policy(),
                 path: path.clone(),
@@ -830,6 +859,37 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             println!(
                 "{}",
                 serde_json::to_string_pretty(&attrs.to_json()).expect("attributes serialise")
+            );
+            Ok(())
+        }
+        Command::Reference {
+            src,
+            out,
+            with_payload,
+            mutable,
+        } => {
+            let store = source::open_store_cached(
+                &src.source,
+                src.request_headers()?,
+                src.coordinator()?,
+                src.cache_key.as_deref(),
+            )
+            .await?;
+            let mut r = chunkwise::reference::Reference::export(&store, with_payload).await?;
+            r.mutable = mutable;
+            std::fs::write(&out, r.to_json()).map_err(|e| {
+                chunkwise::Error::InvalidArgument(format!("{}: {e}", out.display()))
+            })?;
+            let t = store.traffic();
+            println!(
+                "{}",
+                serde_json::json!({
+                    "out": out.display().to_string(),
+                    "kind": r.kind,
+                    "records": r.records.len(),
+                    "requests": t.requests,
+                    "bytes": t.bytes,
+                })
             );
             Ok(())
         }

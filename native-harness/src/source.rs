@@ -49,22 +49,125 @@ pub fn coordinator(
     }
 }
 
+/// The portable reference at `source` ([`chunkwise::reference::Reference`]) when `source`
+/// is a local file whose content is one (a JSON object with the key `chunkwise_reference`,
+/// whatever the file's name); `None` for a URL, a directory, or a file of other content (only
+/// its first bytes are read then).
+///
+/// # Errors
+/// [`chunkwise::Error::InvalidArgument`] for a reference document that cannot be read or is
+/// refused by [`chunkwise::reference::Reference::from_json`] (wrong version, edited, ...).
+pub fn local_reference(
+    source: &str,
+) -> Result<Option<chunkwise::reference::Reference>, chunkwise::Error> {
+    use chunkwise::reference::{Reference, MAX_REFERENCE_BYTES};
+    use std::io::Read;
+    if is_url(source) {
+        return Ok(None);
+    }
+    let path = std::path::Path::new(source);
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(None);
+    };
+    if !meta.is_file() || meta.len() > MAX_REFERENCE_BYTES as u64 {
+        return Ok(None);
+    }
+    let bad = |e: std::io::Error| chunkwise::Error::InvalidArgument(format!("{source}: {e}"));
+    // A JSON document starts with `{` after blanks; no array format does.
+    let mut head = [0u8; 64];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .map_err(bad)?;
+    if head[..n].iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Ok(None);
+    }
+    let bytes = std::fs::read(path).map_err(bad)?;
+    if !Reference::is_reference(&bytes) {
+        return Ok(None);
+    }
+    Reference::from_json(&bytes).map(Some)
+}
+
+/// The cache coordinator of the CLI flags for `source`: as [`coordinator`], except for an
+/// immutable portable reference ([`local_reference`]), which keeps nothing on disk: a MEMORY
+/// coordinator (NONE with `--cache none`), and `--cache-dir` is not touched.
+///
+/// # Errors
+/// As [`coordinator`] and [`local_reference`].
+pub fn coordinator_for(
+    source: &str,
+    cache: &str,
+    cache_dir: Option<&std::path::Path>,
+) -> Result<CacheCoordinator, chunkwise::Error> {
+    match local_reference(source)? {
+        Some(r) if !r.mutable => {
+            let policy = cache
+                .parse::<CachePolicy>()
+                .map_err(chunkwise::Error::InvalidArgument)?;
+            let policy = match policy {
+                CachePolicy::None => CachePolicy::None,
+                _ => CachePolicy::Memory,
+            };
+            CacheCoordinator::new(policy, chunkwise::cache::DEFAULT_MAX_CACHE_BYTES)
+        }
+        _ => coordinator(cache, cache_dir),
+    }
+}
+
 /// Opens an array at `source` whose caches `coordinator` owns ([`chunkwise::open::open_array`]:
 /// a URL ending in `.zarr`, a local directory, or a URL with no object of its own (404) or
-/// with bytes of no known format opens as a Zarr store (or array) root).
+/// with bytes of no known format opens as a Zarr store (or array) root). A local portable
+/// reference ([`local_reference`]) opens its store ([`chunkwise::reference::open_reference`])
+/// and the array at `options.path`, or without a path the one array at its root.
+///
+/// # Errors
+/// As [`chunkwise::open::open_array`]; for a reference without a path whose root does not
+/// hold exactly one array, [`chunkwise::Error::InvalidArgument`] naming its arrays.
 pub async fn open_array_cached(
     source: &str,
     headers: Vec<(String, String)>,
     options: OpenOptions,
     coordinator: CacheCoordinator,
 ) -> Result<RemoteArray, chunkwise::Error> {
+    if let Some(r) = local_reference(source)? {
+        let path = options.path.clone();
+        let store =
+            chunkwise::reference::open_reference(&r, None, headers, options, coordinator).await?;
+        let path = match path {
+            Some(p) => p,
+            None => {
+                let arrays: Vec<&str> = store
+                    .nodes()
+                    .iter()
+                    .filter(|n| n.kind == chunkwise::formats::NodeKind::Array)
+                    .map(|n| n.path.as_str())
+                    .collect();
+                let root: Vec<&str> = arrays
+                    .iter()
+                    .copied()
+                    .filter(|p| p.matches('/').count() == 1)
+                    .collect();
+                match root.as_slice() {
+                    [one] => one.to_string(),
+                    _ => {
+                        return Err(chunkwise::Error::InvalidArgument(format!(
+                            "{source}: the reference's store holds arrays {}; give --path",
+                            arrays.join(", ")
+                        )))
+                    }
+                }
+            }
+        };
+        return store.get(&path).await;
+    }
     chunkwise::open::open_array(source, headers, options, coordinator).await
 }
 
 /// Opens the container at `source` (an HDF5 file, or a Zarr store: a URL ending in `.zarr`,
 /// a local directory, or a URL with no object of its own) as a store whose caches
 /// `coordinator` owns, under the cache identity `cache_key` when given
-/// ([`chunkwise::open::open_store`]).
+/// ([`chunkwise::open::open_store`]); a local portable reference ([`local_reference`]) opens
+/// through [`chunkwise::reference::open_reference`].
 pub async fn open_store_cached(
     source: &str,
     headers: Vec<(String, String)>,
@@ -75,6 +178,9 @@ pub async fn open_store_cached(
         cache_key: cache_key.map(str::to_string),
         ..Default::default()
     };
+    if let Some(r) = local_reference(source)? {
+        return chunkwise::reference::open_reference(&r, None, headers, options, coordinator).await;
+    }
     chunkwise::open::open_store(source, headers, options, coordinator).await
 }
 

@@ -65,7 +65,7 @@ pub async fn read_table(
     let store =
         crate::source::open_store_cached(read.source, read.headers, coordinator, read.cache_key)
             .await?;
-    let path = match (read.path, store.format()) {
+    let path = match (read.path, store.kind()) {
         (Some(p), _) => p.to_string(),
         (None, "hdf5") => {
             return Err(Error::InvalidArgument(

@@ -304,6 +304,16 @@ async fn an_archive_over_8_mib_lists_by_ranges_and_reads_one_value_of_each_leaf(
         .await
         .unwrap();
     let listed = store.traffic();
+    // One suffix request, then each member's prefix with the previous member's suffix (its
+    // frame offsets) in one request: one round of at most 6 requests in flight.
+    assert!(
+        listed.requests <= 2 + leaves.len() as u64,
+        "listing requests: {listed:?}"
+    );
+    assert!(
+        listed.round_trips <= 1 + (leaves.len() as u64).div_ceil(6) + 1,
+        "listing round trips: {listed:?}"
+    );
     assert!(
         listed.bytes < len / 4,
         "the listing reads a fraction of the archive: {listed:?} of {len}"
@@ -430,4 +440,53 @@ async fn truncated_and_damaged_archives_are_typed_errors() {
         );
     }
     drop(server);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_disk_cache_reopens_small_and_large_archives_with_no_request() {
+    for (root, name, leaf) in [
+        (dir(), "tree.b2z", "/g/h/cube"),
+        (big().to_path_buf(), "big.b2z", "/leaves/l03"),
+    ] {
+        let server = common::serve_dir(root.clone()).await;
+        let url = format!("{}/{name}", server.base_url());
+        let cache = common::process_dir(&format!("chunkwise-b2z-disk-{}-", name.len()));
+        let _ = std::fs::remove_dir_all(&cache);
+        let disk = || CacheCoordinator::disk(&cache, Some(64 << 20)).unwrap();
+        let cold = open_store(&url, vec![], OpenOptions::default(), disk())
+            .await
+            .unwrap();
+        let arr = cold.get(leaf).await.unwrap();
+        let want = arr
+            .read(&Selection::parse("0").unwrap(), &ReadOptions::default())
+            .await
+            .unwrap();
+        drop(arr);
+        drop(cold);
+        // Another process (a new coordinator over the same directory): the manifest, and for
+        // the small archive its copy, come from disk.
+        let warm = open_store(&url, vec![], OpenOptions::default(), disk())
+            .await
+            .unwrap();
+        assert_eq!(warm.traffic().requests, 0, "{name}: warm open");
+        let arr = warm.get(leaf).await.unwrap();
+        let got = arr
+            .read(&Selection::parse("0").unwrap(), &ReadOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(got.data, want.data, "{name}");
+        assert_eq!(
+            warm.traffic().requests,
+            0,
+            "{name}: the chunk read before comes from the payload cache (or the copy)"
+        );
+        // Dependent handles keep the owner alive: the array reads after its store is gone.
+        drop(warm);
+        let again = arr
+            .read(&Selection::parse("1").unwrap(), &ReadOptions::default())
+            .await
+            .unwrap();
+        assert!(!again.data.is_empty());
+        drop(server);
+    }
 }

@@ -367,6 +367,9 @@ async fn table_errors_are_typed() {
         e.message().contains("\"nope\"") && e.message().contains("id, x, tag, name"),
         "{e}"
     );
+    let e = read(&["x", "x"]).await;
+    assert_eq!(e.code(), "INVALID_ARGUMENT");
+    assert!(e.message().contains("twice"), "{e}");
     // The <U6 column (numpy unicode) does not open: listed, and refused with its reason.
     let name = &table.columns()[3];
     assert!(name.error.is_some(), "{name:?}");
@@ -495,5 +498,55 @@ async fn cli_reads_columns_into_a_structured_npy() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(code), "{args:?}: {err}");
     }
+    server.shutdown().await;
+}
+
+/// `read --columns` on a python-blosc2 CTable saved as `.b2z` (tests/fixtures/b2z/table.b2z,
+/// gen_b2z.py: 1,099 physical rows, 1,045 live): without --path the table is the archive's
+/// root; --select counts live rows; values equal the live rows written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_reads_a_b2z_ctable_at_the_root() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+    let server = common::serve_dir(root.clone()).await;
+    let url = server.url("b2z/table.b2z");
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("rows.npy");
+    let o = chunkwise(&[
+        "read",
+        &url,
+        "--columns",
+        "id,f64,raw,flag",
+        "--select",
+        "100:-5",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = read_npy(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(
+        got.descr,
+        "[('id', '<i8'), ('f64', '<f8'), ('raw', '|S4'), ('flag', '|b1')]"
+    );
+    assert_eq!(got.shape, vec![1040 - 100]);
+    let cols: Vec<Npy> = ["id", "f64", "raw", "flag"]
+        .iter()
+        .map(|c| {
+            read_npy(&std::fs::read(root.join(format!("b2z/table/{c}.npy"))).unwrap()).unwrap()
+        })
+        .collect();
+    assert!(cols.iter().all(|c| c.shape == vec![1045]));
+    let want: Vec<u8> = (100..1040)
+        .flat_map(|r| {
+            cols.iter()
+                .flat_map(|c| rows(c, r, r + 1))
+                .collect::<Vec<u8>>()
+        })
+        .collect();
+    assert_eq!(got.data, want);
+    // The vlstring column is listed but refused with its reason.
+    let o = chunkwise(&["read", &url, "--columns", "id,note"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("UNSUPPORTED") && err.contains(".b2b"), "{err}");
     server.shutdown().await;
 }

@@ -30,9 +30,9 @@ mod zarr;
 #[cfg(not(feature = "zarr"))]
 use without_zarr::{open_zarr, open_zarr_store, or_zarr};
 #[cfg(feature = "zarr")]
-pub(crate) use zarr::keep_zarr;
-#[cfg(feature = "zarr")]
 use zarr::or_zarr;
+#[cfg(feature = "zarr")]
+pub(crate) use zarr::{keep_zarr, ZARR_SCOPE};
 #[cfg(feature = "zarr")]
 pub use zarr::{key_opener, open_zarr, open_zarr_store, zarr_store};
 
@@ -52,8 +52,7 @@ use bytes::Bytes;
 use std::sync::Arc;
 
 /// Scope under which a container's listing is recorded.
-#[cfg(feature = "hdf5")]
-const NODES_SCOPE: &str = "#nodes";
+pub(crate) const NODES_SCOPE: &str = "#nodes";
 
 /// What a source's first bytes are (a Zarr store has no object of its own, so it is never
 /// detected from bytes: see [`is_zarr_root`]).

@@ -114,9 +114,12 @@ pub async fn open_zarr(
     RemoteArray::open_zarr_with_cache(store, &path, traffic, key, options, coordinator).await
 }
 
+/// Scope ([`SourceKey::scoped`]) of a Zarr store's remembered metadata.
+pub(crate) const ZARR_SCOPE: &str = "#zarr-metadata";
+
 /// The coordinator's record key of a Zarr store's remembered metadata.
 fn zarr_record_key(key: &SourceKey) -> String {
-    format!("{}\n#zarr-metadata", key.source_id())
+    key.scoped(ZARR_SCOPE)
 }
 
 /// The Zarr store's remembered metadata from `coordinator`'s discovery record under

@@ -11,6 +11,8 @@
 //! const store = await RemoteStore.open(url, { headers: {} });   // an HDF5 file
 //! store.nodes;            // [{ path, kind, shape, dtype, error }, ...]
 //! const ds = await store.get("/group/data");                     // a RemoteArray
+//! const table = await store.table("/run/table");             // a RemoteTable
+//! table.columns; table.nrows; const { id, x } = await table.readRows(0, 100, { columns: ["id", "x"] });
 //! store.traffic; store.close();
 //! ```
 
@@ -21,6 +23,7 @@ pub mod cache;
 mod chunk_trace;
 pub mod partition;
 mod store;
+mod table;
 mod typed;
 #[cfg(feature = "zarr")]
 pub mod zarr;
@@ -33,6 +36,7 @@ pub use chunk_trace::{
 };
 pub use partition::{diff_js, partition_js, resolve_js, KeyResolver};
 pub use store::RemoteStore;
+pub use table::RemoteTable;
 
 use wasm_bindgen::prelude::*;
 

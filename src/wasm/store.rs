@@ -60,7 +60,43 @@ export interface StoreTable extends StoreNodeBase {
 }
 /** One node of a container's hierarchy, discriminated by `kind`. */
 export type StoreNode = StoreGroup | StoreArray | StoreLink | StoreTable;
+/** A portable reference (`store.exportReference()`): the store's public URL (no query, no
+ *  user info; headers are never written), its size and validators, and its discovery
+ *  records, signed by `sha256`. `RemoteStore.open(reference)` reopens the store from it with
+ *  no discovery request. Integers past 2^53 in a record lose precision in a JS object and the
+ *  reference is then refused (sha256); keep the JSON text of `JSON.stringify` as it is. */
+export interface ChunkwiseReference {
+  chunkwise_reference: 1;
+  /** Public URL of the source. */
+  url: string;
+  kind: "hdf5" | "zarr" | "b2z";
+  /** Size (bytes) and HTTP validators at export; reads check the server's answers against
+   *  them (code SOURCE_CHANGED). */
+  identity: { len: number; etag: string | null; last_modified: string | null };
+  /** false: reopened in memory only, refresh refused; true: into the cache of the options
+   *  ("disk" included), refreshable. */
+  mutable: boolean;
+  /** Discovery records by scope (chunkwise's own format, versioned). */
+  records: Record<string, unknown>;
+  /** Hex SHA-256 of the rest (keys sorted, compact JSON). */
+  sha256: string;
+}
 "#;
+
+/// The portable reference passed where a URL is expected: a JS object, or a string holding
+/// its JSON (one starting with `{`); `None` for any other string (a URL).
+fn reference_arg(value: &JsValue) -> Result<Option<crate::reference::Reference>, JsValue> {
+    let text = match value.as_string() {
+        Some(s) if s.trim_start().starts_with('{') => s,
+        Some(_) => return Ok(None),
+        None if value.is_object() => super::stringify(value)
+            .map_err(|e| arg_error(format!("a reference must be a JSON object: {e}")))?,
+        None => return Ok(None),
+    };
+    crate::reference::Reference::from_json(text.as_bytes())
+        .map(Some)
+        .map_err(|e| js_error(&e))
+}
 
 /// A container (an HDF5 file, a Zarr store) opened once over HTTP range requests. Its arrays share its
 /// transport, traffic counter and caches.
@@ -75,18 +111,46 @@ impl RemoteStore {
     /// dataset then opens without a request. Rejects with a `ChunkwiseError` (`code`
     /// `UNSUPPORTED` for a source that is not a container, and the codes of
     /// `RemoteArray.open`).
+    ///
+    /// `url` may also be a portable reference (`exportReference()`'s object, or its JSON
+    /// text): the store then reopens from its records with no discovery request (an
+    /// immutable one in memory only, whatever `cache` says; `refresh` refused). A document
+    /// of another version or whose `sha256` does not match is `INVALID_ARGUMENT`.
     #[wasm_bindgen(unchecked_return_type = "RemoteStore")]
     pub async fn open(
-        #[wasm_bindgen(unchecked_param_type = "string")] url: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string | ChunkwiseReference")] url: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "StoreOptions")] options: JsValue,
     ) -> Result<RemoteStore, JsValue> {
-        let url = super::url_arg(&url)?;
+        let reference = reference_arg(&url)?;
+        let url = match &reference {
+            Some(r) => r.url.clone(),
+            None => super::url_arg(&url)?,
+        };
         let req = parse_open_options(&options)?;
         let signal: Option<web_sys::AbortSignal> =
             get_opt(&options, "signal").map(|s| s.unchecked_into());
         let (timeout, cache_store, location) =
             (req.timeout, get_opt(&options, "cacheStore"), url.clone());
         let open = async move {
+            if let Some(r) = reference {
+                // An immutable snapshot never touches persistent storage (not even to
+                // create a database): open_reference gives it a memory coordinator.
+                let coordinator = if r.mutable {
+                    super::array::open_coordinator(&req, cache_store).await?
+                } else if req.options.cache == crate::cache::CachePolicy::None {
+                    crate::cache::CacheCoordinator::none()
+                } else {
+                    crate::cache::CacheCoordinator::memory(req.options.max_cache_bytes)
+                };
+                return crate::reference::open_reference(
+                    &r,
+                    None,
+                    req.headers,
+                    req.options,
+                    coordinator,
+                )
+                .await;
+            }
             let coordinator = super::array::open_coordinator(&req, cache_store).await?;
             crate::open::open_store(&location, req.headers, req.options, coordinator).await
         };
@@ -165,6 +229,26 @@ impl RemoteStore {
         }))
     }
 
+    /// Opens the table at `path` ("/run/table": a 1-D record dataset; "/cols": a group of
+    /// equal-length 1-D arrays, one column each; "/" the root group), sharing this store's
+    /// caches, and counts its live rows. Rejects with `INVALID_ARGUMENT` when the node is no
+    /// table (saying what it is), `INVALID_DATA` for arrays that are not 1-D or of different
+    /// lengths, `NOT_FOUND` for a path the store does not hold.
+    #[wasm_bindgen(unchecked_return_type = "Promise<RemoteTable>")]
+    pub fn table(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] path: JsValue,
+    ) -> Result<js_sys::Promise, JsValue> {
+        let inner = self.inner()?;
+        let path = super::string_arg(&path, "path");
+        Ok(wasm_bindgen_futures::future_to_promise(async move {
+            let path = path?;
+            let table =
+                async { super::table::RemoteTable::from_inner(inner.table(&path).await?).await };
+            Ok(table.await.map_err(|e| js_error(&e))?.into())
+        }))
+    }
+
     /// Discovers the container afresh (bypassing held records and the small-file copy)
     /// and, only once that succeeded, makes it the store's listing and drops the old
     /// version's cached entries. Arrays obtained by `get` before then fail their reads with
@@ -202,6 +286,21 @@ impl RemoteStore {
         js_sys::Reflect::set(&o, &"bytes".into(), &(t.bytes as f64).into())?;
         js_sys::Reflect::set(&o, &"roundTrips".into(), &(t.round_trips as f64).into())?;
         Ok(o.into())
+    }
+
+    /// A portable reference of this store (a plain object, `ChunkwiseReference`): opens every
+    /// array of the listing (an HDF5 dataset's chunk map is read then), then collects the
+    /// store's discovery records; see `RemoteStore.open`. Rejects with the errors of `get`.
+    #[wasm_bindgen(js_name = exportReference, unchecked_return_type = "Promise<ChunkwiseReference>")]
+    pub fn export_reference(&self) -> Result<js_sys::Promise, JsValue> {
+        let inner = self.inner()?;
+        Ok(wasm_bindgen_futures::future_to_promise(async move {
+            let r = crate::reference::Reference::export(&inner, false)
+                .await
+                .map_err(|e| js_error(&e))?;
+            let text = String::from_utf8(r.to_json()).expect("JSON is UTF-8");
+            super::parse_json(&text).map_err(arg_error)
+        }))
     }
 
     /// Releases this handle; arrays already returned by `get` stay usable. Later calls throw.

@@ -8,6 +8,7 @@ import init, {
   ChunkwiseError,
   RemoteArray,
   RemoteStore,
+  RemoteTable,
   KeyResolver,
   adviseChunkCache,
   benchChunkTrace,
@@ -28,6 +29,7 @@ import type {
   AttrValue,
   CacheStore,
   CacheUsage,
+  ChunkwiseReference,
   DataOf,
   ErrorCode,
   OpenOptions,
@@ -37,6 +39,8 @@ import type {
   Selection,
   StoreNode,
   StoreOptions,
+  TableColumn,
+  TableRows,
   Traffic,
 } from "chunkwise";
 
@@ -116,6 +120,26 @@ export async function everything(): Promise<void> {
   console.log(chunk.shape, stored?.length);
   arr.close();
 
+  // Tables: from a store, or opened at a path; rows as a column-name map.
+  const tableStore = await RemoteStore.open(url);
+  const table: RemoteTable = await tableStore.table("/run/table");
+  const columns: TableColumn[] = table.columns;
+  const nrows: number = table.nrows;
+  const rows: TableRows = await table.readRows(0, 10, {
+    columns: ["id", "x"],
+    timeoutMs: 500,
+    signal: new AbortController().signal,
+    onProgress: (p) => console.log(p.done, p.total),
+  });
+  await table.readRows();
+  // @ts-expect-error: columns are names
+  await table.readRows(0, 10, { columns: [1] });
+  const opened: RemoteTable = await RemoteTable.open(url, { path: "/cols", cache: "none" });
+  console.log(columns[0].name, columns[0].dtype, columns[0].error, nrows, rows["id"]);
+  table.close();
+  opened.free();
+  tableStore.close();
+
   // Stores: nodes narrow by kind.
   const storeOpts: StoreOptions = { cache: "none" };
   const store = await RemoteStore.open(url);
@@ -143,6 +167,15 @@ export async function everything(): Promise<void> {
   }
   await store.refresh();
   console.log(store.cacheStatus, store.cacheBytes, store.traffic.requests);
+  // Portable references: a plain object (or its JSON text) opens where a URL does.
+  const ref: ChunkwiseReference = await store.exportReference();
+  const kind: "hdf5" | "zarr" | "b2z" = ref.kind;
+  const len: number = ref.identity.len;
+  const again = await RemoteStore.open(ref, storeOpts);
+  await RemoteStore.open(JSON.stringify(ref));
+  // @ts-expect-error: a reference is not any object
+  await RemoteStore.open({ url });
+  console.log(kind, len, ref.mutable, ref.sha256, Object.keys(ref.records), again.nodes);
   store.close();
 
   // Errors: a real class, its code one of ErrorCode.

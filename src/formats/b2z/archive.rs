@@ -34,6 +34,11 @@ pub const WHOLE_MEMBER_BYTES: u64 = 64 * 1024;
 pub const LOCAL_HEADER_HEADROOM: u64 = 4096;
 /// The prefix read of a larger member: its local header and the frame header (16 KiB).
 pub const MEMBER_PREFIX_BYTES: u64 = 16 * 1024;
+/// The suffix read of a larger member with its prefix (8 KiB): where a frame keeps its
+/// offsets chunk and trailer. Asked in the same round as the prefixes, a member's suffix
+/// and the next member's prefix are neighbours in a python-blosc2 archive and merge into
+/// one request, so listing needs no second round for most frames.
+pub const MEMBER_SUFFIX_BYTES: u64 = 8 * 1024;
 
 pub(crate) fn invalid(location: &str, detail: impl std::fmt::Display) -> FormatError {
     FormatError::Invalid {
@@ -85,6 +90,9 @@ pub struct MemberPrefix {
     pub data: Range<u64>,
     /// The first bytes of the data.
     pub prefix: Bytes,
+    /// The last bytes of the data, for a member larger than [`WHOLE_MEMBER_BYTES`] whose
+    /// end was where its central directory entry placed it (empty otherwise).
+    pub suffix: Bytes,
 }
 
 impl MemberPrefix {
@@ -259,9 +267,27 @@ impl Archive {
                 e.header_offset..e.header_offset.saturating_add(want).min(len)
             })
             .collect();
+        // Where a larger member's data ends if its local header has no extra field (as
+        // python-blosc2 writes them): its suffix is asked for there, and used only if the
+        // local header confirms that end.
+        let guessed_end = |e: &Entry| {
+            e.header_offset
+                .saturating_add(zip::LOCAL_HEADER_LEN)
+                .saturating_add(e.name.len() as u64)
+                .saturating_add(e.size)
+        };
+        let suffixes: Vec<Option<Range<u64>>> = entries
+            .iter()
+            .map(|e| {
+                let end = guessed_end(e);
+                (e.size > WHOLE_MEMBER_BYTES && end <= len)
+                    .then(|| end - MEMBER_SUFFIX_BYTES.min(e.size)..end)
+            })
+            .collect();
         let missing: Vec<Range<u64>> = ranges
             .iter()
-            .filter(|r| self.held(r).is_none())
+            .chain(suffixes.iter().flatten())
+            .filter(|r| r.start < r.end && self.held(r).is_none())
             .cloned()
             .collect();
         // Neighbouring members' prefixes merge when the gap is small (members are small and
@@ -279,7 +305,7 @@ impl Archive {
             })
         };
         let mut out = Vec::with_capacity(entries.len());
-        for (e, r) in entries.iter().zip(&ranges) {
+        for ((e, r), sr) in entries.iter().zip(&ranges).zip(&suffixes) {
             let mut bytes = slice_of(r)
                 .ok_or_else(|| invalid(location, format!("member {}: prefix not read", e.name)))?;
             let data = loop {
@@ -315,7 +341,15 @@ impl Archive {
             } else {
                 Bytes::new()
             };
-            out.push(MemberPrefix { data, prefix });
+            let suffix = match sr {
+                Some(sr) if sr.end == data.end => slice_of(sr).unwrap_or_default(),
+                _ => Bytes::new(),
+            };
+            out.push(MemberPrefix {
+                data,
+                prefix,
+                suffix,
+            });
         }
         Ok(out)
     }

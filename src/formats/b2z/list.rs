@@ -65,6 +65,18 @@ pub(crate) async fn frame_parts(
     len: u64,
     max_index: u64,
 ) -> crate::Result<(Bytes, Option<Bytes>)> {
+    frame_parts_held(source, prefix, Bytes::new(), len, max_index).await
+}
+
+/// [`frame_parts`] with `suffix`, the last bytes of the frame when read already (the
+/// offsets chunk and trailer are taken from it when it covers them).
+pub(crate) async fn frame_parts_held(
+    source: &dyn RangeSource,
+    prefix: Bytes,
+    suffix: Bytes,
+    len: u64,
+    max_index: u64,
+) -> crate::Result<(Bytes, Option<Bytes>)> {
     let location = source.location().to_string();
     let mut head = prefix;
     let header = loop {
@@ -95,8 +107,11 @@ pub(crate) async fn frame_parts(
         return Err(invalid(&location, "offsets chunk outside the frame").into());
     }
     let header_bytes = head.slice(..header.header_len.min(head.len()));
+    let from_suffix = len - (suffix.len() as u64).min(len);
     let index = if ir.end <= head.len() as u64 {
         Some(head.slice(ir.start as usize..ir.end as usize))
+    } else if ir.start >= from_suffix && ir.end == len {
+        Some(suffix.slice((ir.start - from_suffix) as usize..))
     } else if ir.end - ir.start <= max_index {
         Some(source.read(ByteRange::bounded(ir.clone())).await?.bytes)
     } else {
@@ -265,9 +280,9 @@ pub(crate) async fn list(archive: &Archive, concurrency: usize) -> crate::Result
         stream::iter(members.iter().map(|((e, _, _), pre)| {
             let src = archive.member_source(pre.data.clone(), &e.name);
             let len = pre.data.end - pre.data.start;
-            let prefix = pre.prefix.clone();
+            let (prefix, suffix) = (pre.prefix.clone(), pre.suffix.clone());
             async move {
-                match frame_parts(&*src, prefix, len, MAX_LISTED_INDEX_BYTES).await {
+                match frame_parts_held(&*src, prefix, suffix, len, MAX_LISTED_INDEX_BYTES).await {
                     Ok(p) => Ok(Ok(p)),
                     // An I/O error stops the listing; a malformed member is listed with it.
                     Err(crate::Error::Io(io)) => Err(crate::Error::Io(io)),
