@@ -2,6 +2,7 @@
 //! parity helpers and benchmarks against the real C libraries (native only), and the
 //! partition and chunk-trace commands.
 
+pub mod bench_b2z;
 pub mod bench_decode;
 pub mod bench_remote;
 pub mod bench_zarr;

@@ -83,6 +83,7 @@ const CACHE_EXAMPLES: &str = "Examples:
 const BENCH_EXAMPLES: &str = "Examples:
   chunkwise bench decode --quick
   chunkwise bench remote --latency-ms 40
+  chunkwise bench b2z --runs 5 --latency-ms 40
   chunkwise bench partition";
 
 #[derive(Parser)]
@@ -396,6 +397,20 @@ enum BenchCommand {
         #[arg(long, default_value_t = 40)]
         latency_ms: u64,
         /// Print JSON rows instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// `.b2z`: open a 20-leaf TreeStore and read [0, 0] of each leaf, and read 3 columns x
+    /// 10,000 rows of a CTable, cold and warm, by chunkwise and by python-blosc2's own remote
+    /// reader (scripts/bench_b2z_python.py, the venv) through `serve --latency-ms`.
+    B2z {
+        /// Milliseconds added per request.
+        #[arg(long, default_value_t = 40)]
+        latency_ms: u64,
+        /// Runs per cell (the median is shown).
+        #[arg(long, default_value_t = 5)]
+        runs: u32,
+        /// Print one JSON line per run and phase instead of a table.
         #[arg(long)]
         json: bool,
     },
@@ -1061,6 +1076,30 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                         .map_err(|e| arg(format!("cannot run node: {e}")))?;
                     if !status.success() {
                         return Err(arg(format!("scripts/bench-zarr-js.mjs failed ({status})")));
+                    }
+                }
+                BenchCommand::B2z {
+                    latency_ms,
+                    runs,
+                    json,
+                } => {
+                    use native_harness::bench_b2z;
+                    let repo = repo_root();
+                    let exe = std::env::current_exe().map_err(|e| arg(e.to_string()))?;
+                    let dir = bench_b2z::make_fixtures(&repo).map_err(arg)?;
+                    let m = bench_b2z::run(&exe, &repo, &dir, latency_ms, runs.max(1))
+                        .await
+                        .map_err(arg)?;
+                    if json {
+                        for s in &m.samples {
+                            println!("{}", serde_json::to_string(s).expect("sample serialises"));
+                        }
+                    } else {
+                        let rows = bench_b2z::summarise(&m.samples);
+                        print!(
+                            "{}",
+                            bench_b2z::format_table(latency_ms, runs.max(1), &rows, &m.notes)
+                        );
                     }
                 }
                 BenchCommand::Remote { latency_ms, json } => {
