@@ -1,7 +1,7 @@
 //! `RemoteArray` for JavaScript.
 
 use super::{arg_error, js_error};
-use crate::array::{CancelFlag, Progress, ReadOptions};
+use crate::array::{CancelFlag, ReadOptions};
 use crate::dtype::Kind;
 use crate::element::Value;
 use crate::selection::Selection;
@@ -652,14 +652,7 @@ impl ReadJob {
             on_progress,
         } = self;
         let cancel = CancelFlag::new();
-        let progress = move |p: Progress| {
-            if let Some(f) = &on_progress {
-                let o = js_sys::Object::new();
-                let _ = js_sys::Reflect::set(&o, &"done".into(), &(p.done as f64).into());
-                let _ = js_sys::Reflect::set(&o, &"total".into(), &(p.total as f64).into());
-                let _ = f.call1(&JsValue::NULL, &o);
-            }
-        };
+        let progress = super::progress_callback(on_progress);
         let ropts = ReadOptions {
             progress: Some(&progress),
             cancel: Some(cancel.clone()),

@@ -126,6 +126,21 @@ pub(crate) fn url_arg(value: &JsValue) -> Result<String, JsValue> {
     )))
 }
 
+/// The read progress callback of an `onProgress` option: calls `f({ done, total })` (chunks)
+/// as the read advances; nothing when no function was given.
+pub(crate) fn progress_callback(
+    on_progress: Option<js_sys::Function>,
+) -> impl Fn(crate::pipeline::Progress) {
+    move |p: crate::pipeline::Progress| {
+        if let Some(f) = &on_progress {
+            let o = js_sys::Object::new();
+            let _ = js_sys::Reflect::set(&o, &"done".into(), &(p.done as f64).into());
+            let _ = js_sys::Reflect::set(&o, &"total".into(), &(p.total as f64).into());
+            let _ = f.call1(&JsValue::NULL, &o);
+        }
+    }
+}
+
 /// JSON text of a JS value (`JSON.stringify`), or why there is none (a `BigInt`, a cycle,
 /// `undefined` or a function at top level).
 ///

@@ -4,7 +4,6 @@
 use super::array::{cancellable, get_opt, parse_open_options, value_js};
 use super::{arg_error, js_error};
 use crate::array::{CancelFlag, ReadOptions};
-use crate::pipeline::Progress;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -208,14 +207,7 @@ impl RemoteTable {
         };
         Ok(wasm_bindgen_futures::future_to_promise(async move {
             let cancel = CancelFlag::new();
-            let progress = move |p: Progress| {
-                if let Some(f) = &on_progress {
-                    let o = js_sys::Object::new();
-                    let _ = js_sys::Reflect::set(&o, &"done".into(), &(p.done as f64).into());
-                    let _ = js_sys::Reflect::set(&o, &"total".into(), &(p.total as f64).into());
-                    let _ = f.call1(&JsValue::NULL, &o);
-                }
-            };
+            let progress = super::progress_callback(on_progress);
             let ropts = ReadOptions {
                 progress: Some(&progress),
                 cancel: Some(cancel.clone()),
