@@ -86,7 +86,8 @@ impl Generation {
             number,
             container,
             info,
-            nodes,
+            // Shown to callers: no URL query or user info in a reason.
+            nodes: crate::formats::redact_node_errors(nodes),
             status,
             next: OnceLock::new(),
         }

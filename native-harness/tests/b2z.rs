@@ -490,3 +490,51 @@ async fn the_disk_cache_reopens_small_and_large_archives_with_no_request() {
         drop(server);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_url_query_never_reaches_a_listing_its_manifest_or_a_reference() {
+    // tree.b2z with the frame magic of one member damaged: that node's reason names the
+    // archive by its URL.
+    let mut bytes = std::fs::read(dir().join("tree.b2z")).unwrap();
+    let name = b"counts.b2nd";
+    let at = bytes
+        .windows(4 + 26 + name.len())
+        .position(|w| w.starts_with(b"PK\x03\x04") && w.ends_with(name))
+        .expect("the local header of counts.b2nd");
+    let data = at + 30 + name.len();
+    bytes[data + 2..data + 9].copy_from_slice(b"XXXXXXX");
+    let scratch = common::process_dir("chunkwise-b2z-query-");
+    std::fs::write(scratch.join("damaged.b2z"), &bytes).unwrap();
+    let server = common::serve_dir(scratch).await;
+    let url = format!("{}/damaged.b2z?token=SECRET123", server.base_url());
+    let coordinator = CacheCoordinator::memory(8 << 20);
+    let store = open_store(&url, vec![], OpenOptions::default(), coordinator.clone())
+        .await
+        .unwrap();
+    let counts = store.nodes().iter().find(|n| n.path == "/counts").unwrap();
+    let why = counts
+        .error
+        .as_deref()
+        .expect("the damaged member is listed with its reason");
+    assert!(why.contains("counts.b2nd"), "{why}");
+    let listing = serde_json::to_string(store.nodes()).unwrap();
+    assert!(!listing.contains("SECRET123"), "{listing}");
+    let reference = chunkwise::reference::Reference::export(&store, false)
+        .await
+        .unwrap();
+    let doc = String::from_utf8(reference.to_json()).unwrap();
+    assert!(!doc.contains("SECRET123"), "{doc}");
+    // The manifest the cache keeps.
+    let key = store.source_key().scoped("#b2z");
+    let record = coordinator
+        .record(&key)
+        .await
+        .expect("the manifest is recorded");
+    assert!(!String::from_utf8_lossy(&record).contains("SECRET123"));
+    // Opening the damaged member gives its own typed error, not a generic refusal.
+    let e = store.get("/counts").await.unwrap_err();
+    assert_eq!(e.code(), "INVALID_DATA", "{e}");
+    assert!(!e.message().contains("SECRET123"), "{}", e.message());
+    assert!(e.message().contains("counts.b2nd"), "{}", e.message());
+    drop(server);
+}

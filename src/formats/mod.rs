@@ -321,6 +321,18 @@ pub trait FormatSeed: serde::Serialize + serde::de::DeserializeOwned {
     }
 }
 
+/// `nodes` with every URL in their reasons redacted ([`crate::io::url::redact_text`]): a
+/// listing is shown and persisted, and a reason may name a source by a URL whose query or
+/// user info is secret.
+pub fn redact_node_errors(mut nodes: Vec<Node>) -> Vec<Node> {
+    for n in &mut nodes {
+        if let Some(e) = &n.error {
+            n.error = Some(crate::io::url::redact_text(e));
+        }
+    }
+    nodes
+}
+
 /// How many array names an error about a group lists before it counts the rest (the
 /// message of a group path opened as an array, HDF5 and Zarr alike).
 pub const LISTED_ARRAYS: usize = 10;

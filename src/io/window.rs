@@ -21,7 +21,7 @@ pub struct Window {
 
 impl Window {
     /// The window `range` of `inner`, named `location` in messages (e.g.
-    /// `https://host/store.b2z#g/data.b2nd`). The caller checks that `range` lies inside
+    /// `https://host/store.b2z member g/data.b2nd`). The caller checks that `range` lies inside
     /// `inner` (a read past the end of `inner` fails as `inner` fails it).
     pub fn new(inner: Arc<dyn RangeSource>, range: Range<u64>, location: String) -> Window {
         Window {

@@ -926,7 +926,7 @@ async fn put_listing(
     nodes: &[crate::formats::Node],
 ) {
     let listing = Hdf5ListingSeed {
-        nodes: nodes.to_vec(),
+        nodes: crate::formats::redact_node_errors(nodes.to_vec()),
     };
     coordinator
         .put_discovery(&key.scoped(NODES_SCOPE), &record(info, listing.to_seed()))

@@ -355,12 +355,13 @@ impl Archive {
     }
 
     /// The member whose data lies at `data` of the archive, as a source of its own, named
-    /// `{archive}#{name}` in messages.
+    /// `{archive} member {name}` in messages (after the URL, so that redacting the URL's
+    /// query in a message keeps the member's name).
     pub fn member_source(&self, data: Range<u64>, name: &str) -> Arc<dyn RangeSource> {
         Arc::new(Window::new(
             self.source.clone(),
             data,
-            format!("{}#{name}", self.info.location),
+            format!("{} member {name}", self.info.location),
         ))
     }
 

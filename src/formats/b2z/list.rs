@@ -299,7 +299,7 @@ pub(crate) async fn list(archive: &Archive, concurrency: usize) -> crate::Result
     let stream: Arc<dyn RangeSource> = Arc::new(EmbedStream::new(
         embed.clone(),
         stream_member,
-        format!("{location}#{EMBED_MEMBER}"),
+        format!("{location} member {EMBED_MEMBER}"),
     ));
 
     // External members: frame parts, concurrently.
@@ -333,7 +333,7 @@ pub(crate) async fn list(archive: &Archive, concurrency: usize) -> crate::Result
     for (((e, path, item), pre), part) in members.iter().zip(parts) {
         let data = pre.data.clone();
         let len = data.end - data.start;
-        let member_loc = format!("{location}#{}", e.name);
+        let member_loc = format!("{location} member {}", e.name);
         match item {
             Item::Array => {
                 let (frame, seed) = match &part {
@@ -363,18 +363,18 @@ pub(crate) async fn list(archive: &Archive, concurrency: usize) -> crate::Result
                 } else {
                     node
                 };
-                if frame.is_ok() {
-                    leaves.push(Leaf {
-                        path: path.clone(),
-                        place: LeafPlace::Member {
-                            name: e.name.clone(),
-                            data: data.clone(),
-                        },
-                        frame: seed,
-                    });
-                    if pre.is_whole() {
-                        prefetched.push((path.clone(), pre.prefix.clone()));
-                    }
+                // A member whose frame is malformed is a leaf too: opening it reads it
+                // again and fails with its typed error (INVALID_DATA, UNSUPPORTED).
+                leaves.push(Leaf {
+                    path: path.clone(),
+                    place: LeafPlace::Member {
+                        name: e.name.clone(),
+                        data: data.clone(),
+                    },
+                    frame: seed,
+                });
+                if pre.is_whole() {
+                    prefetched.push((path.clone(), pre.prefix.clone()));
                 }
                 nodes.insert(path.clone(), node);
             }
@@ -428,7 +428,7 @@ pub(crate) async fn list(archive: &Archive, concurrency: usize) -> crate::Result
                 let src = crate::io::Window::new(
                     stream.clone(),
                     range.clone(),
-                    format!("{location}#{EMBED_MEMBER}:{key}"),
+                    format!("{location} embedded {key}"),
                 );
                 if len > MAX_EMBEDDED_FRAME_BYTES {
                     nodes.insert(
@@ -557,11 +557,14 @@ pub(crate) async fn list(archive: &Archive, concurrency: usize) -> crate::Result
         .into());
     }
     leaves.sort_by(|a, b| a.path.cmp(&b.path));
+    // Nodes are shown and persisted (the manifest, a reference document): the reasons name
+    // the archive by its URL, whose query and user info must not travel with them.
+    let nodes = crate::formats::redact_node_errors(nodes.into_values().collect());
     Ok(Listed {
         embed,
         embed_data: embed_prefix.data.clone(),
         leaves,
-        nodes: nodes.into_values().collect(),
+        nodes,
         prefetched,
     })
 }

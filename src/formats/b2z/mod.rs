@@ -153,7 +153,7 @@ impl B2zStore {
             ));
         }
         let embed = EmbedStore::from_parts(
-            &format!("{}#{}", info.location, list::EMBED_MEMBER),
+            &format!("{} member {}", info.location, list::EMBED_MEMBER),
             seed.embed.header.clone(),
             seed.embed.index.clone(),
             seed.embed_data.end.saturating_sub(seed.embed_data.start),
@@ -239,13 +239,13 @@ impl B2zStore {
                 let stream: Arc<dyn RangeSource> = Arc::new(EmbedStream::new(
                     self.embed.clone(),
                     member,
-                    format!("{location}#{}", list::EMBED_MEMBER),
+                    format!("{location} member {}", list::EMBED_MEMBER),
                 ));
                 (
                     Arc::new(crate::io::Window::new(
                         stream,
                         range.clone(),
-                        format!("{location}#{}:{path}", list::EMBED_MEMBER),
+                        format!("{location} embedded {path}"),
                     )),
                     range.end - range.start,
                 )
