@@ -64,7 +64,8 @@ export type StoreNode = StoreGroup | StoreArray | StoreLink | StoreTable;
  *  user info; headers are never written), its size and validators, and its discovery
  *  records, signed by `sha256`. `RemoteStore.open(reference)` reopens the store from it with
  *  no discovery request. Integers past 2^53 in a record lose precision in a JS object and the
- *  reference is then refused (sha256); keep the JSON text of `JSON.stringify` as it is. */
+ *  reference is then refused (sha256): `store.exportReferenceText()` gives the document as
+ *  JSON text that keeps them. */
 export interface ChunkwiseReference {
   chunkwise_reference: 1;
   /** Public URL of the source. */
@@ -88,6 +89,16 @@ export interface ChunkwiseReference {
   sha256: string;
 }
 "#;
+
+/// The `withPayload` option of an export (default false).
+fn with_payload(options: &JsValue) -> Result<bool, JsValue> {
+    match get_opt(options, "withPayload") {
+        None => Ok(false),
+        Some(v) => v
+            .as_bool()
+            .ok_or_else(|| arg_error("withPayload must be a boolean")),
+    }
+}
 
 /// The portable reference passed where a URL is expected: a JS object, or a string holding
 /// its JSON (one starting with `{`); `None` for any other string (a URL).
@@ -306,18 +317,35 @@ impl RemoteStore {
         options: JsValue,
     ) -> Result<js_sys::Promise, JsValue> {
         let inner = self.inner()?;
-        let with_payload = match get_opt(&options, "withPayload") {
-            None => false,
-            Some(v) => v
-                .as_bool()
-                .ok_or_else(|| arg_error("withPayload must be a boolean"))?,
-        };
+        let with_payload = with_payload(&options)?;
         Ok(wasm_bindgen_futures::future_to_promise(async move {
             let r = crate::reference::Reference::export(&inner, with_payload)
                 .await
                 .map_err(|e| js_error(&e))?;
             let text = String::from_utf8(r.to_json()).expect("JSON is UTF-8");
             super::parse_json(&text).map_err(arg_error)
+        }))
+    }
+
+    /// The portable reference of `exportReference` as its JSON text, exactly as chunkwise
+    /// wrote it: integers past 2^53 in an attribute keep every digit (a JS object would
+    /// round them, and the document would then fail its sha256 at reopen). Pass the text to
+    /// `RemoteStore.open`, or save it as a `.json` file for `chunkwise read ref.json`.
+    #[wasm_bindgen(js_name = exportReferenceText, unchecked_return_type = "Promise<string>")]
+    pub fn export_reference_text(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "{ withPayload?: boolean }")]
+        options: JsValue,
+    ) -> Result<js_sys::Promise, JsValue> {
+        let inner = self.inner()?;
+        let with_payload = with_payload(&options)?;
+        Ok(wasm_bindgen_futures::future_to_promise(async move {
+            let r = crate::reference::Reference::export(&inner, with_payload)
+                .await
+                .map_err(|e| js_error(&e))?;
+            Ok(JsValue::from_str(
+                &String::from_utf8(r.to_json()).expect("JSON is UTF-8"),
+            ))
         }))
     }
 

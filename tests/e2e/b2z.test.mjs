@@ -131,3 +131,26 @@ describe("tree.b2z in Chromium", () => {
     for (const c of TABLE_COLUMNS) assert.deepEqual(got.out[c], tableNpy(c).values, c);
   });
 });
+
+describe("references of a .b2z whose attributes hold integers past 2^53 (Node)", () => {
+  test("exportReferenceText keeps them: the reopen makes no request and gives them exactly", async () => {
+    const url = `${server.url}bigint_attrs.b2z`;
+    const store = await cw.RemoteStore.open(url);
+    const root = store.nodes.find((n) => n.path === "/");
+    assert.equal(root.attrs.big, 2n ** 63n - 1n);
+    // The object form rounds them: refused at reopen (never read wrong).
+    const lossy = await store.exportReference();
+    await assert.rejects(cw.RemoteStore.open(lossy), (e) => e.code === "INVALID_ARGUMENT");
+    const text = await store.exportReferenceText();
+    assert.ok(text.includes(String(2n ** 63n - 1n)), "the text keeps every digit");
+    const before = gets();
+    const again = await cw.RemoteStore.open(text);
+    const r = again.nodes.find((n) => n.path === "/");
+    assert.equal(r.attrs.big, 2n ** 63n - 1n);
+    assert.equal(r.attrs.int54, 2n ** 53n + 1n);
+    assert.equal(r.attrs.neg, -(2n ** 62n) - 3n);
+    assert.equal(gets(), before, "the reopen makes no request");
+    const a = await again.get("/a");
+    assert.deepEqual(Array.from((await a.read()).data), [0, 1, 2, 3, 4]);
+  });
+});

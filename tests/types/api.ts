@@ -178,6 +178,8 @@ export async function everything(): Promise<void> {
   const len: number = ref.identity.len;
   const again = await RemoteStore.open(ref, storeOpts);
   const warm: ChunkwiseReference = await store.exportReference({ withPayload: true });
+  const text: string = await store.exportReferenceText();
+  await RemoteStore.open(text);
   console.log(warm.payload?.chunks.length);
   await RemoteStore.open(JSON.stringify(ref));
   // @ts-expect-error: a reference is not any object
