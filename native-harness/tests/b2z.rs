@@ -538,3 +538,30 @@ async fn a_url_query_never_reaches_a_listing_its_manifest_or_a_reference() {
     assert!(e.message().contains("counts.b2nd"), "{}", e.message());
     drop(server);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn empty_arrays_python_blosc2_wrote_read_as_empty() {
+    // python-blosc2 writes an empty array with chunk and block shapes of zeros, no chunk.
+    let server = common::serve_dir(dir()).await;
+    for name in ["empty_f4", "empty_5x0_i8"] {
+        let url = format!("{}/{name}.b2nd", server.base_url());
+        let arr = open_array(
+            &url,
+            vec![],
+            OpenOptions::default(),
+            CacheCoordinator::memory(1 << 20),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let want = read_npy(&std::fs::read(dir().join(format!("{name}.npy"))).unwrap()).unwrap();
+        assert_eq!(arr.info().shape, want.shape, "{name}");
+        assert_eq!(arr.info().nchunks, 0, "{name}");
+        let got = arr
+            .read(&Selection::all(), &ReadOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(got.shape, want.shape, "{name}");
+        assert!(got.data.is_empty() && want.data.is_empty(), "{name}");
+    }
+    drop(server);
+}

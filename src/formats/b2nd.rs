@@ -164,12 +164,16 @@ impl B2ndArray {
                 ),
             ));
         }
-        let grid = Grid::new(
-            meta.shape.clone(),
-            meta.chunkshape.clone(),
-            meta.blockshape.clone(),
-        )
-        .map_err(|e| invalid(&location, e))?;
+        // An empty array (a zero extent) has no chunk; python-blosc2 writes its chunk and
+        // block shapes as zeros, which the grid takes as extents of 1 (the chunk count stays 0).
+        let (chunks, blocks) = if meta.shape.contains(&0) {
+            let one = |v: &[u64]| v.iter().map(|&x| x.max(1)).collect::<Vec<u64>>();
+            (one(&meta.chunkshape), one(&meta.blockshape))
+        } else {
+            (meta.chunkshape.clone(), meta.blockshape.clone())
+        };
+        let grid =
+            Grid::new(meta.shape.clone(), chunks, blocks).map_err(|e| invalid(&location, e))?;
         let nchunks = grid
             .nchunks()
             .ok_or_else(|| invalid(&location, "chunk count overflows"))?;

@@ -84,8 +84,18 @@ impl B2ndMeta {
             Ok(v)
         };
         let shape = dims(&mut c, "b2nd shape", 0, i64::MAX)?;
-        let chunkshape = dims(&mut c, "b2nd chunkshape", 1, i32::MAX.into())?;
-        let blockshape = dims(&mut c, "b2nd blockshape", 1, i32::MAX.into())?;
+        // python-blosc2 writes an empty array (a zero extent) with chunk and block shapes of
+        // zeros; any other array has chunk and block extents of at least 1.
+        let chunkshape = dims(&mut c, "b2nd chunkshape", 0, i32::MAX.into())?;
+        let blockshape = dims(&mut c, "b2nd blockshape", 0, i32::MAX.into())?;
+        let empty = shape.contains(&0);
+        if !empty && chunkshape.iter().chain(&blockshape).any(|&x| x == 0) {
+            return Err(range_err(
+                "b2nd chunkshape",
+                0,
+                "a zero chunk or block extent in an array that is not empty",
+            ));
+        }
         let dtype_format = c.int("b2nd dtype format")?;
         if !(0..=255).contains(&dtype_format) {
             return Err(range_err("b2nd dtype format", dtype_format, "0..=255"));
@@ -153,7 +163,8 @@ impl B2ndMeta {
         self.shape
             .iter()
             .zip(&self.chunkshape)
-            .map(|(s, c)| s.div_ceil(*c))
+            // An empty array's zero chunk extent: no chunk.
+            .map(|(s, c)| if *c == 0 { 0 } else { s.div_ceil(*c) })
             .collect()
     }
 
@@ -165,7 +176,8 @@ impl B2ndMeta {
         self.chunkshape
             .iter()
             .zip(&self.blockshape)
-            .map(|(c, b)| c.div_ceil(*b) * b)
+            // A zero block extent (an empty array's) pads nothing.
+            .map(|(c, b)| if *b == 0 { *c } else { c.div_ceil(*b) * b })
             .collect()
     }
 
@@ -180,7 +192,8 @@ impl B2ndMeta {
         self.chunkshape
             .iter()
             .zip(&self.blockshape)
-            .map(|(c, b)| c.div_ceil(*b))
+            // An empty array's zero block extent: no block.
+            .map(|(c, b)| if *b == 0 { 0 } else { c.div_ceil(*b) })
             .collect()
     }
 
@@ -262,6 +275,17 @@ mod tests {
         assert_eq!(odd.ext_chunk_len(), 45 * 35);
         assert_eq!(m.nchunks(), Some(9));
         assert_eq!(m.len(), 7000);
+    }
+
+    #[test]
+    fn an_empty_array_has_zero_extents_and_no_chunk_or_block() {
+        let mut m = B2ndMeta::parse(&sample()).unwrap();
+        m.shape = vec![0, 70];
+        m.chunkshape = vec![0, 0];
+        m.blockshape = vec![0, 0];
+        assert_eq!(m.chunk_grid(), vec![0, 0]);
+        assert_eq!(m.block_grid(), vec![0, 0]);
+        assert_eq!(m.ext_chunkshape(), vec![0, 0]);
     }
 
     #[test]
