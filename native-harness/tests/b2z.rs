@@ -43,13 +43,18 @@ fn expected(name: &str, path: &str) -> Option<chunkwise::npy::Npy> {
     std::fs::read(&p).ok().map(|b| read_npy(&b).unwrap())
 }
 
+/// The store at `url` (no request headers, default options) under `coordinator`.
+async fn open_b2z(url: &str, coordinator: CacheCoordinator) -> chunkwise::store::RemoteStore {
+    open_store(url, vec![], OpenOptions::default(), coordinator)
+        .await
+        .unwrap_or_else(|e| panic!("{url}: {e}"))
+}
+
 async fn check_store(name: &str) {
     let server = common::serve_dir(dir()).await;
     let url = format!("{}/{name}.b2z", server.base_url());
     let coordinator = CacheCoordinator::memory(64 << 20);
-    let store = open_store(&url, vec![], OpenOptions::default(), coordinator.clone())
-        .await
-        .unwrap();
+    let store = open_b2z(&url, coordinator.clone()).await;
     let m = manifest(name);
     let want = nodes_of(&m);
     // Every array and group of the manifest is listed with its shape, dtype and attributes.
@@ -126,9 +131,7 @@ async fn check_store(name: &str) {
         "reads of a small archive's members make no request"
     );
     // A warm reopen under the same coordinator: no request.
-    let again = open_store(&url, vec![], OpenOptions::default(), coordinator)
-        .await
-        .unwrap();
+    let again = open_b2z(&url, coordinator).await;
     assert_eq!(again.traffic().requests, 0);
     assert_eq!(again.nodes(), store.nodes());
     drop(server);
@@ -194,14 +197,7 @@ async fn a_deflated_member_is_refused_naming_it_and_its_method() {
     let m = manifest("deflated");
     let member = m["deflated"][0].as_str().unwrap().to_string();
     let path = format!("/{}", member.trim_end_matches(".b2nd"));
-    let store = open_store(
-        &url,
-        vec![],
-        OpenOptions::default(),
-        CacheCoordinator::memory(1 << 20),
-    )
-    .await
-    .unwrap();
+    let store = open_b2z(&url, CacheCoordinator::memory(1 << 20)).await;
     let e = store.get(&path).await.unwrap_err();
     assert_eq!(e.code(), "UNSUPPORTED", "{e}");
     let msg = e.to_string();
@@ -216,14 +212,7 @@ async fn a_deflated_member_is_refused_naming_it_and_its_method() {
 async fn a_ctable_reads_its_live_rows_as_written_and_refuses_a_vlstring_column() {
     let server = common::serve_dir(dir()).await;
     let url = format!("{}/table.b2z", server.base_url());
-    let store = open_store(
-        &url,
-        vec![],
-        OpenOptions::default(),
-        CacheCoordinator::memory(8 << 20),
-    )
-    .await
-    .unwrap();
+    let store = open_b2z(&url, CacheCoordinator::memory(8 << 20)).await;
     let m = manifest("table");
     let root = store.nodes().iter().find(|n| n.path == "/").unwrap();
     assert_eq!(root.kind, NodeKind::Table);
@@ -300,9 +289,7 @@ async fn an_archive_over_8_mib_lists_by_ranges_and_reads_one_value_of_each_leaf(
         serde_json::from_slice(&std::fs::read(big().join("big.json")).unwrap()).unwrap();
     let leaves = m["leaves"].as_object().unwrap();
     let coordinator = CacheCoordinator::memory(64 << 20);
-    let store = open_store(&url, vec![], OpenOptions::default(), coordinator.clone())
-        .await
-        .unwrap();
+    let store = open_b2z(&url, coordinator.clone()).await;
     let listed = store.traffic();
     // One suffix request, then each member's prefix with the previous member's suffix (its
     // frame offsets) in one request: one round of at most 6 requests in flight.
@@ -348,9 +335,7 @@ async fn an_archive_over_8_mib_lists_by_ranges_and_reads_one_value_of_each_leaf(
         "two values per leaf read their two chunks: {read:?}, budget {budget}"
     );
     // A warm reopen lists with no request.
-    let again = open_store(&url, vec![], OpenOptions::default(), coordinator)
-        .await
-        .unwrap();
+    let again = open_b2z(&url, coordinator).await;
     assert_eq!(again.traffic().requests, 0);
     let arr = again.get(leaves.keys().next().unwrap()).await.unwrap();
     assert_eq!(
@@ -366,14 +351,7 @@ async fn an_archive_over_8_mib_lists_by_ranges_and_reads_one_value_of_each_leaf(
 async fn a_zip64_archive_reads_as_the_plain_one() {
     let server = common::serve_dir(big().to_path_buf()).await;
     let url = format!("{}/zip64.b2z", server.base_url());
-    let store = open_store(
-        &url,
-        vec![],
-        OpenOptions::default(),
-        CacheCoordinator::memory(8 << 20),
-    )
-    .await
-    .unwrap();
+    let store = open_b2z(&url, CacheCoordinator::memory(8 << 20)).await;
     for path in ["/temp", "/g/h/cube", "/counts", "/g/small"] {
         let got = store
             .get(path)
@@ -453,9 +431,7 @@ async fn the_disk_cache_reopens_small_and_large_archives_with_no_request() {
         let cache = common::process_dir(&format!("chunkwise-b2z-disk-{}-", name.len()));
         let _ = std::fs::remove_dir_all(&cache);
         let disk = || CacheCoordinator::disk(&cache, Some(64 << 20)).unwrap();
-        let cold = open_store(&url, vec![], OpenOptions::default(), disk())
-            .await
-            .unwrap();
+        let cold = open_b2z(&url, disk()).await;
         let arr = cold.get(leaf).await.unwrap();
         let want = arr
             .read(&Selection::parse("0").unwrap(), &ReadOptions::default())
@@ -465,9 +441,7 @@ async fn the_disk_cache_reopens_small_and_large_archives_with_no_request() {
         drop(cold);
         // Another process (a new coordinator over the same directory): the manifest, and for
         // the small archive its copy, come from disk.
-        let warm = open_store(&url, vec![], OpenOptions::default(), disk())
-            .await
-            .unwrap();
+        let warm = open_b2z(&url, disk()).await;
         assert_eq!(warm.traffic().requests, 0, "{name}: warm open");
         let arr = warm.get(leaf).await.unwrap();
         let got = arr
@@ -508,9 +482,7 @@ async fn a_url_query_never_reaches_a_listing_its_manifest_or_a_reference() {
     let server = common::serve_dir(scratch).await;
     let url = format!("{}/damaged.b2z?token=SECRET123", server.base_url());
     let coordinator = CacheCoordinator::memory(8 << 20);
-    let store = open_store(&url, vec![], OpenOptions::default(), coordinator.clone())
-        .await
-        .unwrap();
+    let store = open_b2z(&url, coordinator.clone()).await;
     let counts = store.nodes().iter().find(|n| n.path == "/counts").unwrap();
     let why = counts
         .error

@@ -100,6 +100,18 @@ fn with_payload(options: &JsValue) -> Result<bool, JsValue> {
     }
 }
 
+/// The portable reference of `store` as the JSON text chunkwise writes
+/// ([`crate::reference::Reference::export`]).
+async fn reference_text(
+    store: &crate::store::RemoteStore,
+    with_payload: bool,
+) -> Result<String, JsValue> {
+    let r = crate::reference::Reference::export(store, with_payload)
+        .await
+        .map_err(|e| js_error(&e))?;
+    Ok(String::from_utf8(r.to_json()).expect("JSON is UTF-8"))
+}
+
 /// The portable reference passed where a URL is expected: a JS object, or a string holding
 /// its JSON (one starting with `{`); `None` for any other string (a URL).
 fn reference_arg(value: &JsValue) -> Result<Option<crate::reference::Reference>, JsValue> {
@@ -319,10 +331,7 @@ impl RemoteStore {
         let inner = self.inner()?;
         let with_payload = with_payload(&options)?;
         Ok(wasm_bindgen_futures::future_to_promise(async move {
-            let r = crate::reference::Reference::export(&inner, with_payload)
-                .await
-                .map_err(|e| js_error(&e))?;
-            let text = String::from_utf8(r.to_json()).expect("JSON is UTF-8");
+            let text = reference_text(&inner, with_payload).await?;
             super::parse_json(&text).map_err(arg_error)
         }))
     }
@@ -340,11 +349,8 @@ impl RemoteStore {
         let inner = self.inner()?;
         let with_payload = with_payload(&options)?;
         Ok(wasm_bindgen_futures::future_to_promise(async move {
-            let r = crate::reference::Reference::export(&inner, with_payload)
-                .await
-                .map_err(|e| js_error(&e))?;
             Ok(JsValue::from_str(
-                &String::from_utf8(r.to_json()).expect("JSON is UTF-8"),
+                &reference_text(&inner, with_payload).await?,
             ))
         }))
     }

@@ -59,6 +59,15 @@ pub(crate) fn zip_error(location: &str, e: zip::ZipError) -> FormatError {
     }
 }
 
+/// `range` of the archive from the first of `pieces` (absolute start, bytes) that covers it.
+fn covering(pieces: &[(u64, Bytes)], range: &Range<u64>) -> Option<Bytes> {
+    pieces.iter().find_map(|(start, b)| {
+        let end = start + b.len() as u64;
+        (*start <= range.start && range.end <= end)
+            .then(|| b.slice((range.start - start) as usize..(range.end - start) as usize))
+    })
+}
+
 /// An archive whose directory is known.
 pub struct Archive {
     /// Where member reads go: the whole archive in memory, or the (validated) transport.
@@ -222,11 +231,7 @@ impl Archive {
 
     /// `range` of the archive from the bytes held (no request), if they cover it.
     fn held(&self, range: &Range<u64>) -> Option<Bytes> {
-        self.captured.iter().find_map(|(start, b)| {
-            let end = start + b.len() as u64;
-            (*start <= range.start && range.end <= end)
-                .then(|| b.slice((range.start - start) as usize..(range.end - start) as usize))
-        })
+        covering(&self.captured, range)
     }
 
     /// Reads `range` of the archive: from the bytes held when they cover it, else one
@@ -295,15 +300,7 @@ impl Archive {
         let merged = crate::io::coalesce_ranges(&missing, 64 * 1024, Some(8 << 20))?.fetches;
         let fetched = self.source.read_many(&merged, concurrency.max(1)).await?;
         let pieces: Vec<(u64, Bytes)> = merged.iter().map(|r| r.start).zip(fetched).collect();
-        let slice_of = |r: &Range<u64>| -> Option<Bytes> {
-            self.held(r).or_else(|| {
-                pieces.iter().find_map(|(start, b)| {
-                    let end = start + b.len() as u64;
-                    (*start <= r.start && r.end <= end)
-                        .then(|| b.slice((r.start - start) as usize..(r.end - start) as usize))
-                })
-            })
-        };
+        let slice_of = |r: &Range<u64>| self.held(r).or_else(|| covering(&pieces, r));
         let mut out = Vec::with_capacity(entries.len());
         for ((e, r), sr) in entries.iter().zip(&ranges).zip(&suffixes) {
             let mut bytes = slice_of(r)

@@ -336,32 +336,23 @@ pub(crate) async fn list(archive: &Archive, concurrency: usize) -> crate::Result
         let member_loc = format!("{location} member {}", e.name);
         match item {
             Item::Array => {
-                let (frame, seed) = match &part {
+                // The node from the frame; a leaf whose offsets were too large to read now
+                // is listed from its header alone.
+                let (node, seed) = match &part {
                     Ok((h, Some(i))) => {
                         match B2ndArray::from_parts(member_loc.clone(), h.clone(), i.clone(), len) {
                             Ok(a) => (
-                                Ok(Some(a)),
+                                array_node(path, Ok(&a)),
                                 Some(B2ndSeed {
                                     header: h.clone(),
                                     index: i.clone(),
                                 }),
                             ),
-                            Err(err) => (Err(err.to_string()), None),
+                            Err(err) => (array_node(path, Err(err.to_string())), None),
                         }
                     }
-                    Ok((_, None)) => (Ok(None), None),
-                    Err(why) => (Err(why.clone()), None),
-                };
-                let node = match &frame {
-                    Ok(Some(a)) => array_node(path, Ok(a)),
-                    Ok(None) => array_node(path, Err(String::new())),
-                    Err(why) => array_node(path, Err(why.clone())),
-                };
-                let node = if matches!(frame, Ok(None)) {
-                    // A leaf whose offsets were too large to read now: listed from its header.
-                    header_only_node(path, part.as_ref().ok().map(|(h, _)| h))
-                } else {
-                    node
+                    Ok((h, None)) => (header_only_node(path, Some(h)), None),
+                    Err(why) => (array_node(path, Err(why.clone())), None),
                 };
                 // A member whose frame is malformed is a leaf too: opening it reads it
                 // again and fails with its typed error (INVALID_DATA, UNSUPPORTED).
@@ -392,9 +383,8 @@ pub(crate) async fn list(archive: &Archive, concurrency: usize) -> crate::Result
             Item::Unread(_) => {}
         }
     }
-    for (e, path, item) in &kinds {
+    for (_, path, item) in &kinds {
         if let Item::Unread(why) = item {
-            let _ = e;
             nodes.insert(path.clone(), array_node(path, Err((*why).to_string())));
         }
     }
@@ -406,8 +396,7 @@ pub(crate) async fn list(archive: &Archive, concurrency: usize) -> crate::Result
     for (key, entry) in embed.entries() {
         let path = node_path(key);
         match entry {
-            EmbedEntry::Remote { urlbase, path: p } => {
-                let _ = urlbase;
+            EmbedEntry::Remote { path: p, .. } => {
                 nodes.insert(
                     path.clone(),
                     Node {
