@@ -1,0 +1,317 @@
+// Time to first preview in headless Chromium: from navigation start to the picture (the first
+// chunk read, decoded and drawn to a canvas), module load included, for the large files of
+// `chunkwise bench remote` through `chunkwise serve --latency-ms 40` on 127.0.0.1, side by
+// side in one run:
+//   b2nd   big_f4.b2nd (13.6 MB, 2000x2000 float32, ZSTD + SHUFFLE), [0:250, 0:250]: chunkwise
+//   hdf5   bench_large.h5 (30 MB, /data 2000x5000 float32, gzip + shuffle, B-tree v1),
+//          [0:250, 0:500]: chunkwise on the main thread, h5wasm in a dedicated worker with
+//          its lazy file (FS.createLazyFile: synchronous 1 MiB range requests, as h5wasm
+//          reads remote files)
+//   zarr   bench_v3.zarr (/temperature 1024x1024 float32, zstd), [0:128, 0:128]: chunkwise,
+//          zarrita (FetchStore) on the main thread
+// Each run is a fresh browser context (cold HTTP cache, no preflight cache) and page; the
+// readers alternate within a run, so a busy machine slows them alike. The page and the
+// libraries (chunkwise's package, zarrita, h5wasm) come from a second `chunkwise serve` with
+// no added latency (module load = fetch from loopback + compile + start); the data, cross
+// origin, from the one with latency. Every picture's values are checked: the SHA-256 of the
+// values drawn against that of the same window of the .npy the generator wrote next to the
+// file.
+//
+// Columns (medians over the runs):
+//   picture ms    navigation start -> the canvas drawn (putImageData returned)
+//   module ms     navigation start -> the library ready to open (chunkwise: init() resolved;
+//                 zarrita: imported, its zstd codec loads later, during the read; h5wasm: the
+//                 worker started, its script imported and h5wasm.ready resolved)
+//   open ms, read ms   ready -> open resolved, -> the values in hand
+//   requests, preflights, bytes   the data server's log for the run (preflights: OPTIONS)
+//   round trips   sequential round trips: the longest chain of data requests each starting
+//                 after the previous one's answer (the page's fetch calls to their responses,
+//                 by a wrapper of window.fetch; the worker's resource timing), plus the
+//                 preflights (none of these readers' ranges need one). Not counted: a wait
+//                 for one of the 6 connections of an origin (no case here has more than 4
+//                 requests in flight)
+//   xfer+dec ms   the same read after an open through the server without latency, the
+//                 engine warm, median of three (transfer + decode + copy out)
+//   limit ms      module + round trips x latency + xfer+dec: the physical limit of that
+//                 reader's requests; "vs limit" is picture / limit
+//   vs peer       chunkwise's picture / the peer's in the same format (targets: <= 0.5x
+//                 zarrita, <= 0.3x h5wasm; <= 1.25x the limit)
+//
+// Usage: node scripts/bench-first-preview.mjs [--runs N] [--formats b2nd,hdf5,zarr]
+//          [--readers chunkwise,zarrita,h5wasm] [--latency MS] [--module DIR] [--json]
+//          [--profile]
+//   --module DIR  the directory (inside the repository) holding the web build's chunkwise.js
+//                 (default pkg/web; a build with its name section keeps function names in
+//                 --profile's table)
+//   --profile     after the table, one more chunkwise run per format with the CDP sampling
+//                 profiler (100 us) from navigation to the picture: self time by function and
+//                 the page's marks (no xfer+dec reads in that run)
+//   CHUNKWISE_BIN the CLI serving the files (default target/release/chunkwise), CHROMIUM;
+//   CHUNKWISE_BENCH_RAW=1 also prints every run (marks, data requests) on stderr
+// Needs: npm ci in tests/e2e (playwright-core, zarrita) and in scripts/bench-hdf5-js (h5wasm);
+// the venv of scripts/setup.sh to write missing files (gen_blosc2.py --big,
+// gen_hdf5_index.py --bench, gen_zarr.py --bench into the directories bench remote uses, the
+// Zarr store into its own).
+
+import crypto from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, "..");
+
+function args() {
+  const a = { runs: 5, formats: ["b2nd", "hdf5", "zarr"], readers: ["chunkwise", "zarrita", "h5wasm"],
+    latency: 40, module: "pkg/web", json: false, profile: false };
+  const v = process.argv.slice(2);
+  for (let i = 0; i < v.length; i++) {
+    const next = () => { if (i + 1 >= v.length) throw new Error(`${v[i]} needs a value`); return v[++i]; };
+    switch (v[i]) {
+      case "--runs": a.runs = Number(next()); break;
+      case "--formats": a.formats = next().split(","); break;
+      case "--readers": a.readers = next().split(","); break;
+      case "--latency": a.latency = Number(next()); break;
+      case "--module": a.module = next(); break;
+      case "--json": a.json = true; break;
+      case "--profile": a.profile = true; break;
+      default: throw new Error(`unknown argument ${v[i]} (see the head of ${path.relative(repo, fileURLToPath(import.meta.url))})`);
+    }
+  }
+  if (!(a.runs >= 1) || !(a.latency > 0)) throw new Error("--runs must be >= 1 and --latency > 0");
+  return a;
+}
+
+/** Runs a generator of the venv (writes files that are missing). */
+function generate(script, flag, dir) {
+  const python = path.join(process.env.CHUNKWISE_VENV || path.join(os.homedir(), ".cache/chunkwise/venv"), "bin/python");
+  fs.mkdirSync(dir, { recursive: true });
+  const r = spawnSync(python, [path.join(repo, "tests/fixtures", script), flag, dir], { encoding: "utf8", timeout: 600000 });
+  if (r.status !== 0) throw new Error(`${script} ${flag} ${dir} failed: ${r.stderr}`);
+}
+
+/** The cases: files made or reused, and the SHA-256 of the preview window of each .npy. */
+function cases(formats) {
+  const tmp = os.tmpdir();
+  const all = {
+    b2nd: { dir: path.join(tmp, "chunkwise-bench-remote"), file: "big_f4.b2nd", npy: "big_f4.npy", array: "",
+      sel: [[0, 250], [0, 250]], readers: ["chunkwise"], make: (d) => generate("gen_blosc2.py", "--big", d) },
+    hdf5: { dir: path.join(tmp, "chunkwise-bench-remote-hdf5"), file: "bench_large.h5", npy: "bench_large.npy",
+      array: "/data", sel: [[0, 250], [0, 500]], readers: ["chunkwise", "h5wasm"], peer: "h5wasm", target: 0.3,
+      make: (d) => generate("gen_hdf5_index.py", "--bench", d) },
+    zarr: { dir: path.join(tmp, "chunkwise-bench-first-preview", "zarr"), file: "bench_v3.zarr",
+      npy: "bench_temperature.npy", array: "/temperature", sel: [[0, 128], [0, 128]], readers: ["chunkwise", "zarrita"],
+      peer: "zarrita", target: 0.5, make: (d) => generate("gen_zarr.py", "--bench", d) },
+  };
+  const out = [];
+  for (const f of formats) {
+    const c = all[f];
+    if (!c) throw new Error(`unknown format ${f}`);
+    if (!fs.existsSync(path.join(c.dir, c.file)) || !fs.existsSync(path.join(c.dir, c.npy))) c.make(c.dir);
+    c.expected = npyWindowSha(path.join(c.dir, c.npy), c.sel);
+    c.sourceBytes = sizeOf(path.join(c.dir, c.file));
+    out.push({ format: f, ...c });
+  }
+  return out;
+}
+
+function sizeOf(p) {
+  const st = fs.statSync(p);
+  if (!st.isDirectory()) return st.size;
+  return fs.readdirSync(p).reduce((s, n) => s + sizeOf(path.join(p, n)), 0);
+}
+
+/** SHA-256 of the C-ordered bytes of window `sel` of a 2-D little-endian .npy (as written). */
+function npyWindowSha(file, sel) {
+  const buf = fs.readFileSync(file);
+  if (buf.toString("latin1", 0, 6) !== "\x93NUMPY") throw new Error(`${file}: not a .npy file`);
+  const major = buf[6];
+  const hlen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
+  const start = (major === 1 ? 10 : 12) + hlen;
+  const header = buf.toString("latin1", start - hlen, start);
+  const descr = /'descr':\s*'([^']+)'/.exec(header)[1];
+  if (descr !== "<f4" || /'fortran_order':\s*True/.test(header)) throw new Error(`${file}: expected C-ordered <f4, got ${header}`);
+  const shape = /'shape':\s*\(([^)]*)\)/.exec(header)[1].split(",").map((s) => s.trim()).filter(Boolean).map(Number);
+  if (shape.length !== 2) throw new Error(`${file}: 2-D expected`);
+  const [[r0, r1], [c0, c1]] = sel;
+  const h = crypto.createHash("sha256");
+  for (let r = r0; r < r1; r++) h.update(buf.subarray(start + 4 * (r * shape[1] + c0), start + 4 * (r * shape[1] + c1)));
+  return h.digest("hex");
+}
+
+/**
+ * Sequential round trips: the longest chain of requests each starting after the previous
+ * one's answer, a request counting one (on a busy machine a request's duration says more
+ * about the main thread than about the network, so durations are not divided by the
+ * latency), plus the preflights the server answered (each a round trip before its request).
+ */
+function roundTrips(resources, preflights) {
+  const rs = [...resources].sort((a, b) => a.end - b.end);
+  const best = [];
+  let max = 0;
+  for (let i = 0; i < rs.length; i++) {
+    let before = 0;
+    for (let j = 0; j < i; j++) if (rs[j].end <= rs[i].start + 0.5) before = Math.max(before, best[j]);
+    best.push(before + 1);
+    max = Math.max(max, best[i]);
+  }
+  return max + preflights;
+}
+
+const median = (xs) => {
+  const s = xs.filter((x) => x != null && !Number.isNaN(x)).sort((a, b) => a - b);
+  if (!s.length) return null;
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+async function main() {
+  const opt = args();
+  const { startServer, chromiumPath } = await import("../tests/e2e/lib.mjs");
+  const need = [
+    [path.join(repo, opt.module, "chunkwise.js"), "scripts/build-pkg.sh (or --module DIR)"],
+    [path.join(repo, "tests/e2e/node_modules/playwright-core/index.mjs"), "npm ci in tests/e2e"],
+  ];
+  if (opt.readers.includes("zarrita")) need.push([path.join(repo, "tests/e2e/node_modules/zarrita/dist/src/index.js"), "npm ci in tests/e2e"]);
+  if (opt.readers.includes("h5wasm")) need.push([path.join(repo, "scripts/bench-hdf5-js/node_modules/h5wasm/dist/iife/h5wasm.js"), "npm ci in scripts/bench-hdf5-js"]);
+  for (const [f, how] of need) if (!fs.existsSync(f)) throw new Error(`${f} is missing: ${how}`);
+  if (path.relative(repo, path.resolve(repo, opt.module)).startsWith("..")) throw new Error(`--module must be inside ${repo} (the page server's root)`);
+
+  const work = cases(opt.formats);
+  const pageServer = await startServer({ root: repo, quiet: true });
+  const servers = [];
+  let browser = null;
+  const runs = []; // { format, reader, run, picture, ready, opened, data, requests, preflights, bytes, rt, local }
+  const profiles = [];
+  try {
+    for (const c of work) {
+      c.slow = await startServer({ root: c.dir, latencyMs: opt.latency });
+      c.fast = await startServer({ root: c.dir, quiet: true });
+      servers.push(c.slow, c.fast);
+    }
+    const { chromium } = await import(pathToFileURL(path.join(repo, "tests/e2e/node_modules/playwright-core/index.mjs")).href);
+    browser = await chromium.launch({
+      executablePath: chromiumPath, headless: true, timeout: 30000,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    });
+    const once = async (c, reader, { profile = false } = {}) => {
+      const context = await browser.newContext();
+      try {
+        const page = await context.newPage();
+        let cdp = null;
+        if (profile) {
+          cdp = await context.newCDPSession(page);
+          await cdp.send("Profiler.enable");
+          await cdp.send("Profiler.setSamplingInterval", { interval: 100 });
+          await cdp.send("Profiler.start");
+        }
+        const q = new URLSearchParams({ reader, url: `${c.slow.url}${c.file}`, path: c.array, sel: JSON.stringify(c.sel), module: opt.module });
+        if (!profile) q.set("zero", `${c.fast.url}${c.file}`);
+        const since = c.slow.log.length;
+        await page.goto(`${pageServer.url}tests/e2e/bench-first-preview.html?${q}`);
+        await page.waitForFunction(() => window.benchFirstPreview !== undefined, null, { timeout: 120000 });
+        const r = await page.evaluate(() => window.benchFirstPreview);
+        if (r.error) throw new Error(`${reader} on ${c.format}: ${r.error}`);
+        if (r.sha256 !== c.expected) throw new Error(`${reader} on ${c.format}: the picture's values have SHA-256 ${r.sha256}, the generator's .npy ${c.expected}`);
+        const hits = c.slow.log.slice(since);
+        const data = hits.filter((h) => h.method !== "OPTIONS");
+        let prof = null;
+        if (cdp) prof = (await cdp.send("Profiler.stop")).profile;
+        return {
+          format: c.format, reader, marks: r.marks, picture: r.marks.drawn, ready: r.marks.ready,
+          opened: r.marks.opened - r.marks.ready, read: r.marks.data - r.marks.opened,
+          requests: data.length, preflights: hits.length - data.length,
+          bytes: data.reduce((s, h) => s + (h.method === "HEAD" ? 0 : h.bytes), 0),
+          rt: roundTrips(r.resources, hits.length - data.length), local: median(r.local), prof,
+          resources: r.resources, localRuns: r.local, hits,
+        };
+      } finally {
+        await context.close();
+      }
+    };
+    // One untimed warm-up per reader (the browser's own first-use costs: its processes,
+    // disk caches of the compiled code are per context and so do not carry over).
+    for (const c of work) for (const reader of c.readers.filter((x) => opt.readers.includes(x))) await once(c, reader);
+    for (let i = 0; i < opt.runs; i++) {
+      for (const c of work) {
+        for (const reader of c.readers.filter((x) => opt.readers.includes(x))) runs.push({ run: i, ...(await once(c, reader)) });
+      }
+    }
+    if (opt.profile) {
+      for (const c of work) profiles.push(await once(c, "chunkwise", { profile: true }));
+    }
+  } finally {
+    if (browser) await browser.close();
+    for (const s of servers) await s.stop();
+    await pageServer.stop();
+  }
+
+  const rows = [];
+  for (const c of work) {
+    for (const reader of c.readers.filter((x) => opt.readers.includes(x))) {
+      const rs = runs.filter((r) => r.format === c.format && r.reader === reader);
+      const m = (k) => median(rs.map((r) => r[k]));
+      const row = { format: c.format, file: c.file, sourceBytes: c.sourceBytes, reader, runs: rs.length,
+        picture: m("picture"), module: m("ready"), open: m("opened"), read: m("read"),
+        requests: m("requests"), preflights: m("preflights"), bytes: m("bytes"), roundTrips: m("rt"), xferDecode: m("local") };
+      row.limit = row.module + row.roundTrips * opt.latency + row.xferDecode;
+      row.vsLimit = row.picture / row.limit;
+      rows.push(row);
+    }
+  }
+  for (const r of rows) {
+    const c = work.find((w) => w.format === r.format);
+    const peer = rows.find((x) => x.format === r.format && x.reader === c.peer);
+    r.vsPeer = r.reader === "chunkwise" && peer ? r.picture / peer.picture : null;
+    r.target = r.vsPeer == null ? null : c.target;
+  }
+  if (process.env.CHUNKWISE_BENCH_RAW) {
+    for (const r of runs) console.error(JSON.stringify({ ...r, prof: undefined }));
+  }
+  if (opt.json) {
+    for (const r of rows) console.log(JSON.stringify(r));
+  } else {
+    const f = (x, d = 0) => (x == null ? "-" : x.toFixed(d));
+    console.log(`Time to first preview in headless Chromium ${browser ? "" : ""}(${chromiumPath}), data through chunkwise serve --latency-ms ${opt.latency} on 127.0.0.1, page and libraries without latency; median of ${opt.runs} runs, each in a fresh browser context; every picture's values matched the generator's .npy`);
+    console.log("| format | reader | picture ms | module ms | open ms | read ms | requests | preflights | bytes | round trips | xfer+dec ms | limit ms | vs limit | vs peer (target) |");
+    console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (const r of rows) {
+      console.log(`| ${r.format} ${r.file} | ${r.reader} | ${f(r.picture)} | ${f(r.module)} | ${f(r.open)} | ${f(r.read)} | ${r.requests} | ${r.preflights} | ${r.bytes} | ${r.roundTrips} | ${f(r.xferDecode, 1)} | ${f(r.limit)} | ${f(r.vsLimit, 2)}x | ${r.vsPeer == null ? "-" : `${r.vsPeer.toFixed(2)}x (<= ${r.target}x)`} |`);
+    }
+  }
+  for (const p of profiles) printProfile(p);
+}
+
+/** Self time by function of a CDP CPU profile, from navigation to the picture. */
+function printProfile(run) {
+  const p = run.prof;
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const self = new Map();
+  let t = p.startTime;
+  const first = p.timeDeltas.length ? p.startTime + p.timeDeltas[0] : p.startTime;
+  // Samples are µs on the profiler's clock; the page's marks are ms since navigation, which
+  // began after the profiler started: keep samples up to (first sample + picture).
+  let total = 0;
+  for (let i = 0; i < p.samples.length; i++) {
+    t += p.timeDeltas[i];
+    const dt = (p.timeDeltas[i + 1] ?? 0) / 1000;
+    const n = byId.get(p.samples[i]);
+    const cf = n.callFrame;
+    const name = cf.functionName || (cf.url ? `(anonymous) ${cf.url.split("/").pop()}` : "(root)");
+    const key = `${name}${cf.url && cf.functionName ? `  ${cf.url.split("/").pop()}` : ""}`;
+    if (name === "(idle)") continue;
+    if ((t - first) / 1000 > run.picture + 50) break;
+    self.set(key, (self.get(key) ?? 0) + dt);
+    total += dt;
+  }
+  const top = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 25);
+  const marks = Object.entries(run.marks).sort((a, b) => a[1] - b[1]).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(", ");
+  console.log(`\nProfile: chunkwise on ${run.format}, one run (sampling 100 us, main thread, up to the picture + 50 ms): picture ${run.picture.toFixed(1)} ms; marks (ms since navigation): ${marks}`);
+  console.log(`| function (self) | ms | share of ${total.toFixed(1)} ms busy |`);
+  console.log("|---|---:|---:|");
+  for (const [k, v] of top) console.log(`| ${k.replace(/\|/g, "\\|")} | ${v.toFixed(1)} | ${((100 * v) / total).toFixed(0)}% |`);
+}
+
+await main();
