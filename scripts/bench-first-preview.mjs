@@ -9,6 +9,9 @@
 //          reads remote files)
 //   zarr   bench_v3.zarr (/temperature 1024x1024 float32, zstd), [0:128, 0:128]: chunkwise,
 //          zarrita (FetchStore) on the main thread
+// and in each, when the package has it (DIR/../worker/index.js), chunkwise/worker: the same
+// reads in its dedicated worker ("module ms" is then its init(): the worker started and the
+// module initialised in it; its round trips are the main thread's, its requests being the same).
 // Each run is a fresh browser context (cold HTTP cache, no preflight cache) and page; the
 // readers alternate within a run, so a busy machine slows them alike. The page and the
 // libraries (chunkwise's package, zarrita, h5wasm) come from a second `chunkwise serve` with
@@ -19,6 +22,8 @@
 //
 // Columns (medians over the runs):
 //   picture ms    navigation start -> the canvas drawn (putImageData returned)
+//   page ms       navigation start -> the page's script running (its HTML fetched and
+//                 parsed: the same for every reader)
 //   module ms     navigation start -> the library ready to open (chunkwise: init() resolved;
 //                 zarrita: imported, its zstd codec loads later, during the read; h5wasm: the
 //                 worker started, its script imported and h5wasm.ready resolved)
@@ -38,14 +43,15 @@
 //                 zarrita, <= 0.3x h5wasm; <= 1.25x the limit)
 //
 // Usage: node scripts/bench-first-preview.mjs [--runs N] [--formats b2nd,hdf5,zarr]
-//          [--readers chunkwise,zarrita,h5wasm] [--latency MS] [--module DIR] [--json]
+//          [--readers chunkwise,chunkwise-worker,zarrita,h5wasm] [--latency MS] [--module DIR] [--json]
 //          [--profile]
 //   --module DIR  the directory (inside the repository) holding the web build's chunkwise.js
 //                 (default pkg/web; a build with its name section keeps function names in
 //                 --profile's table)
 //   --profile     after the table, one more chunkwise run per format with the CDP sampling
-//                 profiler (100 us) from navigation to the picture: self time by function and
-//                 the page's marks (no xfer+dec reads in that run)
+//                 profiler (100 us): busy time per phase between the page's marks (wasm, JS,
+//                 V8/Blink native, GC, idle) and self time by function up to the picture (no
+//                 xfer+dec reads in that run)
 //   CHUNKWISE_BIN the CLI serving the files (default target/release/chunkwise), CHROMIUM;
 //   CHUNKWISE_BENCH_RAW=1 also prints every run (marks, data requests) on stderr
 // Needs: npm ci in tests/e2e (playwright-core, zarrita) and in scripts/bench-hdf5-js (h5wasm);
@@ -64,7 +70,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..");
 
 function args() {
-  const a = { runs: 5, formats: ["b2nd", "hdf5", "zarr"], readers: ["chunkwise", "zarrita", "h5wasm"],
+  const a = { runs: 5, formats: ["b2nd", "hdf5", "zarr"], readers: ["chunkwise", "chunkwise-worker", "zarrita", "h5wasm"],
     latency: 40, module: "pkg/web", json: false, profile: false };
   const v = process.argv.slice(2);
   for (let i = 0; i < v.length; i++) {
@@ -97,12 +103,12 @@ function cases(formats) {
   const tmp = os.tmpdir();
   const all = {
     b2nd: { dir: path.join(tmp, "chunkwise-bench-remote"), file: "big_f4.b2nd", npy: "big_f4.npy", array: "",
-      sel: [[0, 250], [0, 250]], readers: ["chunkwise"], make: (d) => generate("gen_blosc2.py", "--big", d) },
+      sel: [[0, 250], [0, 250]], readers: ["chunkwise", "chunkwise-worker"], make: (d) => generate("gen_blosc2.py", "--big", d) },
     hdf5: { dir: path.join(tmp, "chunkwise-bench-remote-hdf5"), file: "bench_large.h5", npy: "bench_large.npy",
-      array: "/data", sel: [[0, 250], [0, 500]], readers: ["chunkwise", "h5wasm"], peer: "h5wasm", target: 0.3,
+      array: "/data", sel: [[0, 250], [0, 500]], readers: ["chunkwise", "chunkwise-worker", "h5wasm"], peer: "h5wasm", target: 0.3,
       make: (d) => generate("gen_hdf5_index.py", "--bench", d) },
     zarr: { dir: path.join(tmp, "chunkwise-bench-first-preview", "zarr"), file: "bench_v3.zarr",
-      npy: "bench_temperature.npy", array: "/temperature", sel: [[0, 128], [0, 128]], readers: ["chunkwise", "zarrita"],
+      npy: "bench_temperature.npy", array: "/temperature", sel: [[0, 128], [0, 128]], readers: ["chunkwise", "chunkwise-worker", "zarrita"],
       peer: "zarrita", target: 0.5, make: (d) => generate("gen_zarr.py", "--bench", d) },
   };
   const out = [];
@@ -148,6 +154,7 @@ function npyWindowSha(file, sel) {
  * latency), plus the preflights the server answered (each a round trip before its request).
  */
 function roundTrips(resources, preflights) {
+  if (!resources) return null;
   const rs = [...resources].sort((a, b) => a.end - b.end);
   const best = [];
   let max = 0;
@@ -176,6 +183,12 @@ async function main() {
   if (opt.readers.includes("zarrita")) need.push([path.join(repo, "tests/e2e/node_modules/zarrita/dist/src/index.js"), "npm ci in tests/e2e"]);
   if (opt.readers.includes("h5wasm")) need.push([path.join(repo, "scripts/bench-hdf5-js/node_modules/h5wasm/dist/iife/h5wasm.js"), "npm ci in scripts/bench-hdf5-js"]);
   for (const [f, how] of need) if (!fs.existsSync(f)) throw new Error(`${f} is missing: ${how}`);
+  // chunkwise/worker: the package's worker entry next to the web build, when it has one.
+  const workerEntry = path.join(repo, opt.module, "../worker/index.js");
+  if (opt.readers.includes("chunkwise-worker") && !fs.existsSync(workerEntry)) {
+    console.error(`(no ${path.relative(repo, workerEntry)}: the chunkwise-worker rows are left out)`);
+    opt.readers = opt.readers.filter((r) => r !== "chunkwise-worker");
+  }
   if (path.relative(repo, path.resolve(repo, opt.module)).startsWith("..")) throw new Error(`--module must be inside ${repo} (the page server's root)`);
 
   const work = cases(opt.formats);
@@ -209,6 +222,7 @@ async function main() {
         }
         const q = new URLSearchParams({ reader, url: `${c.slow.url}${c.file}`, path: c.array, sel: JSON.stringify(c.sel), module: opt.module });
         if (!profile) q.set("zero", `${c.fast.url}${c.file}`);
+        else q.set("profile", "1");
         const since = c.slow.log.length;
         await page.goto(`${pageServer.url}tests/e2e/bench-first-preview.html?${q}`);
         await page.waitForFunction(() => window.benchFirstPreview !== undefined, null, { timeout: 120000 });
@@ -220,12 +234,12 @@ async function main() {
         let prof = null;
         if (cdp) prof = (await cdp.send("Profiler.stop")).profile;
         return {
-          format: c.format, reader, marks: r.marks, picture: r.marks.drawn, ready: r.marks.ready,
+          format: c.format, reader, marks: r.marks, picture: r.marks.drawn, page: r.marks.script, ready: r.marks.ready,
           opened: r.marks.opened - r.marks.ready, read: r.marks.data - r.marks.opened,
           requests: data.length, preflights: hits.length - data.length,
           bytes: data.reduce((s, h) => s + (h.method === "HEAD" ? 0 : h.bytes), 0),
           rt: roundTrips(r.resources, hits.length - data.length), local: median(r.local), prof,
-          resources: r.resources, localRuns: r.local, hits,
+          resources: r.resources, localRuns: r.local, hits, pageResources: r.pageResources,
         };
       } finally {
         await context.close();
@@ -254,17 +268,21 @@ async function main() {
       const rs = runs.filter((r) => r.format === c.format && r.reader === reader);
       const m = (k) => median(rs.map((r) => r[k]));
       const row = { format: c.format, file: c.file, sourceBytes: c.sourceBytes, reader, runs: rs.length,
-        picture: m("picture"), module: m("ready"), open: m("opened"), read: m("read"),
+        picture: m("picture"), page: m("page"), module: m("ready"), open: m("opened"), read: m("read"),
         requests: m("requests"), preflights: m("preflights"), bytes: m("bytes"), roundTrips: m("rt"), xferDecode: m("local") };
-      row.limit = row.module + row.roundTrips * opt.latency + row.xferDecode;
-      row.vsLimit = row.picture / row.limit;
+      // chunkwise/worker's requests are its worker's, unseen by the page: the same reads as on
+      // the main thread (requests compared), so the same round trips.
+      const main = rows.find((x) => x.format === c.format && x.reader === "chunkwise");
+      if (row.roundTrips == null && main && main.requests === row.requests) row.roundTrips = main.roundTrips;
+      row.limit = row.roundTrips == null ? null : row.module + row.roundTrips * opt.latency + row.xferDecode;
+      row.vsLimit = row.limit == null ? null : row.picture / row.limit;
       rows.push(row);
     }
   }
   for (const r of rows) {
     const c = work.find((w) => w.format === r.format);
     const peer = rows.find((x) => x.format === r.format && x.reader === c.peer);
-    r.vsPeer = r.reader === "chunkwise" && peer ? r.picture / peer.picture : null;
+    r.vsPeer = r.reader.startsWith("chunkwise") && peer ? r.picture / peer.picture : null;
     r.target = r.vsPeer == null ? null : c.target;
   }
   if (process.env.CHUNKWISE_BENCH_RAW) {
@@ -275,43 +293,66 @@ async function main() {
   } else {
     const f = (x, d = 0) => (x == null ? "-" : x.toFixed(d));
     console.log(`Time to first preview in headless Chromium ${browser ? "" : ""}(${chromiumPath}), data through chunkwise serve --latency-ms ${opt.latency} on 127.0.0.1, page and libraries without latency; median of ${opt.runs} runs, each in a fresh browser context; every picture's values matched the generator's .npy`);
-    console.log("| format | reader | picture ms | module ms | open ms | read ms | requests | preflights | bytes | round trips | xfer+dec ms | limit ms | vs limit | vs peer (target) |");
-    console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    console.log("| format | reader | picture ms | page ms | module ms | open ms | read ms | requests | preflights | bytes | round trips | xfer+dec ms | limit ms | vs limit | vs peer (target) |");
+    console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (const r of rows) {
-      console.log(`| ${r.format} ${r.file} | ${r.reader} | ${f(r.picture)} | ${f(r.module)} | ${f(r.open)} | ${f(r.read)} | ${r.requests} | ${r.preflights} | ${r.bytes} | ${r.roundTrips} | ${f(r.xferDecode, 1)} | ${f(r.limit)} | ${f(r.vsLimit, 2)}x | ${r.vsPeer == null ? "-" : `${r.vsPeer.toFixed(2)}x (<= ${r.target}x)`} |`);
+      console.log(`| ${r.format} ${r.file} | ${r.reader} | ${f(r.picture)} | ${f(r.page)} | ${f(r.module)} | ${f(r.open)} | ${f(r.read)} | ${r.requests} | ${r.preflights} | ${r.bytes} | ${r.roundTrips ?? "-"} | ${f(r.xferDecode, 1)} | ${f(r.limit)} | ${r.vsLimit == null ? "-" : `${r.vsLimit.toFixed(2)}x`} | ${r.vsPeer == null ? "-" : `${r.vsPeer.toFixed(2)}x (<= ${r.target}x)`} |`);
     }
   }
   for (const p of profiles) printProfile(p);
 }
 
-/** Self time by function of a CDP CPU profile, from navigation to the picture. */
+/**
+ * A CDP CPU profile of one run: busy time per phase between the page's marks by kind (wasm,
+ * JS, "(program)": V8 and Blink native work such as compiling wasm functions on first call,
+ * GC), and the functions of most self time up to the picture. Samples are put on the page's
+ * clock by the first sample in benchClockSync (at marks.script).
+ */
 function printProfile(run) {
   const p = run.prof;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
-  const self = new Map();
+  const samples = [];
   let t = p.startTime;
-  const first = p.timeDeltas.length ? p.startTime + p.timeDeltas[0] : p.startTime;
-  // Samples are µs on the profiler's clock; the page's marks are ms since navigation, which
-  // began after the profiler started: keep samples up to (first sample + picture).
-  let total = 0;
   for (let i = 0; i < p.samples.length; i++) {
     t += p.timeDeltas[i];
-    const dt = (p.timeDeltas[i + 1] ?? 0) / 1000;
-    const n = byId.get(p.samples[i]);
-    const cf = n.callFrame;
-    const name = cf.functionName || (cf.url ? `(anonymous) ${cf.url.split("/").pop()}` : "(root)");
-    const key = `${name}${cf.url && cf.functionName ? `  ${cf.url.split("/").pop()}` : ""}`;
-    if (name === "(idle)") continue;
-    if ((t - first) / 1000 > run.picture + 50) break;
-    self.set(key, (self.get(key) ?? 0) + dt);
-    total += dt;
+    samples.push({ t, dt: (p.timeDeltas[i + 1] ?? 0) / 1000, cf: byId.get(p.samples[i]).callFrame });
   }
-  const top = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 25);
-  const marks = Object.entries(run.marks).sort((a, b) => a[1] - b[1]).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(", ");
-  console.log(`\nProfile: chunkwise on ${run.format}, one run (sampling 100 us, main thread, up to the picture + 50 ms): picture ${run.picture.toFixed(1)} ms; marks (ms since navigation): ${marks}`);
-  console.log(`| function (self) | ms | share of ${total.toFixed(1)} ms busy |`);
+  const sync = samples.find((s) => s.cf.functionName === "benchClockSync");
+  if (!sync) throw new Error("profile: no sample in benchClockSync");
+  const at = (s) => (s.t - sync.t) / 1000 + run.marks.script;
+  const kind = (cf) => {
+    if (cf.functionName === "(idle)") return "idle";
+    if (cf.functionName === "(program)") return "program";
+    if (cf.functionName === "(garbage collector)") return "gc";
+    if (cf.url.endsWith(".wasm") || /^wasm-function\[/.test(cf.functionName)) return "wasm";
+    return "js";
+  };
+  const phases = [["navigation", 0, run.marks.script], ["page script -> imported", run.marks.script, run.marks.imported],
+    ["imported -> ready (init)", run.marks.imported, run.marks.ready], ["ready -> opened", run.marks.ready, run.marks.opened],
+    ["opened -> data (read)", run.marks.opened, run.marks.data], ["data -> drawn", run.marks.data, run.marks.drawn]];
+  const kinds = ["wasm", "js", "program", "gc", "idle"];
+  console.log(`\nProfile: chunkwise on ${run.format}, one run (CDP sampling profiler, 100 us, main thread); marks (ms since navigation): ${Object.entries(run.marks).sort((a, b) => a[1] - b[1]).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(", ")}`);
+  console.log(`| phase | ms | ${kinds.join(" ms | ")} ms |`);
+  console.log(`|---|${"---:|".repeat(kinds.length + 1)}`);
+  for (const [name, a, b] of phases) {
+    const k = Object.fromEntries(kinds.map((x) => [x, 0]));
+    for (const s of samples) if (at(s) >= a && at(s) < b) k[kind(s.cf)] += s.dt;
+    console.log(`| ${name} | ${(b - a).toFixed(1)} | ${kinds.map((x) => k[x].toFixed(1)).join(" | ")} |`);
+  }
+  const self = new Map();
+  let busy = 0;
+  for (const s of samples) {
+    if (at(s) < run.marks.script || at(s) >= run.marks.drawn || kind(s.cf) === "idle") continue;
+    const file = s.cf.url ? s.cf.url.split("/").pop() : "";
+    const key = `${s.cf.functionName || "(anonymous)"}${file ? ` (${file})` : ""}`;
+    self.set(key, (self.get(key) ?? 0) + s.dt);
+    busy += s.dt;
+  }
+  console.log(`| function, self time from the page script to the picture | ms | share of ${busy.toFixed(1)} ms busy |`);
   console.log("|---|---:|---:|");
-  for (const [k, v] of top) console.log(`| ${k.replace(/\|/g, "\\|")} | ${v.toFixed(1)} | ${((100 * v) / total).toFixed(0)}% |`);
+  for (const [k, v] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 20)) {
+    console.log(`| ${k.replace(/\|/g, "\\|")} | ${v.toFixed(1)} | ${((100 * v) / busy).toFixed(0)}% |`);
+  }
 }
 
 await main();

@@ -4,6 +4,7 @@
 // (performance.now() of this page; the h5wasm worker's marks are moved onto that clock).
 //   chunkwise  the web build (?module=DIR holding chunkwise.js, default pkg/web) on the main
 //              thread
+//   chunkwise-worker  chunkwise/worker (DIR/../worker/index.js): the same reads in a worker
 //   zarrita    zarrita's FetchStore on the main thread (Zarr)
 //   h5wasm     h5wasm in a dedicated worker with FS.createLazyFile (HDF5): synchronous
 //              range requests of 1 MiB blocks, the way h5wasm reads remote files lazily
@@ -11,7 +12,8 @@
 // source through a server without added latency; omitted: skipped) is timed three times:
 // transfer + decode with the engine warm, for the physical limit. window.benchFirstPreview is then
 // { marks, resources (data requests: name, start, end of the round trip), sha256 (of the picture's values),
-//   shape, local (ms, three reads), error }.
+//   shape, local (ms, three reads), pageResources (what this page fetched from its own origin,
+//   with their times), error }.
 const q = new URLSearchParams(location.search);
 const reader = q.get("reader");
 const url = q.get("url");
@@ -21,6 +23,14 @@ const sel = JSON.parse(q.get("sel"));
 const moduleDir = q.get("module") || "pkg/web";
 const marks = {};
 const mark = (name) => { marks[name] = performance.now(); };
+mark("script"); // the page's HTML in and this module running: common to every reader
+// With ?profile=1, 3 ms of a function of this name, so that a CPU profile's samples can be
+// put on this page's clock (its first sample is at marks.script).
+function benchClockSync() {
+  const end = performance.now() + 3;
+  while (performance.now() < end);
+}
+if (q.get("profile")) benchClockSync();
 const selText = sel.map(([a, b]) => `${a}:${b}`).join(",");
 
 // Started before anything else, as a page that knows it will read HDF5 would.
@@ -86,6 +96,11 @@ async function withChunkwise() {
   mark("imported");
   await cw.default();
   mark("ready");
+  const wasm = performance.getEntriesByType("resource").find((e) => e.name.endsWith("_bg.wasm"));
+  if (wasm) {
+    marks.wasmRequested = wasm.startTime;
+    marks.wasmFetched = wasm.responseEnd;
+  }
   const options = arrayPath ? { path: arrayPath } : {};
   const arr = await cw.RemoteArray.open(url, options);
   mark("opened");
@@ -98,6 +113,28 @@ async function withChunkwise() {
   const local = await cw.RemoteArray.open(zero, { ...options, cache: "none" });
   const ms = await timed(() => local.read(selText));
   return { data: r.data, shape: r.shape, resources, local: ms };
+}
+
+// chunkwise/worker: the package's worker entry (DIR/../worker/index.js), the reader in a
+// dedicated worker behind the same RemoteArray API; "ready" is its init() resolved (worker
+// started, module initialised in it).
+async function withChunkwiseWorker() {
+  const cw = await import(`/${moduleDir}/../worker/index.js`);
+  mark("imported");
+  await cw.default();
+  mark("ready");
+  const options = arrayPath ? { path: arrayPath } : {};
+  const arr = await cw.RemoteArray.open(url, options);
+  mark("opened");
+  const r = await arr.read(selText);
+  mark("data");
+  draw(r.data, r.shape);
+  mark("drawn");
+  // Its requests are the worker's: not seen by this page's fetch.
+  if (!zero) return { data: r.data, shape: r.shape, resources: null, local: [] };
+  const local = await cw.RemoteArray.open(zero, { ...options, cache: "none" });
+  const ms = await timed(() => local.read(selText));
+  return { data: r.data, shape: r.shape, resources: null, local: ms };
 }
 
 async function withZarrita() {
@@ -144,12 +181,14 @@ async function withH5wasm() {
 }
 
 async function run() {
-  const readers = { chunkwise: withChunkwise, zarrita: withZarrita, h5wasm: withH5wasm };
+  const readers = { chunkwise: withChunkwise, "chunkwise-worker": withChunkwiseWorker, zarrita: withZarrita, h5wasm: withH5wasm };
   try {
     if (!readers[reader]) throw new Error(`unknown reader ${reader}`);
     const r = await readers[reader]();
+    const own = performance.getEntriesByType("resource").filter((e) => e.name.startsWith(location.origin))
+      .map((e) => ({ name: e.name.slice(location.origin.length), start: e.startTime, end: e.responseEnd }));
     window.benchFirstPreview = { marks, resources: r.resources, local: r.local, shape: r.shape,
-      sha256: await sha256(r.data) };
+      sha256: await sha256(r.data), pageResources: own };
   } catch (e) {
     window.benchFirstPreview = { error: String((e && e.stack) || e), marks };
   }
