@@ -41,6 +41,8 @@
 //                 reader's requests; "vs limit" is picture / limit
 //   vs peer       chunkwise's picture / the peer's in the same format (targets: <= 0.5x
 //                 zarrita, <= 0.3x h5wasm; <= 1.25x the limit)
+//   after page ms picture - page: the part a reader controls (navigation to the page's script
+//                 is the browser's, and on a busy machine its noisiest part), and its ratio
 //
 // Usage: node scripts/bench-first-preview.mjs [--runs N] [--formats b2nd,hdf5,zarr]
 //          [--readers chunkwise,chunkwise-worker,zarrita,h5wasm] [--latency MS] [--module DIR] [--json]
@@ -167,6 +169,35 @@ function roundTrips(resources, preflights) {
   return max + preflights;
 }
 
+/**
+ * Where a main-thread run's time went, in ms, adding up to the picture: navigation to the page
+ * script, the library's JS imported, the wasm module downloaded and instantiated (chunkwise),
+ * then along the requests: before the first, waiting for answers, between an answer and the
+ * next request, after the last answer to the values, drawing.
+ */
+function phases(m, resources) {
+  if (!resources || !resources.length) return null;
+  const rs = [...resources].sort((a, b) => a.start - b.start);
+  let waiting = 0, between = 0, last = null;
+  for (const r of rs) {
+    if (last === null) waiting += r.end - r.start;
+    else if (r.start >= last) { between += r.start - last; waiting += r.end - r.start; }
+    else waiting += Math.max(0, r.end - last); // overlapping requests: only the time past the last answer
+    last = last === null ? r.end : Math.max(last, r.end);
+  }
+  const p = { page: m.script };
+  if (m.imported === undefined) {
+    p.init = m.ready - m.script; // h5wasm: its worker started, its script imported, ready
+  } else if (m.wasmFetched !== undefined) {
+    Object.assign(p, { importJs: m.imported - m.script, wasmDownload: m.wasmFetched - m.imported, instantiate: m.ready - m.wasmFetched });
+  } else {
+    Object.assign(p, { importJs: m.imported - m.script, init: m.ready - m.imported });
+  }
+  Object.assign(p, { beforeFirstRequest: rs[0].start - m.ready, waiting, betweenRequests: between,
+    afterLastAnswer: m.data - last, draw: m.drawn - m.data });
+  return p;
+}
+
 const median = (xs) => {
   const s = xs.filter((x) => x != null && !Number.isNaN(x)).sort((a, b) => a - b);
   if (!s.length) return null;
@@ -234,7 +265,8 @@ async function main() {
         let prof = null;
         if (cdp) prof = (await cdp.send("Profiler.stop")).profile;
         return {
-          format: c.format, reader, marks: r.marks, picture: r.marks.drawn, page: r.marks.script, ready: r.marks.ready,
+          format: c.format, reader, marks: r.marks, phases: phases(r.marks, r.resources), picture: r.marks.drawn, page: r.marks.script,
+          afterPage: r.marks.drawn - r.marks.script, ready: r.marks.ready,
           opened: r.marks.opened - r.marks.ready, read: r.marks.data - r.marks.opened,
           requests: data.length, preflights: hits.length - data.length,
           bytes: data.reduce((s, h) => s + (h.method === "HEAD" ? 0 : h.bytes), 0),
@@ -268,7 +300,7 @@ async function main() {
       const rs = runs.filter((r) => r.format === c.format && r.reader === reader);
       const m = (k) => median(rs.map((r) => r[k]));
       const row = { format: c.format, file: c.file, sourceBytes: c.sourceBytes, reader, runs: rs.length,
-        picture: m("picture"), page: m("page"), module: m("ready"), open: m("opened"), read: m("read"),
+        picture: m("picture"), page: m("page"), afterPage: m("afterPage"), module: m("ready"), open: m("opened"), read: m("read"),
         requests: m("requests"), preflights: m("preflights"), bytes: m("bytes"), roundTrips: m("rt"), xferDecode: m("local") };
       // chunkwise/worker's requests are its worker's, unseen by the page: the same reads as on
       // the main thread (requests compared), so the same round trips.
@@ -283,6 +315,7 @@ async function main() {
     const c = work.find((w) => w.format === r.format);
     const peer = rows.find((x) => x.format === r.format && x.reader === c.peer);
     r.vsPeer = r.reader.startsWith("chunkwise") && peer ? r.picture / peer.picture : null;
+    r.vsPeerAfterPage = r.vsPeer == null ? null : r.afterPage / peer.afterPage;
     r.target = r.vsPeer == null ? null : c.target;
   }
   if (process.env.CHUNKWISE_BENCH_RAW) {
@@ -293,10 +326,27 @@ async function main() {
   } else {
     const f = (x, d = 0) => (x == null ? "-" : x.toFixed(d));
     console.log(`Time to first preview in headless Chromium ${browser ? "" : ""}(${chromiumPath}), data through chunkwise serve --latency-ms ${opt.latency} on 127.0.0.1, page and libraries without latency; median of ${opt.runs} runs, each in a fresh browser context; every picture's values matched the generator's .npy`);
-    console.log("| format | reader | picture ms | page ms | module ms | open ms | read ms | requests | preflights | bytes | round trips | xfer+dec ms | limit ms | vs limit | vs peer (target) |");
-    console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    console.log("| format | reader | picture ms | page ms | module ms | open ms | read ms | requests | preflights | bytes | round trips | xfer+dec ms | limit ms | vs limit | vs peer (target) | after page ms | vs peer after page |");
+    console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (const r of rows) {
-      console.log(`| ${r.format} ${r.file} | ${r.reader} | ${f(r.picture)} | ${f(r.page)} | ${f(r.module)} | ${f(r.open)} | ${f(r.read)} | ${r.requests} | ${r.preflights} | ${r.bytes} | ${r.roundTrips ?? "-"} | ${f(r.xferDecode, 1)} | ${f(r.limit)} | ${r.vsLimit == null ? "-" : `${r.vsLimit.toFixed(2)}x`} | ${r.vsPeer == null ? "-" : `${r.vsPeer.toFixed(2)}x (<= ${r.target}x)`} |`);
+      console.log(`| ${r.format} ${r.file} | ${r.reader} | ${f(r.picture)} | ${f(r.page)} | ${f(r.module)} | ${f(r.open)} | ${f(r.read)} | ${r.requests} | ${r.preflights} | ${r.bytes} | ${r.roundTrips ?? "-"} | ${f(r.xferDecode, 1)} | ${f(r.limit)} | ${r.vsLimit == null ? "-" : `${r.vsLimit.toFixed(2)}x`} | ${r.vsPeer == null ? "-" : `${r.vsPeer.toFixed(2)}x (<= ${r.target}x)`} | ${f(r.afterPage)} | ${r.vsPeerAfterPage == null ? "-" : `${r.vsPeerAfterPage.toFixed(2)}x`} |`);
+    }
+  }
+  if (!opt.json) {
+    // The critical path of the main-thread readers, phase by phase (medians; they add up to
+    // about the picture's median).
+    const names = { page: "navigation -> page script", importJs: "library JS imported", wasmDownload: "wasm downloaded (after the JS)",
+      instantiate: "wasm compiled + instantiated after download", init: "init (zarrita: none; h5wasm: worker started, script imported, ready)", beforeFirstRequest: "ready -> first data request",
+      waiting: "waiting for answers", betweenRequests: "answer -> next request (CPU)", afterLastAnswer: "last answer -> values (decode, CPU)", draw: "values -> drawn (h5wasm: + the transfer from its worker)" };
+    const cols = [];
+    for (const c of work) for (const reader of c.readers.filter((x) => opt.readers.includes(x) && x !== "chunkwise-worker")) cols.push([c, reader]);
+    console.log(`\nCritical path by phase, ms (medians of ${opt.runs} runs; main-thread readers; h5wasm's marks are its worker's)`);
+    console.log(`| phase | ${cols.map(([c, r]) => `${c.format} ${r}`).join(" | ")} |`);
+    console.log(`|---|${"---:|".repeat(cols.length)}`);
+    for (const [k, label] of Object.entries(names)) {
+      const vals = cols.map(([c, reader]) => median(runs.filter((r) => r.format === c.format && r.reader === reader && r.phases).map((r) => r.phases[k])));
+      if (vals.every((v) => v == null)) continue;
+      console.log(`| ${label} | ${vals.map((v) => (v == null ? "-" : v.toFixed(0))).join(" | ")} |`);
     }
   }
   for (const p of profiles) printProfile(p);
