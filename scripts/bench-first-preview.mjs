@@ -9,6 +9,8 @@
 //          reads remote files)
 //   zarr   bench_v3.zarr (/temperature 1024x1024 float32, zstd), [0:128, 0:128]: chunkwise,
 //          zarrita (FetchStore) on the main thread
+// and in each chunkwise-early: chunkwise with its wasm module compiled from the page's first
+// line (WebAssembly.compileStreaming, the module handed to init), overlapping the JS import;
 // and in each, when the package has it (DIR/../worker/index.js), chunkwise/worker: the same
 // reads in its dedicated worker ("module ms" is then its init(): the worker started and the
 // module initialised in it; its round trips are the main thread's, its requests being the same).
@@ -41,11 +43,13 @@
 //                 reader's requests; "vs limit" is picture / limit
 //   vs peer       chunkwise's picture / the peer's in the same format (targets: <= 0.5x
 //                 zarrita, <= 0.3x h5wasm; <= 1.25x the limit)
+//   open at 0 ms  an open through the server without latency after the picture, the engine
+//                 warm (chunkwise, zarrita): what open costs once first-call costs are paid
 //   after page ms picture - page: the part a reader controls (navigation to the page's script
 //                 is the browser's, and on a busy machine its noisiest part), and its ratio
 //
 // Usage: node scripts/bench-first-preview.mjs [--runs N] [--formats b2nd,hdf5,zarr]
-//          [--readers chunkwise,chunkwise-worker,zarrita,h5wasm] [--latency MS] [--module DIR] [--json]
+//          [--readers chunkwise,chunkwise-early,chunkwise-worker,zarrita,h5wasm] [--latency MS] [--module DIR] [--json]
 //          [--profile]
 //   --module DIR  the directory (inside the repository) holding the web build's chunkwise.js
 //                 (default pkg/web; a build with its name section keeps function names in
@@ -72,7 +76,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..");
 
 function args() {
-  const a = { runs: 5, formats: ["b2nd", "hdf5", "zarr"], readers: ["chunkwise", "chunkwise-worker", "zarrita", "h5wasm"],
+  const a = { runs: 5, formats: ["b2nd", "hdf5", "zarr"], readers: ["chunkwise", "chunkwise-early", "chunkwise-worker", "zarrita", "h5wasm"],
     latency: 40, module: "pkg/web", json: false, profile: false };
   const v = process.argv.slice(2);
   for (let i = 0; i < v.length; i++) {
@@ -105,12 +109,12 @@ function cases(formats) {
   const tmp = os.tmpdir();
   const all = {
     b2nd: { dir: path.join(tmp, "chunkwise-bench-remote"), file: "big_f4.b2nd", npy: "big_f4.npy", array: "",
-      sel: [[0, 250], [0, 250]], readers: ["chunkwise", "chunkwise-worker"], make: (d) => generate("gen_blosc2.py", "--big", d) },
+      sel: [[0, 250], [0, 250]], readers: ["chunkwise", "chunkwise-early", "chunkwise-worker"], make: (d) => generate("gen_blosc2.py", "--big", d) },
     hdf5: { dir: path.join(tmp, "chunkwise-bench-remote-hdf5"), file: "bench_large.h5", npy: "bench_large.npy",
-      array: "/data", sel: [[0, 250], [0, 500]], readers: ["chunkwise", "chunkwise-worker", "h5wasm"], peer: "h5wasm", target: 0.3,
+      array: "/data", sel: [[0, 250], [0, 500]], readers: ["chunkwise", "chunkwise-early", "chunkwise-worker", "h5wasm"], peer: "h5wasm", target: 0.3,
       make: (d) => generate("gen_hdf5_index.py", "--bench", d) },
     zarr: { dir: path.join(tmp, "chunkwise-bench-first-preview", "zarr"), file: "bench_v3.zarr",
-      npy: "bench_temperature.npy", array: "/temperature", sel: [[0, 128], [0, 128]], readers: ["chunkwise", "chunkwise-worker", "zarrita"],
+      npy: "bench_temperature.npy", array: "/temperature", sel: [[0, 128], [0, 128]], readers: ["chunkwise", "chunkwise-early", "chunkwise-worker", "zarrita"],
       peer: "zarrita", target: 0.5, make: (d) => generate("gen_zarr.py", "--bench", d) },
   };
   const out = [];
@@ -270,7 +274,7 @@ async function main() {
           opened: r.marks.opened - r.marks.ready, read: r.marks.data - r.marks.opened,
           requests: data.length, preflights: hits.length - data.length,
           bytes: data.reduce((s, h) => s + (h.method === "HEAD" ? 0 : h.bytes), 0),
-          rt: roundTrips(r.resources, hits.length - data.length), local: median(r.local), prof,
+          rt: roundTrips(r.resources, hits.length - data.length), local: median(r.local), localOpen: r.localOpen, prof,
           resources: r.resources, localRuns: r.local, hits, pageResources: r.pageResources,
         };
       } finally {
@@ -301,7 +305,8 @@ async function main() {
       const m = (k) => median(rs.map((r) => r[k]));
       const row = { format: c.format, file: c.file, sourceBytes: c.sourceBytes, reader, runs: rs.length,
         picture: m("picture"), page: m("page"), afterPage: m("afterPage"), module: m("ready"), open: m("opened"), read: m("read"),
-        requests: m("requests"), preflights: m("preflights"), bytes: m("bytes"), roundTrips: m("rt"), xferDecode: m("local") };
+        requests: m("requests"), preflights: m("preflights"), bytes: m("bytes"), roundTrips: m("rt"), xferDecode: m("local"),
+        localOpen: m("localOpen") };
       // chunkwise/worker's requests are its worker's, unseen by the page: the same reads as on
       // the main thread (requests compared), so the same round trips.
       const main = rows.find((x) => x.format === c.format && x.reader === "chunkwise");
@@ -326,10 +331,10 @@ async function main() {
   } else {
     const f = (x, d = 0) => (x == null ? "-" : x.toFixed(d));
     console.log(`Time to first preview in headless Chromium ${browser ? "" : ""}(${chromiumPath}), data through chunkwise serve --latency-ms ${opt.latency} on 127.0.0.1, page and libraries without latency; median of ${opt.runs} runs, each in a fresh browser context; every picture's values matched the generator's .npy`);
-    console.log("| format | reader | picture ms | page ms | module ms | open ms | read ms | requests | preflights | bytes | round trips | xfer+dec ms | limit ms | vs limit | vs peer (target) | after page ms | vs peer after page |");
-    console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    console.log("| format | reader | picture ms | page ms | module ms | open ms | read ms | requests | preflights | bytes | round trips | xfer+dec ms | limit ms | vs limit | vs peer (target) | after page ms | vs peer after page | open at 0 ms |");
+    console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (const r of rows) {
-      console.log(`| ${r.format} ${r.file} | ${r.reader} | ${f(r.picture)} | ${f(r.page)} | ${f(r.module)} | ${f(r.open)} | ${f(r.read)} | ${r.requests} | ${r.preflights} | ${r.bytes} | ${r.roundTrips ?? "-"} | ${f(r.xferDecode, 1)} | ${f(r.limit)} | ${r.vsLimit == null ? "-" : `${r.vsLimit.toFixed(2)}x`} | ${r.vsPeer == null ? "-" : `${r.vsPeer.toFixed(2)}x (<= ${r.target}x)`} | ${f(r.afterPage)} | ${r.vsPeerAfterPage == null ? "-" : `${r.vsPeerAfterPage.toFixed(2)}x`} |`);
+      console.log(`| ${r.format} ${r.file} | ${r.reader} | ${f(r.picture)} | ${f(r.page)} | ${f(r.module)} | ${f(r.open)} | ${f(r.read)} | ${r.requests} | ${r.preflights} | ${r.bytes} | ${r.roundTrips ?? "-"} | ${f(r.xferDecode, 1)} | ${f(r.limit)} | ${r.vsLimit == null ? "-" : `${r.vsLimit.toFixed(2)}x`} | ${r.vsPeer == null ? "-" : `${r.vsPeer.toFixed(2)}x (<= ${r.target}x)`} | ${f(r.afterPage)} | ${r.vsPeerAfterPage == null ? "-" : `${r.vsPeerAfterPage.toFixed(2)}x`} | ${f(r.localOpen)} |`);
     }
   }
   if (!opt.json) {
@@ -339,7 +344,7 @@ async function main() {
       instantiate: "wasm compiled + instantiated after download", init: "init (zarrita: none; h5wasm: worker started, script imported, ready)", beforeFirstRequest: "ready -> first data request",
       waiting: "waiting for answers", betweenRequests: "answer -> next request (CPU)", afterLastAnswer: "last answer -> values (decode, CPU)", draw: "values -> drawn (h5wasm: + the transfer from its worker)" };
     const cols = [];
-    for (const c of work) for (const reader of c.readers.filter((x) => opt.readers.includes(x) && x !== "chunkwise-worker")) cols.push([c, reader]);
+    for (const c of work) for (const reader of c.readers.filter((x) => opt.readers.includes(x) && x !== "chunkwise-worker" && x !== "chunkwise-early")) cols.push([c, reader]);
     console.log(`\nCritical path by phase, ms (medians of ${opt.runs} runs; main-thread readers; h5wasm's marks are its worker's)`);
     console.log(`| phase | ${cols.map(([c, r]) => `${c.format} ${r}`).join(" | ")} |`);
     console.log(`|---|${"---:|".repeat(cols.length)}`);

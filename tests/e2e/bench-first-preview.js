@@ -4,6 +4,7 @@
 // (performance.now() of this page; the h5wasm worker's marks are moved onto that clock).
 //   chunkwise  the web build (?module=DIR holding chunkwise.js, default pkg/web) on the main
 //              thread
+//   chunkwise-early   chunkwise with the module compiled from the page's first line (below)
 //   chunkwise-worker  chunkwise/worker (DIR/../worker/index.js): the same reads in a worker
 //   zarrita    zarrita's FetchStore on the main thread (Zarr)
 //   h5wasm     h5wasm in a dedicated worker with FS.createLazyFile (HDF5): synchronous
@@ -12,7 +13,8 @@
 // source through a server without added latency; omitted: skipped) is timed three times:
 // transfer + decode with the engine warm, for the physical limit. window.benchFirstPreview is then
 // { marks, resources (data requests: name, start, end of the round trip), sha256 (of the picture's values),
-//   shape, local (ms, three reads), pageResources (what this page fetched from its own origin,
+//   shape, local (ms, three reads), localOpen (ms of the open before them: the open's CPU with
+//   the engine warm, plus loopback round trips), pageResources (what this page fetched from its own origin,
 //   with their times), error }.
 const q = new URLSearchParams(location.search);
 const reader = q.get("reader");
@@ -91,10 +93,17 @@ async function timed(fn, n = 3) {
   return ms;
 }
 
+// chunkwise-early: the same, with the wasm module's download and compilation started by
+// this page's first line (WebAssembly.compileStreaming) instead of by init() once the JS glue
+// is imported, and the compiled module handed to init; what a page can do today.
+const early = reader === "chunkwise-early"
+  ? WebAssembly.compileStreaming(fetch(`/${moduleDir}/chunkwise_bg.wasm`)) : null;
+
 async function withChunkwise() {
   const cw = await import(`/${moduleDir}/chunkwise.js`);
   mark("imported");
-  await cw.default();
+  if (early) await cw.default({ module_or_path: await early });
+  else await cw.default();
   mark("ready");
   const wasm = performance.getEntriesByType("resource").find((e) => e.name.endsWith("_bg.wasm"));
   if (wasm) {
@@ -110,9 +119,11 @@ async function withChunkwise() {
   mark("drawn");
   const resources = dataResources([new URL(url).origin]);
   if (!zero) return { data: r.data, shape: r.shape, resources, local: [] };
+  const t = performance.now();
   const local = await cw.RemoteArray.open(zero, { ...options, cache: "none" });
+  const localOpen = performance.now() - t;
   const ms = await timed(() => local.read(selText));
-  return { data: r.data, shape: r.shape, resources, local: ms };
+  return { data: r.data, shape: r.shape, resources, local: ms, localOpen };
 }
 
 // chunkwise/worker: the package's worker entry (DIR/../worker/index.js), the reader in a
@@ -151,9 +162,11 @@ async function withZarrita() {
   mark("drawn");
   const resources = dataResources([new URL(url).origin]);
   if (!zero) return { data: r.data, shape: r.shape, resources, local: [] };
+  const t = performance.now();
   const local = await open(zero);
+  const localOpen = performance.now() - t;
   const ms = await timed(() => zarr.get(local, slices));
-  return { data: r.data, shape: r.shape, resources, local: ms };
+  return { data: r.data, shape: r.shape, resources, local: ms, localOpen };
 }
 
 async function withH5wasm() {
@@ -181,13 +194,13 @@ async function withH5wasm() {
 }
 
 async function run() {
-  const readers = { chunkwise: withChunkwise, "chunkwise-worker": withChunkwiseWorker, zarrita: withZarrita, h5wasm: withH5wasm };
+  const readers = { chunkwise: withChunkwise, "chunkwise-early": withChunkwise, "chunkwise-worker": withChunkwiseWorker, zarrita: withZarrita, h5wasm: withH5wasm };
   try {
     if (!readers[reader]) throw new Error(`unknown reader ${reader}`);
     const r = await readers[reader]();
     const own = performance.getEntriesByType("resource").filter((e) => e.name.startsWith(location.origin))
       .map((e) => ({ name: e.name.slice(location.origin.length), start: e.startTime, end: e.responseEnd }));
-    window.benchFirstPreview = { marks, resources: r.resources, local: r.local, shape: r.shape,
+    window.benchFirstPreview = { marks, resources: r.resources, local: r.local, localOpen: r.localOpen ?? null, shape: r.shape,
       sha256: await sha256(r.data), pageResources: own };
   } catch (e) {
     window.benchFirstPreview = { error: String((e && e.stack) || e), marks };
