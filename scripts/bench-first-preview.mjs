@@ -50,7 +50,7 @@
 //
 // Usage: node scripts/bench-first-preview.mjs [--runs N] [--formats b2nd,hdf5,zarr]
 //          [--readers chunkwise,chunkwise-early,chunkwise-worker,zarrita,h5wasm] [--latency MS] [--module DIR] [--json]
-//          [--profile]
+//          [--profile] [--trace]
 //   --module DIR  the directory (inside the repository) holding the web build's chunkwise.js
 //                 (default pkg/web; a build with its name section keeps function names in
 //                 --profile's table)
@@ -58,6 +58,10 @@
 //                 profiler (100 us): busy time per phase between the page's marks (wasm, JS,
 //                 V8/Blink native, GC, idle) and self time by function up to the picture (no
 //                 xfer+dec reads in that run)
+//   --trace       after the table, one more chunkwise run per format under Chromium tracing
+//                 (V8 and wasm categories): the wasm functions V8 compiled lazily on the main
+//                 thread (first calls; count, body bytes, ms) per phase, and by crate when the
+//                 module has its name section (--module DIR of such a build)
 //   CHUNKWISE_BIN the CLI serving the files (default target/release/chunkwise), CHROMIUM;
 //   CHUNKWISE_BENCH_RAW=1 also prints every run (marks, data requests) on stderr
 // Needs: npm ci in tests/e2e (playwright-core, zarrita) and in scripts/bench-hdf5-js (h5wasm);
@@ -77,7 +81,7 @@ const repo = path.resolve(here, "..");
 
 function args() {
   const a = { runs: 5, formats: ["b2nd", "hdf5", "zarr"], readers: ["chunkwise", "chunkwise-early", "chunkwise-worker", "zarrita", "h5wasm"],
-    latency: 40, module: "pkg/web", json: false, profile: false };
+    latency: 40, module: "pkg/web", json: false, profile: false, trace: false };
   const v = process.argv.slice(2);
   for (let i = 0; i < v.length; i++) {
     const next = () => { if (i + 1 >= v.length) throw new Error(`${v[i]} needs a value`); return v[++i]; };
@@ -89,6 +93,7 @@ function args() {
       case "--module": a.module = next(); break;
       case "--json": a.json = true; break;
       case "--profile": a.profile = true; break;
+      case "--trace": a.trace = true; break;
       default: throw new Error(`unknown argument ${v[i]} (see the head of ${path.relative(repo, fileURLToPath(import.meta.url))})`);
     }
   }
@@ -232,6 +237,7 @@ async function main() {
   let browser = null;
   const runs = []; // { format, reader, run, picture, ready, opened, data, requests, preflights, bytes, rt, local }
   const profiles = [];
+  const traces = [];
   try {
     for (const c of work) {
       c.slow = await startServer({ root: c.dir, latencyMs: opt.latency });
@@ -244,10 +250,13 @@ async function main() {
       args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
     });
-    const once = async (c, reader, { profile = false } = {}) => {
+    const once = async (c, reader, { profile = false, trace = false } = {}) => {
       const context = await browser.newContext();
       try {
         const page = await context.newPage();
+        if (trace) {
+          await browser.startTracing(page, { categories: ["v8", "v8.wasm", "disabled-by-default-v8.wasm.detailed", "blink.user_timing", "devtools.timeline"] });
+        }
         let cdp = null;
         if (profile) {
           cdp = await context.newCDPSession(page);
@@ -256,8 +265,8 @@ async function main() {
           await cdp.send("Profiler.start");
         }
         const q = new URLSearchParams({ reader, url: `${c.slow.url}${c.file}`, path: c.array, sel: JSON.stringify(c.sel), module: opt.module });
-        if (!profile) q.set("zero", `${c.fast.url}${c.file}`);
-        else q.set("profile", "1");
+        if (!profile && !trace) q.set("zero", `${c.fast.url}${c.file}`);
+        if (profile) q.set("profile", "1");
         const since = c.slow.log.length;
         await page.goto(`${pageServer.url}tests/e2e/bench-first-preview.html?${q}`);
         await page.waitForFunction(() => window.benchFirstPreview !== undefined, null, { timeout: 120000 });
@@ -268,6 +277,7 @@ async function main() {
         const data = hits.filter((h) => h.method !== "OPTIONS");
         let prof = null;
         if (cdp) prof = (await cdp.send("Profiler.stop")).profile;
+        const traceEvents = trace ? JSON.parse((await browser.stopTracing()).toString("utf8")).traceEvents : null;
         return {
           format: c.format, reader, marks: r.marks, phases: phases(r.marks, r.resources), picture: r.marks.drawn, page: r.marks.script,
           afterPage: r.marks.drawn - r.marks.script, ready: r.marks.ready,
@@ -275,7 +285,7 @@ async function main() {
           requests: data.length, preflights: hits.length - data.length,
           bytes: data.reduce((s, h) => s + (h.method === "HEAD" ? 0 : h.bytes), 0),
           rt: roundTrips(r.resources, hits.length - data.length), local: median(r.local), localOpen: r.localOpen, prof,
-          resources: r.resources, localRuns: r.local, hits, pageResources: r.pageResources,
+          resources: r.resources, localRuns: r.local, hits, pageResources: r.pageResources, traceEvents,
         };
       } finally {
         await context.close();
@@ -291,6 +301,9 @@ async function main() {
     }
     if (opt.profile) {
       for (const c of work) profiles.push(await once(c, "chunkwise", { profile: true }));
+    }
+    if (opt.trace) {
+      for (const c of work) traces.push(await once(c, "chunkwise", { trace: true }));
     }
   } finally {
     if (browser) await browser.close();
@@ -355,6 +368,10 @@ async function main() {
     }
   }
   for (const p of profiles) printProfile(p);
+  if (traces.length) {
+    const names = wasmFunctionNames(path.join(repo, opt.module, "chunkwise_bg.wasm"));
+    for (const t of traces) printTrace(t, names);
+  }
 }
 
 /**
@@ -408,6 +425,90 @@ function printProfile(run) {
   for (const [k, v] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 20)) {
     console.log(`| ${k.replace(/\|/g, "\\|")} | ${v.toFixed(1)} | ${((100 * v) / busy).toFixed(0)}% |`);
   }
+}
+
+/** Function names by index from a wasm module's `name` section (empty when it has none). */
+function wasmFunctionNames(file) {
+  const b = fs.readFileSync(file);
+  const names = new Map();
+  let p = 8;
+  const leb = () => { let n = 0, shift = 0, c; do { c = b[p++]; n += (c & 0x7f) * 2 ** shift; shift += 7; } while (c & 0x80); return n; };
+  while (p < b.length) {
+    const id = b[p++];
+    const size = leb();
+    const end = p + size;
+    if (id === 0) {
+      const n = leb();
+      const name = b.toString("utf8", p, p + n);
+      p += n;
+      if (name === "name") {
+        while (p < end) {
+          const sub = b[p++];
+          const len = leb();
+          const subEnd = p + len;
+          if (sub === 1) {
+            for (let k = leb(); k > 0; k--) {
+              const idx = leb();
+              const l = leb();
+              names.set(idx, b.toString("utf8", p, p + l));
+              p += l;
+            }
+          }
+          p = subEnd;
+        }
+      }
+    }
+    p = end;
+  }
+  return names;
+}
+
+/** The crate of a demangled Rust symbol: its first path segment (inside `<...>` for impls). */
+function crateOf(name) {
+  if (!name) return "(no name section)";
+  if (!name.includes("::")) return "(exports, glue)";
+  const m = /^[<&\s]*(?:dyn |mut )?([A-Za-z_][A-Za-z0-9_]*)(?:\[[0-9a-f]+\])?(::|$)/.exec(name);
+  return m ? m[1] : name.slice(0, 30);
+}
+
+/** The wasm functions V8 compiled lazily (on first call) on the page's main thread. */
+function printTrace(run, names) {
+  const ev = run.traceEvents;
+  const markTs = {};
+  for (const e of ev) if (e.name && e.name.startsWith("bench:") && markTs[e.name.slice(6)] === undefined) markTs[e.name.slice(6)] = { ts: e.ts, pid: e.pid, tid: e.tid };
+  const s = markTs.script;
+  if (!s) throw new Error("trace: no bench:script mark");
+  const main = ev.filter((e) => e.pid === s.pid && e.tid === s.tid);
+  const lazy = main.filter((e) => e.name === "wasm.CompileLazy" && e.ph === "X");
+  const size = new Map(main.filter((e) => e.name === "wasm.CompileBaseline").map((e) => [e.args.funcIndex, e.args.bodySize]));
+  const order = ["script", "imported", "ready", "opened", "data", "drawn"].filter((k) => markTs[k]);
+  const at = (ts) => (ts - s.ts) / 1000 + run.marks.script;
+  console.log(`\nTrace: chunkwise on ${run.format}, one run: wasm functions compiled lazily (V8 wasm.CompileLazy: on first call, on the main thread); picture ${run.picture.toFixed(0)} ms`);
+  console.log("| phase | ms | functions | body KB | compile ms |");
+  console.log("|---|---:|---:|---:|---:|");
+  let total = { n: 0, kb: 0, ms: 0 };
+  for (let i = 0; i + 1 < order.length; i++) {
+    const a = markTs[order[i]].ts, z = markTs[order[i + 1]].ts;
+    const xs = lazy.filter((e) => e.ts >= a && e.ts < z);
+    const kb = xs.reduce((t, e) => t + (size.get(e.args.func_index) ?? 0), 0) / 1024;
+    const ms = xs.reduce((t, e) => t + e.dur, 0) / 1000;
+    total = { n: total.n + xs.length, kb: total.kb + kb, ms: total.ms + ms };
+    console.log(`| ${order[i]} -> ${order[i + 1]} | ${(at(z) - at(a)).toFixed(0)} | ${xs.length} | ${kb.toFixed(0)} | ${ms.toFixed(1)} |`);
+  }
+  console.log(`| total to the picture | ${(at(markTs[order[order.length - 1]].ts) - at(s.ts)).toFixed(0)} | ${total.n} | ${total.kb.toFixed(0)} | ${total.ms.toFixed(1)} |`);
+  if (!names.size) return;
+  const by = new Map();
+  const end = markTs.drawn ? markTs.drawn.ts : Infinity;
+  for (const e of lazy) {
+    if (e.ts >= end) continue;
+    const k = crateOf(names.get(e.args.func_index));
+    const o = by.get(k) ?? { n: 0, kb: 0, ms: 0 };
+    o.n++; o.kb += (size.get(e.args.func_index) ?? 0) / 1024; o.ms += e.dur / 1000;
+    by.set(k, o);
+  }
+  console.log("| crate (lazily compiled to the picture) | functions | body KB | compile ms |");
+  console.log("|---|---:|---:|---:|");
+  for (const [k, o] of [...by.entries()].sort((x, y) => y[1].ms - x[1].ms).slice(0, 15)) console.log(`| ${k} | ${o.n} | ${o.kb.toFixed(0)} | ${o.ms.toFixed(1)} |`);
 }
 
 await main();

@@ -24,7 +24,10 @@ const arrayPath = q.get("path") || "";
 const sel = JSON.parse(q.get("sel"));
 const moduleDir = q.get("module") || "pkg/web";
 const marks = {};
-const mark = (name) => { marks[name] = performance.now(); };
+const mark = (name) => {
+  marks[name] = performance.now();
+  performance.mark(`bench:${name}`); // seen by traces (the Performance panel) too
+};
 mark("script"); // the page's HTML in and this module running: common to every reader
 // With ?profile=1, 3 ms of a function of this name, so that a CPU profile's samples can be
 // put on this page's clock (its first sample is at marks.script).
