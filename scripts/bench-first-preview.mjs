@@ -50,7 +50,7 @@
 //
 // Usage: node scripts/bench-first-preview.mjs [--runs N] [--formats b2nd,hdf5,zarr]
 //          [--readers chunkwise,chunkwise-early,chunkwise-worker,zarrita,h5wasm] [--latency MS] [--module DIR] [--json]
-//          [--profile] [--trace]
+//          [--profile] [--trace] [--js-flags V8_FLAGS]
 //   --module DIR  the directory (inside the repository) holding the web build's chunkwise.js
 //                 (default pkg/web; a build with its name section keeps function names in
 //                 --profile's table)
@@ -62,6 +62,8 @@
 //                 (V8 and wasm categories): the wasm functions V8 compiled lazily on the main
 //                 thread (first calls; count, body bytes, ms) per phase, and by crate when the
 //                 module has its name section (--module DIR of such a build)
+//   --js-flags F  V8 flags for Chromium (--js-flags=F), for experiments such as
+//                 --no-wasm-lazy-compilation (what compiling every function up front costs)
 //   CHUNKWISE_BIN the CLI serving the files (default target/release/chunkwise), CHROMIUM;
 //   CHUNKWISE_BENCH_RAW=1 also prints every run (marks, data requests) on stderr
 // Needs: npm ci in tests/e2e (playwright-core, zarrita) and in scripts/bench-hdf5-js (h5wasm);
@@ -81,7 +83,7 @@ const repo = path.resolve(here, "..");
 
 function args() {
   const a = { runs: 5, formats: ["b2nd", "hdf5", "zarr"], readers: ["chunkwise", "chunkwise-early", "chunkwise-worker", "zarrita", "h5wasm"],
-    latency: 40, module: "pkg/web", json: false, profile: false, trace: false };
+    latency: 40, module: "pkg/web", json: false, profile: false, trace: false, jsFlags: null };
   const v = process.argv.slice(2);
   for (let i = 0; i < v.length; i++) {
     const next = () => { if (i + 1 >= v.length) throw new Error(`${v[i]} needs a value`); return v[++i]; };
@@ -94,6 +96,7 @@ function args() {
       case "--json": a.json = true; break;
       case "--profile": a.profile = true; break;
       case "--trace": a.trace = true; break;
+      case "--js-flags": a.jsFlags = next(); break;
       default: throw new Error(`unknown argument ${v[i]} (see the head of ${path.relative(repo, fileURLToPath(import.meta.url))})`);
     }
   }
@@ -248,7 +251,8 @@ async function main() {
     browser = await chromium.launch({
       executablePath: chromiumPath, headless: true, timeout: 30000,
       args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        ...(opt.jsFlags ? [`--js-flags=${opt.jsFlags}`] : [])],
     });
     const once = async (c, reader, { profile = false, trace = false } = {}) => {
       const context = await browser.newContext();
@@ -343,7 +347,7 @@ async function main() {
     for (const r of rows) console.log(JSON.stringify(r));
   } else {
     const f = (x, d = 0) => (x == null ? "-" : x.toFixed(d));
-    console.log(`Time to first preview in headless Chromium ${browser ? "" : ""}(${chromiumPath}), data through chunkwise serve --latency-ms ${opt.latency} on 127.0.0.1, page and libraries without latency; median of ${opt.runs} runs, each in a fresh browser context; every picture's values matched the generator's .npy`);
+    console.log(`Time to first preview in headless Chromium (${chromiumPath}${opt.jsFlags ? ` --js-flags=${opt.jsFlags}` : ""}), data through chunkwise serve --latency-ms ${opt.latency} on 127.0.0.1, page and libraries without latency; median of ${opt.runs} runs, each in a fresh browser context; every picture's values matched the generator's .npy`);
     console.log("| format | reader | picture ms | page ms | module ms | open ms | read ms | requests | preflights | bytes | round trips | xfer+dec ms | limit ms | vs limit | vs peer (target) | after page ms | vs peer after page | open at 0 ms |");
     console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (const r of rows) {
