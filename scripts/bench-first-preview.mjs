@@ -59,9 +59,10 @@
 //                 V8/Blink native, GC, idle) and self time by function up to the picture (no
 //                 xfer+dec reads in that run)
 //   --trace       after the table, one more chunkwise run per format under Chromium tracing
-//                 (V8 and wasm categories): the wasm functions V8 compiled lazily on the main
-//                 thread (first calls; count, body bytes, ms) per phase, and by crate when the
-//                 module has its name section (--module DIR of such a build)
+//                 (V8 and wasm categories): per phase the main thread's CPU time and the wasm
+//                 functions V8 compiled lazily on it (first calls; count, body bytes, CPU ms),
+//                 and those by crate when the module has its name section (--module DIR of
+//                 such a build)
 //   --js-flags F  V8 flags for Chromium (--js-flags=F), for experiments such as
 //                 --no-wasm-lazy-compilation (what compiling every function up front costs)
 //   CHUNKWISE_BIN the CLI serving the files (default target/release/chunkwise), CHROMIUM;
@@ -259,7 +260,7 @@ async function main() {
       try {
         const page = await context.newPage();
         if (trace) {
-          await browser.startTracing(page, { categories: ["v8", "v8.wasm", "disabled-by-default-v8.wasm.detailed", "blink.user_timing", "devtools.timeline"] });
+          await browser.startTracing(page, { categories: ["toplevel", "v8", "v8.wasm", "disabled-by-default-v8.wasm.detailed", "blink.user_timing", "devtools.timeline"] });
         }
         let cdp = null;
         if (profile) {
@@ -490,18 +491,25 @@ function printTrace(run, names) {
   // The thread's CPU time (tdur): a busy machine stretches the wall time (dur) of many events.
   const cpu = (e) => e.tdur ?? e.dur;
   console.log(`\nTrace: chunkwise on ${run.format}, one run: wasm functions compiled lazily (V8 wasm.CompileLazy: on first call, on the main thread); picture ${run.picture.toFixed(0)} ms`);
-  console.log("| phase | ms | functions | body KB | compile CPU ms |");
-  console.log("|---|---:|---:|---:|---:|");
+  // The main thread's CPU per phase: its top-level tasks' thread time, cut at the marks.
+  const tasks = main.filter((e) => e.ph === "X" && e.cat === "toplevel" && e.tdur !== undefined);
+  const cpuIn = (a, z) => tasks.reduce((t, e) => {
+    const from = Math.max(a, e.ts), to = Math.min(z, e.ts + e.dur);
+    return to > from ? t + (cpu(e) * (to - from)) / e.dur : t;
+  }, 0) / 1000;
+  console.log("| phase | ms | main thread CPU ms | functions | body KB | compile CPU ms |");
+  console.log("|---|---:|---:|---:|---:|---:|");
   let total = { n: 0, kb: 0, ms: 0 };
   for (let i = 0; i + 1 < order.length; i++) {
     const a = markTs[order[i]].ts, z = markTs[order[i + 1]].ts;
     const xs = lazy.filter((e) => e.ts >= a && e.ts < z);
     const kb = xs.reduce((t, e) => t + (size.get(e.args.func_index) ?? 0), 0) / 1024;
     const ms = xs.reduce((t, e) => t + cpu(e), 0) / 1000;
-    total = { n: total.n + xs.length, kb: total.kb + kb, ms: total.ms + ms };
-    console.log(`| ${order[i]} -> ${order[i + 1]} | ${(at(z) - at(a)).toFixed(0)} | ${xs.length} | ${kb.toFixed(0)} | ${ms.toFixed(1)} |`);
+    const c = cpuIn(a, z);
+    total = { n: total.n + xs.length, kb: total.kb + kb, ms: total.ms + ms, cpu: (total.cpu ?? 0) + c };
+    console.log(`| ${order[i]} -> ${order[i + 1]} | ${(at(z) - at(a)).toFixed(0)} | ${c.toFixed(0)} | ${xs.length} | ${kb.toFixed(0)} | ${ms.toFixed(1)} |`);
   }
-  console.log(`| total to the picture | ${(at(markTs[order[order.length - 1]].ts) - at(s.ts)).toFixed(0)} | ${total.n} | ${total.kb.toFixed(0)} | ${total.ms.toFixed(1)} |`);
+  console.log(`| page script -> picture | ${(at(markTs[order[order.length - 1]].ts) - at(s.ts)).toFixed(0)} | ${(total.cpu ?? 0).toFixed(0)} | ${total.n} | ${total.kb.toFixed(0)} | ${total.ms.toFixed(1)} |`);
   if (!names.size) return;
   const by = new Map();
   const end = markTs.drawn ? markTs.drawn.ts : Infinity;
