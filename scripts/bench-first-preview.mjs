@@ -523,6 +523,13 @@ function printTrace(run, names) {
   console.log("| crate (lazily compiled to the picture) | functions | body KB | compile CPU ms |");
   console.log("|---|---:|---:|---:|");
   for (const [k, o] of [...by.entries()].sort((x, y) => y[1].ms - x[1].ms).slice(0, 15)) console.log(`| ${k} | ${o.n} | ${o.kb.toFixed(0)} | ${o.ms.toFixed(1)} |`);
+  console.log("| largest functions compiled lazily to the picture | body KB | compile CPU ms |");
+  console.log("|---|---:|---:|");
+  const big = lazy.filter((e) => e.ts < end).sort((x, y) => (size.get(y.args.func_index) ?? 0) - (size.get(x.args.func_index) ?? 0)).slice(0, 8);
+  for (const e of big) {
+    const n = (names.get(e.args.func_index) ?? `#${e.args.func_index}`).replace(/::h[0-9a-f]{16}$/, "").replace(/\|/g, "\\|");
+    console.log(`| ${n} | ${((size.get(e.args.func_index) ?? 0) / 1024).toFixed(0)} | ${(cpu(e) / 1000).toFixed(1)} |`);
+  }
 }
 
 await main();
