@@ -174,19 +174,41 @@ export function terminate() {
   if (!pool) return;
   for (const w of pool.workers) {
     w.terminate();
+    load.delete(w);
     failAll(w, new ChunkwiseError("the chunkwise worker was terminated", "CANCELLED"));
     for (const t of live.get(w)?.values() ?? []) t._closed = true;
   }
   pool = null;
 }
 
-/** The worker taking a new open: the one holding the fewest live handles. */
+/** worker -> handles it holds or is opening (the measure of pick). */
+const load = new WeakMap();
+
+/** The worker taking a new open: the one holding (or opening) the fewest handles, counted
+ *  from the pick on so that opens started together spread. `release` gives the place back. */
 async function pick() {
   await init();
   const ws = pool.workers;
   let best = ws[0];
-  for (const w of ws) if (live.get(w).size < live.get(best).size) best = w;
+  for (const w of ws) if ((load.get(w) ?? 0) < (load.get(best) ?? 0)) best = w;
+  load.set(best, (load.get(best) ?? 0) + 1);
   return best;
+}
+
+function release(w) {
+  load.set(w, Math.max(0, (load.get(w) ?? 0) - 1));
+}
+
+/** Opens with `op` in a picked worker; the place is given back when the open fails. */
+async function openIn(op, url, options, Class, what) {
+  const opts = await withPersist(options);
+  const w = await pick();
+  try {
+    return new Class(w, await call(w, op, { url }, opts), what);
+  } catch (e) {
+    release(w);
+    throw e;
+  }
 }
 
 /**
@@ -298,6 +320,7 @@ class Handle {
   close() {
     if (this._closed) return;
     this._closed = true;
+    release(this._worker);
     live.get(this._worker)?.delete(this._handle);
     call(this._worker, "close", { handle: this._handle }).catch(() => {});
   }
@@ -309,10 +332,7 @@ class Handle {
  */
 export class RemoteArray extends Handle {
   /** Opens `url` in a worker (see the main entry's RemoteArray.open). */
-  static async open(url, options) {
-    const w = await pick();
-    return new RemoteArray(w, await call(w, "openArray", { url }, await withPersist(options)), "array");
-  }
+  static open(url, options) { return openIn("openArray", url, options, RemoteArray, "array"); }
 
   get shape() { this._check(); return this._props.shape.slice(); }
   get dtype() { this._check(); return this._props.dtype; }
@@ -352,18 +372,26 @@ export class RemoteArray extends Handle {
  */
 export class RemoteStore extends Handle {
   /** Opens and lists a container (or reopens a portable reference) in a worker. */
-  static async open(url, options) {
-    const w = await pick();
-    return new RemoteStore(w, await call(w, "openStore", { url }, await withPersist(options)), "store");
-  }
+  static open(url, options) { return openIn("openStore", url, options, RemoteStore, "store"); }
 
   get nodes() { this._check(); return structuredClone(this._props.nodes); }
   get cacheStatus() { this._check(); return this._props.cacheStatus; }
   get traffic() { this._check(); return { ...(this._stats.traffic ?? { requests: 0, bytes: 0, roundTrips: 0 }) }; }
   get cacheBytes() { this._check(); return this._stats.cacheBytes ?? 0; }
 
-  async get(path) { return new RemoteArray(this._worker, await this._call("get", { path }), "array"); }
-  async table(path) { return new RemoteTable(this._worker, await this._call("table", { path }), "table"); }
+  get(path) { return this._child("get", path, RemoteArray, "array"); }
+  table(path) { return this._child("table", path, RemoteTable, "table"); }
+
+  /** An array or table of this store, in its worker (counted in the worker's load). */
+  async _child(op, path, Class, what) {
+    load.set(this._worker, (load.get(this._worker) ?? 0) + 1);
+    try {
+      return new Class(this._worker, await this._call(op, { path }), what);
+    } catch (e) {
+      release(this._worker);
+      throw e;
+    }
+  }
   async refresh() { this._props = await this._call("refresh"); }
   exportReference(options) { return this._call("exportReference", { opts: options }); }
   exportReferenceText(options) { return this._call("exportReferenceText", { opts: options }); }
@@ -371,10 +399,7 @@ export class RemoteStore extends Handle {
 
 /** A table opened in the worker (see the main entry's RemoteTable). */
 export class RemoteTable extends Handle {
-  static async open(url, options) {
-    const w = await pick();
-    return new RemoteTable(w, await call(w, "openTable", { url }, await withPersist(options)), "table");
-  }
+  static open(url, options) { return openIn("openTable", url, options, RemoteTable, "table"); }
 
   get columns() { this._check(); return structuredClone(this._props.columns); }
   get nrows() { this._check(); return this._props.nrows; }
@@ -382,14 +407,14 @@ export class RemoteTable extends Handle {
   readRows(start, stop, options) { return this._call("readRows", { start, stop }, options); }
 }
 
-/** cacheUsage of the main entry (same options, same result), run in a worker. */
+/** cacheUsage of the main entry (same options, same result), run in the first worker. */
 export async function cacheUsage(options) {
-  const w = await pick();
-  return call(w, "cacheUsage", {}, options ?? {});
+  await init();
+  return call(pool.workers[0], "cacheUsage", {}, options ?? {});
 }
 
-/** clearCache of the main entry (same options, same result), run in a worker. */
+/** clearCache of the main entry (same options, same result), run in the first worker. */
 export async function clearCache(options) {
-  const w = await pick();
-  return call(w, "clearCache", {}, options ?? {});
+  await init();
+  return call(pool.workers[0], "clearCache", {}, options ?? {});
 }

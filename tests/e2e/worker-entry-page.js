@@ -1,10 +1,18 @@
 // window.workerEntry for worker-entry.test.mjs: the classes of pkg/worker/index.js
 // (`chunkwise/worker`, the reader in a dedicated worker) opened and read from this page; every
 // answer is plain data for the test to compare with the fixtures' .npy files.
-import init, { RemoteArray, RemoteStore, ChunkwiseError, clearCache, cacheUsage, terminate } from "/pkg/worker/index.js";
+import init, { RemoteArray, RemoteStore, RemoteTable, ChunkwiseError, clearCache, cacheUsage, terminate } from "/pkg/worker/index.js";
 import { ChunkwiseError as MainError } from "/pkg/web/chunkwise.js";
 
-let ready = init({ workers: Number(new URLSearchParams(location.search).get("workers") ?? 1) });
+const query = new URLSearchParams(location.search);
+let ready = init({
+  workers: Number(query.get("workers") ?? 1),
+  // ?probe=1: the worker script that reports whether each answer's buffers were transferred.
+  ...(query.get("probe") ? { workerUrl: new URL("./worker-entry-probe.js", import.meta.url) } : {}),
+});
+/** What worker-entry-probe.js reported, one entry per answer holding typed arrays. */
+const probed = [];
+new BroadcastChannel("chunkwise-worker-probe").onmessage = (e) => probed.push(e.data);
 
 /** What a rejection was: its class, name, code and whether it is the main entry's class. */
 function describeError(e) {
@@ -154,7 +162,32 @@ async function readWithPageStore(url, { restart = false } = {}) {
   return readAll(url, { ...opts, cache: "disk", cacheStore: memoryStore }).then((r) => ({ ...r, storeKeys: pageStore.size }));
 }
 
+/** A table of `url` (a .b2z CTable) read through RemoteTable.open. */
+async function table(url, start, stop, columns) {
+  await ready;
+  try {
+    const t = await RemoteTable.open(url);
+    const rows = await t.readRows(start, stop, { columns });
+    const out = { nrows: t.nrows, columns: t.columns.map((c) => c.name),
+      rows: Object.fromEntries(Object.entries(rows).map(([k, v]) => [k, { ...describeData(v) }])) };
+    t.close();
+    return out;
+  } catch (e) {
+    return describeError(e);
+  }
+}
+
+/** Reads `url` whole, then waits for the probe's report of that answer. */
+async function readProbed(url) {
+  const before = probed.length;
+  const r = await readAll(url);
+  const t0 = performance.now();
+  while (probed.length === before && performance.now() - t0 < 3000) await new Promise((res) => setTimeout(res, 10));
+  return { ...r, probed: probed.slice(before) };
+}
+
 window.workerEntry = {
+  table, readProbed, probed: () => probed,
   readAll, api, store, errors, cancel, timeoutKept, readWithPageStore,
   usage: async (o) => { await ready; return cacheUsage(o); },
   clear: async (o) => { await ready; return clearCache(o); },

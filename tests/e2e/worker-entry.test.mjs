@@ -1,9 +1,10 @@
 // `chunkwise/worker` (pkg/worker: RemoteArray, RemoteStore and the cache functions run in a
 // dedicated worker) in headless Chromium, against `chunkwise serve`, whose request log counts
 // what reaches the network:
-// - values of a .b2nd, an HDF5 dataset (through RemoteStore) and a Zarr array equal the .npy
-//   written by the fixture generators; readInto, getChunk, getChunkBytes; results arrive as
-//   typed arrays owning their buffers (transferred from the worker), progress on the page;
+// - values of a .b2nd, an HDF5 dataset (through RemoteStore), a Zarr array and a CTable's rows
+//   equal the .npy written by the fixture generators; readInto, getChunk, getChunkBytes;
+//   progress on the page; results are transferred (a worker script that watches the answers
+//   sees their buffers detached);
 // - an AbortSignal aborted mid-read rejects with its reason (AbortError, code CANCELLED), the
 //   worker aborts the request (the server logs the body cut), and the worker then reads on;
 //   timeoutMs rejects with a TimeoutError (code TIMEOUT);
@@ -73,7 +74,7 @@ function assertValues(got, source, what) {
 }
 
 describe("chunkwise/worker in Chromium", () => {
-  test("values of every format equal the .npy; results are typed arrays owning their buffers", async () => {
+  test("values of every format, readInto, chunks, a store and a table equal the .npy", async () => {
     const ctx = await browser.newContext();
     try {
       const page = await newPage(ctx);
@@ -109,18 +110,47 @@ describe("chunkwise/worker in Chromium", () => {
       assert.ok(s.nodes.some((n) => n.path === "/x" && n.kind === "array"), JSON.stringify(s.nodes));
       assert.deepEqual(s.data, npy.hdf5.values, "store.get(path).read() values");
       assert.ok(s.traffic.requests >= 1, JSON.stringify(s.traffic));
+      const t = await page.evaluate((url) => window.workerEntry.table(url, 100, -5, ["id", "f64"]),
+        `${dataServer.url}tests/fixtures/b2z/table.b2z`);
+      assert.equal(t.error, undefined, t.error);
+      assert.equal(t.nrows, 1045, "live rows (gen_b2z.py: 1,099 written, 1,045 live)");
+      const live = (c) => readNpy(path.join(fixtures, `b2z/table/${c}.npy`)).values.slice(100, 1040);
+      assert.deepEqual(t.rows.id.data, live("id"), "readRows id");
+      assert.deepEqual(t.rows.f64.data, live("f64"), "readRows f64");
       assert.deepEqual(page.errors, []);
     } finally {
       await ctx.close();
     }
   });
 
-  test("two workers: arrays opened at once read the right values", async () => {
+  test("results are transferred: the worker's buffers are detached once sent", async () => {
     const ctx = await browser.newContext();
     try {
-      const page = await newPage(ctx, 2);
+      const page = await ctx.newPage();
+      await page.goto(`${pageServer.url}tests/e2e/worker-entry-page.html?probe=1`);
+      await page.waitForFunction(() => window.workerEntry !== undefined, null, { timeout: 20000 });
+      const got = await page.evaluate((url) => window.workerEntry.readProbed(url), urlOf("b2nd"));
+      assertValues(got, "b2nd", "read through the probing worker");
+      const bytes = npy.b2nd.values.length * 4;
+      assert.deepEqual(got.probed.map((p) => p.arrays), [[{ bytes, detached: true }]],
+        `the probe's report: ${JSON.stringify(got.probed)}`);
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  test("two workers: arrays opened at once go to both and read the right values", async () => {
+    const ctx = await browser.newContext();
+    try {
+      const page = await ctx.newPage();
+      await page.goto(`${pageServer.url}tests/e2e/worker-entry-page.html?workers=2&probe=1`);
+      await page.waitForFunction(() => window.workerEntry !== undefined, null, { timeout: 20000 });
       const got = await Promise.all(Object.keys(SOURCES).map((s) => readIn(page, s)));
       Object.keys(SOURCES).forEach((s, i) => assertValues(got[i], s, `${s} (pool of 2)`));
+      await page.waitForFunction(() => window.workerEntry.probed().length >= 3, null, { timeout: 3000 });
+      const probed = await page.evaluate(() => window.workerEntry.probed());
+      const names = [...new Set(probed.map((p) => p.worker))].sort();
+      assert.deepEqual(names, ["chunkwise-0", "chunkwise-1"], `workers that answered reads: ${JSON.stringify(probed)}`);
     } finally {
       await ctx.close();
     }
