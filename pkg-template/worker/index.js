@@ -159,8 +159,10 @@ export default function init(options = {}) {
   }
   const p = { workers: list, ready: null };
   pool = p;
+  // A URL reaches the worker absolute: a relative one would resolve against worker.js there.
   let mp = module_or_path;
   if (mp instanceof URL) mp = mp.href;
+  else if (typeof mp === "string" && globalThis.location) mp = new URL(mp, globalThis.location.href).href;
   p.ready = Promise.all(list.map((w) => call(w, "init", { module_or_path: mp }))).then(() => {}, (e) => {
     if (pool === p) terminate();
     throw e;
