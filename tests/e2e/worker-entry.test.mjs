@@ -10,7 +10,9 @@
 //   timeoutMs rejects with a TimeoutError (code TIMEOUT);
 // - errors are the main entry's ChunkwiseError class with the same codes;
 // - cache "disk" (IndexedDB, OPFS) from the worker: a new page's open and read make zero
-//   requests; a cacheStore object of the page, reached by message, likewise.
+//   requests; the main entry and the worker entry filling one cache at once (the cache's Web
+//   Locks across page and worker), then both reading it warm; a cacheStore object of the
+//   page, reached by message, likewise.
 // (tests/e2e/worker.test.mjs is the workerd example, not this.)
 
 import assert from "node:assert/strict";
@@ -249,6 +251,42 @@ describe("chunkwise/worker in Chromium", () => {
       }
     });
   }
+
+  test("the main entry and chunkwise/worker fill one IndexedDB cache at once; each reads it warm", async () => {
+    const profile = scratchDir("chunkwise-profile-");
+    const { chromium } = await import("playwright-core");
+    const ctx = await chromium.launchPersistentContext(profile.dir, {
+      executablePath: chromiumPath, headless: true, args: ARGS, timeout: 30000,
+    });
+    const opts = { cache: "disk", cacheName: "worker-entry-shared" };
+    // The main entry's page of disk-cache.test.mjs (window.cacheTest, pkg/web on the page).
+    const mainPage = async () => {
+      const p = await ctx.newPage();
+      await p.goto(`${pageServer.url}tests/e2e/cache-page.html`);
+      await p.waitForFunction(() => window.cacheTest !== undefined, null, { timeout: 20000 });
+      return p;
+    };
+    const readMain = (p, source) => p.evaluate(({ url, opts }) => window.cacheTest.read(url, opts, false),
+      { url: urlOf(source), opts: { ...opts, path: SOURCES[source].path ?? null } });
+    try {
+      const [m, w] = await Promise.all([mainPage(), newPage(ctx)]);
+      const sources = Object.keys(SOURCES);
+      const results = await Promise.all(sources.flatMap((s) => [readMain(m, s), readIn(w, s, opts)]));
+      results.forEach((r, i) => assertValues(r, sources[i >> 1], `concurrent ${i} (${sources[i >> 1]})`));
+      const [m2, w2] = [await mainPage(), await newPage(ctx)];
+      for (const source of sources) {
+        for (const [what, read] of [["worker entry", () => readIn(w2, source, opts)], ["main entry", () => readMain(m2, source)]]) {
+          const mark = dataServer.log.length;
+          const warm = await read();
+          assertValues(warm, source, `${source} warm (${what})`);
+          assert.equal(served(source, mark), 0, `${source}: requests of the warm read (${what})`);
+        }
+      }
+    } finally {
+      await ctx.close();
+      profile.remove();
+    }
+  });
 
   test("a cacheStore of the page, called by the worker: a new worker's open makes no request", async () => {
     const ctx = await browser.newContext();
