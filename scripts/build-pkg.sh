@@ -18,6 +18,9 @@
 #   pkg/README.md      pkg-template/README.md;  pkg/LICENSE  the repository's LICENSE
 #   pkg/stores         pkg-template/stores: the cacheStore adapters `chunkwise/stores/node-fs`
 #                      and `chunkwise/stores/cache-api` (plain ES modules with .d.ts)
+#   pkg/worker         pkg-template/worker: `chunkwise/worker`, the web build's classes run in
+#                      a dedicated worker (index.js on the page, worker.js in the worker,
+#                      both importing ../web/chunkwise.js; plain ES modules with .d.ts)
 # Every entry point exports `ChunkwiseError` (src/wasm/error.js, the class of every error the
 # module throws). The .d.ts files lose wasm-bindgen's `[Symbol.dispose](): void` (see below).
 # The wasm modules lose their `name` custom section (function names for stack traces, about
@@ -25,7 +28,7 @@
 # Release builds. Idempotent: when the inputs (Rust sources, JS snippets, Cargo files,
 # pkg-template/, LICENSE) have not changed since the last complete build, nothing is rebuilt
 # (pass --force to rebuild anyway). --assemble-only skips the wasm-pack builds and only
-# (re)writes package.json, README.md, LICENSE and stores/ around the builds already in pkg/
+# (re)writes package.json, README.md, LICENSE, stores/ and worker/ around the builds already in pkg/
 # (for changes to pkg-template/ alone; the builds must exist).
 # Usage: scripts/build-pkg.sh [--force | --assemble-only]
 set -euo pipefail
@@ -39,7 +42,7 @@ for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
     --assemble-only) assemble_only=1 ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "build-pkg: unknown argument $arg" >&2; exit 2 ;;
   esac
 done
@@ -67,7 +70,8 @@ builds_present() {
 }
 complete() {
   builds_present && [ -f "$out/package.json" ] && [ -f "$out/README.md" ] && [ -f "$out/LICENSE" ] &&
-    [ -f "$out/stores/node-fs.js" ] && [ -f "$out/stores/cache-api.js" ]
+    [ -f "$out/stores/node-fs.js" ] && [ -f "$out/stores/cache-api.js" ] &&
+    [ -f "$out/worker/index.js" ] && [ -f "$out/worker/worker.js" ] && [ -f "$out/worker/index.d.ts" ]
 }
 if [ "$assemble_only" = 1 ]; then
   builds_present || { echo "build-pkg: --assemble-only needs the builds in pkg/ (run without it first)" >&2; exit 1; }
@@ -266,6 +270,8 @@ fi
 cp pkg-template/README.md "$out/README.md"
 rm -rf "${out:?}/stores"
 cp -R pkg-template/stores "$out/stores"
+rm -rf "${out:?}/worker"
+cp -R pkg-template/worker "$out/worker"
 cp LICENSE "$out/LICENSE"
 
 complete || { echo "build-pkg: incomplete output in pkg/" >&2; exit 1; }

@@ -1,7 +1,7 @@
 // Type check of the npm package's declarations, as its users meet them: `tsc --strict` over
 //   - every ```js block (and <script type="module"> of ```html blocks) of README.md and of
 //     the package's README.md, checked as JavaScript (checkJs) the way an editor checks it;
-//   - api.ts (every public API), api-web.ts and api-node.{mts,cts},
+//   - api.ts (every public API), api-web.ts, api-worker.ts (chunkwise/worker) and api-node.{mts,cts},
 // against the web build's .d.ts (lib es2020 + dom, no Node types, bundler resolution with the
 // "browser" condition) and the Node build's (lib es2020 + @types/node, nodenext resolution),
 // and api-node.cts as a CommonJS project with TypeScript's classic `moduleResolution: "node"`
@@ -84,7 +84,7 @@ const projects = {
   web: {
     compilerOptions: { ...common, lib: ["es2020", "dom"], module: "esnext", moduleResolution: "bundler",
       customConditions: ["browser"], types: [] },
-    files: ["gen/globals.d.ts", "api.ts", "api-web.ts", ...snippets.web],
+    files: ["gen/globals.d.ts", "api.ts", "api-web.ts", "api-worker.ts", ...snippets.web],
   },
   node: {
     compilerOptions: { ...common, lib: ["es2020"], module: "nodenext", moduleResolution: "nodenext", types: ["node"] },

@@ -1,0 +1,422 @@
+// `chunkwise/worker`: the web build's RemoteArray, RemoteStore and RemoteTable, run in a
+// dedicated worker (./worker.js, one wasm instance), so that fetching and decoding never
+// block the page. The classes here are stand-ins with the same methods and properties; each
+// call is a message to the worker, and each result comes back with its typed arrays'
+// buffers transferred (no copy on the way back; readInto copies once into the caller's
+// buffer, which stays the caller's).
+//
+// - `signal` stays on the page: when it aborts, the call rejects at once with
+//   `signal.reason` (a code "CANCELLED"/"TIMEOUT" added as the main entry adds it) and the
+//   worker is told to abort its own controller, which aborts the requests in flight.
+// - `onProgress` is called on the page from the worker's progress messages.
+// - Errors are the main entry's `ChunkwiseError` (the same class: this module re-exports it
+//   from ../web), with the same code and field; timeouts are "TimeoutError" DOMExceptions.
+// - `cache: "disk"` runs in the worker (IndexedDB, or OPFS with synchronous access handles,
+//   and the Web Locks of the cache); `persist: true` is asked by the page, since only a window
+//   may ask; a `cacheStore` object stays on the page and the worker calls it by message.
+// - Properties that change (`traffic`, `cacheBytes`, `cacheErrors`, a store's `nodes` after
+//   `refresh`) are the values as of the last call that ended, not live.
+import { ChunkwiseError } from "../web/chunkwise.js";
+
+export { ChunkwiseError };
+
+/** Workers started when init() is not told otherwise: one (see init). */
+const DEFAULT_WORKERS = 1;
+
+let pool = null; // { workers: Worker[], ready: Promise<void> }
+let nextId = 1;
+/** call id -> { resolve, reject, onProgress, worker } */
+const pending = new Map();
+/** The page's cacheStore objects, by identity, and their ids in the workers. */
+const storeIds = new WeakMap();
+const storesById = new Map();
+let nextStoreId = 1;
+
+function argError(message) {
+  return new ChunkwiseError(message, "INVALID_ARGUMENT");
+}
+
+/** The rejection value a worker sent (see worker.js serialiseError), made again here. */
+function deserialiseError(e) {
+  if (e.kind === "chunkwise") return new ChunkwiseError(e.message, e.code, e.field);
+  if (e.kind === "dom" && typeof DOMException === "function") {
+    const d = new DOMException(e.message, e.name);
+    if (e.code !== undefined) {
+      Object.defineProperty(d, "code", { value: e.code, configurable: true, writable: true });
+    }
+    return d;
+  }
+  if (e.kind === "value") return e.value;
+  const err = new Error(e.message);
+  err.name = e.name;
+  return err;
+}
+
+/** `signal.reason` as the main entry rejects with it (src/wasm/abort.rs): an own `code`
+ *  "CANCELLED" or "TIMEOUT" on an AbortError or TimeoutError DOMException. */
+function abortReason(signal) {
+  let r = signal.reason;
+  if (r === undefined) r = new DOMException("the operation was aborted", "AbortError");
+  if (typeof DOMException === "function" && r instanceof DOMException &&
+      !Object.prototype.hasOwnProperty.call(r, "code")) {
+    const code = r.name === "AbortError" ? "CANCELLED" : r.name === "TimeoutError" ? "TIMEOUT" : null;
+    if (code) Object.defineProperty(r, "code", { value: code, configurable: true, writable: true });
+  }
+  return r;
+}
+
+function onMessage(worker, ev) {
+  const m = ev.data;
+  if (m.op === "progress") {
+    const p = pending.get(m.id);
+    if (p?.onProgress) {
+      try {
+        p.onProgress({ done: m.done, total: m.total });
+      } catch (e) {
+        setTimeout(() => { throw e; });
+      }
+    }
+    return;
+  }
+  if (m.op === "store") {
+    answerStore(worker, m);
+    return;
+  }
+  for (const [h, s] of Object.entries(m.stats ?? {})) {
+    const t = live.get(worker)?.get(Number(h));
+    if (t) t._stats = s;
+  }
+  const p = pending.get(m.id);
+  if (!p) return; // rejected already (aborted)
+  pending.delete(m.id);
+  if (m.ok) p.resolve(m.value);
+  else p.reject(deserialiseError(m.error));
+}
+
+/** Runs a method of the page's cacheStore for the worker and posts the answer back. */
+async function answerStore(worker, { rid, sid, method, key, bytes }) {
+  const store = storesById.get(sid);
+  try {
+    const value = method === "put" ? await store.put(key, bytes) : await store[method](key);
+    worker.postMessage({ op: "storeReply", rid, ok: true, value });
+  } catch (e) {
+    worker.postMessage({ op: "storeReply", rid, ok: false, error: String(e?.message ?? e) });
+  }
+}
+
+/** Ends every call of `worker` with `error` (the worker failed or was terminated). */
+function failAll(worker, error) {
+  for (const [id, p] of pending) {
+    if (p.worker === worker) {
+      pending.delete(id);
+      p.reject(error);
+    }
+  }
+}
+
+/** worker -> (handle -> stand-in), to mirror the stats each answer carries. */
+const live = new WeakMap();
+
+/**
+ * Starts the worker(s) and initialises the wasm module in each. Optional: the first open
+ * calls it with the defaults. Resolves once every worker is ready; a second call resolves
+ * with the first (its options are then ignored).
+ *
+ * - `workers`: how many dedicated workers, one wasm instance each (default 1). An array,
+ *   store or table lives in one worker (a store's arrays and tables in the store's), opens
+ *   going to the worker holding the fewest handles. One is the default because a single
+ *   read runs in one worker anyway and one worker is what keeps the page responsive; each
+ *   more worker costs a module instantiation and its own memory cache (up to
+ *   `maxCacheBytes` each, not shared), and pays off only for pages reading several arrays
+ *   at once. At most 64.
+ * - `module_or_path`: as the web build's init (a URL of chunkwise_bg.wasm, or a compiled
+ *   WebAssembly.Module, sent to each worker); default: the package's module.
+ * - `workerUrl`: the worker script (default: this package's worker.js next to this file),
+ *   for bundlers that move it.
+ *
+ * Rejects with `INVALID_ARGUMENT` for a bad `workers`, and with the worker's init error.
+ */
+export default function init(options = {}) {
+  if (pool) return pool.ready;
+  const { workers = DEFAULT_WORKERS, module_or_path, workerUrl } = options ?? {};
+  if (!Number.isInteger(workers) || workers < 1 || workers > 64) {
+    return Promise.reject(argError(`workers must be an integer from 1 to 64, got ${workers}`));
+  }
+  if (typeof Worker !== "function") {
+    return Promise.reject(argError("chunkwise/worker needs Worker (a window or a worker); use the main entry here"));
+  }
+  const url = workerUrl ?? new URL("./worker.js", import.meta.url);
+  const list = [];
+  for (let i = 0; i < workers; i++) {
+    const w = new Worker(url, { type: "module", name: `chunkwise-${i}` });
+    live.set(w, new Map());
+    w.onmessage = (ev) => onMessage(w, ev);
+    w.onerror = (ev) => {
+      ev.preventDefault?.();
+      failAll(w, new ChunkwiseError(`the chunkwise worker failed: ${ev.message ?? "error"}`, "IO"));
+    };
+    list.push(w);
+  }
+  const p = { workers: list, ready: null };
+  pool = p;
+  // A URL reaches the worker absolute: a relative one would resolve against worker.js there.
+  let mp = module_or_path;
+  if (mp instanceof URL) mp = mp.href;
+  else if (typeof mp === "string" && globalThis.location) mp = new URL(mp, globalThis.location.href).href;
+  p.ready = Promise.all(list.map((w) => call(w, "init", { module_or_path: mp }))).then(() => {}, (e) => {
+    if (pool === p) terminate();
+    throw e;
+  });
+  return p.ready;
+}
+
+/** For tests and pages that are done: ends the workers; calls under way reject with
+ *  `CANCELLED`, handles become unusable, and a later open starts new workers. */
+export function terminate() {
+  if (!pool) return;
+  for (const w of pool.workers) {
+    w.terminate();
+    load.delete(w);
+    failAll(w, new ChunkwiseError("the chunkwise worker was terminated", "CANCELLED"));
+    for (const t of live.get(w)?.values() ?? []) t._closed = true;
+  }
+  pool = null;
+}
+
+/** worker -> handles it holds or is opening (the measure of pick). */
+const load = new WeakMap();
+
+/** The worker taking a new open: the one holding (or opening) the fewest handles, counted
+ *  from the pick on so that opens started together spread. `release` gives the place back. */
+async function pick() {
+  await init();
+  const ws = pool.workers;
+  let best = ws[0];
+  for (const w of ws) if ((load.get(w) ?? 0) < (load.get(best) ?? 0)) best = w;
+  load.set(best, (load.get(best) ?? 0) + 1);
+  return best;
+}
+
+function release(w) {
+  load.set(w, Math.max(0, (load.get(w) ?? 0) - 1));
+}
+
+/** Opens with `op` in a picked worker; the place is given back when the open fails. */
+async function openIn(op, url, options, Class, what) {
+  const opts = await withPersist(options);
+  const w = await pick();
+  try {
+    return new Class(w, await call(w, op, { url }, opts), what);
+  } catch (e) {
+    release(w);
+    throw e;
+  }
+}
+
+/**
+ * Posts `op` to `worker`. `opts` (a method's options) lose what cannot cross: `signal` is
+ * watched here, `onProgress` kept here, `cacheStore` given an id.
+ */
+function call(worker, op, args, opts) {
+  return new Promise((resolve, reject) => {
+    const id = nextId++;
+    const msg = { id, op, ...args };
+    let onProgress = null;
+    let signal = null;
+    if (opts !== undefined && opts !== null) {
+      if (typeof opts !== "object") {
+        reject(argError("options must be an object"));
+        return;
+      }
+      const o = { ...opts };
+      if (typeof o.onProgress === "function") {
+        onProgress = o.onProgress;
+        o.__progress = true;
+      }
+      delete o.onProgress;
+      if (o.signal) {
+        signal = o.signal;
+        o.__signal = true;
+      }
+      delete o.signal;
+      if (o.cacheStore && typeof o.cacheStore === "object") {
+        let sid = storeIds.get(o.cacheStore);
+        if (sid === undefined) {
+          sid = nextStoreId++;
+          storeIds.set(o.cacheStore, sid);
+          storesById.set(sid, o.cacheStore);
+        }
+        for (const m of ["get", "put", "delete", "keys"]) {
+          if (typeof o.cacheStore[m] !== "function") {
+            reject(argError(`cacheStore must have the methods get, put, delete and keys (${m} is missing)`));
+            return;
+          }
+        }
+        o.__store = sid;
+        delete o.cacheStore;
+      }
+      msg.opts = o;
+    }
+    if (signal?.aborted) {
+      reject(abortReason(signal));
+      return;
+    }
+    const entry = { resolve, reject, onProgress, worker };
+    if (signal) {
+      const onAbort = () => {
+        if (!pending.has(id)) return;
+        pending.delete(id);
+        worker.postMessage({ op: "cancel", target: id });
+        reject(abortReason(signal));
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      const done = () => signal.removeEventListener("abort", onAbort);
+      entry.resolve = (v) => { done(); resolve(v); };
+      entry.reject = (e) => { done(); reject(e); };
+    }
+    pending.set(id, entry);
+    try {
+      worker.postMessage(msg);
+    } catch (e) {
+      pending.delete(id);
+      reject(argError(`these arguments cannot be sent to the worker: ${e.message}`));
+    }
+  });
+}
+
+/** `persist: true` asked from the page (a worker may not ask), then left out. */
+async function withPersist(opts) {
+  if (!opts || typeof opts !== "object" || !opts.persist || opts.cache !== "disk") return opts;
+  if (typeof window === "undefined" || !navigator.storage?.persist) return opts; // the worker refuses it
+  try {
+    await navigator.storage.persist();
+  } catch {
+    // The answer (granted or not) changes nothing: the cache works either way.
+  }
+  const { persist: _, ...rest } = opts;
+  return rest;
+}
+
+/** What every stand-in shares: its worker, handle, and closed state. */
+class Handle {
+  constructor(worker, { handle, props, stats }, what) {
+    this._worker = worker;
+    this._handle = handle;
+    this._props = props;
+    this._stats = stats ?? {};
+    this._closed = false;
+    this._what = what;
+    live.get(worker).set(handle, this);
+  }
+
+  _check() {
+    if (this._closed) throw argError(`the ${this._what} is closed`);
+  }
+
+  _call(op, args = {}, opts) {
+    if (this._closed) return Promise.reject(argError(`the ${this._what} is closed`));
+    return call(this._worker, op, { handle: this._handle, ...args }, opts);
+  }
+
+  /** Releases this handle (in the worker too). Later calls throw. */
+  close() {
+    if (this._closed) return;
+    this._closed = true;
+    release(this._worker);
+    live.get(this._worker)?.delete(this._handle);
+    call(this._worker, "close", { handle: this._handle }).catch(() => {});
+  }
+}
+
+/**
+ * A remote array opened in the worker: the main entry's RemoteArray, by message. Properties
+ * are those of the open (traffic, cacheBytes and cacheErrors: as of the last call that ended).
+ */
+export class RemoteArray extends Handle {
+  /** Opens `url` in a worker (see the main entry's RemoteArray.open). */
+  static open(url, options) { return openIn("openArray", url, options, RemoteArray, "array"); }
+
+  get shape() { this._check(); return this._props.shape.slice(); }
+  get dtype() { this._check(); return this._props.dtype; }
+  get chunks() { this._check(); return this._props.chunks.slice(); }
+  get blocks() { this._check(); return this._props.blocks.slice(); }
+  get info() { this._check(); return structuredClone(this._props.info); }
+  get attrs() { this._check(); return structuredClone(this._props.attrs); }
+  get dims() { this._check(); return this._props.dims === null ? null : this._props.dims.slice(); }
+  get cacheStatus() { this._check(); return this._props.cacheStatus; }
+  get traffic() { this._check(); return { ...(this._stats.traffic ?? { requests: 0, bytes: 0, roundTrips: 0 }) }; }
+  get cacheBytes() { this._check(); return this._stats.cacheBytes ?? 0; }
+  get cacheErrors() { this._check(); return this._stats.cacheErrors ?? 0; }
+
+  /** Reads a selection; `data` arrives transferred from the worker. */
+  read(selection, options) { return this._call("read", { selection }, options); }
+
+  /** Reads a selection into `target` (class and length checked by the worker before any
+   *  request, as the main entry checks them); the values arrive transferred and are copied
+   *  once into `target`. */
+  async readInto(target, selection, options) {
+    if (!ArrayBuffer.isView(target)) {
+      throw argError("readInto needs a typed array as its target");
+    }
+    const desc = { ctor: target.constructor?.name ?? "", length: target.length ?? 0, byteLength: target.byteLength };
+    const r = await this._call("readInto", { target: desc, selection }, options);
+    target.set(r.data);
+    return { ...r, data: target };
+  }
+
+  getChunk(coords, options) { return this._call("getChunk", { coords }, options); }
+  getChunkBytes(coords, options) { return this._call("getChunkBytes", { coords }, options); }
+}
+
+/**
+ * A container (HDF5 file, Zarr store, .b2z archive) opened in the worker; its arrays and
+ * tables live in the same worker and share its caches.
+ */
+export class RemoteStore extends Handle {
+  /** Opens and lists a container (or reopens a portable reference) in a worker. */
+  static open(url, options) { return openIn("openStore", url, options, RemoteStore, "store"); }
+
+  get nodes() { this._check(); return structuredClone(this._props.nodes); }
+  get cacheStatus() { this._check(); return this._props.cacheStatus; }
+  get traffic() { this._check(); return { ...(this._stats.traffic ?? { requests: 0, bytes: 0, roundTrips: 0 }) }; }
+  get cacheBytes() { this._check(); return this._stats.cacheBytes ?? 0; }
+
+  get(path) { return this._child("get", path, RemoteArray, "array"); }
+  table(path) { return this._child("table", path, RemoteTable, "table"); }
+
+  /** An array or table of this store, in its worker (counted in the worker's load). */
+  async _child(op, path, Class, what) {
+    load.set(this._worker, (load.get(this._worker) ?? 0) + 1);
+    try {
+      return new Class(this._worker, await this._call(op, { path }), what);
+    } catch (e) {
+      release(this._worker);
+      throw e;
+    }
+  }
+  async refresh() { this._props = await this._call("refresh"); }
+  exportReference(options) { return this._call("exportReference", { opts: options }); }
+  exportReferenceText(options) { return this._call("exportReferenceText", { opts: options }); }
+}
+
+/** A table opened in the worker (see the main entry's RemoteTable). */
+export class RemoteTable extends Handle {
+  static open(url, options) { return openIn("openTable", url, options, RemoteTable, "table"); }
+
+  get columns() { this._check(); return structuredClone(this._props.columns); }
+  get nrows() { this._check(); return this._props.nrows; }
+
+  readRows(start, stop, options) { return this._call("readRows", { start, stop }, options); }
+}
+
+/** cacheUsage of the main entry (same options, same result), run in the first worker. */
+export async function cacheUsage(options) {
+  await init();
+  return call(pool.workers[0], "cacheUsage", {}, options ?? {});
+}
+
+/** clearCache of the main entry (same options, same result), run in the first worker. */
+export async function clearCache(options) {
+  await init();
+  return call(pool.workers[0], "clearCache", {}, options ?? {});
+}
