@@ -169,6 +169,9 @@ enum Command {
         /// Milliseconds added before each answer.
         #[arg(long, default_value_t = 0)]
         latency_ms: u64,
+        /// Simulated link bandwidth in bytes per second, shared by all answers (0: unlimited).
+        #[arg(long, default_value_t = 0, value_name = "BYTES_PER_S")]
+        bandwidth: u64,
         /// Answer 503 to the first N GET requests (fault testing).
         #[arg(long, default_value_t = 0)]
         fail_first: u64,
@@ -511,6 +514,7 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             root,
             port,
             latency_ms,
+            bandwidth,
             fail_first,
             ignore_range,
             quiet,
@@ -529,6 +533,7 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 root,
                 port,
                 latency_ms,
+                bandwidth,
                 fail_first,
                 ignore_range,
                 quiet,
