@@ -233,6 +233,14 @@ enum Command {
         /// structured .npy.
         #[arg(long)]
         columns: Option<String>,
+        /// Largest gap in bytes between two wanted byte ranges read through by one request
+        /// (default 32768; 0 merges only touching ranges; at most 1 GiB). Array reads only.
+        #[arg(long, value_name = "BYTES")]
+        coalesce_gap: Option<u64>,
+        /// Largest merged request in bytes (default: no bound); a single range longer than
+        /// this is still read whole. Array reads only.
+        #[arg(long, value_name = "BYTES")]
+        max_merged_bytes: Option<u64>,
     },
     /// Show what discovery finds: shape, dtype, chunks, codecs (--json also "requests",
     /// "bytes", "cache_status": created, reused or invalidated, and "dims" when the source
@@ -560,7 +568,22 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             print,
             mutable,
             columns,
+            coalesce_gap,
+            max_merged_bytes,
         } => {
+            if columns.is_some() && (coalesce_gap.is_some() || max_merged_bytes.is_some()) {
+                return Err(chunkwise::Error::InvalidArgument(
+                    "--coalesce-gap and --max-merged-bytes are for array reads, not --columns"
+                        .into(),
+                ));
+            }
+            let coalesce_gap = coalesce_gap.unwrap_or(chunkwise::io::coalesce::DEFAULT_MAX_GAP);
+            chunkwise::io::coalesce::check_options(
+                coalesce_gap,
+                max_merged_bytes,
+                ("--coalesce-gap", "--max-merged-bytes"),
+            )
+            .map_err(chunkwise::Error::InvalidArgument)?;
             let coordinator = source::coordinator_for(&source, &cache, cache_dir.as_deref())?;
             if let Some(columns) = columns {
                 if mutable {
@@ -617,6 +640,8 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 path: path.clone(),
                 cache_key,
                 assume_immutable: !mutable,
+                coalesce_gap,
+                max_merged_bytes,
                 ..Default::default()
             };
             let sel = Selection::parse(&select).map_err(chunkwise::Error::Selection)?;
