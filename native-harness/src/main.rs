@@ -400,6 +400,58 @@ enum BenchCommand {
     Partition,
     /// Simulator throughput on a 10-million-access trace.
     ChunkTrace,
+    /// Coalescing gaps over a latency x bandwidth grid: requests, bytes and ms of sparse and
+    /// band reads of the `bench remote` files (Zarr sharded, large .b2nd, large HDF5) per
+    /// `--coalesce-gap` value, through `serve --latency-ms --bandwidth`.
+    Coalesce {
+        /// Milliseconds added per request (comma-separated).
+        #[arg(long, default_value = "5,40,100", value_delimiter = ',')]
+        latency_ms: Vec<u64>,
+        /// Link bandwidths in bytes per second (comma-separated; 0 unlimited).
+        #[arg(
+            long,
+            default_value = "2500000,12500000,125000000",
+            value_delimiter = ','
+        )]
+        bandwidth: Vec<u64>,
+        /// Gaps measured, bytes (comma-separated).
+        #[arg(
+            long,
+            default_value = "0,32768,131072,524288,2097152",
+            value_delimiter = ','
+        )]
+        gaps: Vec<u64>,
+        /// Largest merged request, bytes (default: no bound).
+        #[arg(long)]
+        max_merged_bytes: Option<u64>,
+        /// Print JSON cells instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Opening 10,000-chunk HDF5 indexes (B-tree v1, B-tree v2, extensible array) through
+    /// six connections, per over-read fraction allowed when one index level is merged:
+    /// requests, waves, bytes, ms.
+    IndexMerge {
+        /// Milliseconds added per request.
+        #[arg(long, default_value_t = 40)]
+        latency_ms: u64,
+        /// Requests in flight at once (a browser's HTTP/1.1 connections per origin).
+        #[arg(long, default_value_t = 6)]
+        connections: usize,
+        /// Link bandwidths in bytes per second (comma-separated; 0 unlimited).
+        #[arg(
+            long,
+            default_value = "2500000,12500000,125000000",
+            value_delimiter = ','
+        )]
+        bandwidth: Vec<u64>,
+        /// Over-read fractions measured (comma-separated).
+        #[arg(long, default_value = "0,0.25,1,4", value_delimiter = ',')]
+        over_read: Vec<f64>,
+        /// Print JSON cells instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Cold open + one-chunk preview of a small and a large .b2nd and HDF5 file over
     /// `serve --latency-ms`, h5wasm/jsfive on the same HDF5 files, then Zarr stores read by
     /// chunkwise and by zarrita.js.
@@ -1082,6 +1134,44 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 }
                 BenchCommand::Partition => print!("{}", native_harness::partition_cli::bench()),
                 BenchCommand::ChunkTrace => print!("{}", native_harness::chunk_trace_cli::bench()),
+                BenchCommand::Coalesce {
+                    latency_ms,
+                    bandwidth,
+                    gaps,
+                    max_merged_bytes,
+                    json,
+                } => print!(
+                    "{}",
+                    native_harness::bench_coalesce::coalesce_command(
+                        &repo_root(),
+                        &latency_ms,
+                        &bandwidth,
+                        &gaps,
+                        max_merged_bytes,
+                        json
+                    )
+                    .await
+                    .map_err(arg)?
+                ),
+                BenchCommand::IndexMerge {
+                    latency_ms,
+                    connections,
+                    bandwidth,
+                    over_read,
+                    json,
+                } => print!(
+                    "{}",
+                    native_harness::bench_coalesce::index_merge_command(
+                        &repo_root(),
+                        latency_ms,
+                        connections,
+                        &bandwidth,
+                        &over_read,
+                        json
+                    )
+                    .await
+                    .map_err(arg)?
+                ),
                 BenchCommand::Cache { latency_ms, runs } => {
                     let repo = repo_root();
                     let exe = std::env::current_exe().map_err(|e| arg(e.to_string()))?;
