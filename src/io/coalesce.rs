@@ -19,20 +19,22 @@ use std::ops::Range;
 /// Default largest gap (bytes) bridged by a merge: 32 KiB.
 ///
 /// Measured with `chunkwise bench coalesce` (reads of the `bench remote` files: a Zarr
-/// sharded band and every second inner chunk, every second chunk of a large `.b2nd` and of a
-/// large HDF5 file, a `.b2nd` column; latencies 5/40/100 ms x shared links of 2.5/12.5/125
-/// MB/s; six requests at a time). Most reads of a preview or a band need six requests or
-/// fewer: they are one wave whatever the gap, so merging saves no round trip and only adds
-/// bytes. The earlier 512 KiB (latency x bandwidth at 40 ms and 100 Mbit/s, which ignores
-/// that requests run in parallel) made the sharded band move 734,399 bytes instead of
-/// 489,802 (+50%, in 4 requests instead of 6), every second `.b2nd` chunk 1,488,372 instead
-/// of 850,583 (+75%) and every second HDF5 chunk 3,352,340 instead of 1,862,483 (+80%),
-/// taking up to twice as long at 2.5 and 12.5 MB/s. A separate request beyond the first wave costs
-/// a round trip shared by six: merging pays while the gap is under latency x bandwidth / 6,
-/// 17 KB at 40 ms and 20 Mbit/s, 83 KB at 40 ms and 100 Mbit/s. 32 KiB (zarrita's choice)
-/// sits between, bridging the small gaps between inner chunks of a shard (8 requests to 6
-/// for every second inner chunk) while adding at most 33% to any read measured. Larger gaps
-/// pay only for reads of many waves at high bandwidth x latency: set
+/// sharded band and every second inner chunk, every second chunk of a large `.b2nd` (4 and
+/// 32 chunks) and of a large HDF5 file, a `.b2nd` column; latencies 5/40/100 ms x shared
+/// links of 2.5/12.5/125 MB/s; six requests at a time). Most reads of a preview or a band
+/// need six requests or fewer: they are one wave whatever the gap, so merging saves no round
+/// trip and only adds bytes. The earlier 512 KiB (latency x bandwidth at 40 ms and
+/// 100 Mbit/s, which ignores that requests run in parallel) made the sharded band move
+/// 734,399 bytes instead of 489,802 (+50%, in 4 requests instead of 6), every second `.b2nd`
+/// chunk 1,488,372 instead of 850,583 (+75%) and every second HDF5 chunk 3,352,340 instead
+/// of 1,862,483 (+80%), taking up to twice as long at 2.5 and 12.5 MB/s. Even the read of 32
+/// chunks (six waves) became one request of 13.4 MB instead of 32 of 6.8 MB: 2.1 to 2.7
+/// times as long at 2.5 and 12.5 MB/s, a tie at best (100 ms, 125 MB/s). A request beyond
+/// the first wave costs a round trip shared by six, so merging pays while the gap is under
+/// latency x bandwidth / 6: 17 KB at 40 ms and 20 Mbit/s, 83 KB at 40 ms and 100 Mbit/s.
+/// 32 KiB (zarrita's choice) sits between: it bridges the small gaps between inner chunks of
+/// a shard (8 requests to 6 for every second inner chunk) and added at most 33% to any read
+/// measured. Larger gaps pay only for reads of many waves at a high bandwidth x latency: set
 /// [`CoalesceOptions::max_gap`] (open option `coalesce_gap`) for those.
 pub const DEFAULT_MAX_GAP: u64 = 32 * 1024;
 
