@@ -42,9 +42,15 @@ pub struct OpenOptions {
     /// Sources up to this size are fetched whole once and read from memory (default 8 MiB).
     pub small_source_bytes: u64,
     /// Largest gap (bytes) between two wanted ranges that is read through rather than split
-    /// into two requests (default 512 KiB: about one round trip of transfer at 40 ms and
-    /// 100 Mbit/s, `../docs` facts on coalescing).
+    /// into two requests (CLI `--coalesce-gap`, JS `coalesceGap`; default
+    /// [`crate::io::coalesce::DEFAULT_MAX_GAP`], chosen there from measurements). Part of no
+    /// cache identity: it changes the requests, never the bytes.
     pub coalesce_gap: u64,
+    /// Largest merged request (bytes): a merge that would make a request longer starts a new
+    /// one; a single wanted range longer than this is still read whole (CLI
+    /// `--max-merged-bytes`, JS `maxMergedBytes`; default `None`, no bound). Part of no cache
+    /// identity.
+    pub max_merged_bytes: Option<u64>,
     /// Concurrent range requests per read (default 6, a browser's connections per origin).
     pub concurrency: usize,
     /// Largest result a read may allocate, in bytes (default 2 GiB; 1 GiB on wasm32).
@@ -84,7 +90,8 @@ impl Default for OpenOptions {
             max_cache_bytes: DEFAULT_MAX_CACHE_BYTES,
             head_bytes: 64 * 1024,
             small_source_bytes: 8 * 1024 * 1024,
-            coalesce_gap: 512 * 1024,
+            coalesce_gap: crate::io::coalesce::DEFAULT_MAX_GAP,
+            max_merged_bytes: None,
             concurrency: 6,
             max_result_bytes: if cfg!(target_arch = "wasm32") {
                 1 << 30
@@ -391,6 +398,7 @@ impl RemoteArray {
             converted: self.converted.as_ref(),
             limits: crate::pipeline::Limits {
                 coalesce_gap: self.options.coalesce_gap,
+                max_merged_bytes: self.options.max_merged_bytes,
                 concurrency: self.options.concurrency,
                 max_result_bytes: self.options.max_result_bytes,
                 block_read_min_bytes: self.options.block_read_min_bytes,

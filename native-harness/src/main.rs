@@ -169,6 +169,9 @@ enum Command {
         /// Milliseconds added before each answer.
         #[arg(long, default_value_t = 0)]
         latency_ms: u64,
+        /// Simulated link bandwidth in bytes per second, shared by all answers (0: unlimited).
+        #[arg(long, default_value_t = 0, value_name = "BYTES_PER_S")]
+        bandwidth: u64,
         /// Answer 503 to the first N GET requests (fault testing).
         #[arg(long, default_value_t = 0)]
         fail_first: u64,
@@ -230,6 +233,14 @@ enum Command {
         /// structured .npy.
         #[arg(long)]
         columns: Option<String>,
+        /// Largest gap in bytes between two wanted byte ranges read through by one request
+        /// (default 32768; 0 merges only touching ranges; at most 1 GiB). Array reads only.
+        #[arg(long, value_name = "BYTES")]
+        coalesce_gap: Option<u64>,
+        /// Largest merged request in bytes (default: no bound); a single range longer than
+        /// this is still read whole. Array reads only.
+        #[arg(long, value_name = "BYTES")]
+        max_merged_bytes: Option<u64>,
     },
     /// Show what discovery finds: shape, dtype, chunks, codecs (--json also "requests",
     /// "bytes", "cache_status": created, reused or invalidated, and "dims" when the source
@@ -389,6 +400,58 @@ enum BenchCommand {
     Partition,
     /// Simulator throughput on a 10-million-access trace.
     ChunkTrace,
+    /// Coalescing gaps over a latency x bandwidth grid: requests, bytes and ms of sparse and
+    /// band reads of the `bench remote` files (Zarr sharded, large .b2nd, large HDF5) per
+    /// `--coalesce-gap` value, through `serve --latency-ms --bandwidth`.
+    Coalesce {
+        /// Milliseconds added per request (comma-separated).
+        #[arg(long, default_value = "5,40,100", value_delimiter = ',')]
+        latency_ms: Vec<u64>,
+        /// Link bandwidths in bytes per second (comma-separated; 0 unlimited).
+        #[arg(
+            long,
+            default_value = "2500000,12500000,125000000",
+            value_delimiter = ','
+        )]
+        bandwidth: Vec<u64>,
+        /// Gaps measured, bytes (comma-separated).
+        #[arg(
+            long,
+            default_value = "0,32768,131072,524288,2097152",
+            value_delimiter = ','
+        )]
+        gaps: Vec<u64>,
+        /// Largest merged request, bytes (default: no bound).
+        #[arg(long)]
+        max_merged_bytes: Option<u64>,
+        /// Print JSON cells instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Opening 10,000-chunk HDF5 indexes (B-tree v1, B-tree v2, extensible array) through
+    /// six connections, per over-read fraction allowed when one index level is merged:
+    /// requests, waves, bytes, ms.
+    IndexMerge {
+        /// Milliseconds added per request.
+        #[arg(long, default_value_t = 40)]
+        latency_ms: u64,
+        /// Requests in flight at once (a browser's HTTP/1.1 connections per origin).
+        #[arg(long, default_value_t = 6)]
+        connections: usize,
+        /// Link bandwidths in bytes per second (comma-separated; 0 unlimited).
+        #[arg(
+            long,
+            default_value = "2500000,12500000,125000000",
+            value_delimiter = ','
+        )]
+        bandwidth: Vec<u64>,
+        /// Over-read fractions measured (comma-separated).
+        #[arg(long, default_value = "0,0.25,1,4", value_delimiter = ',')]
+        over_read: Vec<f64>,
+        /// Print JSON cells instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Cold open + one-chunk preview of a small and a large .b2nd and HDF5 file over
     /// `serve --latency-ms`, h5wasm/jsfive on the same HDF5 files, then Zarr stores read by
     /// chunkwise and by zarrita.js.
@@ -511,6 +574,7 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             root,
             port,
             latency_ms,
+            bandwidth,
             fail_first,
             ignore_range,
             quiet,
@@ -529,6 +593,7 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 root,
                 port,
                 latency_ms,
+                bandwidth,
                 fail_first,
                 ignore_range,
                 quiet,
@@ -555,7 +620,22 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             print,
             mutable,
             columns,
+            coalesce_gap,
+            max_merged_bytes,
         } => {
+            if columns.is_some() && (coalesce_gap.is_some() || max_merged_bytes.is_some()) {
+                return Err(chunkwise::Error::InvalidArgument(
+                    "--coalesce-gap and --max-merged-bytes are for array reads, not --columns"
+                        .into(),
+                ));
+            }
+            let coalesce_gap = coalesce_gap.unwrap_or(chunkwise::io::coalesce::DEFAULT_MAX_GAP);
+            chunkwise::io::coalesce::check_options(
+                coalesce_gap,
+                max_merged_bytes,
+                ("--coalesce-gap", "--max-merged-bytes"),
+            )
+            .map_err(chunkwise::Error::InvalidArgument)?;
             let coordinator = source::coordinator_for(&source, &cache, cache_dir.as_deref())?;
             if let Some(columns) = columns {
                 if mutable {
@@ -612,6 +692,8 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 path: path.clone(),
                 cache_key,
                 assume_immutable: !mutable,
+                coalesce_gap,
+                max_merged_bytes,
                 ..Default::default()
             };
             let sel = Selection::parse(&select).map_err(chunkwise::Error::Selection)?;
@@ -1052,6 +1134,44 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 }
                 BenchCommand::Partition => print!("{}", native_harness::partition_cli::bench()),
                 BenchCommand::ChunkTrace => print!("{}", native_harness::chunk_trace_cli::bench()),
+                BenchCommand::Coalesce {
+                    latency_ms,
+                    bandwidth,
+                    gaps,
+                    max_merged_bytes,
+                    json,
+                } => print!(
+                    "{}",
+                    native_harness::bench_coalesce::coalesce_command(
+                        &repo_root(),
+                        &latency_ms,
+                        &bandwidth,
+                        &gaps,
+                        max_merged_bytes,
+                        json
+                    )
+                    .await
+                    .map_err(arg)?
+                ),
+                BenchCommand::IndexMerge {
+                    latency_ms,
+                    connections,
+                    bandwidth,
+                    over_read,
+                    json,
+                } => print!(
+                    "{}",
+                    native_harness::bench_coalesce::index_merge_command(
+                        &repo_root(),
+                        latency_ms,
+                        connections,
+                        &bandwidth,
+                        &over_read,
+                        json
+                    )
+                    .await
+                    .map_err(arg)?
+                ),
                 BenchCommand::Cache { latency_ms, runs } => {
                     let repo = repo_root();
                     let exe = std::env::current_exe().map_err(|e| arg(e.to_string()))?;

@@ -79,6 +79,11 @@ pub struct ServeOptions {
     pub port: u16,
     /// Milliseconds slept before answering each request (simulated round-trip latency).
     pub latency_ms: u64,
+    /// Simulated link bandwidth in bytes per second shared by all answers (`0`: unlimited).
+    /// Each answer's body reserves `body bytes / bandwidth` seconds of one shared link, first
+    /// come first served, and is sent when its turn on the link ends: concurrent answers
+    /// share the bandwidth as they would on one access link.
+    pub bandwidth: u64,
     /// Test fault: answer `503 Service Unavailable` to the first `fail_first` GET requests.
     pub fail_first: u64,
     /// Test fault: ignore `Range` headers and always answer `200` with the whole body.
@@ -185,6 +190,7 @@ impl Default for ServeOptions {
             root: PathBuf::from("."),
             port: 0,
             latency_ms: 0,
+            bandwidth: 0,
             fail_first: 0,
             ignore_range: false,
             quiet: false,
@@ -236,6 +242,8 @@ struct Shared {
     bodies_cut: AtomicU64,
     etag_serial: AtomicU64,
     log: Mutex<std::collections::VecDeque<RequestRecord>>,
+    /// When the simulated link of [`ServeOptions::bandwidth`] is next free.
+    link_free: Mutex<Option<tokio::time::Instant>>,
 }
 
 struct State {
@@ -445,6 +453,18 @@ async fn handle(state: &State, req: Request<hyper::body::Incoming>) -> Response<
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let (mut resp, body_len) = answer(state, &req, range.as_deref()).await;
+    if state.opts.bandwidth > 0 && body_len > 0 {
+        let turn = Duration::from_secs_f64(body_len as f64 / state.opts.bandwidth as f64);
+        let done = state.shared.link_free.lock().ok().map(|mut free| {
+            let now = tokio::time::Instant::now();
+            let end = free.map_or(now, |f| f.max(now)) + turn;
+            *free = Some(end);
+            end
+        });
+        if let Some(end) = done {
+            tokio::time::sleep_until(end).await;
+        }
+    }
     let h = resp.headers_mut();
     if let Ok(origin) = HeaderValue::from_str(&state.opts.cors_origin) {
         if origin != "*" {

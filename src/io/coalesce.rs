@@ -6,18 +6,65 @@
 //! [`read_coalesced`] fetches the merged ranges with [`RangeSource::read_many`] and hands back
 //! each wanted range's bytes as a slice of the fetched buffer (no copies), in the order asked.
 //!
-//! Choosing the gap: a merged fetch pays for the gap bytes, a separate request pays a round
-//! trip, so merging wins while the gap is smaller than latency x bandwidth. At 40 ms and
-//! 100 Mbit/s that is about 500 KB, hence [`DEFAULT_MAX_GAP`]. For comparison,
-//! Apache Arrow's `object_store` merges gaps up to 1 MiB and zarrita up to 32 KiB.
+//! Choosing the gap: a merged fetch pays for the gap bytes, a separate request may pay a
+//! round trip. Requests run [`DEFAULT_CONCURRENCY`] at a time, so a separate request costs a
+//! round trip only when the read has more requests than that: see [`DEFAULT_MAX_GAP`] for
+//! the measurements behind the default. For comparison, Apache Arrow's `object_store` merges
+//! gaps up to 1 MiB and zarrita up to 32 KiB.
 
 use super::{IoError, RangeSource};
 use bytes::Bytes;
 use std::ops::Range;
 
-/// Default largest gap (bytes) bridged by a merge: 512 KiB, about one round trip of transfer
-/// at 40 ms and 100 Mbit/s.
-pub const DEFAULT_MAX_GAP: u64 = 512 * 1024;
+/// Default largest gap (bytes) bridged by a merge: 32 KiB.
+///
+/// Measured with `chunkwise bench coalesce` (reads of the `bench remote` files: a Zarr
+/// sharded band and every second inner chunk, every second chunk of a large `.b2nd` (4 and
+/// 32 chunks) and of a large HDF5 file, a `.b2nd` column; latencies 5/40/100 ms x shared
+/// links of 2.5/12.5/125 MB/s; six requests at a time). Most reads of a preview or a band
+/// need six requests or fewer: they are one wave whatever the gap, so merging saves no round
+/// trip and only adds bytes. The earlier 512 KiB (latency x bandwidth at 40 ms and
+/// 100 Mbit/s, which ignores that requests run in parallel) made the sharded band move
+/// 734,399 bytes instead of 489,802 (+50%, in 4 requests instead of 6), every second `.b2nd`
+/// chunk 1,488,372 instead of 850,583 (+75%) and every second HDF5 chunk 3,352,340 instead
+/// of 1,862,483 (+80%), taking up to twice as long at 2.5 and 12.5 MB/s. Even the read of 32
+/// chunks (six waves) became one request of 13.4 MB instead of 32 of 6.8 MB: 2.1 to 2.7
+/// times as long at 2.5 and 12.5 MB/s, a tie at best (100 ms, 125 MB/s). A request beyond
+/// the first wave costs a round trip shared by six, so merging pays while the gap is under
+/// latency x bandwidth / 6: 17 KB at 40 ms and 20 Mbit/s, 83 KB at 40 ms and 100 Mbit/s.
+/// 32 KiB (zarrita's choice) sits between: it bridges the small gaps between inner chunks of
+/// a shard (8 requests to 6 for every second inner chunk) and added at most 33% to any read
+/// measured. Larger gaps pay only for reads of many waves at a high bandwidth x latency: set
+/// [`CoalesceOptions::max_gap`] (open option `coalesce_gap`) for those.
+pub const DEFAULT_MAX_GAP: u64 = 32 * 1024;
+
+/// Largest [`CoalesceOptions::max_gap`] an open option may ask for (1 GiB): a larger gap
+/// would merge requests across unrelated data without bound.
+pub const MAX_GAP_OPTION: u64 = 1 << 30;
+
+/// Checks the coalescing open options (CLI `--coalesce-gap` / `--max-merged-bytes`, JS
+/// `coalesceGap` / `maxMergedBytes`): a gap of at most [`MAX_GAP_OPTION`] bytes and a
+/// positive merged-request bound. `names` are the two options' names as the caller spells
+/// them, for the message.
+///
+/// # Errors
+/// The message naming the option that is out of range.
+pub fn check_options(
+    max_gap: u64,
+    max_len: Option<u64>,
+    names: (&str, &str),
+) -> Result<(), String> {
+    if max_gap > MAX_GAP_OPTION {
+        return Err(format!(
+            "{} must be at most {MAX_GAP_OPTION} bytes (1 GiB), not {max_gap}",
+            names.0
+        ));
+    }
+    if max_len == Some(0) {
+        return Err(format!("{} must be a positive number of bytes", names.1));
+    }
+    Ok(())
+}
 
 /// Default number of merged fetches in flight at once: 6, the connections a browser keeps per
 /// origin over HTTP/1.1.

@@ -11,7 +11,8 @@
 //! integer), `path` a string, `cacheKey` a non-empty string, `headers` an object of strings
 //! each checked by [`crate::io::headers::check_header`] (the message names the header's
 //! 1-based position, never its value), `timeoutMs` a positive finite number, `shareCache` a
-//! boolean. `null` is as absent, and fields of no declared name are ignored.
+//! boolean, `coalesceGap` an integer of bytes up to 1 GiB and `maxMergedBytes` a positive
+//! integer of bytes ([`crate::io::coalesce::check_options`]). `null` is as absent, and fields of no declared name are ignored.
 
 use crate::array::OpenOptions;
 use crate::cache::{CacheCoordinator, CachePolicy};
@@ -73,6 +74,14 @@ export interface OpenOptions {
    *  everything is cached), and a change drops that source's entries (cacheStatus
    *  "invalidated") before reading the new version. */
   assumeImmutable?: boolean;
+  /** Largest gap in bytes between two wanted byte ranges that one request reads through
+   *  instead of two requests (default 32768, 32 KiB; 0 merges only touching ranges; at
+   *  most 1 GiB). It changes the requests, never the values or the cache entries. */
+  coalesceGap?: number;
+  /** Largest merged request in bytes (default: no bound); a merge that would be longer
+   *  starts a new request, and a single range longer than this is still read whole. A
+   *  positive integer. */
+  maxMergedBytes?: number;
   /** Cancels the open (and the requests in flight); the promise rejects with code
    *  "CANCELLED". */
   signal?: AbortSignal;
@@ -245,6 +254,12 @@ pub struct OpenOptionsInput {
     /// `assumeImmutable`: trust held discovery records without an identity check.
     #[serde(default, deserialize_with = "loose")]
     pub assume_immutable: Option<Loose>,
+    /// `coalesceGap`: largest gap bridged by a merged request, bytes.
+    #[serde(default, deserialize_with = "loose")]
+    pub coalesce_gap: Option<Loose>,
+    /// `maxMergedBytes`: largest merged request, bytes.
+    #[serde(default, deserialize_with = "loose")]
+    pub max_merged_bytes: Option<Loose>,
     /// Whether `maxCacheBytes` was given as `null` (no bound, DISK only); the bindings set it
     /// from the JS object, as serde sees `null` and `undefined` alike.
     #[serde(skip)]
@@ -331,7 +346,7 @@ impl OpenOptionsInput {
 
     /// Checks every field, in the order `cache`, `maxCacheBytes`, `path`, `cacheKey`,
     /// `headers`, `timeoutMs`, `shareCache`, `cacheBackend`, `cacheName`, `persist`,
-    /// `assumeImmutable`, then the DISK options together (the first failure is the error).
+    /// `assumeImmutable`, `coalesceGap`, `maxMergedBytes`, then the DISK options together (the first failure is the error).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming the field (see the module documentation).
@@ -415,6 +430,29 @@ impl OpenOptionsInput {
             Some(Loose::Bool(b)) => opts.assume_immutable = b,
             Some(_) => return Err(invalid("assumeImmutable must be a boolean")),
         }
+        // Integers of bytes, exactly representable in a JS number.
+        let bytes = |v: &Loose| match v {
+            Loose::Number(n) if n.fract() == 0.0 && (0.0..=9_007_199_254_740_991.0).contains(n) => {
+                Some(*n as u64)
+            }
+            _ => None,
+        };
+        if let Some(g) = &self.coalesce_gap {
+            opts.coalesce_gap = bytes(g).ok_or_else(|| {
+                invalid("coalesceGap must be a non-negative integer number of bytes")
+            })?;
+        }
+        if let Some(m) = &self.max_merged_bytes {
+            opts.max_merged_bytes = Some(bytes(m).ok_or_else(|| {
+                invalid("maxMergedBytes must be a positive integer number of bytes")
+            })?);
+        }
+        crate::io::coalesce::check_options(
+            opts.coalesce_gap,
+            opts.max_merged_bytes,
+            ("coalesceGap", "maxMergedBytes"),
+        )
+        .map_err(invalid)?;
         let disk = if opts.cache == CachePolicy::Disk {
             if backend.is_some() && self.cache_store_given {
                 return Err(invalid("give cacheBackend or cacheStore, not both"));
@@ -578,8 +616,10 @@ mod tests {
                 "cacheBackend",
                 "cacheKey",
                 "cacheName",
+                "coalesceGap",
                 "headers",
                 "maxCacheBytes",
+                "maxMergedBytes",
                 "path",
                 "persist",
                 "shareCache",
@@ -709,6 +749,45 @@ mod tests {
             Err(Error::InvalidArgument(m)) => assert_eq!(m, "timeoutMs must be a positive number"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn coalescing_options() {
+        let r = open("{}").unwrap();
+        assert_eq!(
+            (r.options.coalesce_gap, r.options.max_merged_bytes),
+            (crate::io::coalesce::DEFAULT_MAX_GAP, None)
+        );
+        let r = open(r#"{"coalesceGap": 0, "maxMergedBytes": 4194304}"#).unwrap();
+        assert_eq!(
+            (r.options.coalesce_gap, r.options.max_merged_bytes),
+            (0, Some(4 << 20))
+        );
+        let r = open(r#"{"coalesceGap": 1073741824, "maxMergedBytes": null}"#).unwrap();
+        assert_eq!(
+            (r.options.coalesce_gap, r.options.max_merged_bytes),
+            (1 << 30, None)
+        );
+        for bad in ["-1", "2.5", "\"64\"", "true", "1e300", "{}"] {
+            assert_eq!(
+                refused(&format!(r#"{{"coalesceGap": {bad}}}"#)),
+                "coalesceGap must be a non-negative integer number of bytes",
+                "{bad}"
+            );
+            assert_eq!(
+                refused(&format!(r#"{{"maxMergedBytes": {bad}}}"#)),
+                "maxMergedBytes must be a positive integer number of bytes",
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            refused(r#"{"coalesceGap": 1073741825}"#),
+            "coalesceGap must be at most 1073741824 bytes (1 GiB), not 1073741825"
+        );
+        assert_eq!(
+            refused(r#"{"maxMergedBytes": 0}"#),
+            "maxMergedBytes must be a positive number of bytes"
+        );
     }
 
     #[test]

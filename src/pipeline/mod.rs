@@ -126,6 +126,8 @@ const ABSENT_CHUNK: &[u8] = b"chunkwise:absent";
 pub(crate) struct Limits {
     /// Largest gap bridged by a merge, bytes.
     pub coalesce_gap: u64,
+    /// Largest merged request, bytes (`None`: no bound).
+    pub max_merged_bytes: Option<u64>,
     /// Requests (or loaded objects) in flight.
     pub concurrency: usize,
     /// Largest result, bytes.
@@ -174,7 +176,7 @@ impl Reader<'_> {
     pub(crate) fn coalesce_options(&self) -> CoalesceOptions {
         CoalesceOptions {
             max_gap: self.limits.coalesce_gap,
-            max_len: None,
+            max_len: self.limits.max_merged_bytes,
             concurrency: self.limits.concurrency,
         }
     }
@@ -584,6 +586,7 @@ mod tests {
             converted: None,
             limits: Limits {
                 coalesce_gap: 0,
+                max_merged_bytes: None,
                 concurrency: 2,
                 max_result_bytes: 1 << 20,
                 block_read_min_bytes: 1 << 20,

@@ -168,6 +168,14 @@ impl<'a> Hdf5Source<'a> {
         self
     }
 
+    /// Sets the over-read allowed when the nodes of one chunk-index level are merged, as a
+    /// fraction of the level's bytes (default [`index::DEFAULT_INDEX_OVER_READ`]; `0` merges
+    /// only by the request target of [`store::Discovery::fetch_round`]).
+    pub fn with_index_over_read(mut self, fraction: f64) -> Self {
+        self.discovery.index_over_read = fraction;
+        self
+    }
+
     /// Rounds of fetching so far.
     pub fn rounds(&self) -> usize {
         self.discovery.rounds()

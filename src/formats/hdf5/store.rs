@@ -309,6 +309,9 @@ pub struct Discovery<'a> {
     pub max_rounds: usize,
     /// Concurrent range requests per round.
     pub concurrency: usize,
+    /// Over-read allowed when one index level is merged, as a fraction of its bytes
+    /// (default [`super::index::DEFAULT_INDEX_OVER_READ`], see [`super::index::budget_gap`]).
+    pub index_over_read: f64,
     rounds: usize,
 }
 
@@ -321,6 +324,7 @@ impl<'a> Discovery<'a> {
             readahead: 64 * 1024,
             max_rounds: 512,
             concurrency: 6,
+            index_over_read: super::index::DEFAULT_INDEX_OVER_READ,
             rounds: 0,
         }
     }
@@ -491,7 +495,8 @@ impl<'a> Discovery<'a> {
             )));
         }
         want.sort_by_key(|r| (r.start, r.end));
-        let gap = round_gap(&want, INDEX_ROUND_REQUESTS, INDEX_GAP_CAP);
+        let gap = round_gap(&want, INDEX_ROUND_REQUESTS, INDEX_GAP_CAP)
+            .max(super::index::budget_gap(&want, self.index_over_read));
         let opts = CoalesceOptions {
             max_gap: gap,
             max_len: None,
