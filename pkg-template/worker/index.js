@@ -27,6 +27,10 @@ let pool = null; // { workers: Worker[], ready: Promise<void> }
 let nextId = 1;
 /** call id -> { resolve, reject, onProgress, worker } */
 const pending = new Map();
+/** Ids of opens the page stopped waiting for (aborted): a late answer's handle is closed. */
+const abandoned = new Set();
+/** The operations whose answer is a new handle. */
+const OPENS = new Set(["openArray", "openStore", "openTable"]);
 /** The page's cacheStore objects, by identity, and their ids in the workers. */
 const storeIds = new WeakMap();
 const storesById = new Map();
@@ -87,7 +91,14 @@ function onMessage(worker, ev) {
     if (t) t._stats = s;
   }
   const p = pending.get(m.id);
-  if (!p) return; // rejected already (aborted)
+  if (!p) {
+    // Rejected already (aborted). An open the worker finished anyway holds a handle there
+    // that no stand-in will ever close: close it now.
+    if (abandoned.delete(m.id) && m.ok && m.value?.handle !== undefined) {
+      worker.postMessage({ id: nextId++, op: "close", handle: m.value.handle });
+    }
+    return;
+  }
   pending.delete(m.id);
   if (m.ok) p.resolve(m.value);
   else p.reject(deserialiseError(m.error));
@@ -266,6 +277,7 @@ function call(worker, op, args, opts) {
       const onAbort = () => {
         if (!pending.has(id)) return;
         pending.delete(id);
+        if (OPENS.has(op)) abandoned.add(id);
         worker.postMessage({ op: "cancel", target: id });
         reject(abortReason(signal));
       };

@@ -1,0 +1,128 @@
+// `chunkwise/worker` (pkg/worker) next to the main entry (pkg/web) on the same inputs, in
+// headless Chromium against `chunkwise serve`: where a user of the main entry would see one
+// outcome, the worker entry must show the same one (values, error code), and the worker must
+// not keep what the page has let go.
+// - arrays the page drops without close() are freed in the worker once collected (the main
+//   entry's classes free theirs through a FinalizationRegistry);
+// - an open whose signal aborts after the worker has answered leaves no handle in the worker;
+// - free() exists as on the main entry's classes; readInto accepts a subclass of the typed
+//   array class the main entry accepts;
+// - terminate() while an open waits for the pool rejects it CANCELLED (a ChunkwiseError), not
+//   with a TypeError.
+// The page (worker-entry-break-page.js) wraps Worker to read the live handles each answer of
+// the worker reports (the keys of its `stats`).
+
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { chromiumPath, fixtures, readNpy, repo, startServer } from "./lib.mjs";
+
+const INT8 = "tests/fixtures/blosc2/dtype_int8.b2nd";
+const int8 = readNpy(path.join(fixtures, "blosc2/dtype_int8.npy"));
+
+let pageServer, dataServer, browser, page;
+
+before(async () => {
+  assert.ok(fs.existsSync(path.join(repo, "pkg/worker/index.js")), "pkg/worker is missing: run scripts/build-pkg.sh");
+  [pageServer, dataServer] = await Promise.all([startServer({ quiet: true }), startServer({ quiet: true })]);
+  const { chromium } = await import("playwright-core");
+  browser = await chromium.launch({
+    executablePath: chromiumPath, headless: true, timeout: 30000,
+    // --expose-gc: the leak test collects the dropped handles' stand-ins.
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync", "--js-flags=--expose-gc"],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await Promise.all([pageServer?.stop(), dataServer?.stop()]);
+});
+
+async function freshPage() {
+  await page?.close();
+  page = await browser.newPage();
+  page.errors = [];
+  page.on("pageerror", (e) => page.errors.push(e.message));
+  await page.goto(`${pageServer.url}tests/e2e/worker-entry-break-page.html`);
+  await page.waitForFunction(() => window.ready === true, null, { timeout: 20000 });
+  return page;
+}
+
+/** `script` (an async function body of `api`, `url`) run with the main entry and the worker's. */
+function both(script, file = INT8) {
+  return page.evaluate(({ s, u }) => window.both(s, u), { s: script, u: dataServer.url + file });
+}
+function inWorker(script, file = INT8) {
+  return page.evaluate(({ s, u }) => window.one("worker", s, u), { s: script, u: dataServer.url + file });
+}
+
+describe("chunkwise/worker next to the main entry", () => {
+  before(freshPage);
+
+  test("arrays dropped without close() are freed in the worker once collected", async () => {
+    const r = await inWorker(`
+      const warm = await api.RemoteArray.open(url); await warm.read("0"); warm.close();
+      for (let i = 0; i < 30; i++) await api.RemoteArray.open(url);
+      let n = Infinity;
+      for (let i = 0; i < 40 && n > 1; i++) {
+        gc(); await new Promise((r) => setTimeout(r, 50));
+        const a = await api.RemoteArray.open(url); await a.read("0"); n = window.workerHandles(); a.close();
+      }
+      return n;`);
+    assert.equal(r.threw, undefined, r.message);
+    // The probe array itself is the one live handle.
+    assert.equal(r.value, 1, "handles the worker still holds after 30 dropped arrays were collected");
+  });
+
+  test("an open aborted after the worker answered leaves no handle in the worker", async () => {
+    const r = await inWorker(`
+      const live = async () => {
+        const a = await api.RemoteArray.open(url); await a.read("0"); const n = window.workerHandles(); a.close(); return n;
+      };
+      const base = await live();
+      const c = new AbortController();
+      const p = api.RemoteArray.open(url, { signal: c.signal });
+      await new Promise((r) => setTimeout(r, 0)); // the open is posted
+      const t0 = performance.now(); while (performance.now() - t0 < 1500) {} // the answer waits here
+      c.abort();
+      let rejected;
+      try { await p; rejected = "resolved"; } catch (e) { rejected = e.code; }
+      await new Promise((r) => setTimeout(r, 100));
+      return [rejected, (await live()) - base];`);
+    assert.equal(r.threw, undefined, r.message);
+    assert.deepEqual(r.value, ["CANCELLED", 0], "the aborted open rejects and leaves no more handles in the worker");
+  });
+
+  test("free() releases as on the main entry", async () => {
+    const r = await both(`const a = await api.RemoteArray.open(url); a.free();
+      try { await a.read("0"); return "read after free"; } catch (e) { return e.code ?? e.name; }`);
+    assert.deepEqual(r.worker, r.main);
+    assert.equal(r.main.value !== undefined, true, r.main.message);
+  });
+
+  test("readInto accepts a subclass of the typed array class, as the main entry does", async () => {
+    const r = await both(`class Mine extends Int8Array {}
+      const a = await api.RemoteArray.open(url);
+      const t = new Mine(a.shape.reduce((x, y) => x * y, 1));
+      const r = await a.readInto(t);
+      return [r.data === t, t.constructor.name, Array.from(t)];`);
+    assert.equal(r.main.threw, undefined, r.main.message);
+    assert.deepEqual(r.main.value, [true, "Mine", int8.values], "main entry: the values written");
+    assert.deepEqual(r.worker, r.main);
+  });
+
+  test("terminate() while an open waits for the pool rejects it CANCELLED", async () => {
+    const r = await inWorker(`
+      await api.RemoteArray.open(url);
+      const p = api.RemoteArray.open(url);
+      Promise.resolve().then(() => api.terminate());
+      try { await p; return "opened"; } catch (e) { return [e instanceof api.ChunkwiseError, e.code]; }`);
+    assert.equal(r.threw, undefined, r.message);
+    assert.deepEqual(r.value, [true, "CANCELLED"]);
+    // And the entry works on: a later open starts new workers.
+    const again = await inWorker(`const a = await api.RemoteArray.open(url); return Array.from((await a.read("0")).data);`);
+    assert.deepEqual(again.value, int8.values.slice(0, int8.shape[1]));
+  });
+});
