@@ -87,7 +87,7 @@ function onMessage(worker, ev) {
     return;
   }
   for (const [h, s] of Object.entries(m.stats ?? {})) {
-    const t = live.get(worker)?.get(Number(h));
+    const t = live.get(worker)?.get(Number(h))?.deref();
     if (t) t._stats = s;
   }
   const p = pending.get(m.id);
@@ -125,8 +125,20 @@ function failAll(worker, error) {
   }
 }
 
-/** worker -> (handle -> stand-in), to mirror the stats each answer carries. */
+/** worker -> (handle -> WeakRef of its stand-in), to mirror the stats each answer carries
+ *  (weak, so that a stand-in the page drops can be collected). */
 const live = new WeakMap();
+
+/** A stand-in the page dropped without close() is closed in its worker once collected, as
+ *  the main entry's classes free theirs (wasm-bindgen's FinalizationRegistry). */
+const collected = typeof FinalizationRegistry === "function"
+  ? new FinalizationRegistry(({ worker, handle }) => {
+    const m = live.get(worker);
+    if (!m?.delete(handle)) return; // closed already, or its worker terminated
+    release(worker);
+    worker.postMessage({ id: nextId++, op: "close", handle });
+  })
+  : null;
 
 /**
  * Starts the worker(s) and initialises the wasm module in each. Optional: the first open
@@ -189,7 +201,11 @@ export function terminate() {
     w.terminate();
     load.delete(w);
     failAll(w, new ChunkwiseError("the chunkwise worker was terminated", "CANCELLED"));
-    for (const t of live.get(w)?.values() ?? []) t._closed = true;
+    for (const r of live.get(w)?.values() ?? []) {
+      const t = r.deref();
+      if (t) t._closed = true;
+    }
+    live.get(w)?.clear();
   }
   pool = null;
 }
@@ -228,7 +244,7 @@ async function openIn(op, url, options, Class, what) {
  * Posts `op` to `worker`. `opts` (a method's options) lose what cannot cross: `signal` is
  * watched here, `onProgress` kept here, `cacheStore` given an id.
  */
-function call(worker, op, args, opts) {
+function call(worker, op, args, opts, owner) {
   return new Promise((resolve, reject) => {
     const id = nextId++;
     const msg = { id, op, ...args };
@@ -272,7 +288,9 @@ function call(worker, op, args, opts) {
       reject(abortReason(signal));
       return;
     }
-    const entry = { resolve, reject, onProgress, worker };
+    // `owner`, the stand-in calling, is held while the call is under way: it is not collected
+    // (and its handle closed) in the middle of its own read.
+    const entry = { resolve, reject, onProgress, worker, owner };
     if (signal) {
       const onAbort = () => {
         if (!pending.has(id)) return;
@@ -318,7 +336,8 @@ class Handle {
     this._stats = stats ?? {};
     this._closed = false;
     this._what = what;
-    live.get(worker).set(handle, this);
+    live.get(worker).set(handle, new WeakRef(this));
+    collected?.register(this, { worker, handle }, this);
   }
 
   _check() {
@@ -327,13 +346,14 @@ class Handle {
 
   _call(op, args = {}, opts) {
     if (this._closed) return Promise.reject(argError(`the ${this._what} is closed`));
-    return call(this._worker, op, { handle: this._handle, ...args }, opts);
+    return call(this._worker, op, { handle: this._handle, ...args }, opts, this);
   }
 
   /** Releases this handle (in the worker too). Later calls throw. */
   close() {
     if (this._closed) return;
     this._closed = true;
+    collected?.unregister(this);
     release(this._worker);
     live.get(this._worker)?.delete(this._handle);
     call(this._worker, "close", { handle: this._handle }).catch(() => {});

@@ -67,7 +67,8 @@ describe("chunkwise/worker next to the main entry", () => {
       for (let i = 0; i < 30; i++) await api.RemoteArray.open(url);
       let n = Infinity;
       for (let i = 0; i < 40 && n > 1; i++) {
-        gc(); await new Promise((r) => setTimeout(r, 50));
+        // gc() in a task of its own: a WeakRef deref()ed in this job keeps its target alive to its end.
+        await new Promise((r) => setTimeout(r, 0)); gc(); await new Promise((r) => setTimeout(r, 50));
         const a = await api.RemoteArray.open(url); await a.read("0"); n = window.workerHandles(); a.close();
       }
       return n;`);
