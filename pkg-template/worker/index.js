@@ -358,6 +358,11 @@ class Handle {
     live.get(this._worker)?.delete(this._handle);
     call(this._worker, "close", { handle: this._handle }).catch(() => {});
   }
+
+  /** The main entry's free() (wasm-bindgen's): here the same as close(). */
+  free() {
+    this.close();
+  }
 }
 
 /**
