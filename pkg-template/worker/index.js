@@ -365,6 +365,15 @@ class Handle {
   }
 }
 
+/** The name of the built-in typed array class `target` is an instance of (a subclass counts
+ *  as its base class, as the main entry's `instanceof` checks count it), or "" for none. */
+function typedArrayClass(target) {
+  for (let C = target.constructor; typeof C === "function"; C = Object.getPrototypeOf(C)) {
+    if (/^(Big)?(Int|Uint|Float)\d+(Clamped)?Array$/.test(C.name) && globalThis[C.name] === C) return C.name;
+  }
+  return "";
+}
+
 /**
  * A remote array opened in the worker: the main entry's RemoteArray, by message. Properties
  * are those of the open (traffic, cacheBytes and cacheErrors: as of the last call that ended).
@@ -395,7 +404,7 @@ export class RemoteArray extends Handle {
     if (!ArrayBuffer.isView(target)) {
       throw argError("readInto needs a typed array as its target");
     }
-    const desc = { ctor: target.constructor?.name ?? "", length: target.length ?? 0, byteLength: target.byteLength };
+    const desc = { ctor: typedArrayClass(target), length: target.length ?? 0, byteLength: target.byteLength };
     const r = await this._call("readInto", { target: desc, selection }, options);
     target.set(r.data);
     return { ...r, data: target };
