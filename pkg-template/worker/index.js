@@ -197,10 +197,12 @@ export default function init(options = {}) {
  *  `CANCELLED`, handles become unusable, and a later open starts new workers. */
 export function terminate() {
   if (!pool) return;
+  generation++;
   for (const w of pool.workers) {
     w.terminate();
+    ended.add(w);
     load.delete(w);
-    failAll(w, new ChunkwiseError("the chunkwise worker was terminated", "CANCELLED"));
+    failAll(w, terminated());
     for (const r of live.get(w)?.values() ?? []) {
       const t = r.deref();
       if (t) t._closed = true;
@@ -210,14 +212,30 @@ export function terminate() {
   pool = null;
 }
 
+/** Pools terminated so far: an open started before a terminate() does not go on in the
+ *  next pool. */
+let generation = 0;
+/** Workers terminate() ended: a call to one rejects at once instead of waiting forever. */
+const ended = new WeakSet();
+
+function terminated() {
+  return new ChunkwiseError("the chunkwise worker was terminated", "CANCELLED");
+}
+
+/** The pool once ready, or CANCELLED when terminate() came since generation `gen`. */
+async function readyPool(gen = generation) {
+  await init();
+  if (generation !== gen || !pool) throw terminated();
+  return pool;
+}
+
 /** worker -> handles it holds or is opening (the measure of pick). */
 const load = new WeakMap();
 
 /** The worker taking a new open: the one holding (or opening) the fewest handles, counted
  *  from the pick on so that opens started together spread. `release` gives the place back. */
-async function pick() {
-  await init();
-  const ws = pool.workers;
+async function pick(gen) {
+  const ws = (await readyPool(gen)).workers;
   let best = ws[0];
   for (const w of ws) if ((load.get(w) ?? 0) < (load.get(best) ?? 0)) best = w;
   load.set(best, (load.get(best) ?? 0) + 1);
@@ -230,8 +248,9 @@ function release(w) {
 
 /** Opens with `op` in a picked worker; the place is given back when the open fails. */
 async function openIn(op, url, options, Class, what) {
+  const gen = generation;
   const opts = await withPersist(options);
-  const w = await pick();
+  const w = await pick(gen);
   try {
     return new Class(w, await call(w, op, { url }, opts), what);
   } catch (e) {
@@ -246,6 +265,10 @@ async function openIn(op, url, options, Class, what) {
  */
 function call(worker, op, args, opts, owner) {
   return new Promise((resolve, reject) => {
+    if (ended.has(worker)) {
+      reject(terminated());
+      return;
+    }
     const id = nextId++;
     const msg = { id, op, ...args };
     let onProgress = null;
@@ -457,12 +480,10 @@ export class RemoteTable extends Handle {
 
 /** cacheUsage of the main entry (same options, same result), run in the first worker. */
 export async function cacheUsage(options) {
-  await init();
-  return call(pool.workers[0], "cacheUsage", {}, options ?? {});
+  return call((await readyPool()).workers[0], "cacheUsage", {}, options ?? {});
 }
 
 /** clearCache of the main entry (same options, same result), run in the first worker. */
 export async function clearCache(options) {
-  await init();
-  return call(pool.workers[0], "clearCache", {}, options ?? {});
+  return call((await readyPool()).workers[0], "clearCache", {}, options ?? {});
 }

@@ -127,6 +127,14 @@ describe("chunkwise/worker next to the main entry", () => {
       try { await p; return "opened"; } catch (e) { return [e instanceof api.ChunkwiseError, e.code]; }`);
     assert.equal(r.threw, undefined, r.message);
     assert.deepEqual(r.value, [true, "CANCELLED"]);
+    // terminate() called right after open(), before the open reached a worker: the open was
+    // under way, so it rejects too (and does not go on in a new pool).
+    const sync = await inWorker(`
+      await api.RemoteArray.open(url);
+      const p = api.RemoteArray.open(url);
+      api.terminate();
+      try { await p; return "opened"; } catch (e) { return [e instanceof api.ChunkwiseError, e.code]; }`);
+    assert.deepEqual(sync.value, [true, "CANCELLED"]);
     // And the entry works on: a later open starts new workers.
     const again = await inWorker(`const a = await api.RemoteArray.open(url); return Array.from((await a.read("0")).data);`);
     assert.deepEqual(again.value, int8.values.slice(0, int8.shape[1]));
