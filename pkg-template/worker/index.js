@@ -168,10 +168,9 @@ export default function init(options = {}) {
   if (typeof Worker !== "function") {
     return Promise.reject(argError("chunkwise/worker needs Worker (a window or a worker); use the main entry here"));
   }
-  const url = workerUrl ?? new URL("./worker.js", import.meta.url);
   const list = [];
   for (let i = 0; i < workers; i++) {
-    const w = new Worker(url, { type: "module", name: `chunkwise-${i}` });
+    const w = startWorker(workerUrl, i);
     live.set(w, new Map());
     w.onmessage = (ev) => onMessage(w, ev);
     w.onerror = (ev) => {
@@ -191,6 +190,16 @@ export default function init(options = {}) {
     throw e;
   });
   return p.ready;
+}
+
+/** Worker `i` of the pool, from `workerUrl` or the package's worker.js. The default is
+ *  written as `new Worker(new URL("./worker.js", import.meta.url), { type: "module" })`, one
+ *  expression with static options (so one name for all: "chunkwise"): the form Vite and webpack 5 recognise as a worker entry
+ *  and bundle with its imports (given a URL from a variable, Vite copies worker.js alone, as
+ *  an asset, and its import of ../web/chunkwise.js fails in the build). */
+function startWorker(workerUrl, i) {
+  if (workerUrl !== undefined) return new Worker(workerUrl, { type: "module", name: `chunkwise-${i}` });
+  return new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "chunkwise" });
 }
 
 /** For tests and pages that are done: ends the workers; calls under way reject with
