@@ -8,7 +8,9 @@
 // - free() exists as on the main entry's classes; readInto accepts a subclass of the typed
 //   array class the main entry accepts;
 // - terminate() while an open waits for the pool rejects it CANCELLED (a ChunkwiseError), not
-//   with a TypeError.
+//   with a TypeError;
+// - a table's "<U3" column (RemoteStore.table, readRows) reads as strings equal to the .npy
+//   in both entries.
 // The page (worker-entry-break-page.js) wraps Worker to read the live handles each answer of
 // the worker reports (the keys of its `stats`).
 
@@ -20,6 +22,26 @@ import { chromiumPath, fixtures, readNpy, repo, startServer } from "./lib.mjs";
 
 const INT8 = "tests/fixtures/blosc2/dtype_int8.b2nd";
 const int8 = readNpy(path.join(fixtures, "blosc2/dtype_int8.npy"));
+
+/** The strings of a 1-D "<U{n}" .npy (UCS-4 little-endian, trailing NULs dropped as numpy
+ *  does), which readNpy (numbers only) does not read. */
+function readUnicodeNpy(file) {
+  const buf = fs.readFileSync(file);
+  const hlen = buf.readUInt16LE(8);
+  const header = buf.toString("latin1", 10, 10 + hlen);
+  const n = Number(/'descr':\s*'<U(\d+)'/.exec(header)[1]);
+  const rows = Number(/'shape':\s*\((\d+),\)/.exec(header)[1]);
+  const out = [];
+  for (let r = 0; r < rows; r++) {
+    let s = "";
+    for (let k = 0; k < n; k++) {
+      const cp = buf.readUInt32LE(10 + hlen + (r * n + k) * 4);
+      s += String.fromCodePoint(cp);
+    }
+    out.push(s.replace(/\0+$/, ""));
+  }
+  return out;
+}
 
 let pageServer, dataServer, browser, page;
 
@@ -117,6 +139,23 @@ describe("chunkwise/worker next to the main entry", () => {
     assert.equal(r.main.threw, undefined, r.main.message);
     assert.deepEqual(r.main.value, [true, "Mine", int8.values], "main entry: the values written");
     assert.deepEqual(r.worker, r.main);
+  });
+
+  test("a table's unicode column reads as the strings written, in both entries", async () => {
+    // store_with_table.b2z: /tables/t, columns id <i8, x <f8, code <U3 (gen_b2z.py). The main
+    // entry gave code as a Float64Array of the UCS-4 bytes (2 rows: 3 tiny floats, no error;
+    // 3 rows: an uncaught RangeError and a readRows that never settled).
+    const code = readUnicodeNpy(path.join(fixtures, "b2z/store_with_table/tables/t/code.npy"));
+    for (const [start, stop] of [[0, 2], [0, 3], [0, 60], [57, 60]]) {
+      const r = await both(`const s = await api.RemoteStore.open(url);
+        const t = await s.table("/tables/t");
+        return await Promise.race([t.readRows(${start}, ${stop}, { columns: ["code"] }),
+          new Promise((_, reject) => setTimeout(() => reject(new Error("readRows did not settle in 10 s")), 10000))]);`,
+      "tests/fixtures/b2z/store_with_table.b2z");
+      assert.equal(r.main.threw, undefined, `main entry, rows ${start}:${stop}: ${r.main.message}`);
+      assert.deepEqual(r.main.value.code, code.slice(start, stop), `main entry, rows ${start}:${stop}`);
+      assert.deepEqual(r.worker, r.main, `worker entry, rows ${start}:${stop}`);
+    }
   });
 
   test("terminate() while an open waits for the pool rejects it CANCELLED", async () => {
