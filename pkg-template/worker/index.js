@@ -293,6 +293,10 @@ function call(worker, op, args, opts, owner) {
         o.__progress = true;
       }
       delete o.onProgress;
+      // Other functions are no option of the main entry, which ignores them as it ignores
+      // every key it does not know; they cannot cross (and a DataCloneError's message would
+      // show their source), so they stay here.
+      for (const k of Object.keys(o)) if (typeof o[k] === "function") delete o[k];
       if (o.signal) {
         signal = o.signal;
         o.__signal = true;

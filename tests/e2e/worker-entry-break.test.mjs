@@ -5,6 +5,7 @@
 // - arrays the page drops without close() are freed in the worker once collected (the main
 //   entry's classes free theirs through a FinalizationRegistry);
 // - an open whose signal aborts after the worker has answered leaves no handle in the worker;
+// - an option that is a function the main entry does not know is ignored, not refused;
 // - free() exists as on the main entry's classes; readInto accepts a subclass of the typed
 //   array class the main entry accepts;
 // - terminate() while an open waits for the pool rejects it CANCELLED (a ChunkwiseError), not
@@ -138,6 +139,14 @@ describe("chunkwise/worker next to the main entry", () => {
       return [r.data === t, t.constructor.name, Array.from(t)];`);
     assert.equal(r.main.threw, undefined, r.main.message);
     assert.deepEqual(r.main.value, [true, "Mine", int8.values], "main entry: the values written");
+    assert.deepEqual(r.worker, r.main);
+  });
+
+  test("an option that is a function, unknown to the main entry, is ignored by both", async () => {
+    const r = await both(`const a = await api.RemoteArray.open(url, { fetch: () => "Bearer SECRET" });
+      return [a.shape, Array.from((await a.read("0", { onChunk: () => 1 })).data)];`);
+    assert.equal(r.main.threw, undefined, r.main.message);
+    assert.deepEqual(r.main.value, [int8.shape, int8.values.slice(0, int8.shape[1])], "main entry: the values written");
     assert.deepEqual(r.worker, r.main);
   });
 
