@@ -55,6 +55,8 @@ export class RemoteArray {
   getChunkBytes(coords: number[], options?: ReadOptions): Promise<Uint8Array | null>;
   /** Releases this handle, in the worker too. Later calls throw. */
   close(): void;
+  /** As the web build's free(): the same as close(). */
+  free(): void;
   readonly shape: number[];
   readonly dtype: string;
   readonly chunks: number[];
@@ -83,6 +85,8 @@ export class RemoteStore {
   exportReference(options?: { withPayload?: boolean }): Promise<ChunkwiseReference>;
   exportReferenceText(options?: { withPayload?: boolean }): Promise<string>;
   close(): void;
+  /** As the web build's free(): the same as close(). */
+  free(): void;
   readonly nodes: StoreNode[];
   readonly cacheStatus: "created" | "reused" | "invalidated";
   /** The store's and its arrays' traffic, as of the last call that ended. */
@@ -96,6 +100,8 @@ export class RemoteTable {
   static open(url: string, options?: OpenOptions): Promise<RemoteTable>;
   readRows(start?: number, stop?: number, options?: ReadRowsOptions): Promise<TableRows>;
   close(): void;
+  /** As the web build's free(): the same as close(). */
+  free(): void;
   readonly columns: TableColumn[];
   readonly nrows: number;
 }

@@ -27,6 +27,10 @@ let pool = null; // { workers: Worker[], ready: Promise<void> }
 let nextId = 1;
 /** call id -> { resolve, reject, onProgress, worker } */
 const pending = new Map();
+/** Ids of opens the page stopped waiting for (aborted): a late answer's handle is closed. */
+const abandoned = new Set();
+/** The operations whose answer is a new handle. */
+const OPENS = new Set(["openArray", "openStore", "openTable"]);
 /** The page's cacheStore objects, by identity, and their ids in the workers. */
 const storeIds = new WeakMap();
 const storesById = new Map();
@@ -83,11 +87,18 @@ function onMessage(worker, ev) {
     return;
   }
   for (const [h, s] of Object.entries(m.stats ?? {})) {
-    const t = live.get(worker)?.get(Number(h));
+    const t = live.get(worker)?.get(Number(h))?.deref();
     if (t) t._stats = s;
   }
   const p = pending.get(m.id);
-  if (!p) return; // rejected already (aborted)
+  if (!p) {
+    // Rejected already (aborted). An open the worker finished anyway holds a handle there
+    // that no stand-in will ever close: close it now.
+    if (abandoned.delete(m.id) && m.ok && m.value?.handle !== undefined) {
+      worker.postMessage({ id: nextId++, op: "close", handle: m.value.handle });
+    }
+    return;
+  }
   pending.delete(m.id);
   if (m.ok) p.resolve(m.value);
   else p.reject(deserialiseError(m.error));
@@ -114,8 +125,20 @@ function failAll(worker, error) {
   }
 }
 
-/** worker -> (handle -> stand-in), to mirror the stats each answer carries. */
+/** worker -> (handle -> WeakRef of its stand-in), to mirror the stats each answer carries
+ *  (weak, so that a stand-in the page drops can be collected). */
 const live = new WeakMap();
+
+/** A stand-in the page dropped without close() is closed in its worker once collected, as
+ *  the main entry's classes free theirs (wasm-bindgen's FinalizationRegistry). */
+const collected = typeof FinalizationRegistry === "function"
+  ? new FinalizationRegistry(({ worker, handle }) => {
+    const m = live.get(worker);
+    if (!m?.delete(handle)) return; // closed already, or its worker terminated
+    release(worker);
+    worker.postMessage({ id: nextId++, op: "close", handle });
+  })
+  : null;
 
 /**
  * Starts the worker(s) and initialises the wasm module in each. Optional: the first open
@@ -145,10 +168,9 @@ export default function init(options = {}) {
   if (typeof Worker !== "function") {
     return Promise.reject(argError("chunkwise/worker needs Worker (a window or a worker); use the main entry here"));
   }
-  const url = workerUrl ?? new URL("./worker.js", import.meta.url);
   const list = [];
   for (let i = 0; i < workers; i++) {
-    const w = new Worker(url, { type: "module", name: `chunkwise-${i}` });
+    const w = startWorker(workerUrl, i);
     live.set(w, new Map());
     w.onmessage = (ev) => onMessage(w, ev);
     w.onerror = (ev) => {
@@ -170,17 +192,50 @@ export default function init(options = {}) {
   return p.ready;
 }
 
+/** Worker `i` of the pool, from `workerUrl` or the package's worker.js. The default is
+ *  written as `new Worker(new URL("./worker.js", import.meta.url), { type: "module" })`, one
+ *  expression with static options (so one name for all: "chunkwise"): the form Vite and webpack 5 recognise as a worker entry
+ *  and bundle with its imports (given a URL from a variable, Vite copies worker.js alone, as
+ *  an asset, and its import of ../web/chunkwise.js fails in the build). */
+function startWorker(workerUrl, i) {
+  if (workerUrl !== undefined) return new Worker(workerUrl, { type: "module", name: `chunkwise-${i}` });
+  return new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "chunkwise" });
+}
+
 /** For tests and pages that are done: ends the workers; calls under way reject with
  *  `CANCELLED`, handles become unusable, and a later open starts new workers. */
 export function terminate() {
   if (!pool) return;
+  generation++;
   for (const w of pool.workers) {
     w.terminate();
+    ended.add(w);
     load.delete(w);
-    failAll(w, new ChunkwiseError("the chunkwise worker was terminated", "CANCELLED"));
-    for (const t of live.get(w)?.values() ?? []) t._closed = true;
+    failAll(w, terminated());
+    for (const r of live.get(w)?.values() ?? []) {
+      const t = r.deref();
+      if (t) t._closed = true;
+    }
+    live.get(w)?.clear();
   }
   pool = null;
+}
+
+/** Pools terminated so far: an open started before a terminate() does not go on in the
+ *  next pool. */
+let generation = 0;
+/** Workers terminate() ended: a call to one rejects at once instead of waiting forever. */
+const ended = new WeakSet();
+
+function terminated() {
+  return new ChunkwiseError("the chunkwise worker was terminated", "CANCELLED");
+}
+
+/** The pool once ready, or CANCELLED when terminate() came since generation `gen`. */
+async function readyPool(gen = generation) {
+  await init();
+  if (generation !== gen || !pool) throw terminated();
+  return pool;
 }
 
 /** worker -> handles it holds or is opening (the measure of pick). */
@@ -188,9 +243,8 @@ const load = new WeakMap();
 
 /** The worker taking a new open: the one holding (or opening) the fewest handles, counted
  *  from the pick on so that opens started together spread. `release` gives the place back. */
-async function pick() {
-  await init();
-  const ws = pool.workers;
+async function pick(gen) {
+  const ws = (await readyPool(gen)).workers;
   let best = ws[0];
   for (const w of ws) if ((load.get(w) ?? 0) < (load.get(best) ?? 0)) best = w;
   load.set(best, (load.get(best) ?? 0) + 1);
@@ -203,8 +257,9 @@ function release(w) {
 
 /** Opens with `op` in a picked worker; the place is given back when the open fails. */
 async function openIn(op, url, options, Class, what) {
+  const gen = generation;
   const opts = await withPersist(options);
-  const w = await pick();
+  const w = await pick(gen);
   try {
     return new Class(w, await call(w, op, { url }, opts), what);
   } catch (e) {
@@ -217,8 +272,12 @@ async function openIn(op, url, options, Class, what) {
  * Posts `op` to `worker`. `opts` (a method's options) lose what cannot cross: `signal` is
  * watched here, `onProgress` kept here, `cacheStore` given an id.
  */
-function call(worker, op, args, opts) {
+function call(worker, op, args, opts, owner) {
   return new Promise((resolve, reject) => {
+    if (ended.has(worker)) {
+      reject(terminated());
+      return;
+    }
     const id = nextId++;
     const msg = { id, op, ...args };
     let onProgress = null;
@@ -234,6 +293,10 @@ function call(worker, op, args, opts) {
         o.__progress = true;
       }
       delete o.onProgress;
+      // Other functions are no option of the main entry, which ignores them as it ignores
+      // every key it does not know; they cannot cross (and a DataCloneError's message would
+      // show their source), so they stay here.
+      for (const k of Object.keys(o)) if (typeof o[k] === "function") delete o[k];
       if (o.signal) {
         signal = o.signal;
         o.__signal = true;
@@ -261,11 +324,14 @@ function call(worker, op, args, opts) {
       reject(abortReason(signal));
       return;
     }
-    const entry = { resolve, reject, onProgress, worker };
+    // `owner`, the stand-in calling, is held while the call is under way: it is not collected
+    // (and its handle closed) in the middle of its own read.
+    const entry = { resolve, reject, onProgress, worker, owner };
     if (signal) {
       const onAbort = () => {
         if (!pending.has(id)) return;
         pending.delete(id);
+        if (OPENS.has(op)) abandoned.add(id);
         worker.postMessage({ op: "cancel", target: id });
         reject(abortReason(signal));
       };
@@ -306,7 +372,8 @@ class Handle {
     this._stats = stats ?? {};
     this._closed = false;
     this._what = what;
-    live.get(worker).set(handle, this);
+    live.get(worker).set(handle, new WeakRef(this));
+    collected?.register(this, { worker, handle }, this);
   }
 
   _check() {
@@ -315,17 +382,32 @@ class Handle {
 
   _call(op, args = {}, opts) {
     if (this._closed) return Promise.reject(argError(`the ${this._what} is closed`));
-    return call(this._worker, op, { handle: this._handle, ...args }, opts);
+    return call(this._worker, op, { handle: this._handle, ...args }, opts, this);
   }
 
   /** Releases this handle (in the worker too). Later calls throw. */
   close() {
     if (this._closed) return;
     this._closed = true;
+    collected?.unregister(this);
     release(this._worker);
     live.get(this._worker)?.delete(this._handle);
     call(this._worker, "close", { handle: this._handle }).catch(() => {});
   }
+
+  /** The main entry's free() (wasm-bindgen's): here the same as close(). */
+  free() {
+    this.close();
+  }
+}
+
+/** The name of the built-in typed array class `target` is an instance of (a subclass counts
+ *  as its base class, as the main entry's `instanceof` checks count it), or "" for none. */
+function typedArrayClass(target) {
+  for (let C = target.constructor; typeof C === "function"; C = Object.getPrototypeOf(C)) {
+    if (/^(Big)?(Int|Uint|Float)\d+(Clamped)?Array$/.test(C.name) && globalThis[C.name] === C) return C.name;
+  }
+  return "";
 }
 
 /**
@@ -358,7 +440,7 @@ export class RemoteArray extends Handle {
     if (!ArrayBuffer.isView(target)) {
       throw argError("readInto needs a typed array as its target");
     }
-    const desc = { ctor: target.constructor?.name ?? "", length: target.length ?? 0, byteLength: target.byteLength };
+    const desc = { ctor: typedArrayClass(target), length: target.length ?? 0, byteLength: target.byteLength };
     const r = await this._call("readInto", { target: desc, selection }, options);
     target.set(r.data);
     return { ...r, data: target };
@@ -411,12 +493,10 @@ export class RemoteTable extends Handle {
 
 /** cacheUsage of the main entry (same options, same result), run in the first worker. */
 export async function cacheUsage(options) {
-  await init();
-  return call(pool.workers[0], "cacheUsage", {}, options ?? {});
+  return call((await readyPool()).workers[0], "cacheUsage", {}, options ?? {});
 }
 
 /** clearCache of the main entry (same options, same result), run in the first worker. */
 export async function clearCache(options) {
-  await init();
-  return call(pool.workers[0], "clearCache", {}, options ?? {});
+  return call((await readyPool()).workers[0], "clearCache", {}, options ?? {});
 }

@@ -73,14 +73,18 @@ fn bound(v: &JsValue, default: u64, nrows: u64, what: &str) -> Result<u64, JsVal
 }
 
 /// One column's values as JS: numbers as a typed array (little-endian, one copy), strings
-/// and records as an Array of plain values.
+/// and records as an Array of plain values. Byte strings of formats that describe no element
+/// (a b2nd "|S8") read as null-padded strings and unicode ones ("<U3") as JS strings, as
+/// `RemoteArray.read` gives them (src/wasm/array.rs `result_js`).
 fn column_js(mut data: crate::array::ArrayData) -> JsValue {
-    let element = data.element.clone().or_else(|| {
-        (data.dtype.kind == crate::dtype::Kind::Bytes).then_some(crate::element::Element::String {
+    let element = data.element.clone().or(match data.dtype.kind {
+        crate::dtype::Kind::Bytes => Some(crate::element::Element::String {
             size: data.dtype.itemsize,
             padding: crate::element::Padding::NullPad,
             utf8: false,
-        })
+        }),
+        crate::dtype::Kind::Unicode => Some(crate::element::Element::Number(data.dtype)),
+        _ => None,
     });
     if let Some(e) = element {
         return e

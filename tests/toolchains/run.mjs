@@ -1,6 +1,6 @@
 // The npm package as users get it: `npm pack` of pkg/, installed from the tarball into fresh
-// Vite, webpack, esbuild, Vitest and Node projects (each here with a pinned package.json and
-// package-lock.json; dependencies from the registry through the npm cache under
+// Vite (the main entry, and `chunkwise/worker`), webpack, esbuild, Vitest and Node projects
+// (each here with a pinned package.json and package-lock.json; dependencies from the registry through the npm cache under
 // ~/.cache/chunkwise/npm, so warm runs are fast), each built with its own tool and run: the
 // Node scripts directly (ES import and require), the Vitest test with `vitest run`, the
 // bundles in headless Chromium, all reading
@@ -22,7 +22,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "../..");
 const pkg = path.resolve(process.argv[2] ?? path.join(repo, "pkg"));
 const npmCache = path.join(os.homedir(), ".cache/chunkwise/npm");
-const projects = ["node", "vitest", "vite", "webpack", "esbuild"];
+const projects = ["node", "vitest", "vite", "vite-worker", "webpack", "esbuild"];
 const started = Date.now();
 const step = (what, t0) => console.log(`toolchains: ${what} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
 
@@ -72,6 +72,16 @@ try {
       if (p === "webpack") fs.copyFileSync(path.join(dir, "index.html"), path.join(dir, "dist/index.html"));
       const out = fs.readdirSync(path.join(dir, "dist"), { recursive: true });
       assert.ok(out.some((f) => f.endsWith(".wasm")), `${p}: the build emits the module (${out.join(", ")})`);
+      if (p === "vite-worker") {
+        // The worker script is bundled with what it imports (copied alone, as an asset, its
+        // import of ../web/chunkwise.js fails in the build and init rejects).
+        const workers = out.filter((f) => /worker[^/]*\.js$/.test(f));
+        assert.ok(workers.length > 0, `${p}: the build emits the worker script (${out.join(", ")})`);
+        for (const f of workers) {
+          assert.doesNotMatch(fs.readFileSync(path.join(dir, "dist", f), "utf8"), /from\s*["']\.\.\/web\//,
+            `${p}: ${f} is bundled, not copied`);
+        }
+      }
       step(`${p}: built (${out.length} files)`, t0);
     }
   }
@@ -109,7 +119,7 @@ try {
   step("vitest: values and error class as written", t0);
 
   browser = await launchChromium();
-  for (const p of ["vite", "webpack", "esbuild"]) {
+  for (const p of ["vite", "vite-worker", "webpack", "esbuild"]) {
     t0 = Date.now();
     const page = await browser.newPage();
     const errors = [];

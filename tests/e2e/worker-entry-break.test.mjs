@@ -1,0 +1,190 @@
+// `chunkwise/worker` (pkg/worker) next to the main entry (pkg/web) on the same inputs, in
+// headless Chromium against `chunkwise serve`: where a user of the main entry would see one
+// outcome, the worker entry must show the same one (values, error code), and the worker must
+// not keep what the page has let go.
+// - arrays the page drops without close() are freed in the worker once collected (the main
+//   entry's classes free theirs through a FinalizationRegistry);
+// - an open whose signal aborts after the worker has answered leaves no handle in the worker;
+// - an option that is a function the main entry does not know is ignored, not refused;
+// - free() exists as on the main entry's classes; readInto accepts a subclass of the typed
+//   array class the main entry accepts;
+// - terminate() while an open waits for the pool rejects it CANCELLED (a ChunkwiseError), not
+//   with a TypeError;
+// - a table's "<U3" column (RemoteStore.table, readRows) reads as strings equal to the .npy
+//   in both entries.
+// The page (worker-entry-break-page.js) wraps Worker to read the live handles each answer of
+// the worker reports (the keys of its `stats`).
+
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { chromiumPath, fixtures, readNpy, repo, startServer } from "./lib.mjs";
+
+const INT8 = "tests/fixtures/blosc2/dtype_int8.b2nd";
+const int8 = readNpy(path.join(fixtures, "blosc2/dtype_int8.npy"));
+
+/** The strings of a 1-D "<U{n}" .npy (UCS-4 little-endian, trailing NULs dropped as numpy
+ *  does), which readNpy (numbers only) does not read. */
+function readUnicodeNpy(file) {
+  const buf = fs.readFileSync(file);
+  const hlen = buf.readUInt16LE(8);
+  const header = buf.toString("latin1", 10, 10 + hlen);
+  const n = Number(/'descr':\s*'<U(\d+)'/.exec(header)[1]);
+  const rows = Number(/'shape':\s*\((\d+),\)/.exec(header)[1]);
+  const out = [];
+  for (let r = 0; r < rows; r++) {
+    let s = "";
+    for (let k = 0; k < n; k++) {
+      const cp = buf.readUInt32LE(10 + hlen + (r * n + k) * 4);
+      s += String.fromCodePoint(cp);
+    }
+    out.push(s.replace(/\0+$/, ""));
+  }
+  return out;
+}
+
+let pageServer, dataServer, browser, page;
+
+before(async () => {
+  assert.ok(fs.existsSync(path.join(repo, "pkg/worker/index.js")), "pkg/worker is missing: run scripts/build-pkg.sh");
+  [pageServer, dataServer] = await Promise.all([startServer({ quiet: true }), startServer({ quiet: true })]);
+  const { chromium } = await import("playwright-core");
+  browser = await chromium.launch({
+    executablePath: chromiumPath, headless: true, timeout: 30000,
+    // --expose-gc: the leak test collects the dropped handles' stand-ins.
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync", "--js-flags=--expose-gc"],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await Promise.all([pageServer?.stop(), dataServer?.stop()]);
+});
+
+async function freshPage() {
+  await page?.close();
+  page = await browser.newPage();
+  page.errors = [];
+  page.on("pageerror", (e) => page.errors.push(e.message));
+  await page.goto(`${pageServer.url}tests/e2e/worker-entry-break-page.html`);
+  await page.waitForFunction(() => window.ready === true, null, { timeout: 20000 });
+  return page;
+}
+
+/** `script` (an async function body of `api`, `url`) run with the main entry and the worker's. */
+function both(script, file = INT8) {
+  return page.evaluate(({ s, u }) => window.both(s, u), { s: script, u: dataServer.url + file });
+}
+function inWorker(script, file = INT8) {
+  return page.evaluate(({ s, u }) => window.one("worker", s, u), { s: script, u: dataServer.url + file });
+}
+
+describe("chunkwise/worker next to the main entry", () => {
+  before(freshPage);
+
+  test("arrays dropped without close() are freed in the worker once collected", async () => {
+    const r = await inWorker(`
+      const warm = await api.RemoteArray.open(url); await warm.read("0"); warm.close();
+      for (let i = 0; i < 30; i++) await api.RemoteArray.open(url);
+      let n = Infinity;
+      for (let i = 0; i < 40 && n > 1; i++) {
+        // gc() in a task of its own: a WeakRef deref()ed in this job keeps its target alive to its end.
+        await new Promise((r) => setTimeout(r, 0)); gc(); await new Promise((r) => setTimeout(r, 50));
+        const a = await api.RemoteArray.open(url); await a.read("0"); n = window.workerHandles(); a.close();
+      }
+      return n;`);
+    assert.equal(r.threw, undefined, r.message);
+    // The probe array itself is the one live handle.
+    assert.equal(r.value, 1, "handles the worker still holds after 30 dropped arrays were collected");
+  });
+
+  test("an open aborted after the worker answered leaves no handle in the worker", async () => {
+    const r = await inWorker(`
+      const live = async () => {
+        const a = await api.RemoteArray.open(url); await a.read("0"); const n = window.workerHandles(); a.close(); return n;
+      };
+      const base = await live();
+      const c = new AbortController();
+      const p = api.RemoteArray.open(url, { signal: c.signal });
+      await new Promise((r) => setTimeout(r, 0)); // the open is posted
+      const t0 = performance.now(); while (performance.now() - t0 < 1500) {} // the answer waits here
+      c.abort();
+      let rejected;
+      try { await p; rejected = "resolved"; } catch (e) { rejected = e.code; }
+      await new Promise((r) => setTimeout(r, 100));
+      return [rejected, (await live()) - base];`);
+    assert.equal(r.threw, undefined, r.message);
+    assert.deepEqual(r.value, ["CANCELLED", 0], "the aborted open rejects and leaves no more handles in the worker");
+  });
+
+  test("free() exists as on the main entry's classes, and closes", async () => {
+    // The main entry's free() is wasm-bindgen's: a later call throws a plain Error ("null
+    // pointer passed to rust"); the worker's stand-in is closed instead (INVALID_ARGUMENT).
+    const r = await both(`const a = await api.RemoteArray.open(url); a.free();
+      try { await a.read("0"); return "read after free"; } catch (e) { return e instanceof Error; }`);
+    assert.deepEqual(r.main, { value: true });
+    assert.deepEqual(r.worker, { value: true });
+    const w = await inWorker(`const a = await api.RemoteArray.open(url); a.free(); a.free();
+      try { await a.read("0"); return "read after free"; } catch (e) { return [e instanceof api.ChunkwiseError, e.code]; }`);
+    assert.deepEqual(w.value, [true, "INVALID_ARGUMENT"]);
+  });
+
+  test("readInto accepts a subclass of the typed array class, as the main entry does", async () => {
+    const r = await both(`class Mine extends Int8Array {}
+      const a = await api.RemoteArray.open(url);
+      const t = new Mine(a.shape.reduce((x, y) => x * y, 1));
+      const r = await a.readInto(t);
+      return [r.data === t, t.constructor.name, Array.from(t)];`);
+    assert.equal(r.main.threw, undefined, r.main.message);
+    assert.deepEqual(r.main.value, [true, "Mine", int8.values], "main entry: the values written");
+    assert.deepEqual(r.worker, r.main);
+  });
+
+  test("an option that is a function, unknown to the main entry, is ignored by both", async () => {
+    const r = await both(`const a = await api.RemoteArray.open(url, { fetch: () => "Bearer SECRET" });
+      return [a.shape, Array.from((await a.read("0", { onChunk: () => 1 })).data)];`);
+    assert.equal(r.main.threw, undefined, r.main.message);
+    assert.deepEqual(r.main.value, [int8.shape, int8.values.slice(0, int8.shape[1])], "main entry: the values written");
+    assert.deepEqual(r.worker, r.main);
+  });
+
+  test("a table's unicode column reads as the strings written, in both entries", async () => {
+    // store_with_table.b2z: /tables/t, columns id <i8, x <f8, code <U3 (gen_b2z.py). The main
+    // entry gave code as a Float64Array of the UCS-4 bytes (2 rows: 3 tiny floats, no error;
+    // 3 rows: an uncaught RangeError and a readRows that never settled).
+    const code = readUnicodeNpy(path.join(fixtures, "b2z/store_with_table/tables/t/code.npy"));
+    for (const [start, stop] of [[0, 2], [0, 3], [0, 60], [57, 60]]) {
+      const r = await both(`const s = await api.RemoteStore.open(url);
+        const t = await s.table("/tables/t");
+        return await Promise.race([t.readRows(${start}, ${stop}, { columns: ["code"] }),
+          new Promise((_, reject) => setTimeout(() => reject(new Error("readRows did not settle in 10 s")), 10000))]);`,
+      "tests/fixtures/b2z/store_with_table.b2z");
+      assert.equal(r.main.threw, undefined, `main entry, rows ${start}:${stop}: ${r.main.message}`);
+      assert.deepEqual(r.main.value.code, code.slice(start, stop), `main entry, rows ${start}:${stop}`);
+      assert.deepEqual(r.worker, r.main, `worker entry, rows ${start}:${stop}`);
+    }
+  });
+
+  test("terminate() while an open waits for the pool rejects it CANCELLED", async () => {
+    const r = await inWorker(`
+      await api.RemoteArray.open(url);
+      const p = api.RemoteArray.open(url);
+      Promise.resolve().then(() => api.terminate());
+      try { await p; return "opened"; } catch (e) { return [e instanceof api.ChunkwiseError, e.code]; }`);
+    assert.equal(r.threw, undefined, r.message);
+    assert.deepEqual(r.value, [true, "CANCELLED"]);
+    // terminate() called right after open(), before the open reached a worker: the open was
+    // under way, so it rejects too (and does not go on in a new pool).
+    const sync = await inWorker(`
+      await api.RemoteArray.open(url);
+      const p = api.RemoteArray.open(url);
+      api.terminate();
+      try { await p; return "opened"; } catch (e) { return [e instanceof api.ChunkwiseError, e.code]; }`);
+    assert.deepEqual(sync.value, [true, "CANCELLED"]);
+    // And the entry works on: a later open starts new workers.
+    const again = await inWorker(`const a = await api.RemoteArray.open(url); return Array.from((await a.read("0")).data);`);
+    assert.deepEqual(again.value, int8.values.slice(0, int8.shape[1]));
+  });
+});
