@@ -633,6 +633,25 @@ impl RemoteArray {
         coordinator: CacheCoordinator,
         key: SourceKey,
     ) -> Result<RemoteArray> {
+        Self::open_with_cache_and_head(transport, traffic, options, coordinator, key, None).await
+    }
+
+    /// [`RemoteArray::open_with_cache`] with the source's first bytes and identity already
+    /// read through `transport` (a store's open read them: [`RemoteStore::get`]): a cold
+    /// open discovers from them with no head request. `head` must hold the first
+    /// [`OpenOptions::head_bytes`] of a source larger than
+    /// [`OpenOptions::small_source_bytes`] (a small one is held whole by the coordinator).
+    ///
+    /// # Errors
+    /// As [`RemoteArray::open_with_cache`].
+    pub(crate) async fn open_with_cache_and_head(
+        transport: Arc<dyn RangeSource>,
+        traffic: Traffic,
+        options: OpenOptions,
+        coordinator: CacheCoordinator,
+        key: SourceKey,
+        head: Option<(Bytes, SourceInfo)>,
+    ) -> Result<RemoteArray> {
         let coordinator = coordinator.for_source(&key);
         let scope = options.path.clone().unwrap_or_default();
         let record_key = key.scoped(&scope);
@@ -685,8 +704,13 @@ impl RemoteArray {
             copy = None;
         }
         let tail = b2nd_tail_bytes(transport.location());
-        let (source, head_bytes, info, tail) =
-            Self::open_bytes(transport, &options, &coordinator, &source_id, copy, tail).await?;
+        let (source, head_bytes, info, tail) = match head {
+            // The first bytes a store's open read: no request (a held copy is used first).
+            Some((head, info)) if copy.is_none() && !mutable => (transport, head, info, None),
+            _ => {
+                Self::open_bytes(transport, &options, &coordinator, &source_id, copy, tail).await?
+            }
+        };
         let detected = detect(&head_bytes);
         if mutable && detected != Detected::B2nd {
             let format = match detected {
@@ -955,10 +979,13 @@ impl RemoteStore {
             0,
         )
         .await?;
-        let nodes = list_container(&*source, head, &info).await?;
+        let large = info.len > options.small_source_bytes;
+        let nodes = list_container(&*source, head.clone(), &info).await?;
         #[cfg(feature = "hdf5")]
         put_listing(&coordinator, &key, &info, &nodes).await;
-        Ok(store(info, nodes, status))
+        let store = store(info, nodes, status);
+        // A large file's first bytes serve the first `get` too (a small one is held whole).
+        Ok(if large { store.with_head(head) } else { store })
     }
 }
 
