@@ -314,10 +314,12 @@ impl ZarrArray {
         // once, so a v2 node costs no round trip more than a v3 one (a v3 node pays two
         // concurrent 404s). The v2 answers are then used only without a `zarr.json`.
         let v2_asked = if store.remembered(&v3).is_none() {
-            let (v3_doc, array, attributes) = futures::join!(
+            let (v3_doc, array, attributes, ()) = futures::join!(
                 store.metadata(&v3),
                 store.metadata(&v2),
-                store.metadata(&za)
+                store.metadata(&za),
+                // Polled after the requests are sent: runs while they are in flight.
+                async { meta::warm_up() }
             );
             // A v3 node's answer decides; the v2 answers matter only without one.
             v3_doc?;
@@ -1108,8 +1110,12 @@ pub async fn list_nodes(store: &ZarrStore) -> Result<Vec<Node>, ZarrError> {
     // The root's v3 document and v2 consolidated metadata at once, unless the store knows
     // the former (one round trip for a v2 store too; a v3 store pays a concurrent 404).
     let zmetadata = if store.remembered("zarr.json").is_none() {
-        let (root, zmetadata) =
-            futures::join!(store.metadata("zarr.json"), store.metadata(".zmetadata"));
+        let (root, zmetadata, ()) = futures::join!(
+            store.metadata("zarr.json"),
+            store.metadata(".zmetadata"),
+            // Polled after the requests are sent: runs while they are in flight.
+            async { meta::warm_up() }
+        );
         root?;
         Some(zmetadata)
     } else {
