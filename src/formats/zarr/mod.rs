@@ -318,8 +318,12 @@ impl ZarrArray {
                 store.metadata(&v3),
                 store.metadata(&v2),
                 store.metadata(&za),
-                // Polled after the requests are sent: runs while they are in flight.
-                async { meta::warm_up() }
+                // Runs while the requests are in flight: after the host had a turn to send
+                // them (a zero timer: in wasm, `fetch` sends once the script yields).
+                async {
+                    crate::io::sleep::sleep(std::time::Duration::ZERO).await;
+                    meta::warm_up()
+                }
             );
             // A v3 node's answer decides; the v2 answers matter only without one.
             v3_doc?;
@@ -1113,8 +1117,11 @@ pub async fn list_nodes(store: &ZarrStore) -> Result<Vec<Node>, ZarrError> {
         let (root, zmetadata, ()) = futures::join!(
             store.metadata("zarr.json"),
             store.metadata(".zmetadata"),
-            // Polled after the requests are sent: runs while they are in flight.
-            async { meta::warm_up() }
+            // Runs while the requests are in flight (see `ZarrArray::open`).
+            async {
+                crate::io::sleep::sleep(std::time::Duration::ZERO).await;
+                meta::warm_up()
+            }
         );
         root?;
         Some(zmetadata)
