@@ -820,19 +820,12 @@ impl RemoteArray {
         let (head, tail) = if tail == 0 {
             (head_read.await, None)
         } else {
-            use futures::future::{select, Either};
-            let tail_read = transport.read(ByteRange::Suffix(tail));
-            match select(head_read, tail_read).await {
-                // The head brought the whole object (a small one, or a server that ignored
-                // `Range`): the tail is not needed, and dropping it stops its transfer.
-                Either::Left((Ok(head), _))
-                    if head.whole.is_some() || head.range.end >= head.info.len =>
-                {
-                    (Ok(head), None)
-                }
-                Either::Left((head, tail_read)) => (head, tail_read.await.ok()),
-                Either::Right((tail, head_read)) => (head_read.await, tail.ok()),
-            }
+            // Both run to the end, also when the head alone brought the whole object (a
+            // small one, or a server that ignored `Range`): the tail's bytes are then already
+            // on their way, and a dropped read would leave them out of the traffic counters.
+            let (head, tail) =
+                futures::future::join(head_read, transport.read(ByteRange::Suffix(tail))).await;
+            (head, tail.ok())
         };
         let head = match head {
             // An empty object cannot hold any array: say so rather than "range not satisfiable".
