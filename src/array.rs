@@ -1,7 +1,8 @@
 //! [`RemoteArray`]: the format-agnostic handle users open and read from.
 //!
 //! Opening reads the first [`OpenOptions::head_bytes`] of the source in one bounded request,
-//! which also reveals the object's size. A source of at most
+//! which also reveals the object's size (for a name ending in `.b2nd`, with a concurrent
+//! suffix request for the frame's index: [`crate::open`]). A source of at most
 //! [`OpenOptions::small_source_bytes`] (8 MiB, spec: "Complete source object") is then held
 //! whole in memory for the session, so later reads make no request. The format is detected
 //! from the first bytes and runs its discovery.

@@ -69,6 +69,9 @@ pub(crate) struct Generation {
     info: SourceInfo,
     nodes: Vec<Node>,
     status: CacheStatus,
+    /// The first bytes of a large file (not held whole) as the open read them, for
+    /// [`RemoteStore::get`] to discover from without reading them again.
+    head: Option<bytes::Bytes>,
     next: OnceLock<Box<Generation>>,
 }
 
@@ -89,6 +92,7 @@ impl Generation {
             // Shown to callers: no URL query or user info in a reason.
             nodes: crate::formats::redact_node_errors(nodes),
             status,
+            head: None,
             next: OnceLock::new(),
         }
     }
@@ -173,6 +177,13 @@ impl RemoteStore {
         }
     }
 
+    /// This store with the first bytes of its file (of the first generation) as its open
+    /// read them: [`RemoteStore::get`] discovers from them rather than asking again.
+    pub(crate) fn with_head(mut self, head: bytes::Bytes) -> RemoteStore {
+        self.first.head = Some(head);
+        self
+    }
+
     /// This store with the way its refreshes get a new container.
     pub(crate) fn with_reopen(mut self, reopen: Reopen) -> RemoteStore {
         self.reopen = Some(reopen);
@@ -223,12 +234,14 @@ impl RemoteStore {
         let g = self.current();
         let arr = match &g.container {
             Container::File(transport) => {
-                RemoteArray::open_with_cache(
+                let head = g.head.clone().map(|h| (h, g.info.clone()));
+                RemoteArray::open_with_cache_and_head(
                     transport.clone(),
                     self.traffic.clone(),
                     options,
                     self.coordinator.clone(),
                     self.key.clone(),
+                    head,
                 )
                 .await
             }

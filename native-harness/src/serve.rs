@@ -215,6 +215,12 @@ pub struct RequestRecord {
     pub status: u16,
     /// Body length announced (bytes; 0 for HEAD and empty answers).
     pub body_len: u64,
+    /// When the request's head arrived, since the server started (before any added latency).
+    pub received: Duration,
+    /// When the answer's head was ready to send, since the server started (after the added
+    /// latency). A request received after an earlier one was answered may depend on it; one
+    /// received before may not: the log's sequential waves.
+    pub answered: Duration,
 }
 
 /// Counters of the server since it started.
@@ -244,6 +250,16 @@ struct Shared {
     log: Mutex<std::collections::VecDeque<RequestRecord>>,
     /// When the simulated link of [`ServeOptions::bandwidth`] is next free.
     link_free: Mutex<Option<tokio::time::Instant>>,
+    started: Epoch,
+}
+
+/// The instant a server's shared state was made: the origin of [`RequestRecord`] times.
+struct Epoch(std::time::Instant);
+
+impl Default for Epoch {
+    fn default() -> Self {
+        Epoch(std::time::Instant::now())
+    }
 }
 
 struct State {
@@ -441,6 +457,7 @@ fn full(text: impl Into<Bytes>) -> Body {
 }
 
 async fn handle(state: &State, req: Request<hyper::body::Incoming>) -> Response<Body> {
+    let received = state.shared.started.0.elapsed();
     if state.opts.latency_ms > 0 {
         tokio::time::sleep(Duration::from_millis(state.opts.latency_ms)).await;
     }
@@ -484,6 +501,8 @@ async fn handle(state: &State, req: Request<hyper::body::Incoming>) -> Response<
         range,
         status: resp.status().as_u16(),
         body_len,
+        received,
+        answered: state.shared.started.0.elapsed(),
     };
     if !state.opts.quiet {
         log(format_args!(

@@ -160,7 +160,8 @@ async fn requests_consolidated_walked_and_warm() {
     let url = |s: &str| server.url(&format!("attrs/{s}"));
     let exp = expected();
 
-    // v3 consolidated: the root zarr.json only, then every array opens from it.
+    // v3 consolidated: the root zarr.json (with .zmetadata, 404, asked at once: one round
+    // trip), then every array opens from it.
     let s = open_store_cached(
         &url("v3_consolidated.zarr"),
         vec![],
@@ -169,18 +170,19 @@ async fn requests_consolidated_walked_and_warm() {
     )
     .await
     .unwrap();
-    assert_eq!(s.traffic().requests, 1);
+    assert_eq!(s.traffic().requests, 2);
     let a = s.get("/group/counts").await.unwrap();
     assert_eq!(
         s.traffic().requests,
-        1,
+        2,
         "array attributes came from the listing"
     );
     assert_eq!(
         a.attrs().to_json(),
         exp["stores"]["v3_consolidated.zarr"]["/group/counts"]["attrs"]
     );
-    // v2 consolidated: zarr.json (404), .zmetadata; arrays with attributes, no request more.
+    // v2 consolidated: zarr.json (404) and .zmetadata at once; arrays with attributes, no
+    // request more.
     let before = server.requests().len();
     let s = open_store_cached(
         &url("v2_consolidated.zarr"),
@@ -199,8 +201,8 @@ async fn requests_consolidated_walked_and_warm() {
     s.get("/temperature").await.unwrap();
     assert_eq!(s.traffic().requests, 2);
 
-    // A v2 array alone: zarr.json (404), then .zarray and .zattrs together (on a server
-    // with latency, so that requests sent together are in flight together).
+    // A v2 array alone: zarr.json (404), .zarray and .zattrs together (on a server with
+    // latency, so that requests sent together are in flight together).
     let slow = native_harness::serve::spawn(native_harness::serve::ServeOptions {
         root: fixtures(),
         quiet: true,
@@ -220,11 +222,12 @@ async fn requests_consolidated_walked_and_warm() {
     .await
     .unwrap();
     let t = a.traffic();
-    assert_eq!((t.requests, t.round_trips), (3, 2), "{t:?}");
+    assert_eq!((t.requests, t.round_trips), (3, 1), "{t:?}");
     slow.shutdown().await;
 
-    // The v3 walk: root zarr.json, root listing, 3 children, /group listing, its 3
-    // children, /group/deeper listing, its child: 11 requests, no chunk.
+    // The v3 walk: root zarr.json (and .zmetadata, 404, at once), root listing, 3
+    // children, /group listing, its 3 children, /group/deeper listing, its child: 12
+    // requests, no chunk.
     let before = server.requests().len();
     let coordinator = CacheCoordinator::memory(1 << 26);
     let cold = open_store_cached(&url("v3_plain.zarr"), vec![], coordinator.clone(), None)
@@ -232,7 +235,7 @@ async fn requests_consolidated_walked_and_warm() {
         .unwrap();
     assert_eq!(
         cold.traffic().requests,
-        11,
+        12,
         "{:?}",
         &server.requests()[before..]
     );
@@ -241,9 +244,9 @@ async fn requests_consolidated_walked_and_warm() {
         .map(|r| r.path.clone())
         .collect();
     assert!(
-        paths
-            .iter()
-            .all(|p| p.ends_with("/zarr.json") || p.ends_with('/')),
+        paths.iter().all(|p| p.ends_with("/zarr.json")
+            || p.ends_with('/')
+            || p.ends_with("v3_plain.zarr/.zmetadata")),
         "{paths:?}"
     );
     let warm = open_store_cached(&url("v3_plain.zarr"), vec![], coordinator, None)
@@ -378,8 +381,9 @@ async fn the_walk_is_bounded() {
     .await
     .unwrap();
     let requests = s.traffic().requests;
+    // The walk's requests and the root's zarr.json and .zmetadata (asked at once).
     assert!(
-        requests <= MAX_WALK_REQUESTS as u64 + 1,
+        requests <= MAX_WALK_REQUESTS as u64 + 2,
         "{requests} requests"
     );
     assert!(

@@ -111,23 +111,20 @@ async fn every_fixture_reads_over_http() {
     server.shutdown().await;
 }
 
-/// A >8 MiB frame written by python-blosc2 at test time: open plus a one-chunk preview in at
-/// most 3 round trips, a warm re-read from the payload cache with no request, and the NONE
-/// policy fetching again.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn large_file_request_budget_and_cache() {
-    let dir = std::env::temp_dir().join(format!("chunkwise-big-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// Writes the >8 MiB frame of `gen_blosc2.py --big` (python-blosc2, seeded data, with its
+/// `.npy`) into `dir` and returns its path.
+fn big_fixture(dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
     let venv = std::env::var("CHUNKWISE_VENV")
         .unwrap_or_else(|_| format!("{}/.cache/chunkwise/venv", std::env::var("HOME").unwrap()));
     let status = std::process::Command::new(format!("{venv}/bin/python"))
         .arg(fixtures().join("gen_blosc2.py"))
         .arg("--big")
-        .arg(&dir)
+        .arg(dir)
         .status()
         .expect("the Python venv (scripts/setup.sh python) runs the fixture generator");
     assert!(status.success(), "gen_blosc2.py --big failed");
-    let big = std::fs::read_dir(&dir)
+    let big = std::fs::read_dir(dir)
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.path())
@@ -137,6 +134,85 @@ async fn large_file_request_budget_and_cache() {
         std::fs::metadata(&big).unwrap().len() > 8 << 20,
         "the big fixture must exceed 8 MiB"
     );
+    big
+}
+
+/// A large `.b2nd` asks for its head and its tail (offsets chunk and trailer) at once: open
+/// plus a one-chunk preview is 2 sequential round trips, seen by the client's counters and
+/// in the server's log (40 ms added per request so concurrent requests overlap), 3 requests
+/// in all; the values are the array written. Held whole, the same frame costs the head, the
+/// tail and the bytes between them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_file_open_and_preview_take_two_round_trips() {
+    let dir = std::env::temp_dir().join(format!("chunkwise-big2-{}", std::process::id()));
+    let big = big_fixture(&dir);
+    let npy = read_npy(&std::fs::read(big.with_extension("npy")).unwrap()).unwrap();
+    let server = spawn(ServeOptions {
+        root: dir.clone(),
+        port: 0,
+        quiet: true,
+        latency_ms: 40,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let url = server.url(big.file_name().unwrap().to_str().unwrap());
+    let arr = open_array(&url, vec![], OpenOptions::default())
+        .await
+        .unwrap();
+    let opened = arr.traffic();
+    let chunks = arr.chunks().to_vec();
+    let sel = Selection::parse(&format!("0:{}, 0:{}", chunks[0], chunks[1])).unwrap();
+    let got = arr.read(&sel, &ReadOptions::default()).await.unwrap();
+    let dims = sel.resolve(arr.shape()).unwrap();
+    assert!(got.data == reference(&npy.data, &npy.shape, arr.dtype().itemsize, &dims));
+    let t = arr.traffic();
+    let log = server.requests();
+    let ranges: Vec<_> = log.iter().map(|r| r.range.clone()).collect();
+    assert_eq!(opened.round_trips, 1, "open: {opened:?}, ranges {ranges:?}");
+    assert_eq!(t.round_trips, 2, "open + preview: {t:?}, ranges {ranges:?}");
+    assert_eq!(t.requests, 3, "open + preview: {t:?}, ranges {ranges:?}");
+    assert_eq!(common::waves(&log), 2, "server log: {log:?}");
+
+    // Held whole (the small-source limit raised past its size): head and tail at once, then
+    // only the bytes between them, each byte once; the whole array is the one written.
+    let whole = open_array(
+        &url,
+        vec![],
+        OpenOptions {
+            small_source_bytes: 32 << 20,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let t = whole.traffic();
+    let len = std::fs::metadata(&big).unwrap().len();
+    assert_eq!((t.requests, t.round_trips, t.bytes), (3, 2, len), "{t:?}");
+    let all = whole
+        .read(&Selection::all(), &ReadOptions::default())
+        .await
+        .unwrap();
+    assert!(
+        all.data == npy.data,
+        "the whole array differs from the written one"
+    );
+    assert_eq!(
+        whole.traffic().requests,
+        3,
+        "a source held whole was read again"
+    );
+    server.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A >8 MiB frame written by python-blosc2 at test time: open plus a one-chunk preview in at
+/// most 3 round trips, a warm re-read from the payload cache with no request, and the NONE
+/// policy fetching again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_file_request_budget_and_cache() {
+    let dir = std::env::temp_dir().join(format!("chunkwise-big-{}", std::process::id()));
+    let big = big_fixture(&dir);
     let npy = read_npy(&std::fs::read(big.with_extension("npy")).unwrap()).unwrap();
     let server = spawn(ServeOptions {
         root: dir.clone(),

@@ -445,6 +445,54 @@ async fn large_file_request_budget() {
     server.shutdown().await;
 }
 
+/// A store of a >8 MiB file (h5py, at test time) reads its head once: `get` reuses the
+/// first bytes the store's open read (no second `bytes=0-65535`), so store open plus a
+/// one-chunk read of `/data` costs the requests of an array open plus that chunk; values are
+/// the array written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn store_get_reuses_the_head_of_a_large_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let venv = std::env::var("CHUNKWISE_VENV")
+        .unwrap_or_else(|_| format!("{}/.cache/chunkwise/venv", std::env::var("HOME").unwrap()));
+    let status = std::process::Command::new(format!("{venv}/bin/python"))
+        .arg(fixtures().join("gen_hdf5.py"))
+        .arg("--big")
+        .arg(dir.path())
+        .status()
+        .expect("the Python venv (scripts/setup.sh python) runs the fixture generator");
+    assert!(status.success(), "gen_hdf5.py --big failed");
+    assert!(std::fs::metadata(dir.path().join("big.h5")).unwrap().len() > 8 << 20);
+    let server = spawn(ServeOptions {
+        root: dir.path().to_path_buf(),
+        port: 0,
+        quiet: true,
+        latency_ms: 10,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let url = server.url("big.h5");
+    let npy = read_npy(&std::fs::read(dir.path().join("data.npy")).unwrap()).unwrap();
+    let store = native_harness::source::open_store_cached(
+        &url,
+        vec![],
+        chunkwise::cache::CacheCoordinator::memory(1 << 26),
+        None,
+    )
+    .await
+    .unwrap();
+    let arr = store.get("/data").await.unwrap();
+    let sel = Selection::parse("0:200, 0:200").unwrap();
+    let got = arr.read(&sel, &ReadOptions::default()).await.unwrap();
+    let dims = sel.resolve(&npy.shape).unwrap();
+    assert!(got.data == reference(&npy.data, &npy.shape, 4, &dims));
+    let log = server.requests();
+    let ranges: Vec<_> = log.iter().filter_map(|r| r.range.clone()).collect();
+    let heads = ranges.iter().filter(|r| *r == "bytes=0-65535").count();
+    assert_eq!(heads, 1, "the head was read {heads} times: {ranges:?}");
+    server.shutdown().await;
+}
+
 /// Restart-on-miss with a tiny head and readahead: discovery of every dataset takes several
 /// rounds and finds what a whole-file discovery finds (chunk maps equal the library's).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -95,16 +95,17 @@ async fn every_array_reads_over_http() {
 async fn requests_cold_warm_and_reopened() {
     let server = server().await;
     let url = server.url("zarr/v3.zarr");
-    // v3: one metadata request (the array's own zarr.json; no parent listing).
+    // v3: one metadata round trip (the array's own zarr.json, with .zarray and .zattrs asked
+    // at once in case it is v2, both 404; no parent listing).
     let arr = open_array(&url, vec![], with_path("/temperature"))
         .await
         .unwrap();
-    assert_eq!(arr.traffic().requests, 1);
+    assert_eq!((arr.traffic().requests, arr.traffic().round_trips), (3, 1));
     // 13x11 in 5x4 chunks: 9 chunk objects, one request each.
     arr.read(&Selection::all(), &ReadOptions::default())
         .await
         .unwrap();
-    assert_eq!(arr.traffic().requests, 1 + 9);
+    assert_eq!(arr.traffic().requests, 3 + 9);
     // Warm: every chunk comes from the payload cache (converted to Blosc2).
     let warm = arr
         .read(
@@ -113,7 +114,7 @@ async fn requests_cold_warm_and_reopened() {
         )
         .await
         .unwrap();
-    assert_eq!(arr.traffic().requests, 10, "warm read made requests");
+    assert_eq!(arr.traffic().requests, 12, "warm read made requests");
     assert_eq!(warm.shape, vec![11, 7]);
     assert_eq!(arr.cache().stats().entries, 9);
 
@@ -141,14 +142,15 @@ async fn requests_cold_warm_and_reopened() {
     p.read(&Selection::all(), &ReadOptions::default())
         .await
         .unwrap();
-    // 1 metadata + 9 chunk objects, of which 7 are missing (404) and read as fill values.
-    assert_eq!(traffic.snapshot().requests, 10);
+    // 3 metadata (zarr.json; .zarray and .zattrs, 404) + 9 chunk objects, of which 7 are
+    // missing (404) and read as fill values.
+    assert_eq!(traffic.snapshot().requests, 12);
     p.read(&Selection::all(), &ReadOptions::default())
         .await
         .unwrap();
     assert_eq!(
         traffic.snapshot().requests,
-        10,
+        12,
         "missing chunks are cached too"
     );
     let saved = serde_json::to_string(&store.discovery()).unwrap();
@@ -202,7 +204,7 @@ async fn requests_cold_warm_and_reopened() {
     s.read(&Selection::all(), &ReadOptions::default())
         .await
         .unwrap();
-    assert_eq!(traffic.snapshot().requests, 1 + 2 * 4);
+    assert_eq!(traffic.snapshot().requests, 3 + 2 * 4);
     // Inner chunks of one shard only: the shard index is remembered, one data read.
     let before = traffic.snapshot().requests;
     let s2 = s;
@@ -222,7 +224,7 @@ async fn listing_uses_consolidated_metadata() {
     let traffic = Traffic::new();
     let store = zarr_store(&server.url("zarr/v3.zarr"), vec![], &traffic).unwrap();
     let nodes = list_nodes(&store).await.unwrap();
-    assert_eq!(traffic.snapshot().requests, 1);
+    assert_eq!(traffic.snapshot().requests, 2);
     let find = |p: &str| {
         nodes
             .iter()
@@ -260,7 +262,7 @@ async fn listing_uses_consolidated_metadata() {
     )
     .await
     .unwrap();
-    assert_eq!(traffic.snapshot().requests, 1);
+    assert_eq!(traffic.snapshot().requests, 2);
 
     let traffic = Traffic::new();
     let store = zarr_store(&server.url("zarr/v2.zarr"), vec![], &traffic).unwrap();
@@ -553,7 +555,11 @@ async fn remote_store_lists_reads_and_reopens_warm() {
     let store = native_harness::source::open_store_cached(&url, vec![], coordinator.clone(), None)
         .await
         .unwrap();
-    assert_eq!(store.traffic().requests, 1, "one consolidated zarr.json");
+    assert_eq!(
+        store.traffic().requests,
+        2,
+        "one consolidated zarr.json (and .zmetadata, 404, at once)"
+    );
     let m = manifest();
     let mut read = 0;
     for a in m["arrays"].as_array().unwrap() {
@@ -712,7 +718,7 @@ async fn absent_chunks_read_as_fill_and_are_counted() {
     // The CLI prints the count, also when a second run reads everything from its disk cache.
     let cache = tempfile::tempdir().unwrap();
     let cache_dir = cache.path().to_str().unwrap();
-    for (run, requests) in [("cold", 10), ("warm from disk", 0)] {
+    for (run, requests) in [("cold", 12), ("warm from disk", 0)] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_chunkwise"))
             .args(["read", &url, "--path", "temperature"])
             .args(["--cache", "disk", "--cache-dir", cache_dir])
@@ -955,9 +961,10 @@ for name, inner, loc, outer in [
 /// between the two reads: `SOURCE_CHANGED`, not fill values beside nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shard_that_vanishes_after_its_index_is_source_changed() {
-    // zarr.json, then the shard index (a suffix read); from the third GET on, the shard 404s.
+    // zarr.json (with .zarray and .zattrs, 404), then the shard index (a suffix read); from
+    // the fifth GET on, the shard 404s.
     let fault: native_harness::serve::Fault =
-        "after=2:status=sharded_end/c/0/0:404".parse().unwrap();
+        "after=4:status=sharded_end/c/0/0:404".parse().unwrap();
     let server = spawn(ServeOptions {
         root: fixtures(),
         port: 0,
@@ -1049,4 +1056,66 @@ async fn memory_cache_keeps_converted_chunks_uncompressed() {
         assert_eq!(warm.data, npy.data, "{store}:{path}: warm values");
     }
     assert!(entries > 20, "{entries} entries checked");
+}
+
+/// A v2 array costs no round trip more than a v3 one: opening it by path asks `zarr.json`,
+/// `.zarray` and `.zattrs` at once (one wave in the server's log, 40 ms added per request);
+/// a v2 store's listing asks `zarr.json` and `.zmetadata` at once, and an array the
+/// consolidated metadata described opens with no request (no `zarr.json` probe). Values are
+/// the arrays written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_v2_array_opens_in_one_round_trip() {
+    let server = native_harness::serve::spawn(native_harness::serve::ServeOptions {
+        root: fixtures(),
+        port: 0,
+        quiet: true,
+        latency_ms: 40,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let url = server.url("zarr/v2.zarr");
+    let npy = fixture_npy("v2_zlib.npy");
+
+    let arr = open_array(&url, vec![], with_path("zlib")).await.unwrap();
+    let opened = arr.traffic();
+    let log = server.requests();
+    assert_eq!(opened.round_trips, 1, "{opened:?}: {log:?}");
+    assert_eq!(common::waves(&log), 1, "{log:?}");
+    let got = arr
+        .read(&Selection::all(), &ReadOptions::default())
+        .await
+        .unwrap();
+    assert!(got.data == npy.data, "zlib differs from the array written");
+
+    let before = server.requests().len();
+    let store = native_harness::source::open_store_cached(
+        &url,
+        vec![],
+        chunkwise::cache::CacheCoordinator::memory(1 << 26),
+        None,
+    )
+    .await
+    .unwrap();
+    let listed = store.traffic();
+    let log = server.requests()[before..].to_vec();
+    assert_eq!(listed.round_trips, 1, "{listed:?}: {log:?}");
+    assert_eq!(common::waves(&log), 1, "{log:?}");
+    let arr = store.get("/zlib").await.unwrap();
+    let log = server.requests()[before..].to_vec();
+    assert_eq!(
+        store.traffic().requests,
+        listed.requests,
+        "get probed again: {log:?}"
+    );
+    assert!(
+        !log.iter().any(|r| r.path.ends_with("zlib/zarr.json")),
+        "{log:?}"
+    );
+    let got = arr
+        .read(&Selection::all(), &ReadOptions::default())
+        .await
+        .unwrap();
+    assert!(got.data == npy.data, "zlib differs from the array written");
+    server.shutdown().await;
 }

@@ -2,7 +2,8 @@
 //!
 //! Discovery reads the frame header (one bounded read from the start, extended by exactly the
 //! shortfall if the header is longer), the `b2nd` metalayer inside it, then the offsets chunk
-//! and trailer at the end of the frame (one read of [`FrameHeader::index_range`]). Chunks are
+//! and trailer at the end of the frame (one read of [`FrameHeader::index_range`], none when the
+//! opener read the frame's tail with its head: [`B2ndArray::open_with_tail`]). Chunks are
 //! then located by their offsets; a stored chunk spans from its offset to the next stored
 //! offset (chunks are written back to back, C-Blosc2 `frame.c`), the last one to the end of
 //! the data section. Special-value chunks (zeros, NaN, uninitialised) are never fetched.
@@ -70,6 +71,22 @@ impl B2ndArray {
     /// [`FormatError::Invalid`] for a malformed frame, metalayer or index; I/O errors
     /// ([`crate::Error::Io`]).
     pub async fn open(source: &dyn RangeSource, head: Bytes, len: u64) -> crate::Result<B2ndArray> {
+        Self::open_with_tail(source, head, None, len).await
+    }
+
+    /// [`B2ndArray::open`] with the last bytes of the source already read: `tail` is their
+    /// start offset and the bytes up to `len`. The index (offsets chunk and trailer) is
+    /// taken from `head` or `tail` where they hold it; only a part neither holds is read
+    /// (one request).
+    ///
+    /// # Errors
+    /// As [`B2ndArray::open`].
+    pub async fn open_with_tail(
+        source: &dyn RangeSource,
+        head: Bytes,
+        tail: Option<(u64, Bytes)>,
+        len: u64,
+    ) -> crate::Result<B2ndArray> {
         let location = source.location().to_string();
         let mut head = head;
         let header = loop {
@@ -106,8 +123,24 @@ impl B2ndArray {
         if index_range.start > index_range.end || index_range.end > len {
             return Err(invalid(&location, "offsets chunk outside the frame").into());
         }
+        // The tail read with the head, when it reaches the source's end.
+        let tail = tail.filter(|(start, bytes)| start.checked_add(bytes.len() as u64) == Some(len));
         let tail = if index_range.end <= head.len() as u64 {
             head.slice(index_range.start as usize..index_range.end as usize)
+        } else if let Some((start, bytes)) = tail.filter(|(start, _)| *start < index_range.end) {
+            if index_range.start >= start {
+                bytes.slice((index_range.start - start) as usize..)
+            } else {
+                // The tail holds the index's end: read its start only.
+                let more = source
+                    .read(ByteRange::bounded(index_range.start..start))
+                    .await?
+                    .bytes;
+                let mut v = Vec::with_capacity((index_range.end - index_range.start) as usize);
+                v.extend_from_slice(&more);
+                v.extend_from_slice(&bytes);
+                Bytes::from(v)
+            }
         } else {
             source
                 .read(ByteRange::bounded(index_range.clone()))

@@ -46,7 +46,9 @@ use crate::formats::b2nd::{B2ndArray, B2ndSeed};
 use crate::formats::hdf5::{Hdf5Array, Hdf5ListingSeed, Hdf5Seed};
 use crate::formats::{ArrayFormat, FormatError, FormatSeed, Seed};
 use crate::io::memory::MemorySource;
-use crate::io::{ByteRange, Counted, RangeSource, RetryConfig, Retrying, SourceInfo, Traffic};
+use crate::io::{
+    ByteRange, Counted, Fetched, RangeSource, RetryConfig, Retrying, SourceInfo, Traffic,
+};
 use crate::store::{Container, RemoteStore};
 use bytes::Bytes;
 use std::sync::Arc;
@@ -137,6 +139,34 @@ mod without_zarr {
 }
 
 /// The first 8 bytes in hex, for the message of a source of no known format.
+/// Bytes of a `.b2nd` frame's end asked together with its head on a cold open: its offsets
+/// chunk and trailer live there ([`crate::formats::b2nd`]), so a large frame opens in one
+/// round trip rather than two. 16 KiB holds the offsets of about 2,000 chunks stored raw
+/// (compressed, many more) and a trailer with a few KiB of vlmeta, and costs about 1.3 ms
+/// of transfer at 100 Mbit/s against the 40 ms or more of a round trip; a larger index is
+/// completed by one more read of only its missing start. A small frame (held whole) then
+/// needs at most the bytes between the two.
+pub(crate) const B2ND_TAIL_BYTES: u64 = 16 * 1024;
+
+/// The tail to ask with the head of the source at `location` ([`B2ND_TAIL_BYTES`] when its
+/// name, without query or fragment, ends in `.b2nd`; else 0, none): the format is known only
+/// once the head answers, so the name is the hint.
+fn b2nd_tail_bytes(location: &str) -> u64 {
+    if !cfg!(feature = "b2nd") {
+        return 0;
+    }
+    let path = location
+        .split(['?', '#'])
+        .next()
+        .unwrap_or_default()
+        .as_bytes();
+    if path.len() >= 5 && path[path.len() - 5..].eq_ignore_ascii_case(b".b2nd") {
+        B2ND_TAIL_BYTES
+    } else {
+        0
+    }
+}
+
 fn magic(head: &[u8]) -> String {
     head.iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
@@ -603,6 +633,25 @@ impl RemoteArray {
         coordinator: CacheCoordinator,
         key: SourceKey,
     ) -> Result<RemoteArray> {
+        Self::open_with_cache_and_head(transport, traffic, options, coordinator, key, None).await
+    }
+
+    /// [`RemoteArray::open_with_cache`] with the source's first bytes and identity already
+    /// read through `transport` (a store's open read them: [`RemoteStore::get`]): a cold
+    /// open discovers from them with no head request. `head` must hold the first
+    /// [`OpenOptions::head_bytes`] of a source larger than
+    /// [`OpenOptions::small_source_bytes`] (a small one is held whole by the coordinator).
+    ///
+    /// # Errors
+    /// As [`RemoteArray::open_with_cache`].
+    pub(crate) async fn open_with_cache_and_head(
+        transport: Arc<dyn RangeSource>,
+        traffic: Traffic,
+        options: OpenOptions,
+        coordinator: CacheCoordinator,
+        key: SourceKey,
+        head: Option<(Bytes, SourceInfo)>,
+    ) -> Result<RemoteArray> {
         let coordinator = coordinator.for_source(&key);
         let scope = options.path.clone().unwrap_or_default();
         let record_key = key.scoped(&scope);
@@ -654,8 +703,14 @@ impl RemoteArray {
             // The head read is the identity check: a held copy is not trusted unseen.
             copy = None;
         }
-        let (source, head_bytes, info) =
-            Self::open_bytes(transport, &options, &coordinator, &source_id, copy).await?;
+        let tail = b2nd_tail_bytes(transport.location());
+        let (source, head_bytes, info, tail) = match head {
+            // The first bytes a store's open read: no request (a held copy is used first).
+            Some((head, info)) if copy.is_none() && !mutable => (transport, head, info, None),
+            _ => {
+                Self::open_bytes(transport, &options, &coordinator, &source_id, copy, tail).await?
+            }
+        };
         let detected = detect(&head_bytes);
         if mutable && detected != Detected::B2nd {
             let format = match detected {
@@ -667,7 +722,10 @@ impl RemoteArray {
         let len = info.len;
         let format: Box<dyn ArrayFormat> = match detected {
             #[cfg(feature = "b2nd")]
-            Detected::B2nd => Box::new(B2ndArray::open(&*source, head_bytes, len).await?),
+            Detected::B2nd => {
+                let tail = tail.map(|t| (t.range.start, t.bytes));
+                Box::new(B2ndArray::open_with_tail(&*source, head_bytes, tail, len).await?)
+            }
             #[cfg(feature = "hdf5")]
             Detected::Hdf5 => {
                 Box::new(Hdf5Array::open(&*source, head_bytes, len, options.path.as_deref()).await?)
@@ -703,9 +761,10 @@ impl RemoteArray {
         .with_cache_status(status))
     }
 
-    /// The source to discover from, its first bytes and its identity: the coordinator's
-    /// complete copy `copy` of a small source when held (no request), else
-    /// [`RemoteArray::fetch_head`], publishing a small source's bytes as the copy of
+    /// The source to discover from, its first bytes, its identity and the last bytes read
+    /// with them: the coordinator's complete copy `copy` of a small source when held (no
+    /// request), else [`RemoteArray::fetch_head_and_tail`] (a suffix of `tail` bytes asked
+    /// with the head, 0 for none), publishing a small source's bytes as the copy of
     /// `source_id` (spec: remote cache design, "Complete source object").
     pub(crate) async fn open_bytes(
         transport: Arc<dyn RangeSource>,
@@ -713,22 +772,25 @@ impl RemoteArray {
         coordinator: &CacheCoordinator,
         source_id: &str,
         copy: Option<(SourceIdentity, Bytes)>,
-    ) -> Result<(Arc<dyn RangeSource>, Bytes, SourceInfo)> {
+        tail: u64,
+    ) -> Result<(Arc<dyn RangeSource>, Bytes, SourceInfo, Option<Fetched>)> {
         if let Some((ident, bytes)) = copy {
             let info = SourceInfo::from(&ident);
             return Ok((
                 Arc::new(MemorySource::with_info(info.clone(), bytes.clone())),
                 bytes,
                 info,
+                None,
             ));
         }
-        let (source, head, info) = Self::fetch_head(transport, options).await?;
+        let (source, head, info, tail) =
+            Self::fetch_head_and_tail(transport, options, tail).await?;
         if info.len <= options.small_source_bytes {
             coordinator
                 .put_source_copy(source_id, &(&info).into(), head.clone())
                 .await;
         }
-        Ok((source, head, info))
+        Ok((source, head, info, tail))
     }
 
     /// The first read of a cold open: [`OpenOptions::head_bytes`] from the start, and for a
@@ -739,10 +801,33 @@ impl RemoteArray {
         transport: Arc<dyn RangeSource>,
         options: &OpenOptions,
     ) -> Result<(Arc<dyn RangeSource>, Bytes, SourceInfo)> {
-        let head = match transport
-            .read(ByteRange::bounded(0..options.head_bytes.max(16)))
-            .await
-        {
+        let (source, head, info, _) = Self::fetch_head_and_tail(transport, options, 0).await?;
+        Ok((source, head, info))
+    }
+
+    /// [`RemoteArray::fetch_head`], with the last `tail` bytes of the source asked at the
+    /// same time (a suffix range, concurrent with the head: no extra round trip) when `tail`
+    /// is not 0. A small source's rest is then only what neither read brought. Returns the
+    /// tail as read when the source is not held whole; a tail read that failed or whose
+    /// answer disagrees with the head's identity is dropped (the bytes are asked again where
+    /// needed).
+    pub(crate) async fn fetch_head_and_tail(
+        transport: Arc<dyn RangeSource>,
+        options: &OpenOptions,
+        tail: u64,
+    ) -> Result<(Arc<dyn RangeSource>, Bytes, SourceInfo, Option<Fetched>)> {
+        let head_read = transport.read(ByteRange::bounded(0..options.head_bytes.max(16)));
+        let (head, tail) = if tail == 0 {
+            (head_read.await, None)
+        } else {
+            // Both run to the end, also when the head alone brought the whole object (a
+            // small one, or a server that ignored `Range`): the tail's bytes are then already
+            // on their way, and a dropped read would leave them out of the traffic counters.
+            let (head, tail) =
+                futures::future::join(head_read, transport.read(ByteRange::Suffix(tail))).await;
+            (head, tail.ok())
+        };
+        let head = match head {
             // An empty object cannot hold any array: say so rather than "range not satisfiable".
             Err(crate::io::IoError::RangeNotSatisfiable { len: 0, .. }) => {
                 return Err(FormatError::Unrecognised {
@@ -755,6 +840,12 @@ impl RemoteArray {
         };
         let info = head.info.clone();
         let len = info.len;
+        // The tail must be of the same object as the head, and end where it ends.
+        let tail = tail.filter(|t| {
+            t.info == info
+                && t.range.end == len
+                && t.bytes.len() as u64 == t.range.end - t.range.start
+        });
         // A server that ignored `Range` sent the whole object already: keep it rather than
         // ask again (each later read would download it whole too).
         if let Some(whole) = head.whole.filter(|w| w.len() as u64 == len) {
@@ -765,38 +856,45 @@ impl RemoteArray {
             } else {
                 head.bytes
             };
-            return Ok((source, head_bytes, info));
+            return Ok((source, head_bytes, info, None));
         }
-        let (source, head_bytes): (Arc<dyn RangeSource>, Bytes) = if len
-            <= options.small_source_bytes
-        {
-            // Fetch only what the first read did not bring.
-            let whole = if head.range.end >= len {
-                head.bytes.clone()
-            } else {
+        if len > options.small_source_bytes {
+            return Ok((transport, head.bytes, info, tail));
+        }
+        // Fetch only what the first reads did not bring: the bytes between the head's end
+        // and the tail's start (the source's end without a tail).
+        let end = tail
+            .as_ref()
+            .map_or(len, |t| t.range.start.max(head.range.end));
+        let whole = if head.range.end >= len {
+            head.bytes.clone()
+        } else {
+            let mut v = Vec::with_capacity(len as usize);
+            v.extend_from_slice(&head.bytes);
+            if head.range.end < end {
                 let rest = transport
-                    .read(ByteRange::bounded(head.range.end..len))
+                    .read(ByteRange::bounded(head.range.end..end))
                     .await?;
-                if rest.range != (head.range.end..len) {
+                if rest.range != (head.range.end..end) {
                     return Err(crate::io::IoError::BadContentRange {
                         location: info.location.clone(),
-                        detail: format!("asked {}..{len}, got {:?}", head.range.end, rest.range),
+                        detail: format!("asked {}..{end}, got {:?}", head.range.end, rest.range),
                     }
                     .into());
                 }
-                let mut v = Vec::with_capacity(len as usize);
-                v.extend_from_slice(&head.bytes);
                 v.extend_from_slice(&rest.bytes);
-                Bytes::from(v)
-            };
-            (
-                Arc::new(MemorySource::with_info(info.clone(), whole.clone())),
-                whole,
-            )
-        } else {
-            (transport, head.bytes.clone())
+            }
+            if let Some(t) = &tail {
+                v.extend_from_slice(&t.bytes[(end - t.range.start) as usize..]);
+            }
+            Bytes::from(v)
         };
-        Ok((source, head_bytes, info))
+        Ok((
+            Arc::new(MemorySource::with_info(info.clone(), whole.clone())),
+            whole,
+            info,
+            None,
+        ))
     }
 }
 
@@ -865,13 +963,22 @@ impl RemoteStore {
         let status = CacheStatus::Created;
         let source_id = key.source_id();
         let copy = coordinator.source_copy(&source_id).await;
-        let (source, head, info) =
-            RemoteArray::open_bytes(transport.clone(), &options, &coordinator, &source_id, copy)
-                .await?;
-        let nodes = list_container(&*source, head, &info).await?;
+        let (source, head, info, _) = RemoteArray::open_bytes(
+            transport.clone(),
+            &options,
+            &coordinator,
+            &source_id,
+            copy,
+            0,
+        )
+        .await?;
+        let large = info.len > options.small_source_bytes;
+        let nodes = list_container(&*source, head.clone(), &info).await?;
         #[cfg(feature = "hdf5")]
         put_listing(&coordinator, &key, &info, &nodes).await;
-        Ok(store(info, nodes, status))
+        let store = store(info, nodes, status);
+        // A large file's first bytes serve the first `get` too (a small one is held whole).
+        Ok(if large { store.with_head(head) } else { store })
     }
 }
 

@@ -262,7 +262,8 @@ pub fn value_js(v: &Value) -> JsValue {
 #[wasm_bindgen]
 impl RemoteArray {
     /// Opens a remote array: one bounded request for the header (a file up to 8 MiB is then
-    /// fetched whole once), one for the chunk index. Rejects with a `ChunkwiseError` whose
+    /// fetched whole once), one for the chunk index (a name ending in `.b2nd` asks the
+    /// frame's tail, which holds it, at the same time as the header). Rejects with a `ChunkwiseError` whose
     /// `code` is e.g. `NOT_FOUND`, `NETWORK`, `RANGE_IGNORED`, `UNRECOGNISED_FORMAT`.
     #[wasm_bindgen(unchecked_return_type = "RemoteArray")]
     pub async fn open(

@@ -108,3 +108,25 @@ pub async fn serve_dir(root: std::path::PathBuf) -> native_harness::serve::Serve
     .await
     .expect("server starts")
 }
+
+/// Sequential waves in a server's request log (an upper bound of the client's round trips):
+/// a request starts a new wave when it arrived after a request of the current wave was
+/// answered (it may have waited for that answer); requests that arrived before any of the
+/// wave was answered share it. Run the server with added latency so that concurrent
+/// requests overlap.
+pub fn waves(log: &[native_harness::serve::RequestRecord]) -> usize {
+    let mut by_arrival: Vec<_> = log.iter().collect();
+    by_arrival.sort_by_key(|r| r.received);
+    let mut waves = 0;
+    let mut first_answer = None;
+    for r in by_arrival {
+        match first_answer {
+            Some(t) if r.received < t => first_answer = Some(r.answered.min(t)),
+            _ => {
+                waves += 1;
+                first_answer = Some(r.answered);
+            }
+        }
+    }
+    waves
+}

@@ -58,6 +58,25 @@ pub fn parse(key: &str, v3: bool, raw: &str) -> Result<(Value, ArrayMetadata), Z
     Ok((doc, meta))
 }
 
+/// Does, once per process, the work `zarrs` does on its first data type lookup: compiling
+/// the regular expressions some of its data types match their names with (zarrs 0.23
+/// `raw_bits.rs`: `^r\d+$` in v3, `^\|V\d+$` in v2; `fixed_length_utf32.rs`), each built
+/// lazily when a lookup first reaches it, and every v2 array's conversion to v3 reaches
+/// the v2 one. A lookup of a name no data type has visits every registered one. Called
+/// while the metadata requests are in flight ([`super::ZarrArray::open`],
+/// [`super::list_nodes`]), so that the compiling (milliseconds in wasm) overlaps the
+/// network wait instead of following it.
+pub fn warm_up() {
+    static WARM: std::sync::Once = std::sync::Once::new();
+    WARM.call_once(|| {
+        let none = "chunkwise-warm-up";
+        let _ = zarrs::array::DataType::from_metadata(&zarrs::metadata::v3::MetadataV3::new(none));
+        let _ = zarrs::array::DataType::from_metadata(
+            &zarrs::metadata::v2::DataTypeMetadataV2::Simple(none.into()),
+        );
+    });
+}
+
 /// `zarrs`' typed metadata of an already parsed document.
 ///
 /// # Errors

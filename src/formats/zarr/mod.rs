@@ -12,9 +12,11 @@
 //! (which keeps decoded chunks re-encoded as Blosc2, see [`crate::cache::convert`]) and
 //! result assembly stay the shared ones.
 //!
-//! Requests: opening an array at a path reads `<path>/zarr.json` (attributes included), and
-//! only when that is missing `<path>/.zarray` and `<path>/.zattrs` together (one more round
-//! trip; a missing `.zattrs` is no attributes), never its parent's listing; a path holding
+//! Requests: opening an array at a path reads `<path>/zarr.json` (attributes included) and,
+//! at the same time, `<path>/.zarray` and `<path>/.zattrs` (used only when `zarr.json` is
+//! missing; a missing `.zattrs` is no attributes), one round trip for either version, none
+//! for what the store remembers or its consolidated metadata covers; never its parent's
+//! listing; a path holding
 //! no array costs one more for `<path>/.zgroup`, and a group path the root's listing, so
 //! the error names the group and its arrays. A read issues one request
 //! per touched chunk object, or per touched shard one index read (a suffix read when the
@@ -305,6 +307,30 @@ impl ZarrArray {
             });
         }
         let v3 = join(&path, "zarr.json");
+        let v2 = join(&path, ".zarray");
+        let za = join(&path, ".zattrs");
+        // Whichever version the node is: unless the store already knows (remembered, or
+        // consolidated metadata that covers the node), its v3 and v2 documents are asked at
+        // once, so a v2 node costs no round trip more than a v3 one (a v3 node pays two
+        // concurrent 404s). The v2 answers are then used only without a `zarr.json`.
+        let v2_asked = if store.remembered(&v3).is_none() {
+            let (v3_doc, array, attributes, ()) = futures::join!(
+                store.metadata(&v3),
+                store.metadata(&v2),
+                store.metadata(&za),
+                // Runs while the requests are in flight: after the host had a turn to send
+                // them (a zero timer: in wasm, `fetch` sends once the script yields).
+                async {
+                    crate::io::sleep::sleep(std::time::Duration::ZERO).await;
+                    meta::warm_up()
+                }
+            );
+            // A v3 node's answer decides; the v2 answers matter only without one.
+            v3_doc?;
+            Some((array, attributes))
+        } else {
+            None
+        };
         let (key, doc, typed, attrs) = if let Some(raw) = store.metadata(&v3).await? {
             let key = store.url(&v3);
             let doc: Value = attrs::parse_json(&raw).map_err(|e| ZarrError::Invalid {
@@ -318,10 +344,11 @@ impl ZarrArray {
             let attrs = attrs::attrs(doc.get("attributes"));
             (key, doc, typed, attrs)
         } else {
-            let v2 = join(&path, ".zarray");
-            let za = join(&path, ".zattrs");
             // Both at once: the attributes cost no round trip of their own.
-            let (array, attributes) = futures::join!(store.metadata(&v2), store.metadata(&za));
+            let (array, attributes) = match v2_asked {
+                Some(answers) => answers,
+                None => futures::join!(store.metadata(&v2), store.metadata(&za)),
+            };
             match array? {
                 Some(raw) => {
                     let key = store.url(&v2);
@@ -1070,9 +1097,9 @@ fn abs(path: &str) -> String {
 /// children are not listed. Paths are absolute (`/`, `/group/array`), sorted. A node whose
 /// metadata or attributes chunkwise cannot read is listed with its `error`.
 ///
-/// Requests: one for a v3 store with consolidated metadata (`zarr.json`); for v2,
-/// `zarr.json` (missing), `.zmetadata`, then without it `.zarray`, `.zgroup` and `.zattrs`
-/// at once; then, without consolidated metadata, the walk's listings and metadata reads
+/// Requests: `zarr.json` and `.zmetadata` at once (one round trip: a v3 store with
+/// consolidated metadata needs no more; a `.zmetadata` answered for it is unused), then
+/// without either `.zarray`, `.zgroup` and `.zattrs` at once; then, without consolidated metadata, the walk's listings and metadata reads
 /// (bounded, see [`walk`]). None for what the store already remembers.
 ///
 /// # Errors
@@ -1083,6 +1110,23 @@ pub async fn list_nodes(store: &ZarrStore) -> Result<Vec<Node>, ZarrError> {
     let not_json = |key: &str, e: serde_json::Error| ZarrError::Invalid {
         key: key.to_string(),
         detail: format!("not JSON: {e}"),
+    };
+    // The root's v3 document and v2 consolidated metadata at once, unless the store knows
+    // the former (one round trip for a v2 store too; a v3 store pays a concurrent 404).
+    let zmetadata = if store.remembered("zarr.json").is_none() {
+        let (root, zmetadata, ()) = futures::join!(
+            store.metadata("zarr.json"),
+            store.metadata(".zmetadata"),
+            // Runs while the requests are in flight (see `ZarrArray::open`).
+            async {
+                crate::io::sleep::sleep(std::time::Duration::ZERO).await;
+                meta::warm_up()
+            }
+        );
+        root?;
+        Some(zmetadata)
+    } else {
+        None
     };
     if let Some(raw) = store.metadata("zarr.json").await? {
         let key = store.url("zarr.json");
@@ -1109,7 +1153,10 @@ pub async fn list_nodes(store: &ZarrStore) -> Result<Vec<Node>, ZarrError> {
             }
             None => walk::walk(store, true, &mut nodes).await?,
         }
-    } else if let Some(raw) = store.metadata(".zmetadata").await? {
+    } else if let Some(raw) = match zmetadata {
+        Some(z) => z?,
+        None => store.metadata(".zmetadata").await?,
+    } {
         let key = store.url(".zmetadata");
         let doc: Value = attrs::parse_json(&raw).map_err(|e| not_json(&key, e))?;
         let m = doc

@@ -485,6 +485,16 @@ impl ZarrStore {
             .await
     }
 
+    /// The document of metadata `key` as far as the store knows it without a request
+    /// (remembered, or from remembered consolidated metadata): `None` when only a request
+    /// can tell; `Some(None)` when it is known to be absent.
+    pub fn remembered(&self, key: &str) -> Option<Option<String>> {
+        if let Some(v) = self.lock().get(key) {
+            return Some(v.clone());
+        }
+        self.consolidated_entry(key)
+    }
+
     /// A metadata object: remembered, else found in remembered consolidated metadata, else
     /// read (whole) and remembered, a missing key included.
     ///
@@ -492,10 +502,7 @@ impl ZarrStore {
     /// I/O errors other than not-found; [`ZarrError::Invalid`] for an object over
     /// [`MAX_METADATA_BYTES`] or not UTF-8.
     pub async fn metadata(&self, key: &str) -> Result<Option<String>, ZarrError> {
-        if let Some(v) = self.lock().get(key) {
-            return Ok(v.clone());
-        }
-        if let Some(v) = self.consolidated_entry(key) {
+        if let Some(v) = self.remembered(key) {
             return Ok(v);
         }
         let got = self
@@ -596,10 +603,14 @@ impl ZarrStore {
     fn consolidated_entry(&self, key: &str) -> Option<Option<String>> {
         let (root_v3, zmeta) = {
             let g = self.lock();
-            (
-                g.get("zarr.json").cloned().flatten(),
-                g.get(".zmetadata").cloned().flatten(),
-            )
+            let root_v3 = g.get("zarr.json").cloned().flatten();
+            // A `.zmetadata` speaks for the hierarchy only where the root has no v3
+            // document (one may be left over beside a v3 root, and is asked with it).
+            let zmeta = match root_v3 {
+                Some(_) => None,
+                None => g.get(".zmetadata").cloned().flatten(),
+            };
+            (root_v3, zmeta)
         };
         if let Some(doc) = root_v3.and_then(|r| super::attrs::parse_json(&r).ok()) {
             if let Some(nodes) = doc
