@@ -2,11 +2,12 @@
 //! zlib codec calls zlib's `uncompress`) and HDF5's deflate filter (`H5Z_filter_deflate`).
 //!
 //! The inflater differs by target, each the faster one measured side by side
-//! (`scripts/codec-candidates`, one run, decoders interleaved, on the streams of real C-Blosc2
-//! ZLIB+SHUFFLE chunks and a 4 MiB whole-chunk zlib stream): in wasm32 zlib-rs 0.6 decodes 1.0-2.3x as
-//! fast as miniz_oxide 0.8 (2.3x on the whole-chunk stream of a gzip/zlib Zarr or HDF5
-//! preview); natively miniz_oxide is as fast or faster (zlib-rs 0.55-0.96x of it), so native
-//! builds keep it.
+//! (`scripts/codec-candidates`, decoders interleaved in each run, two runs on a shared machine,
+//! on the streams of real C-Blosc2 ZLIB+SHUFFLE chunks and a 4 MiB whole-chunk zlib stream):
+//! in wasm32 zlib-rs 0.6 decodes 0.96-2.1x as fast as miniz_oxide 0.8 on the Blosc2 streams
+//! and 1.2-2.3x on the whole-chunk stream (a gzip/zlib Zarr or HDF5 chunk); natively zlib-rs
+//! is 0.55-0.92x of miniz_oxide on the Blosc2 streams (0.96-1.2x on the whole chunk), so
+//! native builds keep miniz_oxide.
 
 /// Inflates zlib streams into buffers, keeping the inflater's state between streams.
 #[derive(Default)]
