@@ -11,6 +11,9 @@ want_apt() { dpkg -s "$1" >/dev/null 2>&1 || need_apt+=("$1"); }
 
 case "$what" in all|native|wasm|browser|python)
   want_apt cmake; want_apt clang; want_apt pkg-config
+  # C zstd (zstd-sys) for wasm32: clang's wasm32 target compiles it, and the cc crate
+  # archives wasm32 objects with the llvm-ar beside clang (package llvm).
+  want_apt llvm
   want_apt libhdf5-dev; want_apt hdf5-tools
   want_apt chromium; want_apt chromium-driver
   want_apt python3-venv

@@ -9,8 +9,8 @@ use crate::formats::hdf5::filters::FilterError;
 ///
 /// The Blosc2 codec and the HDF5 plugin filters keep their variant ([`CodecError`],
 /// [`FilterError`]), reachable by `source()` and `downcast_ref`; codecs that only report text
-/// (HDF5 deflate and fletcher32 through `miniz_oxide` and `hdf5-reader`, `zarrs`' own codecs)
-/// keep that text beside the codec's name. The `Display` text is the one the chunk error shows
+/// (HDF5 deflate and fletcher32 through `crate::codec::inflate` and `hdf5-reader`, `zarrs`'
+/// own codecs) keep that text beside the codec's name. The `Display` text is the one the chunk error shows
 /// after `chunk N: `.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -26,7 +26,7 @@ pub enum ChunkDecodeError {
     #[cfg(feature = "hdf5")]
     #[error("{0}")]
     Hdf5Filter(#[source] FilterError),
-    /// A codec that reports only text failed (HDF5 `deflate` through `miniz_oxide`,
+    /// A codec that reports only text failed (HDF5 `deflate` through `crate::codec::inflate`,
     /// `fletcher32` through `hdf5-reader`).
     #[error("{codec}: {detail}")]
     Codec {

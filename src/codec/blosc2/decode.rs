@@ -10,8 +10,8 @@
 
 use std::ops::Range;
 
-use miniz_oxide::inflate::core::{decompress as inflate, inflate_flags, DecompressorOxide};
-use miniz_oxide::inflate::TINFLStatus;
+use crate::codec::inflate::Inflater;
+use crate::codec::zstd;
 
 use super::blosclz;
 use super::error::CodecError;
@@ -26,8 +26,8 @@ use super::lz4;
 struct Scratch {
     tmp: Vec<u8>,
     tmp2: Vec<u8>,
-    inflate: Option<Box<DecompressorOxide>>,
-    zstd: Option<ruzstd::decoding::FrameDecoder>,
+    inflate: Inflater,
+    zstd: zstd::Decoder,
 }
 
 impl Scratch {
@@ -35,8 +35,8 @@ impl Scratch {
         Scratch {
             tmp: Vec::new(),
             tmp2: Vec::new(),
-            inflate: None,
-            zstd: None,
+            inflate: Inflater::default(),
+            zstd: zstd::Decoder::default(),
         }
     }
 }
@@ -61,79 +61,10 @@ fn decompress_stream(
             blosclz::decompress(src, out).ok_or_else(|| "BloscLZ stream invalid".into())
         }
         format_code::LZ4 => lz4::decompress(src, out).ok_or_else(|| "LZ4 block invalid".into()),
-        format_code::ZLIB => {
-            let st = scratch.inflate.get_or_insert_with(Box::default);
-            st.init();
-            let flags = inflate_flags::TINFL_FLAG_PARSE_ZLIB_HEADER
-                | inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF;
-            let (status, _, written) = inflate(st, src, out, 0, flags);
-            match status {
-                TINFLStatus::Done => Ok(written),
-                other => Err(format!("zlib: {other:?}")),
-            }
-        }
-        format_code::ZSTD => {
-            // ruzstd reserves the frame's declared window before decoding; refuse windows far
-            // beyond what this stream can produce so a lying frame cannot make it allocate.
-            let window = zstd_window(src).ok_or_else(|| "zstd frame header invalid".to_string())?;
-            let limit = (out.len().next_power_of_two() * 2).max(1 << 20) as u64;
-            if window > limit {
-                return Err(format!(
-                    "zstd window {window} bytes for a {}-byte stream",
-                    out.len()
-                ));
-            }
-            let dec = scratch
-                .zstd
-                .get_or_insert_with(ruzstd::decoding::FrameDecoder::new);
-            dec.decode_all(src, out).map_err(|e| format!("zstd: {e}"))
-        }
+        format_code::ZLIB => scratch.inflate.inflate_zlib(src, out),
+        // The window check (floor 1 MiB) and C zstd: see `crate::codec::zstd`.
+        format_code::ZSTD => scratch.zstd.decompress(src, out, 1 << 20),
         other => Err(format!("unknown codec format {other}")),
-    }
-}
-
-/// The window size (bytes) a Zstandard frame declares (RFC 8878, section 3.1.1.1): the
-/// Window_Descriptor, or the Frame_Content_Size of a single-segment frame. `None` if the frame
-/// header is cut short or the magic number is wrong.
-#[cfg_attr(not(any(feature = "hdf5", feature = "zarr")), allow(dead_code))]
-pub(crate) fn zstd_window(src: &[u8]) -> Option<u64> {
-    if src.get(..4)? != [0x28, 0xB5, 0x2F, 0xFD] {
-        return None;
-    }
-    let fhd = *src.get(4)?;
-    let single = fhd & 0x20 != 0;
-    let mut pos = 5;
-    if !single {
-        let wd = *src.get(pos)? as u64;
-        let base = 1u64 << (10 + (wd >> 3));
-        return Some(base + base / 8 * (wd & 7));
-    }
-    pos += [0, 1, 2, 4][(fhd & 3) as usize];
-    let fcs = match fhd >> 6 {
-        0 => *src.get(pos)? as u64,
-        1 => u16::from_le_bytes(src.get(pos..pos + 2)?.try_into().ok()?) as u64 + 256,
-        2 => u32::from_le_bytes(src.get(pos..pos + 4)?.try_into().ok()?) as u64,
-        _ => u64::from_le_bytes(src.get(pos..pos + 8)?.try_into().ok()?),
-    };
-    Some(fcs)
-}
-
-/// The content size a zstd frame header declares (RFC 8878 §3.1.1.1.4), `None` when the
-/// frame does not carry one (streaming writers) or the header is not a zstd frame's.
-#[cfg_attr(not(feature = "zarr"), allow(dead_code))]
-pub(crate) fn zstd_content_size(src: &[u8]) -> Option<u64> {
-    if src.get(..4)? != [0x28, 0xB5, 0x2F, 0xFD] {
-        return None;
-    }
-    let fhd = *src.get(4)?;
-    let single = fhd & 0x20 != 0;
-    let pos = 5 + usize::from(!single) + [0, 1, 2, 4][(fhd & 3) as usize];
-    match (fhd >> 6, single) {
-        (0, false) => None,
-        (0, true) => Some(*src.get(pos)? as u64),
-        (1, _) => Some(u16::from_le_bytes(src.get(pos..pos + 2)?.try_into().ok()?) as u64 + 256),
-        (2, _) => Some(u32::from_le_bytes(src.get(pos..pos + 4)?.try_into().ok()?) as u64),
-        _ => Some(u64::from_le_bytes(src.get(pos..pos + 8)?.try_into().ok()?)),
     }
 }
 
@@ -603,25 +534,7 @@ pub fn decode_block(
 #[cfg(test)]
 mod zstd_tests {
     use super::*;
-
-    #[test]
-    fn zstd_content_size_from_frame_header() {
-        // Frame headers libzstd 1.5 (python-zstandard 0.25) wrote for 7, 300 and 70,000
-        // bytes: single segment with 1-, 2- (+256) and 4-byte content sizes.
-        let hex = |s: &str| crate::cache::identity::unhex(s).unwrap();
-        assert_eq!(zstd_content_size(&hex("28b52ffd2007390000030303")), Some(7));
-        assert_eq!(
-            zstd_content_size(&hex("28b52ffd602c004d00001003")),
-            Some(300)
-        );
-        assert_eq!(
-            zstd_content_size(&hex("28b52ffda070110100550000")),
-            Some(70_000)
-        );
-        // No content size (a streaming writer's frame: window descriptor, flag 0).
-        assert_eq!(zstd_content_size(&hex("28b52ffd0058")), None);
-        assert_eq!(zstd_content_size(b"not zstd"), None);
-    }
+    use crate::codec::zstd::zstd_window;
 
     #[test]
     fn zstd_window_from_frame_header() {

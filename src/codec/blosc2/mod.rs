@@ -3,7 +3,7 @@
 //! Sources: the Blosc2 chunk and frame format documents (README_CHUNK_FORMAT.rst,
 //! README_CFRAME_FORMAT.rst in C-Blosc2) and `blosc2.c`.
 //!
-//! Chunk codec, pure Rust (wasm32 and native):
+//! Chunk codec, Rust (wasm32 and native), ZSTD through C zstd ([`crate::codec::zstd`]):
 //! - [`decode_chunk`] / [`decode_chunk_into`]: a whole chunk (codecs BloscLZ, LZ4/LZ4HC, Zlib,
 //!   Zstd; filters SHUFFLE, BITSHUFFLE, DELTA, TRUNC_PREC, BYTEDELTA and legacy BYTEDELTA
 //!   (34); split streams; memcpyed chunks and blocks; run-length streams; special-value
@@ -25,11 +25,6 @@ pub mod lz4;
 mod msgpack;
 pub mod vlmeta;
 pub use decode::{block_dependencies, block_spans, decode_block, decode_chunk, decode_chunk_into};
-// ZSTD frame facts for the other formats' ZSTD filters and codecs.
-#[cfg(feature = "zarr")]
-pub(crate) use decode::zstd_content_size;
-#[cfg(any(feature = "hdf5", feature = "zarr"))]
-pub(crate) use decode::zstd_window;
 pub use encode::{encode_chunk, Codec, EncodeOptions, Filter, SplitMode};
 pub use error::CodecError;
 pub use header::{ChunkHeader, SpecialValue};

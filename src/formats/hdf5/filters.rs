@@ -26,6 +26,7 @@
 //! - 32026 Blosc2: one Blosc2 contiguous frame (`blosc2_filter.c` of hdf5plugin).
 
 use crate::codec::blosc2::{self, filters as bfilters, frame};
+use crate::codec::zstd as zstd_frame;
 
 /// Filter id of szip (HDF5's own; `H5Zpublic.h` `H5Z_FILTER_SZIP`).
 pub const SZIP: u16 = 4;
@@ -310,20 +311,13 @@ pub fn blosc(data: &[u8], limit: usize) -> Result<Vec<u8>, FilterError> {
 
 /// Decodes one Zstandard frame into at most `limit` bytes.
 fn zstd_into(f: &'static str, data: &[u8], limit: usize) -> Result<Vec<u8>, FilterError> {
-    // ruzstd reserves the declared window before decoding: refuse windows far beyond the chunk.
-    let window = blosc2::zstd_window(data).ok_or_else(|| bad(f, "zstd frame header invalid"))?;
-    let bound = (limit.next_power_of_two() * 2).max(1 << 20) as u64;
-    if window > bound {
-        return Err(bad(
-            f,
-            format!("zstd window {window} bytes for a {limit}-byte chunk"),
-        ));
-    }
+    // The window check refuses windows far beyond the chunk before `limit` bytes are
+    // allocated; C zstd decodes into `out` and never past it (`crate::codec::zstd`).
+    zstd_frame::check_window(data, limit, 1 << 20).map_err(|e| bad(f, e))?;
     let mut out = vec![0u8; limit];
-    let mut dec = ruzstd::decoding::FrameDecoder::new();
-    let n = dec
-        .decode_all(data, &mut out)
-        .map_err(|e| bad(f, format!("zstd: {e}")))?;
+    let n = zstd_frame::Decoder::default()
+        .decompress(data, &mut out, 1 << 20)
+        .map_err(|e| bad(f, e))?;
     out.truncate(n);
     Ok(out)
 }

@@ -931,16 +931,17 @@ impl ArrayFormat for Hdf5Array {
                         .filter(|(j, g)| g.id == 3 && !skipped(*j))
                         .count();
                 data = match f.id {
-                    1 => miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(&data, limit)
-                        .map_err(|e| {
+                    1 => crate::codec::inflate::inflate_zlib_to_vec(&data, limit).map_err(
+                        |detail| {
                             self.chunk_err(
                                 chunk,
                                 ChunkDecodeError::Codec {
                                     codec: "deflate",
-                                    detail: e.to_string(),
+                                    detail,
                                 },
                             )
-                        })?,
+                        },
+                    )?,
                     2 => unshuffle(
                         &data,
                         f.client_data

@@ -1,10 +1,12 @@
-//! The codecs chunkwise registers with `zarrs` for what its pure-Rust build does not decode:
-//! `blosc` (Blosc1 chunks, through [`crate::codec::blosc2`]), `zstd` (through `ruzstd`),
+//! The codecs chunkwise registers with `zarrs` for what its build does not decode:
+//! `blosc` (Blosc1 chunks, through [`crate::codec::blosc2`]), `zstd` (through C zstd, the
+//! decoder of [`crate::codec::zstd`] that Blosc2 and HDF5 share),
 //! numcodecs `lz4` and numcodecs `delta`. `zarrs` itself runs the codec chain, `bytes`,
 //! `transpose`, `gzip`, `zlib`, `crc32c` and `sharding_indexed`.
 //!
-//! `zarrs`' own `blosc` and `zstd` codecs wrap C libraries (blosc-src, zstd-sys) that need
-//! clang and a C sysroot to build for wasm32; these decoders need neither. They decode only
+//! `zarrs`' own `blosc` codec wraps C-Blosc (blosc-src), which needs a C sysroot to build for
+//! wasm32; its `zstd` codec would be a second copy of the zstd decoder, without the window
+//! bound of [`crate::codec::zstd`]. These decoders decode only
 //! (chunkwise never writes Zarr) and check every output size against the chunk's decoded
 //! size, so a chunk shorter or longer than its codecs say is an error, never wrong data.
 //!
@@ -17,7 +19,7 @@
 //! it tells the codec after it ([`BytesToBytesCodecTraits::encoded_representation`]), so a
 //! compressor that needs the decoded size (zstd, blosc, lz4) knows it.
 
-use crate::codec::blosc2;
+use crate::codec::{blosc2, zstd};
 use crate::dtype::{ByteOrder, DType, Kind};
 use crate::formats::ChunkDecodeError;
 use std::borrow::Cow;
@@ -150,7 +152,7 @@ impl DecodedSize {
 /// Decodes one zstd frame to `size`, whether or not its header carries its content size;
 /// where `size` is [`DecodedSize::Unknown`] the header must carry it.
 fn zstd(data: &[u8], size: DecodedSize) -> Result<Vec<u8>, CodecError> {
-    let declared = blosc2::zstd_content_size(data);
+    let declared = zstd::zstd_content_size(data);
     let n = match (size, declared) {
         (DecodedSize::Exact(n), _) => n,
         (_, Some(d)) => {
@@ -165,20 +167,15 @@ fn zstd(data: &[u8], size: DecodedSize) -> Result<Vec<u8>, CodecError> {
             ))
         }
     };
-    // ruzstd reserves the declared window before decoding: refuse windows far beyond both the
-    // chunk and a streaming writer's default.
-    let window = blosc2::zstd_window(data).ok_or_else(|| other("zstd frame header invalid"))?;
-    let bound = (n.next_power_of_two() * 2).max(ZSTD_STREAM_WINDOW) as u64;
-    if window > bound {
-        return Err(other(format!(
-            "zstd window {window} bytes for a {n}-byte chunk"
-        )));
-    }
-    let mut out = vec![0u8; n];
-    let mut dec = ruzstd::decoding::FrameDecoder::new();
-    let got = dec
-        .decode_all(data, &mut out)
-        .map_err(|e| other(format!("zstd: {e}")))?;
+    // Windows far beyond both the chunk and a streaming writer's default are refused; C zstd
+    // decodes into `out` and never past it (`crate::codec::zstd`).
+    let mut out = Vec::new();
+    out.try_reserve_exact(n)
+        .map_err(|_| other(format!("cannot allocate {n} bytes for a zstd chunk")))?;
+    out.resize(n, 0);
+    let got = zstd::Decoder::default()
+        .decompress(data, &mut out, ZSTD_STREAM_WINDOW)
+        .map_err(other)?;
     out.truncate(got);
     Ok(out)
 }
