@@ -38,7 +38,7 @@ if [ "${1:-}" != "--native-only" ]; then
   run scripts/test-wasm.sh
   step "npm package and end-to-end tests"
   run scripts/build-pkg.sh
-  step "package size (gzip -9 bounds: full module 1,000,000 B, Blosc2-only 250,000 B)"
+  step "package size (gzip -9: ceilings against growth, and the targets 1 MB full, 250 KB Blosc2-only)"
   run scripts/check-size.sh
   # The debug CLI built by cargo test serves the files: a release build adds minutes and
   # nothing the end-to-end checks measure.
