@@ -7,16 +7,41 @@
 //! 15 means more length bytes follow, summed while each is 255), the literals, a 2-byte
 //! little-endian offset (1..=65535) and the match. The last sequence has literals only.
 
+/// Copy 16 bytes within `out` from `from` to `to` (one vector move; the ranges may overlap
+/// only if `from + 16 <= to`, which every caller ensures, so the bytes read are final).
+#[inline(always)]
+fn copy16_within(out: &mut [u8], from: usize, to: usize) {
+    let mut t = [0u8; 16];
+    t.copy_from_slice(&out[from..from + 16]);
+    out[to..to + 16].copy_from_slice(&t);
+}
+
 /// Copy `len` bytes within `out` from `op - dist` to `op` with LZ77 semantics (the source may
 /// overlap the destination). Bytes past `op + len` may be overwritten when `out` has room; the
 /// decoder writes them again later.
+///
+/// With 16 bytes of room past the match (all but the last few matches of a stream) the copy
+/// is a loop of 16-byte moves, as LZ4's `LZ4_wildCopy16`: directly for distances of 16 and
+/// more; for shorter ones the first 16 bytes go one by one, after which the run repeats with
+/// a period `dist * ceil(16 / dist)` of at least 16, which 16-byte moves can copy. No call to
+/// `memmove` (a function call per match in wasm).
 #[inline(always)]
 pub(crate) fn copy_match(out: &mut [u8], op: usize, dist: usize, len: usize) {
     let from = op - dist;
-    if dist >= 16 && len <= 16 && op + 16 <= out.len() {
-        let mut t = [0u8; 16];
-        t.copy_from_slice(&out[from..from + 16]);
-        out[op..op + 16].copy_from_slice(&t);
+    if op + len + 16 <= out.len() {
+        let period = if dist >= 16 {
+            dist
+        } else {
+            for i in 0..16 {
+                out[op + i] = out[from + i];
+            }
+            dist * 16usize.div_ceil(dist)
+        };
+        let mut i = if dist >= 16 { 0 } else { 16 };
+        while i < len {
+            copy16_within(out, op + i - period, op + i);
+            i += 16;
+        }
     } else if dist >= len {
         out.copy_within(from..from + len, op);
     } else if dist == 1 {
@@ -65,10 +90,15 @@ pub fn decompress(input: &[u8], out: &mut [u8]) -> Option<usize> {
         if lit == 15 {
             lit = read_len(input, &mut ip, lit, olen)?;
         }
-        if lit <= 16 && ip + 16 <= ilen && op + 16 <= olen {
-            let mut t = [0u8; 16];
-            t.copy_from_slice(&input[ip..ip + 16]);
-            out[op..op + 16].copy_from_slice(&t);
+        if ip + lit + 16 <= ilen && op + lit + 16 <= olen {
+            // Literals in 16-byte moves, the excess rewritten later (`LZ4_wildCopy16`).
+            let mut i = 0;
+            while i < lit {
+                let mut t = [0u8; 16];
+                t.copy_from_slice(&input[ip + i..ip + i + 16]);
+                out[op + i..op + i + 16].copy_from_slice(&t);
+                i += 16;
+            }
         } else {
             if ip + lit > ilen || op + lit > olen {
                 return None;
@@ -118,6 +148,31 @@ mod tests {
         assert_eq!(decompress(&[0x10, b'a', 2, 0, 0x00], &mut [0u8; 16]), None);
         // Truncated inside the offset.
         assert_eq!(decompress(&block[..5], &mut [0u8; 16]), None);
+    }
+
+    #[test]
+    fn copy_match_is_lz77_byte_by_byte() {
+        // Every distance up to 40 and length up to 80, far from the end of the output (the
+        // 16-byte moves) and right at it (the exact copies).
+        for dist in 1..=40usize {
+            for len in 1..=80usize {
+                for room in [0usize, 1, 15, 16, 17, 64] {
+                    let op = 50;
+                    let size = op + len + room;
+                    let mut out: Vec<u8> = (0..size).map(|i| (i * 37 + 11) as u8).collect();
+                    let mut want = out.clone();
+                    for i in 0..len {
+                        want[op + i] = want[op + i - dist];
+                    }
+                    copy_match(&mut out, op, dist, len);
+                    assert_eq!(
+                        out[..op + len],
+                        want[..op + len],
+                        "dist {dist} len {len} room {room}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

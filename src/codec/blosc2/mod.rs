@@ -23,6 +23,11 @@ pub mod frame;
 pub mod header;
 pub mod lz4;
 mod msgpack;
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
+mod simd;
 pub mod vlmeta;
 pub use decode::{block_dependencies, block_spans, decode_block, decode_chunk, decode_chunk_into};
 // ZSTD frame facts for the other formats' ZSTD filters and codecs.
