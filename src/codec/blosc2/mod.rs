@@ -28,6 +28,8 @@ mod msgpack;
     all(target_arch = "wasm32", target_feature = "simd128")
 ))]
 mod simd;
+#[cfg(target_arch = "x86_64")]
+mod simd_avx2;
 pub mod vlmeta;
 pub use decode::{block_dependencies, block_spans, decode_block, decode_chunk, decode_chunk_into};
 // ZSTD frame facts for the other formats' ZSTD filters and codecs.

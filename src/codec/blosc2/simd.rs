@@ -303,29 +303,44 @@ unsafe fn unshuffle16<const T: usize>(src: *const u8, stride: usize, dst: *mut u
 }
 
 #[inline(always)]
-fn unshuffle_t<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+fn unshuffle_t<const T: usize>(start: usize, n: usize, src: &[u8], dst: &mut [u8]) -> usize {
     assert!(src.len() >= T * n && dst.len() >= T * n);
     let full = n / 16 * 16;
     let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
-    for i in (0..full).step_by(16) {
+    for i in (start..full).step_by(16) {
         // SAFETY: i + 16 <= n, so stream j's bytes i..i + 16 lie inside src[..T n], and the
         // output bytes T i .. T (i + 16) inside dst[..T n] (checked above).
         unsafe { unshuffle16::<T>(s.add(i), n, d.add(T * i)) }
     }
-    full
+    full.max(start)
+}
+
+/// [`unshuffle`] with 128-bit vectors only, from element `start` (a multiple of 16) on.
+fn unshuffle128(typesize: usize, start: usize, n: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    match typesize {
+        2 => unshuffle_t::<2>(start, n, src, dst),
+        4 => unshuffle_t::<4>(start, n, src, dst),
+        8 => unshuffle_t::<8>(start, n, src, dst),
+        16 => unshuffle_t::<16>(start, n, src, dst),
+        _ => 0,
+    }
 }
 
 /// Byte unshuffle of the first `n / 16 * 16` elements of `typesize` in {2, 4, 8, 16} (`src`
 /// holds `typesize` streams of `n` bytes); returns the elements done (0 for other type sizes).
+/// On x86_64 CPUs with AVX2 (detected at run time) 32 elements at a time
+/// ([`super::simd_avx2`]), the last 16 with SSE2.
 /// Panics if `src` or `dst` is shorter than `typesize * n`.
 pub(super) fn unshuffle(typesize: usize, n: usize, src: &[u8], dst: &mut [u8]) -> usize {
-    match typesize {
-        2 => unshuffle_t::<2>(n, src, dst),
-        4 => unshuffle_t::<4>(n, src, dst),
-        8 => unshuffle_t::<8>(n, src, dst),
-        16 => unshuffle_t::<16>(n, src, dst),
-        _ => 0,
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (just detected).
+        let start = unsafe { super::simd_avx2::unshuffle(typesize, n, src, dst) };
+        if start > 0 {
+            return unshuffle128(typesize, start, n, src, dst);
+        }
     }
+    unshuffle128(typesize, 0, n, src, dst)
 }
 
 /// The 8x8 bit transpose of each 64-bit lane (`TRANS_BIT_8X8`, as
@@ -476,3 +491,43 @@ pub(super) fn sum_scan(src: &[u8], dst: &mut [u8], acc: u8) -> (usize, u8) {
     (full, acc)
 }
 
+#[cfg(test)]
+mod tests {
+    // The parity tests of filters.rs compare the filters with their scalar references; these
+    // make sure the kernels themselves run on this target (no silent scalar fallback).
+    #[test]
+    fn kernels_do_whole_vectors() {
+        let src: Vec<u8> = (0..4096u32).map(|i| (i * 7 + i / 5) as u8).collect();
+        let mut dst = vec![0u8; 4096];
+        for ts in [2usize, 4, 8, 16] {
+            assert_eq!(
+                super::unshuffle(ts, 4096 / ts, &src, &mut dst),
+                4096 / ts / 16 * 16
+            );
+        }
+        assert_eq!(super::unshuffle(3, 1365, &src, &mut dst), 0);
+        // The 128-bit path alone (AVX2 CPUs take the 256-bit one in `unshuffle`).
+        for ts in [2usize, 4, 8, 16] {
+            for n in [16usize, 47, 64, 100, 255] {
+                let src = &src[..n * ts];
+                let mut want = vec![0u8; n * ts];
+                crate::codec::blosc2::filters::unshuffle_scalar(ts, src, &mut want);
+                let mut got = vec![0u8; n * ts];
+                assert_eq!(super::unshuffle128(ts, 0, n, src, &mut got), n / 16 * 16);
+                let k = n / 16 * 16 * ts;
+                assert_eq!(got[..k], want[..k], "typesize {ts} n {n}");
+            }
+        }
+        for ts in 1..=16usize {
+            let rowlen = 4096 / ts / 8;
+            assert_eq!(
+                super::bitunshuffle(ts, rowlen, &src, &mut dst),
+                rowlen / 16 * 16
+            );
+        }
+        let mut d = src.clone();
+        assert_eq!(super::xor_scan(4, &mut d[..1000]), 992);
+        assert_eq!(super::xor_with(1000, &src, &mut d), 992);
+        assert_eq!(super::sum_scan(&src[..1000], &mut dst, 0).0, 992);
+    }
+}
