@@ -7,6 +7,10 @@
 //! 15 means more length bytes follow, summed while each is 255), the literals, a 2-byte
 //! little-endian offset (1..=65535) and the match. The last sequence has literals only.
 
+/// The longest match [`copy_match`] (and literal run [`decompress`]) copies in fixed-size
+/// moves; longer ones go through `memmove` / `memcpy`.
+const WILD_MAX: usize = 64;
+
 /// Copy 16 bytes from `src[from..]` to `out[to..]` (one vector move).
 #[inline(always)]
 fn copy16(src: &[u8], from: usize, out: &mut [u8], to: usize) {
@@ -36,15 +40,17 @@ fn copy8_within(out: &mut [u8], from: usize, to: usize) {
 /// overlap the destination). Bytes past `op + len` may be overwritten when `out` has room; the
 /// decoder writes them again later.
 ///
-/// With 16 bytes of room past the match (all but the last few matches of a stream) the copy
-/// is a loop of fixed-size moves, as LZ4's `LZ4_wildCopy`: 16 bytes at a time for distances of
-/// 16 and more, 8 for distances of 8 to 15; for shorter ones the first 8 bytes go one by one,
-/// after which the run repeats with a period `dist * ceil(8 / dist)` of at least 8, which
-/// 8-byte moves can copy. No call to `memmove` (a function call per match in wasm).
+/// A match of at most [`WILD_MAX`] bytes with 16 bytes of room past it (all but the last few
+/// short matches of a stream) is copied in fixed-size moves, as LZ4's `LZ4_wildCopy`: 16 bytes
+/// at a time for distances of 16 and more, 8 for distances of 8 to 15; for shorter ones the
+/// first 8 bytes go one by one, after which the run repeats with a period
+/// `dist * ceil(8 / dist)` of at least 8, which 8-byte moves can copy. No call to `memmove`
+/// (a function call per match in wasm). Longer matches (runs in shuffled data) go through
+/// `memmove` in pieces that double, fewer and larger moves.
 #[inline(always)]
 pub(crate) fn copy_match(out: &mut [u8], op: usize, dist: usize, len: usize) {
     let from = op - dist;
-    if op + len + 16 <= out.len() {
+    if len <= WILD_MAX && op + len + 16 <= out.len() {
         if dist >= 16 {
             let mut i = 0;
             while i < len {
@@ -143,7 +149,7 @@ pub fn decompress(input: &[u8], out: &mut [u8]) -> Option<usize> {
         if lit == 15 {
             lit = read_len(input, &mut ip, lit, olen)?;
         }
-        if ip + lit + 16 <= ilen && op + lit + 16 <= olen {
+        if lit <= WILD_MAX && ip + lit + 16 <= ilen && op + lit + 16 <= olen {
             // Literals in 16-byte moves, the excess rewritten later (`LZ4_wildCopy16`).
             let mut i = 0;
             while i < lit {
@@ -206,8 +212,8 @@ mod tests {
         // Every distance up to 40 and length up to 80, far from the end of the output (the
         // 16-byte moves) and right at it (the exact copies).
         for dist in 1..=40usize {
-            for len in 1..=80usize {
-                for room in [0usize, 1, 15, 16, 17, 64] {
+            for len in (1..=80usize).chain([100, 130, 300]) {
+                for room in [0usize, 1, 15, 16, 17, 64, 200] {
                     let op = 50;
                     let size = op + len + room;
                     let mut out: Vec<u8> = (0..size).map(|i| (i * 37 + 11) as u8).collect();
