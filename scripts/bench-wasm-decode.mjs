@@ -10,7 +10,10 @@
 // If `X.raw` exists beside `X.chunk`, the decoded bytes must equal it (a benchmark of wrong
 // output is void): the script exits with an error otherwise.
 // MB/s counts 10^6 bytes of decoded output per second, including the copy of the result out
-// of wasm memory into a JS Uint8Array (what a caller of `decodeChunk` gets).
+// of wasm memory into a JS Uint8Array (what a caller of `decodeChunk` gets): a new one per
+// chunk for `decodeChunk` (mbps), one reused buffer for `decodeChunkInto` (mbps_into; null
+// for a package without it). A new 4 MiB buffer per chunk costs about 1.5 ms in Node (its
+// allocation and page faults) where the copy into a reused one costs about 0.2 ms.
 
 import fs from "node:fs";
 import { createRequire } from "node:module";
@@ -45,7 +48,7 @@ if (!fs.existsSync(glue)) {
   console.error(`bench-wasm-decode: ${glue} is missing: build it with scripts/build-pkg.sh`);
   process.exit(1);
 }
-const { decodeChunk } = createRequire(import.meta.url)(glue);
+const { decodeChunk, decodeChunkInto } = createRequire(import.meta.url)(glue);
 
 const files = inputs.flatMap((p) => fs.statSync(p).isDirectory()
   ? fs.readdirSync(p).filter((f) => f.endsWith(".chunk")).sort().map((f) => path.join(p, f))
@@ -73,23 +76,41 @@ for (const file of files) {
   for (let i = 0; i < 3 || process.hrtime.bigint() < warmEnd; i++) decodeChunk(chunk);
   const reps = Math.max(ROUNDS, Math.ceil((totalMiB * 1048576) / Math.max(nbytes, 1)));
   const perRound = Math.ceil(reps / ROUNDS);
-  let best = 0;
-  for (let r = 0; r < ROUNDS; r++) {
-    let sink = 0;
-    const t0 = process.hrtime.bigint();
-    for (let i = 0; i < perRound; i++) sink += decodeChunk(chunk).length;
-    const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-    if (sink !== perRound * nbytes) throw new Error(`${file}: decoded size changed between runs`);
-    best = Math.max(best, (perRound * nbytes) / seconds / 1e6);
+  /** MB/s of the fastest of ROUNDS rounds of perRound calls of `decode` (returns a length). */
+  const time = (decode) => {
+    let best = 0;
+    for (let r = 0; r < ROUNDS; r++) {
+      let sink = 0;
+      const t0 = process.hrtime.bigint();
+      for (let i = 0; i < perRound; i++) sink += decode();
+      const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+      if (sink !== perRound * nbytes) throw new Error(`${file}: decoded size changed between runs`);
+      best = Math.max(best, (perRound * nbytes) / seconds / 1e6);
+    }
+    return best;
+  };
+  const mbps = time(() => decodeChunk(chunk).length);
+  let mbpsInto = null;
+  if (decodeChunkInto) {
+    const into = new Uint8Array(nbytes);
+    decodeChunkInto(chunk, into);
+    if (!Buffer.from(into.buffer).equals(Buffer.from(first.buffer, first.byteOffset, first.byteLength))) {
+      console.error(`bench-wasm-decode: ${file}: decodeChunkInto wrote other bytes than decodeChunk`);
+      process.exit(1);
+    }
+    const warm = process.hrtime.bigint() + WARMUP_NS;
+    for (let i = 0; i < 3 || process.hrtime.bigint() < warm; i++) decodeChunkInto(chunk, into);
+    mbpsInto = time(() => decodeChunkInto(chunk, into));
   }
-  rows.push({ file: path.basename(file), nbytes, cbytes: chunk.length, mbps: best });
+  rows.push({ file: path.basename(file), nbytes, cbytes: chunk.length, mbps, mbps_into: mbpsInto });
 }
 
 if (json) {
   for (const r of rows) console.log(JSON.stringify(r));
 } else {
-  console.log("| chunk | decoded bytes | cratio | wasm MB/s |\n|---|---:|---:|---:|");
+  console.log("| chunk | decoded bytes | cratio | wasm MB/s | wasm into MB/s |\n|---|---:|---:|---:|---:|");
   for (const r of rows) {
-    console.log(`| ${r.file} | ${r.nbytes} | ${(r.nbytes / r.cbytes).toFixed(2)} | ${r.mbps.toFixed(0)} |`);
+    const into = r.mbps_into === null ? "-" : r.mbps_into.toFixed(0);
+    console.log(`| ${r.file} | ${r.nbytes} | ${(r.nbytes / r.cbytes).toFixed(2)} | ${r.mbps.toFixed(0)} | ${into} |`);
   }
 }

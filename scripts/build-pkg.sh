@@ -54,7 +54,7 @@ stamp="$out/.inputs.sha256"
 inputs_hash() {
   {
     find src -type f \( -name '*.rs' -o -name '*.js' \) | LC_ALL=C sort
-    printf '%s\n' Cargo.toml Cargo.lock LICENSE
+    printf '%s\n' Cargo.toml Cargo.lock LICENSE .cargo/config.toml
     find pkg-template -type f | LC_ALL=C sort
     echo scripts/build-pkg.sh
   } | while read -r f; do sha256sum "$f"; done | sha256sum | cut -d' ' -f1
@@ -152,6 +152,40 @@ if [ "$assemble_only" = 0 ]; then
 for t in web b2nd; do
   e=$web_err; [ "$t" = b2nd ] && e=$b2nd_err
   printf '\n// The class of every error this module throws (src/wasm/error.js).\nexport { ChunkwiseError } from "./%s";\n' "$e" >> "$out/$t/chunkwise.js"
+done
+# SIMD128 (.cargo/config.toml): the module needs it, and no baseline module is built. An
+# engine without it would fail to compile the module with a bare CompileError; init and
+# initSync of the web builds first validate a 31-byte SIMD module (i8x16.splat, i8x16.popcnt:
+# wasm-feature-detect's probe) and throw a ChunkwiseError with code UNSUPPORTED instead.
+for t in web b2nd; do
+  e=$web_err; [ "$t" = b2nd ] && e=$b2nd_err
+  f="$out/$t/chunkwise.js"
+  grep -q '^export { initSync, __wbg_init as default };$' "$f" || {
+    echo "build-pkg: no 'export { initSync, __wbg_init as default }' in $f (wasm-bindgen changed?)" >&2; exit 1; }
+  sed -i '/^export { initSync, __wbg_init as default };$/d' "$f"
+  cat >> "$f" <<JS
+
+// WebAssembly SIMD128 is required (Chrome/Edge 91, Firefox 89, Safari 16.4, Node 16.4):
+// init and initSync refuse an engine without it with a typed error.
+import { ChunkwiseError as __CwError } from "./$e";
+const __CW_SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3,
+  2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
+function __cwRequireSimd() {
+  if (!WebAssembly.validate(__CW_SIMD_PROBE)) {
+    throw new __CwError("chunkwise needs WebAssembly SIMD128, which this engine lacks " +
+      "(Chrome/Edge 91, Firefox 89, Safari 16.4 or later have it)", "UNSUPPORTED");
+  }
+}
+async function __cwInit(module_or_path) {
+  __cwRequireSimd();
+  return __wbg_init(module_or_path);
+}
+function __cwInitSync(module) {
+  __cwRequireSimd();
+  return initSync(module);
+}
+export { __cwInitSync as initSync, __cwInit as default };
+JS
 done
 cat >> "$out/web/bundler.js" <<JS
 

@@ -194,8 +194,12 @@ pub struct BenchRow {
     pub ours_mbps: f64,
     /// C-Blosc2, one thread, MB/s.
     pub c_mbps: f64,
-    /// The wasm build's `decodeChunk` in Node, MB/s (see [`add_wasm`]).
+    /// The wasm build's `decodeChunk` in Node, MB/s (see [`add_wasm`]): a new JS buffer per
+    /// chunk.
     pub wasm_mbps: Option<f64>,
+    /// The wasm build's `decodeChunkInto` in Node into one reused JS buffer, MB/s (`None` for
+    /// a package without it).
+    pub wasm_into_mbps: Option<f64>,
     /// The chunk decoded (compressed by C-Blosc2).
     pub chunk: Vec<u8>,
 }
@@ -209,6 +213,11 @@ impl BenchRow {
     /// `wasm_mbps / c_mbps`.
     pub fn wasm_ratio(&self) -> Option<f64> {
         self.wasm_mbps.map(|w| w / self.c_mbps)
+    }
+
+    /// `wasm_into_mbps / c_mbps`.
+    pub fn wasm_into_ratio(&self) -> Option<f64> {
+        self.wasm_into_mbps.map(|w| w / self.c_mbps)
     }
 }
 
@@ -322,6 +331,7 @@ pub fn run(quick: bool) -> Vec<BenchRow> {
                 ours_mbps: ours,
                 c_mbps: c,
                 wasm_mbps: None,
+                wasm_into_mbps: None,
                 chunk,
             });
         }
@@ -400,6 +410,7 @@ pub fn add_wasm(rows: &mut [BenchRow], repo: &Path, quick: bool) -> Result<(), S
                 return Err(format!("{file}: wasm decoded {} bytes", v["nbytes"]));
             }
             rows[i].wasm_mbps = v["mbps"].as_f64();
+            rows[i].wasm_into_mbps = v["mbps_into"].as_f64();
         }
         match rows.iter().position(|r| r.wasm_mbps.is_none()) {
             Some(i) => Err(format!("bench-wasm-decode.mjs did not report {}", names[i])),
@@ -411,18 +422,32 @@ pub fn add_wasm(rows: &mut [BenchRow], repo: &Path, quick: bool) -> Result<(), S
 }
 
 /// A Markdown table of the rows: codec, filter, data, ratio of compression, MB/s of each
-/// decoder and ours / C; with wasm MB/s and wasm / C when any row has a wasm measurement.
+/// decoder and ours / C; with wasm MB/s and wasm / C when any row has a wasm measurement
+/// (`decodeChunk`, a new JS buffer per chunk), and wasm into MB/s and into / C when any has
+/// one of `decodeChunkInto` (one reused JS buffer, as the native columns reuse theirs).
 pub fn format_table(rows: &[BenchRow]) -> String {
     let wasm = rows.iter().any(|r| r.wasm_mbps.is_some());
+    let into = rows.iter().any(|r| r.wasm_into_mbps.is_some());
     let mut s =
         String::from("| codec | filter | data | cratio | ours MB/s | C-Blosc2 MB/s | ours/C |");
-    s.push_str(if wasm {
-        " wasm MB/s | wasm/C |\n"
-    } else {
-        "\n"
-    });
-    s.push_str("|---|---|---|---:|---:|---:|---:|");
-    s.push_str(if wasm { "---:|---:|\n" } else { "\n" });
+    if wasm {
+        s.push_str(" wasm MB/s | wasm/C |");
+    }
+    if into {
+        s.push_str(" wasm into MB/s | into/C |");
+    }
+    s.push_str("\n|---|---|---|---:|---:|---:|---:|");
+    if wasm {
+        s.push_str("---:|---:|");
+    }
+    if into {
+        s.push_str("---:|---:|");
+    }
+    s.push('\n');
+    let cell = |mbps: Option<f64>, ratio: Option<f64>| match (mbps, ratio) {
+        (Some(w), Some(q)) => format!(" {w:.0} | {q:.2} |"),
+        _ => " - | - |".to_string(),
+    };
     for r in rows {
         s.push_str(&format!(
             "| {} | {} | {} | {:.2} | {:.0} | {:.0} | {:.2} |",
@@ -435,10 +460,10 @@ pub fn format_table(rows: &[BenchRow]) -> String {
             r.ratio()
         ));
         if wasm {
-            match (r.wasm_mbps, r.wasm_ratio()) {
-                (Some(w), Some(q)) => s.push_str(&format!(" {w:.0} | {q:.2} |")),
-                _ => s.push_str(" - | - |"),
-            }
+            s.push_str(&cell(r.wasm_mbps, r.wasm_ratio()));
+        }
+        if into {
+            s.push_str(&cell(r.wasm_into_mbps, r.wasm_into_ratio()));
         }
         s.push('\n');
     }

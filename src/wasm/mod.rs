@@ -178,6 +178,29 @@ pub fn decode_chunk(chunk: &[u8]) -> Result<Vec<u8>, JsValue> {
         .map_err(|e| chunkwise_error(&e.to_string(), "DECODE", None))
 }
 
+/// Decodes one Blosc2 (or Blosc1) chunk into `target`, a `Uint8Array` of exactly the chunk's
+/// decoded size (its header's `nbytes`), and returns that size: one copy out of wasm memory
+/// and no new JS buffer per chunk, for callers that decode many chunks into buffers they own.
+/// Throws a `ChunkwiseError` with code `INVALID_ARGUMENT` when `target`'s length is not the
+/// decoded size (checked before decoding; `target` is then untouched) and `DECODE` on
+/// malformed input.
+#[wasm_bindgen(js_name = decodeChunkInto)]
+pub fn decode_chunk_into(chunk: &[u8], target: &js_sys::Uint8Array) -> Result<u32, JsValue> {
+    let decode_error =
+        |e: crate::codec::blosc2::CodecError| chunkwise_error(&e.to_string(), "DECODE", None);
+    let h = crate::codec::blosc2::ChunkHeader::parse(chunk).map_err(decode_error)?;
+    if target.length() as usize != h.nbytes {
+        return Err(arg_error(format!(
+            "decodeChunkInto: the chunk decodes to {} bytes; the target holds {}",
+            h.nbytes,
+            target.length()
+        )));
+    }
+    let out = crate::codec::blosc2::decode_chunk(chunk).map_err(decode_error)?;
+    target.copy_from(&out);
+    Ok(out.len() as u32)
+}
+
 /// Size in bytes of this module's linear memory (64 KiB pages; it grows and never shrinks), for
 /// memory measurements.
 #[wasm_bindgen(js_name = wasmMemoryBytes)]

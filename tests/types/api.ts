@@ -16,6 +16,7 @@ import init, {
   chunkTraceExperiment,
   clearCache,
   decodeChunk,
+  decodeChunkInto,
   diff,
   partition,
   randomChunkTrace,
@@ -226,6 +227,7 @@ export async function everything(): Promise<void> {
 
   // Tools.
   const bytes: Uint8Array = decodeChunk(new Uint8Array(32));
+  const written: number = decodeChunkInto(new Uint8Array(32), new Uint8Array(bytes.length));
   const mem: number = wasmMemoryBytes();
   const { geometry, traces } = chunkTraceExperiment();
   const report = simulateChunkCache(geometry, traces["round-robin"], { nslots: 17, nbytes: 16384, w0: 0 });
@@ -233,7 +235,7 @@ export async function everything(): Promise<void> {
   const advice = adviseChunkCache(geometry, traces.grouped, { nslots: 1, maxCacheBytes: 1 << 20 });
   const trace = randomChunkTrace([64, 64], [32, 32], 1, 10);
   const bench = benchChunkTrace(1000, 1);
-  console.log(bytes, mem, reads, advice.reuse_set, trace.selections.length, bench.ms);
+  console.log(bytes, written, mem, reads, advice.reuse_set, trace.selections.length, bench.ms);
   const result = partition([{ path: "tas", shape: [10], chunks: [5], itemsize: 4 }], { scope: "s" });
   const d = diff(null, result.manifest);
   const k = resolveKey(result.manifest, "tas/c/0");

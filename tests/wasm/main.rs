@@ -8,6 +8,7 @@ mod array;
 mod array_checks;
 mod cache;
 mod chunk_trace;
+mod filters;
 mod hdf5_filters;
 mod hdf5_types;
 mod io;

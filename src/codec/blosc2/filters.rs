@@ -3,6 +3,39 @@
 //! Sources: `shuffle-generic.h` / `shuffle.c` (byte shuffle, bitshuffle wrappers),
 //! `bitshuffle-generic.c` (`bshuf_trans_bit_elem_scal`), `delta.c`, `trunc-prec.c` and
 //! plugins/filters/bytedelta/bytedelta.c in C-Blosc2.
+//!
+//! The decode filters run vector kernels ([`super::simd`]: SSE2 on x86_64, SIMD128 on wasm32
+//! built with it) on whole vectors and the scalar code on the leftovers; the `*_scalar`
+//! functions are the reference those kernels are tested against.
+
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
+use super::simd;
+
+/// Stand-ins for the kernels where no vector instruction set is compiled in: nothing done.
+#[cfg(not(any(
+    target_arch = "x86_64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+)))]
+mod simd {
+    pub(super) fn unshuffle(_: usize, _: usize, _: &[u8], _: &mut [u8]) -> usize {
+        0
+    }
+    pub(super) fn bitunshuffle(_: usize, _: usize, _: &[u8], _: &mut [u8]) -> usize {
+        0
+    }
+    pub(super) fn xor_scan(_: usize, _: &mut [u8]) -> usize {
+        0
+    }
+    pub(super) fn xor_with(_: usize, _: &[u8], _: &mut [u8]) -> usize {
+        0
+    }
+    pub(super) fn sum_scan(_: &[u8], _: &mut [u8], acc: u8) -> (usize, u8) {
+        (0, acc)
+    }
+}
 
 /// Byte shuffle: element `i`'s byte `j` goes to `dst[j * n + i]` with `n = len / typesize`;
 /// the `len % typesize` trailing bytes are copied unchanged. `src` and `dst` have equal lengths.
@@ -127,8 +160,29 @@ fn unshuffle_words<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) {
     }
 }
 
-/// Inverse of [`shuffle`] (`unshuffle_generic` in shuffle-generic.h).
+/// Inverse of [`shuffle`] (`unshuffle_generic` in shuffle-generic.h; vector kernels for
+/// type sizes 2, 4, 8 and 16 as `unshuffle{2,4,8,16}_sse2` in shuffle-sse2.c).
 pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    let n = src.len() / typesize.max(1);
+    if typesize > 1 && n > 0 {
+        let done = simd::unshuffle(typesize, n, src, dst);
+        if done > 0 {
+            for i in done..n {
+                for j in 0..typesize {
+                    dst[i * typesize + j] = src[j * n + i];
+                }
+            }
+            let tail = n * typesize;
+            dst[tail..].copy_from_slice(&src[tail..]);
+            return;
+        }
+    }
+    unshuffle_scalar(typesize, src, dst)
+}
+
+/// The scalar reference of [`unshuffle`] (`unshuffle_generic` in shuffle-generic.h), the
+/// same result on every target; public for the parity tests of the vector kernels.
+pub fn unshuffle_scalar(typesize: usize, src: &[u8], dst: &mut [u8]) {
     let len = src.len();
     let n = len / typesize;
     if typesize <= 1 || n == 0 {
@@ -189,8 +243,19 @@ pub fn bitshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
 
 /// Inverse of [`bitshuffle`]. `format_version` is the chunk's version byte: chunks of format
 /// version 2 (C-Blosc 1.x) copy the whole block unchanged when the element count is not a
-/// multiple of 8 (`bitunshuffle` in shuffle.c).
+/// multiple of 8 (`bitunshuffle` in shuffle.c; vector kernel as `bshuf_untrans_bit_elem`,
+/// a bit transpose then a byte unshuffle, for type sizes up to 16).
 pub fn bitunshuffle(typesize: usize, src: &[u8], dst: &mut [u8], format_version: u8) {
+    bitunshuffle_from(typesize, src, dst, format_version, true)
+}
+
+/// The scalar reference of [`bitunshuffle`], the same result on every target; public for the
+/// parity tests of the vector kernels.
+pub fn bitunshuffle_scalar(typesize: usize, src: &[u8], dst: &mut [u8], format_version: u8) {
+    bitunshuffle_from(typesize, src, dst, format_version, false)
+}
+
+fn bitunshuffle_from(typesize: usize, src: &[u8], dst: &mut [u8], format_version: u8, vec: bool) {
     let nall = src.len() / typesize;
     if format_version == 2 && !nall.is_multiple_of(8) {
         dst.copy_from_slice(src);
@@ -198,9 +263,14 @@ pub fn bitunshuffle(typesize: usize, src: &[u8], dst: &mut [u8], format_version:
     }
     let n = nall & !7;
     let rowlen = n / 8;
+    let g0 = if vec {
+        simd::bitunshuffle(typesize, rowlen, src, dst)
+    } else {
+        0
+    };
     if typesize == 1 {
         // One byte per element: eight rows, gather one byte of each per group of 8 elements.
-        for g in 0..rowlen {
+        for g in g0..rowlen {
             let mut x = 0u64;
             for k in 0..8 {
                 x |= (src[k * rowlen + g] as u64) << (8 * k);
@@ -210,7 +280,7 @@ pub fn bitunshuffle(typesize: usize, src: &[u8], dst: &mut [u8], format_version:
     } else {
         for b in 0..typesize {
             let rows = &src[b * 8 * rowlen..(b + 1) * 8 * rowlen];
-            for g in 0..rowlen {
+            for g in g0..rowlen {
                 let mut x = 0u64;
                 for k in 0..8 {
                     x |= (rows[k * rowlen + g] as u64) << (8 * k);
@@ -284,30 +354,48 @@ pub fn delta_encode(typesize: usize, dref: &[u8], is_first: bool, src: &[u8], ds
 /// words are a running XOR; for other blocks `dref` is the decoded first block, of at least this
 /// block's length.
 pub fn delta_decode(typesize: usize, dref: Option<&[u8]>, data: &mut [u8]) {
+    delta_decode_from(typesize, dref, data, true)
+}
+
+/// The scalar reference of [`delta_decode`]; public for the parity tests of the vector kernels.
+pub fn delta_decode_scalar(typesize: usize, dref: Option<&[u8]>, data: &mut [u8]) {
+    delta_decode_from(typesize, dref, data, false)
+}
+
+fn delta_decode_from(typesize: usize, dref: Option<&[u8]>, data: &mut [u8], vec: bool) {
     let w = delta_width(typesize);
     let nw = data.len() / w;
     match dref {
-        None => match w {
-            1 => {
-                let mut prev = 0u8;
-                for (i, b) in data.iter_mut().enumerate() {
-                    if i > 0 {
-                        *b ^= prev;
+        None => {
+            // Bytes done by the kernel: whole vectors, so whole words.
+            let done = if vec {
+                simd::xor_scan(w, &mut data[..nw * w])
+            } else {
+                0
+            };
+            match w {
+                1 => {
+                    let mut prev = if done > 0 { data[done - 1] } else { 0 };
+                    for (i, b) in data.iter_mut().enumerate().skip(done) {
+                        if i > 0 {
+                            *b ^= prev;
+                        }
+                        prev = *b;
                     }
-                    prev = *b;
+                }
+                _ => {
+                    for i in (done / w).max(1)..nw {
+                        for k in 0..w {
+                            data[i * w + k] ^= data[(i - 1) * w + k];
+                        }
+                    }
                 }
             }
-            _ => {
-                for i in 1..nw {
-                    for k in 0..w {
-                        data[i * w + k] ^= data[(i - 1) * w + k];
-                    }
-                }
-            }
-        },
+        }
         Some(r) => {
             let n = nw * w;
-            for (d, r) in data[..n].iter_mut().zip(&r[..n]) {
+            let done = if vec { simd::xor_with(n, r, data) } else { 0 };
+            for (d, r) in data[done..n].iter_mut().zip(&r[done..n]) {
                 *d ^= *r;
             }
         }
@@ -333,18 +421,13 @@ pub fn bytedelta_encode(typesize: usize, src: &[u8], dst: &mut [u8]) {
 /// Inverse of [`bytedelta_encode`] (`bytedelta_backward`): a running wrapping sum per stream.
 /// C leaves the trailing `len % typesize` bytes unwritten; this copies them.
 pub fn bytedelta_decode(typesize: usize, src: &[u8], dst: &mut [u8]) {
-    let n = src.len() / typesize;
-    for j in 0..typesize {
-        let mut acc = 0u8;
-        let s = &src[j * n..(j + 1) * n];
-        let d = &mut dst[j * n..(j + 1) * n];
-        for (o, &v) in d.iter_mut().zip(s) {
-            acc = acc.wrapping_add(v);
-            *o = acc;
-        }
-    }
-    let tail = n * typesize;
-    dst[tail..].copy_from_slice(&src[tail..]);
+    bytedelta_decode_from(typesize, src, dst, false, true)
+}
+
+/// The scalar reference of [`bytedelta_decode`]; public for the parity tests of the vector
+/// kernels.
+pub fn bytedelta_decode_scalar(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    bytedelta_decode_from(typesize, src, dst, false, false)
 }
 
 /// Inverse of the legacy BYTEDELTA (filter 34, `bytedelta_backward_buggy` in C-Blosc2's
@@ -354,17 +437,28 @@ pub fn bytedelta_decode(typesize: usize, src: &[u8], dst: &mut [u8]) {
 /// for the last `len % 16` bytes (the bug fixed as filter 35). A stream under 16 bytes is
 /// one plain running sum. Trailing `len % typesize` bytes are copied.
 pub fn bytedelta_decode_legacy(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    bytedelta_decode_from(typesize, src, dst, true, true)
+}
+
+/// The scalar reference of [`bytedelta_decode_legacy`]; public for the parity tests of the
+/// vector kernels.
+pub fn bytedelta_decode_legacy_scalar(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    bytedelta_decode_from(typesize, src, dst, true, false)
+}
+
+fn bytedelta_decode_from(typesize: usize, src: &[u8], dst: &mut [u8], legacy: bool, vec: bool) {
     let n = src.len() / typesize;
-    let simd = n / 16 * 16;
+    let groups = n / 16 * 16;
     for j in 0..typesize {
         let s = &src[j * n..(j + 1) * n];
         let d = &mut dst[j * n..(j + 1) * n];
-        for part in [0..simd, simd..n] {
-            let mut acc = 0u8;
-            for (o, &v) in d[part.clone()].iter_mut().zip(&s[part]) {
-                acc = acc.wrapping_add(v);
-                *o = acc;
+        let (done, mut acc) = if vec { simd::sum_scan(s, d, 0) } else { (0, 0) };
+        for (i, (o, &v)) in d.iter_mut().zip(s).enumerate().skip(done) {
+            if legacy && i == groups {
+                acc = 0;
             }
+            acc = acc.wrapping_add(v);
+            *o = acc;
         }
     }
     let tail = n * typesize;
@@ -498,6 +592,84 @@ mod tests {
         let mut dec = [0u8; 7];
         bytedelta_decode(2, &enc, &mut dec);
         assert_eq!(dec, src);
+    }
+
+    /// Type sizes and lengths for the vector-versus-scalar checks: whole vectors, leftovers of
+    /// every kind, and lengths that are not a multiple of the type size.
+    pub(crate) const PARITY_TYPESIZES: [usize; 9] = [1, 2, 3, 4, 5, 8, 12, 16, 17];
+    pub(crate) fn parity_lengths(ts: usize) -> Vec<usize> {
+        let mut v = vec![0, 1, 7, 15, 16, 17, 31, 33, 100, 255, 1000, 4099];
+        for k in [1usize, 2, 3, 16, 17, 130] {
+            v.push(16 * k * ts);
+            v.push(16 * k * ts + 1);
+            v.push(128 * k * ts + 8 * ts + (ts - 1));
+        }
+        v
+    }
+
+    #[test]
+    fn vector_unshuffle_matches_scalar() {
+        for ts in PARITY_TYPESIZES {
+            for len in parity_lengths(ts) {
+                let src = data(len, (ts * 31 + len) as u32);
+                let mut a = vec![0xA5u8; len];
+                let mut b = vec![0x5Au8; len];
+                unshuffle(ts, &src, &mut a);
+                unshuffle_scalar(ts, &src, &mut b);
+                assert_eq!(a, b, "typesize {ts} len {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn vector_bitunshuffle_matches_scalar() {
+        for ts in PARITY_TYPESIZES {
+            for len in parity_lengths(ts) {
+                for version in [2u8, 5] {
+                    let src = data(len, (ts * 17 + len) as u32);
+                    let mut a = vec![0xA5u8; len];
+                    let mut b = vec![0x5Au8; len];
+                    bitunshuffle(ts, &src, &mut a, version);
+                    bitunshuffle_scalar(ts, &src, &mut b, version);
+                    assert_eq!(a, b, "typesize {ts} len {len} version {version}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn vector_delta_matches_scalar() {
+        for ts in PARITY_TYPESIZES {
+            for len in parity_lengths(ts) {
+                let src = data(len, (ts * 13 + len) as u32);
+                let r = data(len, (ts * 7 + len + 1) as u32);
+                let (mut a, mut b) = (src.clone(), src.clone());
+                delta_decode(ts, None, &mut a);
+                delta_decode_scalar(ts, None, &mut b);
+                assert_eq!(a, b, "first block, typesize {ts} len {len}");
+                let (mut a, mut b) = (src.clone(), src.clone());
+                delta_decode(ts, Some(&r), &mut a);
+                delta_decode_scalar(ts, Some(&r), &mut b);
+                assert_eq!(a, b, "other block, typesize {ts} len {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn vector_bytedelta_matches_scalar() {
+        for ts in PARITY_TYPESIZES {
+            for len in parity_lengths(ts) {
+                let src = data(len, (ts * 11 + len) as u32);
+                let mut a = vec![0xA5u8; len];
+                let mut b = vec![0x5Au8; len];
+                bytedelta_decode(ts, &src, &mut a);
+                bytedelta_decode_scalar(ts, &src, &mut b);
+                assert_eq!(a, b, "typesize {ts} len {len}");
+                bytedelta_decode_legacy(ts, &src, &mut a);
+                bytedelta_decode_legacy_scalar(ts, &src, &mut b);
+                assert_eq!(a, b, "legacy, typesize {ts} len {len}");
+            }
+        }
     }
 
     #[test]

@@ -7,16 +7,70 @@
 //! 15 means more length bytes follow, summed while each is 255), the literals, a 2-byte
 //! little-endian offset (1..=65535) and the match. The last sequence has literals only.
 
+/// The longest match [`copy_match`] (and literal run [`decompress`]) copies in fixed-size
+/// moves; longer ones go through `memmove` / `memcpy`.
+const WILD_MAX: usize = 64;
+
+/// Copy 16 bytes from `src[from..]` to `out[to..]` (one vector move).
+#[inline(always)]
+fn copy16(src: &[u8], from: usize, out: &mut [u8], to: usize) {
+    let mut t = [0u8; 16];
+    t.copy_from_slice(&src[from..from + 16]);
+    out[to..to + 16].copy_from_slice(&t);
+}
+
+/// Copy 16 bytes within `out` from `from` to `to` (one vector move; the ranges may overlap
+/// only if `from + 16 <= to`, which every caller ensures, so the bytes read are final).
+#[inline(always)]
+fn copy16_within(out: &mut [u8], from: usize, to: usize) {
+    let mut t = [0u8; 16];
+    t.copy_from_slice(&out[from..from + 16]);
+    out[to..to + 16].copy_from_slice(&t);
+}
+
+/// Copy 8 bytes within `out` from `from` to `to` (`from + 8 <= to`, as for [`copy16_within`]).
+#[inline(always)]
+fn copy8_within(out: &mut [u8], from: usize, to: usize) {
+    let mut t = [0u8; 8];
+    t.copy_from_slice(&out[from..from + 8]);
+    out[to..to + 8].copy_from_slice(&t);
+}
+
 /// Copy `len` bytes within `out` from `op - dist` to `op` with LZ77 semantics (the source may
 /// overlap the destination). Bytes past `op + len` may be overwritten when `out` has room; the
 /// decoder writes them again later.
+///
+/// A match of at most [`WILD_MAX`] bytes with 16 bytes of room past it (all but the last few
+/// short matches of a stream) is copied in fixed-size moves, as LZ4's `LZ4_wildCopy`: 16 bytes
+/// at a time for distances of 16 and more, 8 for distances of 8 to 15; for shorter ones the
+/// first 8 bytes go one by one, after which the run repeats with a period
+/// `dist * ceil(8 / dist)` of at least 8, which 8-byte moves can copy. No call to `memmove`
+/// (a function call per match in wasm). Longer matches (runs in shuffled data) go through
+/// `memmove` in pieces that double, fewer and larger moves.
 #[inline(always)]
 pub(crate) fn copy_match(out: &mut [u8], op: usize, dist: usize, len: usize) {
     let from = op - dist;
-    if dist >= 16 && len <= 16 && op + 16 <= out.len() {
-        let mut t = [0u8; 16];
-        t.copy_from_slice(&out[from..from + 16]);
-        out[op..op + 16].copy_from_slice(&t);
+    if len <= WILD_MAX && op + len + 16 <= out.len() {
+        if dist >= 16 {
+            let mut i = 0;
+            while i < len {
+                copy16_within(out, from + i, op + i);
+                i += 16;
+            }
+        } else {
+            let (mut i, period) = if dist >= 8 {
+                (0, dist)
+            } else {
+                for k in 0..8 {
+                    out[op + k] = out[from + k];
+                }
+                (8, dist * 8usize.div_ceil(dist))
+            };
+            while i < len {
+                copy8_within(out, op + i - period, op + i);
+                i += 8;
+            }
+        }
     } else if dist >= len {
         out.copy_within(from..from + len, op);
     } else if dist == 1 {
@@ -59,16 +113,49 @@ pub fn decompress(input: &[u8], out: &mut [u8]) -> Option<usize> {
     let mut ip = 0usize;
     let mut op = 0usize;
     loop {
+        // The common sequence (C's LZ4 fast loop): under 15 literals and a match under 19
+        // bytes, with 32 input bytes and 64 output bytes of room. Its literals are followed by
+        // an offset (the last sequence, literals only, ends the input), 16 literal bytes are
+        // copied whatever the count, and a match from 16 or more bytes back in one or two
+        // 16-byte moves, all without a length loop.
+        if ip + 32 <= ilen && op + 64 <= olen {
+            let token = input[ip];
+            let (lit, ml) = ((token >> 4) as usize, (token & 15) as usize);
+            if lit < 15 && ml < 15 {
+                copy16(input, ip + 1, out, op);
+                ip += 1 + lit;
+                op += lit;
+                let dist = u16::from_le_bytes([input[ip], input[ip + 1]]) as usize;
+                ip += 2;
+                if dist == 0 || dist > op {
+                    return None;
+                }
+                let mlen = ml + 4;
+                if dist >= 16 {
+                    copy16_within(out, op - dist, op);
+                    if mlen > 16 {
+                        copy16_within(out, op - dist + 16, op + 16);
+                    }
+                } else {
+                    copy_match(out, op, dist, mlen);
+                }
+                op += mlen;
+                continue;
+            }
+        }
         let token = *input.get(ip)?;
         ip += 1;
         let mut lit = (token >> 4) as usize;
         if lit == 15 {
             lit = read_len(input, &mut ip, lit, olen)?;
         }
-        if lit <= 16 && ip + 16 <= ilen && op + 16 <= olen {
-            let mut t = [0u8; 16];
-            t.copy_from_slice(&input[ip..ip + 16]);
-            out[op..op + 16].copy_from_slice(&t);
+        if lit <= WILD_MAX && ip + lit + 16 <= ilen && op + lit + 16 <= olen {
+            // Literals in 16-byte moves, the excess rewritten later (`LZ4_wildCopy16`).
+            let mut i = 0;
+            while i < lit {
+                copy16(input, ip + i, out, op + i);
+                i += 16;
+            }
         } else {
             if ip + lit > ilen || op + lit > olen {
                 return None;
@@ -118,6 +205,31 @@ mod tests {
         assert_eq!(decompress(&[0x10, b'a', 2, 0, 0x00], &mut [0u8; 16]), None);
         // Truncated inside the offset.
         assert_eq!(decompress(&block[..5], &mut [0u8; 16]), None);
+    }
+
+    #[test]
+    fn copy_match_is_lz77_byte_by_byte() {
+        // Every distance up to 40 and length up to 80, far from the end of the output (the
+        // 16-byte moves) and right at it (the exact copies).
+        for dist in 1..=40usize {
+            for len in (1..=80usize).chain([100, 130, 300]) {
+                for room in [0usize, 1, 15, 16, 17, 64, 200] {
+                    let op = 50;
+                    let size = op + len + room;
+                    let mut out: Vec<u8> = (0..size).map(|i| (i * 37 + 11) as u8).collect();
+                    let mut want = out.clone();
+                    for i in 0..len {
+                        want[op + i] = want[op + i - dist];
+                    }
+                    copy_match(&mut out, op, dist, len);
+                    assert_eq!(
+                        out[..op + len],
+                        want[..op + len],
+                        "dist {dist} len {len} room {room}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -23,6 +23,13 @@ pub mod frame;
 pub mod header;
 pub mod lz4;
 mod msgpack;
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
+mod simd;
+#[cfg(target_arch = "x86_64")]
+mod simd_avx2;
 pub mod vlmeta;
 pub use decode::{block_dependencies, block_spans, decode_block, decode_chunk, decode_chunk_into};
 pub use encode::{encode_chunk, Codec, EncodeOptions, Filter, SplitMode};

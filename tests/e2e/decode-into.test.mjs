@@ -1,0 +1,53 @@
+// decodeChunkInto of the Node build (pkg/node): a Blosc2 chunk decoded into the caller's
+// Uint8Array (one copy out of wasm memory, no new buffer), on a chunk python-blosc2 wrote
+// (cf_lz4_shuffle.b2nd: float32, chunks 16x12 of blocks 8x6, LZ4 + SHUFFLE). Expected bytes
+// from the .npy written beside it, laid out as the chunk holds them (blocks in C order, each
+// block C-ordered); a target of the wrong length is refused before decoding and left as it
+// was; a damaged chunk is a DECODE error.
+
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fixtures, manifest, readNpy, repo, startServer } from "./lib.mjs";
+
+const require = createRequire(import.meta.url);
+let cw, server;
+
+before(async () => {
+  cw = require(path.join(repo, "pkg/node/chunkwise.js"));
+  server = await startServer({ root: fixtures, quiet: true });
+});
+after(async () => { await server?.stop(); });
+
+describe("decodeChunkInto (pkg/node)", () => {
+  test("writes a python-blosc2 chunk's values into the caller's buffer", async () => {
+    const f = manifest("blosc2").cf_lz4_shuffle;
+    const e = readNpy(path.join(fixtures, "blosc2", f.npy));
+    const arr = await cw.RemoteArray.open(`${server.url}blosc2/${f.file}`);
+    const chunk = await arr.getChunkBytes([0, 0]);
+    arr.close();
+    const [cr, cc] = f.chunks;
+    const [br, bc] = f.blocks;
+    const want = [];
+    for (let bi = 0; bi < cr / br; bi++) for (let bj = 0; bj < cc / bc; bj++)
+      for (let r = 0; r < br; r++) for (let c = 0; c < bc; c++) want.push(e.at(bi * br + r, bj * bc + c));
+    const target = new Uint8Array(4 * cr * cc);
+    assert.equal(cw.decodeChunkInto(chunk, target), target.length);
+    assert.deepEqual(Array.from(new Float32Array(target.buffer)), want);
+    // The wrong length: refused before decoding, the buffer untouched.
+    for (const len of [target.length - 1, target.length + 4]) {
+      const bad = new Uint8Array(len).fill(9);
+      assert.throws(() => cw.decodeChunkInto(chunk, bad), (err) => {
+        assert.ok(err instanceof cw.ChunkwiseError);
+        assert.equal(err.code, "INVALID_ARGUMENT", err.message);
+        assert.ok(err.message.includes(String(target.length)), err.message);
+        return true;
+      });
+      assert.ok(bad.every((b) => b === 9), "a refused target was written");
+    }
+    // A chunk cut short: a typed decode error.
+    assert.throws(() => cw.decodeChunkInto(chunk.subarray(0, chunk.length - 10), target),
+      (err) => err instanceof cw.ChunkwiseError && err.code === "DECODE");
+  });
+});
