@@ -147,15 +147,7 @@ async fn large_file_open_and_preview_take_two_round_trips() {
     let dir = std::env::temp_dir().join(format!("chunkwise-big2-{}", std::process::id()));
     let big = big_fixture(&dir);
     let npy = read_npy(&std::fs::read(big.with_extension("npy")).unwrap()).unwrap();
-    let server = spawn(ServeOptions {
-        root: dir.clone(),
-        port: 0,
-        quiet: true,
-        latency_ms: 40,
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let server = common::serve_dir_with_latency(dir.clone(), 40).await;
     let url = server.url(big.file_name().unwrap().to_str().unwrap());
     let arr = open_array(&url, vec![], OpenOptions::default())
         .await

@@ -362,11 +362,11 @@ async fn malformed_files_give_typed_errors() {
     server.shutdown().await;
 }
 
-/// A >8 MiB file written by h5py at test time: open plus a one-chunk read in few round
-/// trips, moving about one chunk's bytes beyond discovery; a contiguous dataset reads only
-/// the row blocks a selection touches.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn large_file_request_budget() {
+/// h5py's >8 MiB `big.h5` (`gen_hdf5.py --big`, seeded data, with `data.npy`) written at
+/// test time into a new directory, served with 10 ms of latency: round trips are waves of
+/// requests in flight, and a little latency keeps the requests of one batch in one wave on a
+/// loaded machine, as on any real network.
+async fn serve_big_h5() -> (tempfile::TempDir, native_harness::serve::ServerHandle) {
     let dir = tempfile::tempdir().unwrap();
     let venv = std::env::var("CHUNKWISE_VENV")
         .unwrap_or_else(|_| format!("{}/.cache/chunkwise/venv", std::env::var("HOME").unwrap()));
@@ -378,17 +378,16 @@ async fn large_file_request_budget() {
         .expect("the Python venv (scripts/setup.sh python) runs the fixture generator");
     assert!(status.success(), "gen_hdf5.py --big failed");
     assert!(std::fs::metadata(dir.path().join("big.h5")).unwrap().len() > 8 << 20);
-    let server = spawn(ServeOptions {
-        root: dir.path().to_path_buf(),
-        port: 0,
-        quiet: true,
-        // Round trips are waves of requests in flight: a little latency keeps the requests
-        // of one batch in one wave on a loaded machine, as on any real network.
-        latency_ms: 10,
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let server = common::serve_dir_with_latency(dir.path().to_path_buf(), 10).await;
+    (dir, server)
+}
+
+/// A >8 MiB file written by h5py at test time: open plus a one-chunk read in few round
+/// trips, moving about one chunk's bytes beyond discovery; a contiguous dataset reads only
+/// the row blocks a selection touches.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_file_request_budget() {
+    let (dir, server) = serve_big_h5().await;
     let url = server.url("big.h5");
 
     let npy = read_npy(&std::fs::read(dir.path().join("data.npy")).unwrap()).unwrap();
@@ -451,26 +450,7 @@ async fn large_file_request_budget() {
 /// the array written.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn store_get_reuses_the_head_of_a_large_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let venv = std::env::var("CHUNKWISE_VENV")
-        .unwrap_or_else(|_| format!("{}/.cache/chunkwise/venv", std::env::var("HOME").unwrap()));
-    let status = std::process::Command::new(format!("{venv}/bin/python"))
-        .arg(fixtures().join("gen_hdf5.py"))
-        .arg("--big")
-        .arg(dir.path())
-        .status()
-        .expect("the Python venv (scripts/setup.sh python) runs the fixture generator");
-    assert!(status.success(), "gen_hdf5.py --big failed");
-    assert!(std::fs::metadata(dir.path().join("big.h5")).unwrap().len() > 8 << 20);
-    let server = spawn(ServeOptions {
-        root: dir.path().to_path_buf(),
-        port: 0,
-        quiet: true,
-        latency_ms: 10,
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let (dir, server) = serve_big_h5().await;
     let url = server.url("big.h5");
     let npy = read_npy(&std::fs::read(dir.path().join("data.npy")).unwrap()).unwrap();
     let store = native_harness::source::open_store_cached(

@@ -1065,15 +1065,7 @@ async fn memory_cache_keeps_converted_chunks_uncompressed() {
 /// the arrays written.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_v2_array_opens_in_one_round_trip() {
-    let server = native_harness::serve::spawn(native_harness::serve::ServeOptions {
-        root: fixtures(),
-        port: 0,
-        quiet: true,
-        latency_ms: 40,
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let server = common::serve_dir_with_latency(fixtures(), 40).await;
     let url = server.url("zarr/v2.zarr");
     let npy = fixture_npy("v2_zlib.npy");
 

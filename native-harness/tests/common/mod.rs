@@ -99,10 +99,20 @@ pub fn versions() -> &'static std::path::Path {
 
 /// A quiet range server (`chunkwise serve`'s code) on 127.0.0.1, a free port, serving `root`.
 pub async fn serve_dir(root: std::path::PathBuf) -> native_harness::serve::ServerHandle {
+    serve_dir_with_latency(root, 0).await
+}
+
+/// [`serve_dir`] with `latency_ms` added before each answer (milliseconds), so that
+/// concurrent requests overlap and [`waves`] counts round trips.
+pub async fn serve_dir_with_latency(
+    root: std::path::PathBuf,
+    latency_ms: u64,
+) -> native_harness::serve::ServerHandle {
     native_harness::serve::spawn(native_harness::serve::ServeOptions {
         root,
         port: 0,
         quiet: true,
+        latency_ms,
         ..Default::default()
     })
     .await

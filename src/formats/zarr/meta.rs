@@ -77,6 +77,17 @@ pub fn warm_up() {
     });
 }
 
+/// [`warm_up`] once the host had a turn to send the requests started before it, for
+/// `futures::join!` beside them. In wasm that turn is a zero timer (`fetch` sends once the
+/// script yields); natively the requests run on the runtime's own tasks and the warm-up
+/// runs at once, with no timer, so that callers need no tokio time driver (the lib's unit
+/// tests run under `futures::executor`).
+pub async fn warm_up_in_flight() {
+    #[cfg(target_arch = "wasm32")]
+    crate::io::sleep::sleep(std::time::Duration::ZERO).await;
+    warm_up()
+}
+
 /// `zarrs`' typed metadata of an already parsed document.
 ///
 /// # Errors

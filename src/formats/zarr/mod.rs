@@ -318,12 +318,8 @@ impl ZarrArray {
                 store.metadata(&v3),
                 store.metadata(&v2),
                 store.metadata(&za),
-                // Runs while the requests are in flight: after the host had a turn to send
-                // them (a zero timer: in wasm, `fetch` sends once the script yields).
-                async {
-                    crate::io::sleep::sleep(std::time::Duration::ZERO).await;
-                    meta::warm_up()
-                }
+                // Runs while the requests are in flight.
+                meta::warm_up_in_flight()
             );
             // A v3 node's answer decides; the v2 answers matter only without one.
             v3_doc?;
@@ -1118,10 +1114,7 @@ pub async fn list_nodes(store: &ZarrStore) -> Result<Vec<Node>, ZarrError> {
             store.metadata("zarr.json"),
             store.metadata(".zmetadata"),
             // Runs while the requests are in flight (see `ZarrArray::open`).
-            async {
-                crate::io::sleep::sleep(std::time::Duration::ZERO).await;
-                meta::warm_up()
-            }
+            meta::warm_up_in_flight()
         );
         root?;
         Some(zmetadata)
