@@ -24,6 +24,12 @@ pub(crate) struct Assembler<'a> {
 impl<'a> Assembler<'a> {
     /// A zeroed result of [`Plan::result_bytes`] bytes for the touched chunks of `plan`.
     pub(crate) fn new(plan: &'a Plan, opts: &'a ReadOptions<'a>) -> Assembler<'a> {
+        // The result first, before the small bookkeeping below: a read in windows frees a
+        // result and allocates one of the same size next, and small allocations made first
+        // could take the start of the freed block (the allocator splits it), so that the new
+        // result no longer fits there and wasm memory, which never shrinks, grows by a whole
+        // window (tests/e2e/window.test.mjs).
+        let out = vec![0u8; plan.result_bytes()];
         let refs = plan.chunks();
         let at = refs
             .iter()
@@ -35,7 +41,7 @@ impl<'a> Assembler<'a> {
             filled: vec![false; refs.len()],
             refs,
             at,
-            out: vec![0u8; plan.result_bytes()],
+            out,
             done: 0,
             opts,
         }
