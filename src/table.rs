@@ -315,6 +315,7 @@ impl RemoteTable {
         let read_options = ReadOptions {
             progress: None,
             cancel: options.cancel.clone(),
+            ..Default::default()
         };
         let data = mask.read(&Selection::all(), &read_options).await?;
         let live = LiveRows::new(data.data.iter().map(|&b| b != 0).collect());
@@ -410,6 +411,7 @@ impl RemoteTable {
                         let opts = ReadOptions {
                             progress: Some(&report),
                             cancel: options.cancel.clone(),
+                            ..Default::default()
                         };
                         arr.read(selection, &opts).await
                     }

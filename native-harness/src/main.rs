@@ -720,6 +720,7 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                     let read_options = ReadOptions {
                         progress: Some(&bar),
                         cancel: None,
+                        ..Default::default()
                     };
                     let reading = arr.read(&sel, &read_options);
                     tokio::pin!(reading);

@@ -587,6 +587,7 @@ async fn columns_are_read_concurrently() {
     let progress = ReadOptions {
         progress: Some(&record),
         cancel: None,
+        ..Default::default()
     };
     let got = table.read_rows(150, 250, None, &progress).await.unwrap();
     let t = h5.traffic().since(before);

@@ -29,7 +29,16 @@ impl<'a> Assembler<'a> {
         // could take the start of the freed block (the allocator splits it), so that the new
         // result no longer fits there and wasm memory, which never shrinks, grows by a whole
         // window (tests/e2e/window.test.mjs).
-        let out = vec![0u8; plan.result_bytes()];
+        let n = plan.result_bytes();
+        let given = opts.result_buffer.lock().ok().and_then(|mut b| b.take());
+        let out = match given {
+            Some(mut v) if v.capacity() >= n && v.capacity() / 2 <= n => {
+                v.clear();
+                v.resize(n, 0);
+                v
+            }
+            _ => vec![0u8; n],
+        };
         let refs = plan.chunks();
         let at = refs
             .iter()

@@ -82,6 +82,12 @@ pub struct ReadOptions<'a> {
     pub progress: Option<&'a dyn Fn(Progress)>,
     /// Checked between steps.
     pub cancel: Option<CancelFlag>,
+    /// A buffer the read may take for its result instead of allocating one: used when its
+    /// capacity holds the result and is at most twice it (contents overwritten). JS
+    /// `readInto` hands each read the previous one's result, so that a read in windows keeps
+    /// one block of wasm memory rather than freeing and allocating a window each time, which
+    /// the allocator may not fit back in the same place (wasm memory never shrinks).
+    pub result_buffer: std::sync::Mutex<Option<Vec<u8>>>,
 }
 
 /// The result of a read: elements in C order, in the array's stored dtype and byte order.
@@ -595,6 +601,7 @@ mod tests {
         let opts = ReadOptions {
             progress: Some(progress),
             cancel: None,
+            ..Default::default()
         };
         read(&reader, &Selection::all(), &opts).await
     }

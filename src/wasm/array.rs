@@ -122,6 +122,9 @@ export interface ReadResult {
 #[wasm_bindgen]
 pub struct RemoteArray {
     inner: Option<Rc<crate::array::RemoteArray>>,
+    /// The last `readInto` result buffer, handed to the next `readInto` (see
+    /// [`ReadOptions::result_buffer`]).
+    spare: Rc<std::cell::RefCell<Option<Vec<u8>>>>,
 }
 
 impl RemoteArray {
@@ -129,6 +132,7 @@ impl RemoteArray {
     pub(crate) fn from_inner(inner: crate::array::RemoteArray) -> RemoteArray {
         RemoteArray {
             inner: Some(Rc::new(inner)),
+            spare: Default::default(),
         }
     }
 }
@@ -285,6 +289,7 @@ impl RemoteArray {
         let inner = result.map_err(|e| super::abort::operation_error(&e, signal.as_ref()))?;
         Ok(RemoteArray {
             inner: Some(Rc::new(inner)),
+            spare: Default::default(),
         })
     }
 
@@ -485,12 +490,16 @@ impl RemoteArray {
             Ok(j) => j,
             Err(e) => return Ok(js_sys::Promise::reject(&e)),
         };
+        let mut job = job;
+        job.result_buffer = self.spare.borrow_mut().take();
+        let spare = self.spare.clone();
         Ok(wasm_bindgen_futures::future_to_promise(async move {
             let mut data = job.run().await?;
             data.dtype.make_little_endian(&mut data.data);
             let dt = data.dtype.to_little_endian();
             super::typed::copy_into(&target, dt, &data.data)?;
-            drop(std::mem::take(&mut data.data));
+            // Kept for the next readInto (wasm memory is not given back anyway).
+            *spare.borrow_mut() = Some(std::mem::take(&mut data.data));
             let o = result_object(target, &data.shape, dt)?;
             js_sys::Reflect::set(
                 &o,
@@ -505,6 +514,7 @@ impl RemoteArray {
     /// Later calls throw.
     pub fn close(&mut self) {
         self.inner.take();
+        self.spare.borrow_mut().take();
     }
 }
 
@@ -574,6 +584,8 @@ struct ReadJob {
     limit: Option<std::time::Duration>,
     signal: Option<web_sys::AbortSignal>,
     on_progress: Option<js_sys::Function>,
+    /// A buffer the read may take for its result (`readInto`'s previous result).
+    result_buffer: Option<Vec<u8>>,
 }
 
 /// What a [`ReadJob`] reads.
@@ -619,6 +631,7 @@ impl RemoteArray {
             limit,
             signal: get_opt(options, "signal").map(|s| s.unchecked_into()),
             on_progress: get_opt(options, "onProgress").and_then(|f| f.dyn_into().ok()),
+            result_buffer: None,
         })
     }
 }
@@ -651,12 +664,14 @@ impl ReadJob {
             limit,
             signal,
             on_progress,
+            result_buffer,
         } = self;
         let cancel = CancelFlag::new();
         let progress = super::progress_callback(on_progress);
         let ropts = ReadOptions {
             progress: Some(&progress),
             cancel: Some(cancel.clone()),
+            result_buffer: std::sync::Mutex::new(result_buffer),
         };
         let location = inner.source_info().location.clone();
         let read = async {

@@ -215,6 +215,7 @@ impl RemoteTable {
             let ropts = ReadOptions {
                 progress: Some(&progress),
                 cancel: Some(cancel.clone()),
+                ..Default::default()
             };
             let read = inner.read_rows(start, stop, columns.as_deref(), &ropts);
             let read = cancellable(read, signal.as_ref(), cancel);
