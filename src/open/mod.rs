@@ -138,7 +138,6 @@ mod without_zarr {
     }
 }
 
-/// The first 8 bytes in hex, for the message of a source of no known format.
 /// Bytes of a `.b2nd` frame's end asked together with its head on a cold open: its offsets
 /// chunk and trailer live there ([`crate::formats::b2nd`]), so a large frame opens in one
 /// round trip rather than two. 16 KiB holds the offsets of about 2,000 chunks stored raw
@@ -167,6 +166,7 @@ fn b2nd_tail_bytes(location: &str) -> u64 {
     }
 }
 
+/// The first 8 bytes in hex, for the message of a source of no known format.
 fn magic(head: &[u8]) -> String {
     head.iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
