@@ -44,6 +44,8 @@ if [ "${1:-}" != "--native-only" ]; then
   # nothing the end-to-end checks measure.
   export CHUNKWISE_BIN="${CARGO_TARGET_DIR:-$here/target}/debug/chunkwise"
   run bash -c "cd tests/e2e && node --test"
+  step "the edge chunk service in workerd (www/worker: npm ci, npm test)"
+  run bash -c "cd www/worker && npm ci --silent --no-audit --no-fund && npm test"
   step "the package's TypeScript declarations (tsc --strict: README snippets, every API)"
   run scripts/check-types.sh
   step "the packed package in fresh Vite, webpack, esbuild and Node projects"

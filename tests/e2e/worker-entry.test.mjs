@@ -13,7 +13,7 @@
 //   requests; the main entry and the worker entry filling one cache at once (the cache's Web
 //   Locks across page and worker), then both reading it warm; a cacheStore object of the
 //   page, reached by message, likewise.
-// (tests/e2e/worker.test.mjs is the workerd example, not this.)
+// (www/worker is the workerd service, not this.)
 
 import assert from "node:assert/strict";
 import fs from "node:fs";

@@ -1,0 +1,116 @@
+// What the isolate keeps between requests: opened arrays and stores (shared per source and
+// path), requests in flight (single-flight: identical concurrent requests share one read),
+// and encoded responses (a least-recently-used map bounded in bytes).
+
+import { stats } from "./stats.mjs";
+
+/** The package's classes, given by worker.mjs (workerd resolves a bare `chunkwise` import
+ *  only from a module at the root of the bundle, so this module does not import it). */
+let lib = null;
+
+/** Gives this module the package: `{ RemoteArray, RemoteStore, cacheApiStore }`. */
+export function useChunkwise(classes) {
+  lib = classes;
+}
+
+/** Opens in progress or done, by kind, source and path: promises, so concurrent first
+ *  requests share one open; a failed open is dropped so the next request tries again. */
+const opens = new Map();
+/** One Cache API store per cache name: opens given the same store share one coordinator. */
+const stores = new Map();
+
+function openOptions(settings, path, mutable, src) {
+  const o = { timeoutMs: settings.timeoutMs };
+  if (path !== undefined) o.path = path;
+  if (settings.cache === "disk") {
+    let s = stores.get(settings.cacheName);
+    if (!s) stores.set(settings.cacheName, (s = lib.cacheApiStore(settings.cacheName)));
+    Object.assign(o, { cache: "disk", cacheStore: s });
+  }
+  // The core checks a standalone frame's identity at open when told it may change; HDF5,
+  // Zarr and containers are always checked against their record at each answer instead
+  // (SOURCE_CHANGED), and refuse the option.
+  if (mutable && /\.b2nd$/i.test(new URL(src).pathname)) o.assumeImmutable = false;
+  return o;
+}
+
+/** The array at (`src`, `path`), opened once per isolate. */
+export function openArray(settings, src, path, mutable) {
+  return shared(["array", src, path ?? null], () => lib.RemoteArray.open(src, openOptions(settings, path, mutable, src)));
+}
+
+/** The store (HDF5 file, Zarr store, .b2z) at `src`, opened once per isolate. */
+export function openStore(settings, src, mutable) {
+  return shared(["store", src], () => lib.RemoteStore.open(src, openOptions(settings, undefined, false, src)));
+}
+
+function shared(keyParts, open) {
+  const key = JSON.stringify(keyParts);
+  let p = opens.get(key);
+  if (p) {
+    stats.opens.shared++;
+    return p;
+  }
+  stats.opens.started++;
+  p = open();
+  opens.set(key, p);
+  p.catch(() => {
+    stats.opens.failed++;
+    if (opens.get(key) === p) opens.delete(key);
+  });
+  return p;
+}
+
+/** Reads in flight by response tag. */
+const flights = new Map();
+
+/**
+ * Runs `make()` for `key` unless an identical request is in flight, which is then joined.
+ * Resolves to `{ value, joined }`.
+ */
+export async function singleFlight(key, make) {
+  const running = flights.get(key);
+  if (running) {
+    stats.singleFlight.joins++;
+    return { value: await running, joined: true };
+  }
+  stats.singleFlight.leaders++;
+  const p = make();
+  flights.set(key, p);
+  try {
+    return { value: await p, joined: false };
+  } finally {
+    flights.delete(key);
+  }
+}
+
+/** Encoded responses by tag: `{ body: Uint8Array, headers }`, least recently used first. */
+const responses = new Map();
+let responseBytes = 0;
+
+/** The response held for `tag` (now the most recently used), or undefined. */
+export function cachedResponse(tag) {
+  const hit = responses.get(tag);
+  if (hit) {
+    responses.delete(tag);
+    responses.set(tag, hit);
+  }
+  return hit;
+}
+
+/** Keeps `entry` for `tag`, dropping the least recently used beyond `limit` bytes. */
+export function keepResponse(tag, entry, limit) {
+  const size = entry.body.byteLength;
+  if (size > limit / 4) return; // one response never takes over the cache
+  if (responses.has(tag)) return;
+  responses.set(tag, entry);
+  responseBytes += size;
+  for (const [k, v] of responses) {
+    if (responseBytes <= limit) break;
+    responses.delete(k);
+    responseBytes -= v.body.byteLength;
+  }
+}
+
+/** Bytes of encoded responses held. */
+export const responseCacheBytes = () => responseBytes;
