@@ -21,9 +21,10 @@ import { notModified, publicUrl, strongEtag } from "./src/etag.mjs";
 import { corsHeaders, describe, HttpError, preflight } from "./src/http.mjs";
 import { chunksTouched, itemSize, parseSelection, SelectionError } from "./src/selection.mjs";
 import { readSettings } from "./src/settings.mjs";
-import { cachedResponse, keepResponse, openArray, openStore, singleFlight, useChunkwise } from "./src/sources.mjs";
+import { arrayHeld, cachedResponse, keepResponse, openArray, openStore, singleFlight, useChunkwise } from "./src/sources.mjs";
 import { countResponse, serverTiming, snapshot, stats } from "./src/stats.mjs";
 import { installUpstream, refusal } from "./src/upstream.mjs";
+import { coreTurn } from "./src/contexts.mjs";
 
 chunkwise.initSync({ module: wasmModule });
 useChunkwise({ RemoteArray: chunkwise.RemoteArray, RemoteStore: chunkwise.RemoteStore, cacheApiStore });
@@ -92,8 +93,10 @@ function cacheControl(settings, src) {
  */
 async function payload(request, settings, src, path, plan, t0) {
   const mutable = settings.mutable.has(new URL(src).origin);
+  // The request that starts the open counts the open's requests as its own.
+  const opening = !arrayHeld(src, path);
   const arr = await openArray(settings, src, path, mutable);
-  const before = arr.traffic;
+  const before = opening ? { requests: 0, bytes: 0 } : arr.traffic;
   const { tagParts, produce } = plan(arr);
   const etag = await strongEtag([...identityOf(arr, src), path ?? null, ...tagParts]);
   const base = { etag, "cache-control": cacheControl(settings, src) };
@@ -177,11 +180,11 @@ function chunkRoute(arr, q, settings) {
       const opts = { timeoutMs: settings.timeoutMs };
       if (format === "blosc2") {
         const r0 = performance.now();
-        const body = await arr.getChunkBlosc2(c, opts);
+        const body = await coreTurn(() => arr.getChunkBlosc2(c, opts));
         return { body, readMs: performance.now() - r0, encodeMs: 0, headers: { "content-type": "application/x-blosc2-chunk", ...shapeHeaders(chunks, arr.dtype.replace(/^>/, "<"), 0) } };
       }
       const r0 = performance.now();
-      const { data, shape: cs, dtype, missingChunks } = await arr.getChunk(c, opts);
+      const { data, shape: cs, dtype, missingChunks } = await coreTurn(() => arr.getChunk(c, opts));
       const readMs = performance.now() - r0;
       const body = rawBytes(data, dtype);
       if (!body) throw new HttpError(422, "UNSUPPORTED", `format=raw needs fixed-size elements; ${dtype} reads as JS values: use /v1/slice?format=json`);
@@ -198,7 +201,7 @@ function sliceRoute(arr, q, settings) {
     tagParts: ["slice", select, format],
     produce: async () => {
       const r0 = performance.now();
-      const { data, shape, dtype, missingChunks } = await arr.read(select, { timeoutMs: settings.timeoutMs });
+      const { data, shape, dtype, missingChunks } = await coreTurn(() => arr.read(select, { timeoutMs: settings.timeoutMs }));
       const readMs = performance.now() - r0;
       const headers = shapeHeaders(shape, dtype, missingChunks);
       let body;
@@ -234,7 +237,7 @@ function previewRoute(arr, q, settings) {
     tagParts: ["preview", select, "png", cmap, vmin ?? null, vmax ?? null],
     produce: async () => {
       const r0 = performance.now();
-      const { data, shape, missingChunks } = await arr.read(select, { timeoutMs: settings.timeoutMs });
+      const { data, shape, missingChunks } = await coreTurn(() => arr.read(select, { timeoutMs: settings.timeoutMs }));
       const readMs = performance.now() - r0;
       const opts = { cmap, maxPixels: settings.maxPngPixels };
       if (vmin !== undefined) opts.vmin = vmin;
@@ -330,7 +333,10 @@ async function handle(request, env) {
 }
 
 export default {
-  /** @param {Request} request @param {Record<string, string>} env */
+  /**
+   * @param {Request} request
+   * @param {Record<string, string>} env
+   */
   fetch(request, env) {
     return handle(request, env);
   },

@@ -2,6 +2,7 @@
 // path), requests in flight (single-flight: identical concurrent requests share one read),
 // and encoded responses (a least-recently-used map bounded in bytes).
 
+import { coreTurn } from "./contexts.mjs";
 import { stats } from "./stats.mjs";
 
 /** The package's classes, given by worker.mjs (workerd resolves a bare `chunkwise` import
@@ -34,14 +35,19 @@ function openOptions(settings, path, mutable, src) {
   return o;
 }
 
+/** Whether the array at (`src`, `path`) is opened or being opened in this isolate. */
+export function arrayHeld(src, path) {
+  return opens.has(JSON.stringify(["array", src, path ?? null]));
+}
+
 /** The array at (`src`, `path`), opened once per isolate. */
 export function openArray(settings, src, path, mutable) {
-  return shared(["array", src, path ?? null], () => lib.RemoteArray.open(src, openOptions(settings, path, mutable, src)));
+  return shared(["array", src, path ?? null], () => coreTurn(() => lib.RemoteArray.open(src, openOptions(settings, path, mutable, src))));
 }
 
 /** The store (HDF5 file, Zarr store, .b2z) at `src`, opened once per isolate. */
 export function openStore(settings, src, mutable) {
-  return shared(["store", src], () => lib.RemoteStore.open(src, openOptions(settings, undefined, false, src)));
+  return shared(["store", src], () => coreTurn(() => lib.RemoteStore.open(src, openOptions(settings, undefined, false, src))));
 }
 
 function shared(keyParts, open) {

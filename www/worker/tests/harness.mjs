@@ -112,8 +112,9 @@ export function timing(headers) {
     const [name, ...params] = part.trim().split(";");
     const m = { dur: undefined, desc: undefined };
     for (const p of params) {
-      const [k, v] = p.split("=");
-      m[k.trim()] = k.trim() === "dur" ? Number(v) : v?.replace(/^"|"$/g, "");
+      const i = p.indexOf("=");
+      const k = (i < 0 ? p : p.slice(0, i)).trim(), v = i < 0 ? undefined : p.slice(i + 1).trim();
+      m[k] = k === "dur" ? Number(v) : v?.replace(/^"|"$/g, "");
     }
     if (name) out[name] = m;
   }
