@@ -44,6 +44,9 @@ pub enum Error {
     /// `cacheUsage`, `chunkwise cache`); reads never fail for it (a failing store is a miss).
     #[error("{0}")]
     Cache(crate::cache::backend::BackendError),
+    /// A preview that cannot be rendered ([`crate::render::RenderError`]).
+    #[error(transparent)]
+    Render(#[from] crate::render::RenderError),
 }
 
 impl Error {
@@ -81,6 +84,7 @@ impl Error {
             Error::ChunkTrace(_) => "CHUNK_TRACE",
             Error::Stale { .. } => "STALE",
             Error::Cache(_) => "CACHE",
+            Error::Render(e) => e.code(),
         }
     }
 }

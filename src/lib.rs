@@ -17,11 +17,13 @@
 //! - [`array`]: [`array::RemoteArray`], the format-agnostic handle users read from.
 //! - [`store`]: [`store::RemoteStore`], a container opened once whose arrays share its caches.
 //! - [`table`]: [`table::RemoteTable`], rows over column arrays (CTable, record dataset, group).
+//! - [`render`]: 2-D selections as PNG previews through a colour map.
 //! - [`partition`] and [`chunk_trace`]: pure logic for tape tiering and the HDF5 chunk cache.
 
 pub mod array;
 pub mod attrs;
 pub mod cache;
+pub mod chunk_export;
 pub mod chunk_trace;
 pub mod codec;
 pub mod dtype;
@@ -34,6 +36,7 @@ pub mod open;
 pub mod partition;
 pub mod pipeline;
 pub mod reference;
+pub mod render;
 pub mod selection;
 pub mod store;
 pub mod table;

@@ -11,6 +11,7 @@ pub mod cache_cli;
 pub mod chunk_trace_cli;
 pub mod numpy_print;
 pub mod partition_cli;
+pub mod preview_cli;
 pub mod progress;
 pub mod serve;
 pub mod source;

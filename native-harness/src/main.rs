@@ -1,4 +1,4 @@
-//! The `chunkwise` command line: `serve`, `ls`, `read`, `info`, `attrs`, `chunks`, `bench`,
+//! The `chunkwise` command line: `serve`, `ls`, `read`, `preview`, `info`, `attrs`, `chunks`, `bench`,
 //! `partition`, `resolve`, `chunk-trace`, `cache`. Output contracts: `read` prints one JSON line
 //! `{"shape":[..],"dtype":"<f8","requests":N,"bytes":N,"missing_chunks":N}` (`missing_chunks`:
 //! Zarr chunks absent from the store, read as the fill value; 0 for other formats); errors print
@@ -36,6 +36,12 @@ const READ_EXAMPLES: &str = "Examples:
   chunkwise read data.h5 --path /data --select \"0:100\" --cache disk --cache-dir /tmp/cw
   chunkwise read https://example.org/a.b2nd --header \"Authorization: Bearer abc\" --timeout 30
   chunkwise read http://127.0.0.1:8000/tables.h5 --path /run/table --columns id,tag --select \"0:100\" --out rows.npy";
+
+const PREVIEW_EXAMPLES: &str = "Examples:
+  chunkwise preview http://127.0.0.1:8000/sample/field2d_f4.b2nd --select \"0:128, :\" --out field.png
+  chunkwise preview data.h5 --path /group/temperature --select \"0, :, :\" --out t.png --cmap magma --vmin -5 --vmax 30
+
+The image has one pixel per element, row 0 at the top; NaN and infinities are transparent.";
 
 const INFO_EXAMPLES: &str = "Examples:
   chunkwise info http://127.0.0.1:8000/sample/field2d_f4.b2nd
@@ -241,6 +247,34 @@ enum Command {
         /// this is still read whole. Array reads only.
         #[arg(long, value_name = "BYTES")]
         max_merged_bytes: Option<u64>,
+    },
+    /// Render a 2-D selection (size-1 dimensions aside) as a PNG file through a colour map:
+    /// one pixel per element, row 0 on top, vmin/vmax by default the finite minimum and
+    /// maximum, NaN and infinities transparent. Source options as `read`. Prints
+    /// {"shape","dtype","cmap","vmin","vmax","requests","bytes","png_bytes"} as one JSON line.
+    #[command(after_help = PREVIEW_EXAMPLES)]
+    Preview {
+        #[command(flatten)]
+        src: SourceArgs,
+        /// numpy-like selection giving a 2-D result, e.g. "0, :, :" (default: everything).
+        #[arg(long, default_value = "", allow_hyphen_values = true)]
+        select: String,
+        /// The PNG file to write.
+        #[arg(long)]
+        out: PathBuf,
+        /// Colour map: viridis, gray, magma, inferno, plasma or RdBu.
+        #[arg(long, default_value = "viridis")]
+        cmap: String,
+        /// Value at the map's first entry (default: the smallest finite value).
+        #[arg(long, allow_hyphen_values = true)]
+        vmin: Option<f64>,
+        /// Value at the map's last entry (default: the largest finite value).
+        #[arg(long, allow_hyphen_values = true)]
+        vmax: Option<f64>,
+        /// Largest image in pixels (rows x columns); above it the command fails with
+        /// INVALID_SELECTION before reading.
+        #[arg(long, default_value_t = chunkwise::render::DEFAULT_MAX_PIXELS)]
+        max_pixels: u64,
     },
     /// Show what discovery finds: shape, dtype, chunks, codecs (--json also "requests",
     /// "bytes", "cache_status": created, reused or invalidated, and "dims" when the source
@@ -562,6 +596,7 @@ async fn run(cli: Cli) -> Result<(), chunkwise::Error> {
         | Command::Info { src, .. }
         | Command::Chunks { src, .. }
         | Command::Attrs { src }
+        | Command::Preview { src, .. }
         | Command::Reference { src, .. } => (src.deadline()?, src.source.clone()),
         _ => (None, String::new()),
     };
@@ -937,6 +972,41 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             } else {
                 print!("{}", native_harness::tree::format_tree(&nodes));
             }
+            Ok(())
+        }
+        Command::Preview {
+            src,
+            select,
+            out,
+            cmap,
+            vmin,
+            vmax,
+            max_pixels,
+        } => {
+            let render = chunkwise::render::RenderOptions {
+                cmap: chunkwise::render::colormap_named(&cmap)?,
+                vmin,
+                vmax,
+                max_pixels,
+            };
+            let coordinator = src.coordinator()?;
+            let req = native_harness::preview_cli::PreviewRequest {
+                source: &src.source,
+                headers: src.request_headers()?,
+                options: OpenOptions {
+                    cache: coordinator.policy(),
+                    path: src.path.clone(),
+                    cache_key: src.cache_key.clone(),
+                    ..Default::default()
+                },
+                select: &select,
+                render,
+            };
+            let done = native_harness::preview_cli::preview(req, coordinator).await?;
+            std::fs::write(&out, &done.png).map_err(|e| {
+                chunkwise::Error::InvalidArgument(format!("{}: {e}", out.display()))
+            })?;
+            println!("{}", done.line);
             Ok(())
         }
         Command::Attrs { src } => {

@@ -102,6 +102,9 @@ export interface ArrayInfo {
 /** One value of a record member, string or nested record (see ReadResult). */
 export type RecordValue = number | bigint | boolean | string | RecordValue[] |
   { [field: string]: RecordValue };
+/** The source object an array was opened on (`RemoteArray.identity`): its URL without
+ *  query and user info, size in bytes and HTTP validators (null when not sent). */
+export interface SourceIdentity { url: string; len: number; etag: string | null; lastModified: string | null; }
 /** Requests and body bytes that reached the network since open (cache hits never count). */
 export interface Traffic { requests: number; bytes: number; roundTrips: number; }
 "#;
@@ -465,6 +468,69 @@ impl RemoteArray {
                 None => JsValue::NULL,
             })
         }))
+    }
+
+    /// Chunk `coords` (as for `getChunk`) as one C-Blosc2 chunk (a 32-byte header, then
+    /// blocks: what C-Blosc2's `blosc2_decompress`, python-blosc2's `blosc2.decompress2` or
+    /// this package's `decodeChunk` decode) holding the whole chunk in C order, the full
+    /// chunk shape (`chunks`) even for an edge chunk, as the format stores it. A `.b2nd`
+    /// array's stored chunk as it is (not re-encoded; one request, never cached; elements in
+    /// the frame's byte order); any other format's decoded chunk (a chunk not stored: its
+    /// fill values) encoded by chunkwise's Blosc2 encoder as the payload cache does (LZ4,
+    /// SHUFFLE; elements little-endian). Resolves to a `Uint8Array`. Rejects as `getChunk`;
+    /// `signal` and `timeoutMs` as `read`.
+    #[wasm_bindgen(js_name = getChunkBlosc2, unchecked_return_type = "Promise<Uint8Array>")]
+    pub fn get_chunk_blosc2(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number[]")] coords: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ReadOptions")] options: JsValue,
+    ) -> Result<js_sys::Promise, JsValue> {
+        let job = match self.chunk_job(&coords, &options) {
+            Ok(j) => j,
+            Err(e) => return Ok(js_sys::Promise::reject(&e)),
+        };
+        Ok(wasm_bindgen_futures::future_to_promise(async move {
+            let ReadJob {
+                inner,
+                what,
+                limit,
+                signal,
+                ..
+            } = job;
+            let ReadWhat::Chunk(coords) = what else {
+                unreachable!("a chunk job")
+            };
+            let cancel = CancelFlag::new();
+            let ropts = ReadOptions {
+                cancel: Some(cancel.clone()),
+                ..Default::default()
+            };
+            let location = inner.source_info().location.clone();
+            let got = cancellable(inner.chunk_blosc2(&coords, &ropts), signal.as_ref(), cancel);
+            let got = crate::io::deadline::operation(limit, &location, got)
+                .await
+                .map_err(|e| super::abort::operation_error(&e, signal.as_ref()))?;
+            Ok(js_sys::Uint8Array::from(&got[..]).into())
+        }))
+    }
+
+    /// The identity of the source object this array was opened on, for validators such as
+    /// strong ETags: `{ url, len, etag, lastModified }`, `url` without its query and user
+    /// info (never a credential), `len` its size in bytes, `etag` and `lastModified` the
+    /// server's validators as it sent them (null when it sent none, and for local files).
+    /// For a Zarr array, the object opened is its metadata (`zarr.json` or `.zarray`).
+    #[wasm_bindgen(getter, unchecked_return_type = "SourceIdentity")]
+    pub fn identity(&self) -> Result<JsValue, JsValue> {
+        let inner = self.inner()?;
+        let s = inner.source_info();
+        let o = js_sys::Object::new();
+        let url = crate::io::url::public_url(&s.location);
+        js_sys::Reflect::set(&o, &"url".into(), &url.into())?;
+        js_sys::Reflect::set(&o, &"len".into(), &(s.len as f64).into())?;
+        let opt = |v: &Option<String>| v.as_deref().map_or(JsValue::NULL, JsValue::from);
+        js_sys::Reflect::set(&o, &"etag".into(), &opt(&s.etag))?;
+        js_sys::Reflect::set(&o, &"lastModified".into(), &opt(&s.last_modified))?;
+        Ok(o.into())
     }
 
     /// Reads a selection into `target`, a typed array of the class and length the result has

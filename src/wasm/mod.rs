@@ -22,6 +22,7 @@ mod attrs;
 pub mod cache;
 mod chunk_trace;
 pub mod partition;
+mod render;
 mod store;
 mod table;
 mod typed;
@@ -35,6 +36,7 @@ pub use chunk_trace::{
     simulate_chunk_cache,
 };
 pub use partition::{diff_js, partition_js, resolve_js, KeyResolver};
+pub use render::render_png;
 pub use store::RemoteStore;
 pub use table::RemoteTable;
 

@@ -1,0 +1,495 @@
+//! Previews: a 2-D numeric selection rendered through a colour map into a PNG file, the same
+//! picture on every host (`chunkwise preview`, JS `renderPng`, the edge service's
+//! `/v1/preview.png`).
+//!
+//! The rule, as the preview page (`www/plot.js`, `www/colormaps.js`) and matplotlib's
+//! `imshow` apply it: each value v becomes t = (v - vmin) / (vmax - vmin) (0.5 when
+//! vmax <= vmin, so constant data takes the middle of the map), t picks the entry
+//! [`colormap::lut_index`] of the map (clamped at its ends) and the pixel is that colour,
+//! opaque. NaN and infinite values are transparent pixels (RGBA 0, 0, 0, 0). vmin and vmax
+//! default to the smallest and largest finite value. Row 0 of the array is the top row of the
+//! image, column 0 its left column.
+
+pub mod colormap;
+pub mod png;
+
+pub use colormap::Colormap;
+
+use crate::dtype::{ByteOrder, DType, Kind};
+
+/// Pixel limit of a preview when the caller names none: 4096 x 4096 (16,777,216 pixels, a
+/// 64 MiB RGBA buffer before compression).
+pub const DEFAULT_MAX_PIXELS: u64 = 4096 * 4096;
+
+/// How to render: colour map, value range, pixel limit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RenderOptions {
+    /// The colour map (default viridis).
+    pub cmap: Colormap,
+    /// Value at the map's first entry; `None`: the smallest finite value.
+    pub vmin: Option<f64>,
+    /// Value at the map's last entry; `None`: the largest finite value.
+    pub vmax: Option<f64>,
+    /// Largest image allowed, in pixels (rows x columns); default [`DEFAULT_MAX_PIXELS`].
+    pub max_pixels: u64,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions {
+            cmap: Colormap::Viridis,
+            vmin: None,
+            vmax: None,
+            max_pixels: DEFAULT_MAX_PIXELS,
+        }
+    }
+}
+
+/// Why a preview was refused. Codes ([`crate::Error::code`]): `INVALID_SELECTION` for
+/// [`RenderError::TooManyPixels`] (the code of every size limit, as a read over its result
+/// limit), `INVALID_ARGUMENT` for the rest.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RenderError {
+    /// The shape is not 2-D once its size-1 dimensions are dropped.
+    #[error("a preview needs a 2-D selection (size-1 dimensions aside); shape {shape:?} is {rank}-D after dropping them")]
+    Rank {
+        /// The shape given.
+        shape: Vec<u64>,
+        /// Its rank without size-1 dimensions.
+        rank: usize,
+    },
+    /// A dimension of size zero: no pixel to show.
+    #[error("a preview needs at least one row and one column; shape {shape:?} is empty")]
+    Empty {
+        /// The shape given.
+        shape: Vec<u64>,
+    },
+    /// The image has more pixels than the limit.
+    #[error("a preview of {rows} x {cols} = {pixels} pixels exceeds the limit of {limit} pixels (maxPixels, --max-pixels)")]
+    TooManyPixels {
+        /// Image rows.
+        rows: u64,
+        /// Image columns.
+        cols: u64,
+        /// rows x columns.
+        pixels: u128,
+        /// The limit in force.
+        limit: u64,
+    },
+    /// A dtype that has no single real value per element.
+    #[error("a preview shows numbers and bools; dtype {dtype} is not one")]
+    DType {
+        /// The dtype given.
+        dtype: String,
+    },
+    /// Data whose length does not match the shape and dtype.
+    #[error("{got} bytes of data for shape {shape:?} of {dtype}, which needs {expected}")]
+    Length {
+        /// The shape given.
+        shape: Vec<u64>,
+        /// The dtype given.
+        dtype: String,
+        /// Bytes given.
+        got: usize,
+        /// Bytes the shape and dtype need.
+        expected: u128,
+    },
+    /// A colour map name not in [`colormap::NAMES`].
+    #[error("unknown colour map {name:?} (known: {})", colormap::NAMES.join(", "))]
+    Colormap {
+        /// The name given.
+        name: String,
+    },
+    /// vmin or vmax not finite, or vmin above vmax.
+    #[error("invalid value range vmin {vmin}, vmax {vmax}: both must be finite and vmin <= vmax")]
+    Range {
+        /// vmin given.
+        vmin: f64,
+        /// vmax given.
+        vmax: f64,
+    },
+    /// The PNG encoder refused (not expected once the checks above passed).
+    #[error("PNG encoding failed: {0}")]
+    Encode(String),
+}
+
+impl RenderError {
+    /// The stable code of this error ([`crate::Error::code`]).
+    pub fn code(&self) -> &'static str {
+        match self {
+            RenderError::TooManyPixels { .. } => "INVALID_SELECTION",
+            _ => "INVALID_ARGUMENT",
+        }
+    }
+}
+
+/// The colour map named `name` ([`colormap::NAMES`]).
+///
+/// # Errors
+/// [`RenderError::Colormap`] listing the known names.
+pub fn colormap_named(name: &str) -> Result<Colormap, RenderError> {
+    Colormap::from_name(name).ok_or_else(|| RenderError::Colormap { name: name.into() })
+}
+
+/// The image size `(rows, columns)` of an array of `shape`: a 2-D shape as it is (1 x N and
+/// N x 1 included), any other rank with its size-1 dimensions dropped, which must leave two.
+///
+/// # Errors
+/// [`RenderError::Rank`] or [`RenderError::Empty`].
+pub fn image_size(shape: &[u64]) -> Result<(u64, u64), RenderError> {
+    if shape.contains(&0) {
+        return Err(RenderError::Empty {
+            shape: shape.to_vec(),
+        });
+    }
+    let dims: Vec<u64> = if shape.len() == 2 {
+        shape.to_vec()
+    } else {
+        shape.iter().copied().filter(|&n| n != 1).collect()
+    };
+    if dims.len() != 2 {
+        return Err(RenderError::Rank {
+            shape: shape.to_vec(),
+            rank: dims.len(),
+        });
+    }
+    Ok((dims[0], dims[1]))
+}
+
+/// Checks that the image of `shape` has at most `max_pixels` pixels, and returns its size:
+/// what a caller checks before reading a selection, so that a preview too large costs no
+/// request.
+///
+/// # Errors
+/// [`RenderError::Rank`], [`RenderError::Empty`], [`RenderError::TooManyPixels`].
+pub fn check_size(shape: &[u64], max_pixels: u64) -> Result<(u64, u64), RenderError> {
+    let (rows, cols) = image_size(shape)?;
+    let pixels = rows as u128 * cols as u128;
+    if pixels > max_pixels as u128 || rows > u32::MAX as u64 >> 1 || cols > u32::MAX as u64 >> 1 {
+        return Err(RenderError::TooManyPixels {
+            rows,
+            cols,
+            pixels,
+            limit: max_pixels,
+        });
+    }
+    Ok((rows, cols))
+}
+
+/// The values of `data` (elements of `dtype` in C order, either byte order) as `f64`: bools
+/// 0 and 1, integers converted to the nearest `f64` (exact up to 2^53), floats exactly.
+///
+/// # Errors
+/// [`RenderError::DType`] for complex, datetime, string and record dtypes.
+fn values(data: &[u8], dtype: DType) -> Result<Vec<f64>, RenderError> {
+    let n = dtype.itemsize;
+    let ok = matches!(
+        (dtype.kind, n),
+        (Kind::Bool, 1) | (Kind::Int | Kind::UInt, 1 | 2 | 4 | 8) | (Kind::Float, 2 | 4 | 8)
+    );
+    if !ok {
+        return Err(RenderError::DType {
+            dtype: dtype.to_string(),
+        });
+    }
+    let big = dtype.order == ByteOrder::Big;
+    Ok(data
+        .chunks_exact(n)
+        .map(|e| {
+            let mut b = [0u8; 8];
+            b[..n].copy_from_slice(e);
+            if big {
+                b[..n].reverse();
+            }
+            let u = u64::from_le_bytes(b);
+            match (dtype.kind, n) {
+                (Kind::Bool, _) => (u != 0) as u8 as f64,
+                (Kind::UInt, _) => u as f64,
+                (Kind::Int, _) => {
+                    let shift = 64 - 8 * n as u32;
+                    (((u << shift) as i64) >> shift) as f64
+                }
+                (_, 2) => crate::element::half_to_f64(u as u16),
+                (_, 4) => f32::from_bits(u as u32) as f64,
+                _ => f64::from_bits(u),
+            }
+        })
+        .collect())
+}
+
+/// The range a preview maps: `vmin` and `vmax` as given, each missing one the smallest or
+/// largest finite value (NaN both when there is none: every pixel is then transparent).
+///
+/// # Errors
+/// [`RenderError::Range`] for a non-finite bound given, or vmin > vmax both given.
+pub fn value_range(
+    values: &[f64],
+    vmin: Option<f64>,
+    vmax: Option<f64>,
+) -> Result<(f64, f64), RenderError> {
+    let bad = |v: Option<f64>| v.is_some_and(|v| !v.is_finite());
+    if bad(vmin) || bad(vmax) || matches!((vmin, vmax), (Some(a), Some(b)) if a > b) {
+        return Err(RenderError::Range {
+            vmin: vmin.unwrap_or(f64::NAN),
+            vmax: vmax.unwrap_or(f64::NAN),
+        });
+    }
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for &v in values.iter().filter(|v| v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if lo > hi {
+        (lo, hi) = (f64::NAN, f64::NAN);
+    }
+    Ok((vmin.unwrap_or(lo), vmax.unwrap_or(hi)))
+}
+
+/// The RGBA pixel of value `v` between `vmin` and `vmax` through `cmap` (the module's rule).
+pub fn pixel(v: f64, vmin: f64, vmax: f64, cmap: Colormap) -> [u8; 4] {
+    if !v.is_finite() {
+        return [0, 0, 0, 0];
+    }
+    let span = vmax - vmin;
+    let t = if span > 0.0 { (v - vmin) / span } else { 0.5 };
+    let [r, g, b] = cmap.rgb(colormap::lut_index(t));
+    [r, g, b, 255]
+}
+
+/// A rendered preview: the PNG file and what it shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preview {
+    /// The PNG file (RGBA, 8 bits, [`png::encode_rgba`]).
+    pub png: Vec<u8>,
+    /// Image rows (the array's first kept dimension).
+    pub rows: u64,
+    /// Image columns (the array's second kept dimension).
+    pub cols: u64,
+    /// The value at the map's first entry (NaN when no value is finite and none was given).
+    pub vmin: f64,
+    /// The value at the map's last entry.
+    pub vmax: f64,
+}
+
+/// Renders `data`, the elements of an array of `shape` and `dtype` in C order (a read's
+/// result), as a PNG preview: one pixel per element (see the module doc for the rule).
+///
+/// # Errors
+/// [`RenderError`]: shape not 2-D without its size-1 dimensions or empty, more pixels than
+/// `options.max_pixels`, a dtype other than bool, integer or float, data of the wrong
+/// length, a bad value range.
+pub fn render_png(
+    data: &[u8],
+    dtype: DType,
+    shape: &[u64],
+    options: &RenderOptions,
+) -> Result<Preview, RenderError> {
+    let (rows, cols) = check_size(shape, options.max_pixels)?;
+    let expected = rows as u128 * cols as u128 * dtype.itemsize as u128;
+    if data.len() as u128 != expected {
+        return Err(RenderError::Length {
+            shape: shape.to_vec(),
+            dtype: dtype.to_string(),
+            got: data.len(),
+            expected,
+        });
+    }
+    let values = values(data, dtype)?;
+    let (vmin, vmax) = value_range(&values, options.vmin, options.vmax)?;
+    let mut rgba = Vec::with_capacity(values.len() * 4);
+    for &v in &values {
+        rgba.extend_from_slice(&pixel(v, vmin, vmax, options.cmap));
+    }
+    let png = png::encode_rgba(cols as u32, rows as u32, &rgba).map_err(RenderError::Encode)?;
+    Ok(Preview {
+        png,
+        rows,
+        cols,
+        vmin,
+        vmax,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f8(values: &[f64]) -> Vec<u8> {
+        values.iter().flat_map(|v| v.to_le_bytes()).collect()
+    }
+
+    /// The pixels of a PNG file: (width, height, RGBA bytes).
+    fn decode(png: &[u8]) -> (u32, u32, Vec<u8>) {
+        let mut reader = ::png::Decoder::new(std::io::Cursor::new(png))
+            .read_info()
+            .unwrap();
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        assert_eq!(info.color_type, ::png::ColorType::Rgba);
+        assert_eq!(info.bit_depth, ::png::BitDepth::Eight);
+        buf.truncate(info.buffer_size());
+        (info.width, info.height, buf)
+    }
+
+    #[test]
+    fn exact_pixels_of_a_tiny_array() {
+        // 2 x 3 float64, 0..5: vmin 0, vmax 5, t = v / 5, entry floor(t * 256) by hand:
+        // 0 -> 0, 1 -> 51, 2 -> 102, 3 -> 153 (153.6), 4 -> 204 (204.8), 5 -> 255.
+        // viridis entries from matplotlib's table (www/colormaps.js VIRIDIS_HEX):
+        let want: [[u8; 3]; 6] = [
+            [0x44, 0x01, 0x54], // 0
+            [0x41, 0x44, 0x87], // 51
+            [0x2a, 0x78, 0x8e], // 102
+            [0x22, 0xa8, 0x84], // 153
+            [0x7a, 0xd1, 0x51], // 204
+            [0xfd, 0xe7, 0x25], // 255
+        ];
+        let dtype = DType::parse("<f8").unwrap();
+        let p = render_png(
+            &f8(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]),
+            dtype,
+            &[2, 3],
+            &RenderOptions::default(),
+        )
+        .unwrap();
+        assert_eq!((p.rows, p.cols, p.vmin, p.vmax), (2, 3, 0.0, 5.0));
+        let (w, h, rgba) = decode(&p.png);
+        assert_eq!((w, h), (3, 2), "3 columns wide, 2 rows high");
+        for (i, px) in rgba.chunks_exact(4).enumerate() {
+            assert_eq!(px[..3], want[i], "pixel {i}");
+            assert_eq!(px[3], 255);
+        }
+    }
+
+    #[test]
+    fn gray_of_integers_either_byte_order_and_row_zero_on_top() {
+        // u16 0, 255, 510 in a column: t 0, 0.5, 1 -> entries 0, 128, 255 of gray.
+        for typestr in ["<u2", ">u2"] {
+            let dtype = DType::parse(typestr).unwrap();
+            let data: Vec<u8> = [0u16, 255, 510]
+                .iter()
+                .flat_map(|v| {
+                    if typestr.starts_with('>') {
+                        v.to_be_bytes()
+                    } else {
+                        v.to_le_bytes()
+                    }
+                })
+                .collect();
+            let opts = RenderOptions {
+                cmap: Colormap::Gray,
+                ..Default::default()
+            };
+            let p = render_png(&data, dtype, &[3, 1], &opts).unwrap();
+            let (w, h, rgba) = decode(&p.png);
+            assert_eq!((w, h), (1, 3));
+            assert_eq!(
+                rgba,
+                [0, 0, 0, 255, 128, 128, 128, 255, 255, 255, 255, 255],
+                "{typestr}"
+            );
+        }
+    }
+
+    #[test]
+    fn nan_and_infinities_are_transparent_and_left_out_of_the_range() {
+        let dtype = DType::parse("<f8").unwrap();
+        let data = f8(&[f64::NAN, 10.0, f64::INFINITY, 20.0, f64::NEG_INFINITY, 15.0]);
+        let opts = RenderOptions {
+            cmap: Colormap::Gray,
+            ..Default::default()
+        };
+        let p = render_png(&data, dtype, &[3, 2], &opts).unwrap();
+        assert_eq!((p.vmin, p.vmax), (10.0, 20.0));
+        let (_, _, rgba) = decode(&p.png);
+        let px: Vec<&[u8]> = rgba.chunks_exact(4).collect();
+        for i in [0, 2, 4] {
+            assert_eq!(px[i], [0, 0, 0, 0], "pixel {i} transparent");
+        }
+        assert_eq!(px[1], [0, 0, 0, 255]);
+        assert_eq!(px[3], [255, 255, 255, 255]);
+        assert_eq!(px[5], [128, 128, 128, 255]);
+        // Nothing finite: all transparent, no error.
+        let p = render_png(&f8(&[f64::NAN; 4]), dtype, &[2, 2], &opts).unwrap();
+        assert!(p.vmin.is_nan());
+        assert_eq!(decode(&p.png).2, vec![0; 16]);
+    }
+
+    #[test]
+    fn vmin_vmax_clamp_and_constant_data_takes_the_middle() {
+        let dtype = DType::parse("<i4").unwrap();
+        let data: Vec<u8> = [-100i32, 0, 50, 100, 1000, 7]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let opts = RenderOptions {
+            cmap: Colormap::Gray,
+            vmin: Some(0.0),
+            vmax: Some(100.0),
+            ..Default::default()
+        };
+        let (_, _, rgba) = decode(&render_png(&data, dtype, &[2, 3], &opts).unwrap().png);
+        // -100 clamps to entry 0, 1000 to 255; 50 -> t 0.5 -> 128; 7 -> floor(17.92) = 17.
+        let grays: Vec<u8> = rgba.chunks_exact(4).map(|p| p[0]).collect();
+        assert_eq!(grays, [0, 0, 128, 255, 255, 17]);
+        // Constant data: vmin == vmax, the middle entry (128) everywhere.
+        let same: Vec<u8> = [3i32; 4].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let (_, _, rgba) = decode(
+            &render_png(&same, dtype, &[2, 2], &RenderOptions::default())
+                .unwrap()
+                .png,
+        );
+        let mid = Colormap::Viridis.rgb(128);
+        assert!(rgba.chunks_exact(4).all(|p| p[..3] == mid && p[3] == 255));
+        // Bools: false 0, true 1.
+        let b = DType::parse("|b1").unwrap();
+        let (_, _, rgba) = decode(&render_png(&[0, 1], b, &[1, 2], &opts).unwrap().png);
+        assert_eq!(rgba, [0, 0, 0, 255, 2, 2, 2, 255], "t 0.01 -> entry 2");
+    }
+
+    #[test]
+    fn refusals_are_typed() {
+        let dtype = DType::parse("<f4").unwrap();
+        let o = RenderOptions::default();
+        let e = render_png(&[0; 16], dtype, &[4], &o).unwrap_err();
+        assert!(matches!(e, RenderError::Rank { rank: 1, .. }), "{e}");
+        assert_eq!(e.code(), "INVALID_ARGUMENT");
+        let e = render_png(&[0; 32], dtype, &[2, 2, 2], &o).unwrap_err();
+        assert!(matches!(e, RenderError::Rank { rank: 3, .. }), "{e}");
+        let e = render_png(&[0; 12], dtype, &[1, 3, 1], &o).unwrap_err();
+        assert!(matches!(e, RenderError::Rank { rank: 1, .. }), "{e}");
+        let e = render_png(&[0; 4], dtype, &[1, 1, 1], &o).unwrap_err();
+        assert!(matches!(e, RenderError::Rank { rank: 0, .. }), "{e}");
+        let e = render_png(&[], dtype, &[0, 3], &o).unwrap_err();
+        assert!(matches!(e, RenderError::Empty { .. }), "{e}");
+        let e = render_png(&[0; 12], dtype, &[1, 2], &o).unwrap_err();
+        assert!(matches!(e, RenderError::Length { expected: 8, .. }), "{e}");
+        let c = DType::parse("<c8").unwrap();
+        assert!(matches!(
+            render_png(&[0; 8], c, &[1, 1], &o).unwrap_err(),
+            RenderError::DType { .. }
+        ));
+        let small = RenderOptions { max_pixels: 5, ..o };
+        let e = render_png(&[0; 24], dtype, &[2, 3], &small).unwrap_err();
+        assert_eq!(e.code(), "INVALID_SELECTION");
+        assert!(e.to_string().contains("limit of 5 pixels"), "{e}");
+        assert!(render_png(&[0; 20], dtype, &[1, 5], &small).is_ok());
+        let bad = RenderOptions {
+            vmin: Some(2.0),
+            vmax: Some(1.0),
+            ..o
+        };
+        assert!(matches!(
+            render_png(&[0; 4], dtype, &[1, 1], &bad).unwrap_err(),
+            RenderError::Range { .. }
+        ));
+        let nan = RenderOptions {
+            vmax: Some(f64::NAN),
+            ..o
+        };
+        assert!(render_png(&[0; 4], dtype, &[1, 1], &nan).is_err());
+        let e = colormap_named("jet").unwrap_err();
+        assert!(e.to_string().contains("viridis, gray, magma"), "{e}");
+    }
+}
