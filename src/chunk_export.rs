@@ -8,20 +8,22 @@ use crate::Result;
 
 impl RemoteArray {
     /// Chunk `coords` (chunk-grid coordinates, as for [`RemoteArray::read_chunk`]) as one
-    /// C-Blosc2 chunk that decodes to the whole chunk in C order, the full chunk shape
+    /// C-Blosc2 chunk that decodes to the whole chunk, the full chunk shape
     /// ([`RemoteArray::chunks`]) even for an edge chunk, as the formats store them (Blosc2
     /// and HDF5 pad edge chunks; a Zarr edge chunk holds what zarr-python wrote past the
     /// edge, the fill value):
     ///
     /// - a `.b2nd` array (standalone or in a `.b2z`): the stored chunk as it is, not
     ///   re-encoded (one request for its bytes, never cached, as
-    ///   [`RemoteArray::chunk_bytes`]); its elements are in the frame's byte order (the
-    ///   dtype as stored);
+    ///   [`RemoteArray::chunk_bytes`]). Its elements are laid out as Blosc2 NDim lays a
+    ///   chunk (C-Blosc2 `b2nd.c`): blocks of [`RemoteArray::blocks`] one after another in
+    ///   C order over the chunk, each block in C order (the chunk's C order only when the
+    ///   block shape spans the chunk's trailing dimensions), in the frame's byte order;
     /// - any other format, and a `.b2nd` chunk that is not stored (a special-value chunk):
     ///   the decoded chunk ([`RemoteArray::read_chunk`], through the caches; a chunk not
     ///   stored reads as the fill value) encoded as the payload cache encodes converted
     ///   chunks ([`crate::cache::convert::encode`]: LZ4 with byte SHUFFLE), its elements
-    ///   little-endian.
+    ///   in C order of the chunk, little-endian.
     ///
     /// # Errors
     /// As [`RemoteArray::read_chunk`]: `INVALID_ARGUMENT` for coordinates outside the

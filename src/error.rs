@@ -45,6 +45,7 @@ pub enum Error {
     #[error("{0}")]
     Cache(crate::cache::backend::BackendError),
     /// A preview that cannot be rendered ([`crate::render::RenderError`]).
+    #[cfg(feature = "png")]
     #[error(transparent)]
     Render(#[from] crate::render::RenderError),
 }
@@ -84,6 +85,7 @@ impl Error {
             Error::ChunkTrace(_) => "CHUNK_TRACE",
             Error::Stale { .. } => "STALE",
             Error::Cache(_) => "CACHE",
+            #[cfg(feature = "png")]
             Error::Render(e) => e.code(),
         }
     }

@@ -36,6 +36,7 @@ pub mod open;
 pub mod partition;
 pub mod pipeline;
 pub mod reference;
+#[cfg(feature = "png")]
 pub mod render;
 pub mod selection;
 pub mod store;

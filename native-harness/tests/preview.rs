@@ -172,7 +172,7 @@ async fn every_pixel_is_the_colour_map_of_the_npy_values() {
     let magma: Vec<[u8; 3]> = (0..=255u8)
         .map(|i| chunkwise::render::Colormap::Magma.rgb(i))
         .collect();
-    let cases = vec![
+    let cases = [
         Case {
             what: "b2nd plane 0, viridis, finite range, NaN and inf transparent",
             file: "preview/field_f4.b2nd",

@@ -84,7 +84,7 @@ impl Colormap {
 /// min(255, floor(t * 256)), as matplotlib's `Colormap.__call__` and `www/colormaps.js`'s
 /// `lutIndex`.
 pub fn lut_index(t: f64) -> u8 {
-    if !(t > 0.0) {
+    if t.is_nan() || t <= 0.0 {
         0
     } else if t >= 1.0 {
         255

@@ -166,7 +166,9 @@ pub fn image_size(shape: &[u64]) -> Result<(u64, u64), RenderError> {
 pub fn check_size(shape: &[u64], max_pixels: u64) -> Result<(u64, u64), RenderError> {
     let (rows, cols) = image_size(shape)?;
     let pixels = rows as u128 * cols as u128;
-    if pixels > max_pixels as u128 || rows > u32::MAX as u64 >> 1 || cols > u32::MAX as u64 >> 1 {
+    // PNG's width and height are at most 2^31 - 1 (PNG 1.2, section 11.2.2).
+    let side = i32::MAX as u64;
+    if pixels > max_pixels as u128 || rows > side || cols > side {
         return Err(RenderError::TooManyPixels {
             rows,
             cols,
@@ -461,6 +463,8 @@ mod tests {
         assert!(matches!(e, RenderError::Rank { rank: 1, .. }), "{e}");
         let e = render_png(&[0; 4], dtype, &[1, 1, 1], &o).unwrap_err();
         assert!(matches!(e, RenderError::Rank { rank: 0, .. }), "{e}");
+        let p = render_png(&[0; 24], dtype, &[1, 2, 1, 3], &o).unwrap();
+        assert_eq!((p.rows, p.cols), (2, 3), "size-1 dimensions dropped");
         let e = render_png(&[], dtype, &[0, 3], &o).unwrap_err();
         assert!(matches!(e, RenderError::Empty { .. }), "{e}");
         let e = render_png(&[0; 12], dtype, &[1, 2], &o).unwrap_err();

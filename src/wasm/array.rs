@@ -472,12 +472,13 @@ impl RemoteArray {
 
     /// Chunk `coords` (as for `getChunk`) as one C-Blosc2 chunk (a 32-byte header, then
     /// blocks: what C-Blosc2's `blosc2_decompress`, python-blosc2's `blosc2.decompress2` or
-    /// this package's `decodeChunk` decode) holding the whole chunk in C order, the full
-    /// chunk shape (`chunks`) even for an edge chunk, as the format stores it. A `.b2nd`
-    /// array's stored chunk as it is (not re-encoded; one request, never cached; elements in
-    /// the frame's byte order); any other format's decoded chunk (a chunk not stored: its
-    /// fill values) encoded by chunkwise's Blosc2 encoder as the payload cache does (LZ4,
-    /// SHUFFLE; elements little-endian). Resolves to a `Uint8Array`. Rejects as `getChunk`;
+    /// this package's `decodeChunk` decode) holding the whole chunk, the full chunk shape
+    /// (`chunks`) even for an edge chunk, as the format stores it. A `.b2nd` array's stored
+    /// chunk as it is (not re-encoded; one request, never cached): its elements in the
+    /// Blosc2 NDim layout, blocks of `blocks` one after another in C order, each block in C
+    /// order, in the frame's byte order. Any other format's decoded chunk (a chunk not
+    /// stored: its fill values) encoded by chunkwise's Blosc2 encoder as the payload cache
+    /// does (LZ4, SHUFFLE): C order of the chunk, little-endian. Resolves to a `Uint8Array`. Rejects as `getChunk`;
     /// `signal` and `timeoutMs` as `read`.
     #[wasm_bindgen(js_name = getChunkBlosc2, unchecked_return_type = "Promise<Uint8Array>")]
     pub fn get_chunk_blosc2(

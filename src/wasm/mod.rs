@@ -22,6 +22,7 @@ mod attrs;
 pub mod cache;
 mod chunk_trace;
 pub mod partition;
+#[cfg(feature = "png")]
 mod render;
 mod store;
 mod table;
@@ -36,6 +37,7 @@ pub use chunk_trace::{
     simulate_chunk_cache,
 };
 pub use partition::{diff_js, partition_js, resolve_js, KeyResolver};
+#[cfg(feature = "png")]
 pub use render::render_png;
 pub use store::RemoteStore;
 pub use table::RemoteTable;

@@ -81,7 +81,8 @@ fn render_error(e: RenderError) -> JsValue {
     js_error(&crate::Error::Render(e))
 }
 
-/// Renders `data`, a 2-D selection's values in C order (a read's `data`: `Float32Array`,
+/// Renders `data`, a 2-D selection's values in C order (a read's `data`, typed `ReadData`
+/// so that it passes as it is; it must be a numeric typed array: `Float32Array`,
 /// `Float64Array`, `Int8Array` ... `BigUint64Array`, `Float16Array`; bools as their
 /// `Uint8Array` of 0 and 1) of `shape` (2-D once size-1 dimensions are dropped; row 0 on
 /// top), through a colour map into a PNG file (RGBA, 8 bits): the picture
@@ -94,7 +95,7 @@ fn render_error(e: RenderError) -> JsValue {
 /// `maxPixels`, naming the limit.
 #[wasm_bindgen(js_name = renderPng)]
 pub fn render_png(
-    #[wasm_bindgen(unchecked_param_type = "NumericData")] data: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "ReadData")] data: JsValue,
     #[wasm_bindgen(unchecked_param_type = "number[]")] shape: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "RenderPngOptions")] options: JsValue,
 ) -> Result<Vec<u8>, JsValue> {

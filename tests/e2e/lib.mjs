@@ -190,7 +190,8 @@ export async function waitSettled(page, { timeout = 30000, selection } = {}) {
 
 /**
  * Decodes a PNG (8-bit RGB or RGBA, not interlaced: what Chromium's screenshots are) into
- * { width, height, rgb(x, y) -> [r, g, b] }. Filters per the PNG specification, section 9.
+ * { width, height, channels (3 or 4), pixels (the rows, top first, `channels` bytes a pixel),
+ * rgb(x, y) -> [r, g, b] }. Filters per the PNG specification, section 9.
  */
 export async function decodePng(buf) {
   const zlib = await import("node:zlib");
@@ -233,5 +234,6 @@ export async function decodePng(buf) {
       cur[i] = v & 255;
     }
   }
-  return { width, height, rgb: (x, y) => Array.from(px.subarray(y * stride + x * channels, y * stride + x * channels + 3)) };
+  return { width, height, channels, pixels: px,
+    rgb: (x, y) => Array.from(px.subarray(y * stride + x * channels, y * stride + x * channels + 3)) };
 }

@@ -20,6 +20,7 @@ import init, {
   diff,
   partition,
   randomChunkTrace,
+  renderPng,
   resolveKey,
   simulateChunkCache,
   wasmMemoryBytes,
@@ -37,7 +38,9 @@ import type {
   ReadData,
   ReadOptions,
   ReadResult,
+  RenderPngOptions,
   Selection,
+  SourceIdentity,
   StoreNode,
   StoreOptions,
   TableColumn,
@@ -119,6 +122,15 @@ export async function everything(): Promise<void> {
   await arr.readInto(into);
   await arr.readInto(into, "0:10", { timeoutMs: 500 });
   console.log(chunk.shape, stored?.length);
+  // A chunk as a C-Blosc2 chunk, the source's identity, a PNG preview of a 2-D read.
+  const b2: Uint8Array = await arr.getChunkBlosc2([0, 0], { timeoutMs: 500 });
+  const id: SourceIdentity = arr.identity;
+  const etag: string | null = id.etag;
+  const plane = await arr.read<Float32Array>("0:10, 0:10");
+  const pngOptions: RenderPngOptions = { cmap: "magma", vmin: 0, vmax: 1, maxPixels: 1 << 20 };
+  const pngFile: Uint8Array = renderPng(plane.data, plane.shape, pngOptions);
+  renderPng(new BigInt64Array(4), [2, 2]);
+  console.log(b2.length, id.url, id.len, id.lastModified, etag, pngFile.length);
   arr.close();
 
   // Tables: from a store, or opened at a path; rows as a column-name map.
