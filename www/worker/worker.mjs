@@ -21,7 +21,7 @@ import { notModified, publicUrl, strongEtag } from "./src/etag.mjs";
 import { corsHeaders, describe, HttpError, preflight } from "./src/http.mjs";
 import { chunksTouched, itemSize, parseSelection, SelectionError } from "./src/selection.mjs";
 import { readSettings } from "./src/settings.mjs";
-import { arrayHeld, cachedResponse, keepResponse, openArray, openStore, singleFlight, useChunkwise } from "./src/sources.mjs";
+import { arrayHeld, cachedResponse, keepResponse, openArray, openStore, singleFlight, storeHeld, useChunkwise } from "./src/sources.mjs";
 import { countResponse, serverTiming, snapshot, stats } from "./src/stats.mjs";
 import { installUpstream, refusal } from "./src/upstream.mjs";
 import { coreTurn } from "./src/contexts.mjs";
@@ -181,7 +181,15 @@ function chunkRoute(arr, q, settings) {
       if (format === "blosc2") {
         const r0 = performance.now();
         const body = await coreTurn(() => arr.getChunkBlosc2(c, opts));
-        return { body, readMs: performance.now() - r0, encodeMs: 0, headers: { "content-type": "application/x-blosc2-chunk", ...shapeHeaders(chunks, arr.dtype.replace(/^>/, "<"), 0) } };
+        // A .b2nd chunk is the stored one: elements in the Blosc2 NDim layout (blocks of
+        // `blocks` in C order, each in C order) and the frame's byte order; other formats'
+        // chunks are encoded from the decoded values, C order, little-endian
+        // (RemoteArray.getChunkBlosc2). X-Chunkwise-Blocks says which: the chunk's own shape
+        // means plain C order.
+        const b2nd = arr.info?.format === "b2nd";
+        const dtype = b2nd ? arr.dtype : arr.dtype.replace(/^>/, "<");
+        const blocks = b2nd ? Array.from(arr.blocks) : chunks;
+        return { body, readMs: performance.now() - r0, encodeMs: 0, headers: { "content-type": "application/x-blosc2-chunk", ...shapeHeaders(chunks, dtype, 0), "x-chunkwise-blocks": blocks.join(",") } };
       }
       const r0 = performance.now();
       const { data, shape: cs, dtype, missingChunks } = await coreTurn(() => arr.getChunk(c, opts));
@@ -251,8 +259,11 @@ function previewRoute(arr, q, settings) {
 async function info(request, settings, src, path, t0) {
   let body;
   const mutable = settings.mutable.has(new URL(src).origin);
+  let traffic = { requests: 0, bytes: 0 };
   const asArray = async () => {
+    const opening = !arrayHeld(src, path);
     const arr = await openArray(settings, src, path, mutable);
+    if (opening) traffic = arr.traffic;
     return {
       kind: "array", url: publicUrl(src), path: path ?? null, shape: Array.from(arr.shape), dtype: arr.dtype,
       chunks: Array.from(arr.chunks), blocks: Array.from(arr.blocks), info: plain(arr.info),
@@ -264,7 +275,9 @@ async function info(request, settings, src, path, t0) {
   } else {
     let store;
     try {
+      const opening = !storeHeld(src);
       store = await openStore(settings, src, mutable);
+      if (opening) traffic = store.traffic;
     } catch (e) {
       // A single array (a Zarr array's own URL): discovered as one.
       if (e?.code !== "UNSUPPORTED" && e?.code !== "INVALID_ARGUMENT" && e?.code !== "NOT_FOUND") throw e;
@@ -276,23 +289,27 @@ async function info(request, settings, src, path, t0) {
   const etag = await strongEtag(["info", text]);
   const headers = {
     "content-type": "application/json", etag, "cache-control": cacheControl(settings, src),
-    "server-timing": serverTiming({ cache: "n/a", requests: 0, bytes: 0, totalMs: performance.now() - t0 }),
+    "server-timing": serverTiming({ cache: traffic.requests ? "miss" : "hit-payload", requests: traffic.requests, bytes: traffic.bytes, totalMs: performance.now() - t0 }),
   };
   if (notModified(request.headers.get("if-none-match"), etag)) return { status: 304, body: null, headers };
   return { status: 200, body: new TextEncoder().encode(text), headers };
 }
 
-function errorAnswer(e, settings, t0) {
+/** An error answer; its Server-Timing counts the isolate's upstream requests during the
+ *  request (`up0`: the counters at its start), as no array may have been opened. */
+function errorAnswer(e, settings, t0, up0) {
   const d = describe(e, settings);
+  const requests = stats.upstream.requests - up0.requests, bytes = stats.upstream.bytes - up0.bytes;
   return {
     status: d.status,
     body: new TextEncoder().encode(JSON.stringify({ error: { code: d.code, message: d.message, ...d.extra } })),
-    headers: { "content-type": "application/json", "cache-control": "no-store", "server-timing": serverTiming({ cache: "n/a", requests: 0, bytes: 0, totalMs: performance.now() - t0 }) },
+    headers: { "content-type": "application/json", "cache-control": "no-store", "server-timing": serverTiming({ cache: "n/a", requests, bytes, totalMs: performance.now() - t0 }) },
   };
 }
 
 async function handle(request, env) {
   const t0 = performance.now();
+  const up0 = { requests: stats.upstream.requests, bytes: stats.upstream.bytes };
   const url = new URL(request.url);
   const route = ROUTES.has(url.pathname) ? url.pathname : "other";
   let settings = null;
@@ -303,6 +320,7 @@ async function handle(request, env) {
     if (route === "other") throw new HttpError(404, "NOT_FOUND", `no route ${url.pathname}: /v1/info, /v1/chunk, /v1/slice, /v1/preview.png, /v1/stats`);
     if (request.method === "OPTIONS") {
       const r = preflight(request, settings);
+      r.headers.set("server-timing", serverTiming({ cache: "n/a", requests: 0, bytes: 0, totalMs: performance.now() - t0 }));
       countResponse(route, r.status);
       return r;
     }
@@ -311,7 +329,7 @@ async function handle(request, env) {
     }
     const q = url.searchParams;
     if (route === "/v1/stats") {
-      answer = { status: 200, body: new TextEncoder().encode(JSON.stringify(snapshot())), headers: { "content-type": "application/json", "cache-control": "no-store" } };
+      answer = { status: 200, body: new TextEncoder().encode(JSON.stringify(snapshot())), headers: { "content-type": "application/json", "cache-control": "no-store", "server-timing": serverTiming({ cache: "n/a", requests: 0, bytes: 0, totalMs: performance.now() - t0 }) } };
     } else {
       const src = sourceOf(q, settings);
       const path = q.get("path") ?? undefined;
@@ -322,7 +340,7 @@ async function handle(request, env) {
       }
     }
   } catch (e) {
-    answer = errorAnswer(e, settings, t0);
+    answer = errorAnswer(e, settings, t0, up0);
     if (answer.status === 405) answer.headers.allow = "GET, HEAD, OPTIONS";
   }
   countResponse(route, answer.status);

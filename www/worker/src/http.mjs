@@ -51,7 +51,7 @@ export function corsHeaders(request, settings) {
   if (!ok) return {};
   return {
     "access-control-allow-origin": settings.cors === "*" ? "*" : origin,
-    "access-control-expose-headers": "ETag, Server-Timing, X-Chunkwise-Shape, X-Chunkwise-Dtype, X-Chunkwise-Missing-Chunks",
+    "access-control-expose-headers": "ETag, Server-Timing, X-Chunkwise-Shape, X-Chunkwise-Dtype, X-Chunkwise-Missing-Chunks, X-Chunkwise-Blocks",
     ...(settings.cors === "*" ? {} : { vary: "Origin" }),
   };
 }

@@ -40,6 +40,11 @@ export function arrayHeld(src, path) {
   return opens.has(JSON.stringify(["array", src, path ?? null]));
 }
 
+/** Whether the store at `src` is opened or being opened in this isolate. */
+export function storeHeld(src) {
+  return opens.has(JSON.stringify(["store", src]));
+}
+
 /** The array at (`src`, `path`), opened once per isolate. */
 export function openArray(settings, src, path, mutable) {
   return shared(["array", src, path ?? null], () => coreTurn(() => lib.RemoteArray.open(src, openOptions(settings, path, mutable, src))));

@@ -183,6 +183,7 @@ describe("routes: values against the fixtures' .npy", () => {
     const r = await get(worker, "/v2/chunk", {});
     assert.equal(r.status, 404);
     assert.equal(r.json().error.code, "NOT_FOUND");
+    assert.match(r.headers.get("server-timing"), /total;dur=/, "Server-Timing on every answer");
     const root = await get(worker, "/", {});
     assert.equal(root.status, 404);
     for (const method of ["POST", "PUT", "DELETE"]) {
@@ -190,6 +191,7 @@ describe("routes: values against the fixtures' .npy", () => {
       assert.equal(res.status, 405, method);
       assert.equal(res.headers.get("allow"), "GET, HEAD, OPTIONS");
       assert.equal((await res.json()).error.code, "METHOD_NOT_ALLOWED");
+      assert.ok(res.headers.get("server-timing"));
     }
   });
 
@@ -207,6 +209,7 @@ describe("routes: values against the fixtures' .npy", () => {
   test("/v1/stats counts requests per route and statuses", async () => {
     const r = await get(worker, "/v1/stats");
     assert.equal(r.status, 200);
+    assert.ok(r.headers.get("server-timing"));
     const s = r.json();
     assert.ok(s.requests["/v1/slice"] >= cases.length * 3, JSON.stringify(s.requests));
     assert.ok(s.statuses["200"] > 0 && s.statuses["400"] > 0 && s.statuses["404"] > 0 && s.statuses["405"] > 0, JSON.stringify(s.statuses));
