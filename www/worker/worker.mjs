@@ -24,7 +24,7 @@ import { readSettings } from "./src/settings.mjs";
 import { arrayHeld, cachedResponse, keepResponse, openArray, openStore, singleFlight, storeHeld, useChunkwise } from "./src/sources.mjs";
 import { countResponse, serverTiming, snapshot, stats } from "./src/stats.mjs";
 import { installUpstream, refusal } from "./src/upstream.mjs";
-import { coreTurn } from "./src/contexts.mjs";
+import { coreTurn, quiet } from "./src/contexts.mjs";
 
 chunkwise.initSync({ module: wasmModule });
 useChunkwise({ RemoteArray: chunkwise.RemoteArray, RemoteStore: chunkwise.RemoteStore, cacheApiStore });
@@ -354,8 +354,13 @@ export default {
   /**
    * @param {Request} request
    * @param {Record<string, string>} env
+   * @param {{ waitUntil(p: Promise<unknown>): void }} [ctx]
    */
-  fetch(request, env) {
-    return handle(request, env);
+  async fetch(request, env, ctx) {
+    try {
+      return await handle(request, env);
+    } finally {
+      ctx?.waitUntil(quiet(2 * (settingsCache?.timeoutMs ?? 15000)));
+    }
   },
 };

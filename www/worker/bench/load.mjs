@@ -197,6 +197,9 @@ try {
   console.log(`\nthroughput, static server / worker: cold ${ratio(plain.n / plain.seconds, cold.n / cold.seconds)}x, warm isolate ${ratio(plain.n / plain.seconds, warm.n / warm.seconds)}x, warm restart ${ratio(plain.n / plain.seconds, restart.n / restart.seconds)}x`);
   console.log(`p50 latency, worker / static server: cold ${ratio(cold.p50, plain.p50)}x, warm isolate ${ratio(warm.p50, plain.p50)}x, warm restart ${ratio(restart.p50, plain.p50)}x`);
   console.log(`statuses: cold ${JSON.stringify(cold.statuses)} warm ${JSON.stringify(warm.statuses)} restart ${JSON.stringify(restart.statuses)} static ${JSON.stringify(plain.statuses)}`);
+  for (const [name, , u] of rows.slice(1, 3)) {
+    if (u.requests > 0 && u.requests <= 20) console.log(`upstream requests in "${name}": ${u.log.map((r) => `${r.method} ${r.path} ${r.range ?? ""} ${r.status}`).join("; ")}`);
+  }
   console.log(`isolate counters after the warm phase: ${JSON.stringify({ cache: stats.cache, singleFlight: stats.singleFlight, opens: stats.opens, upstream: stats.upstream })}`);
 } finally {
   for (const w of workers) await w.stop().catch(() => {});

@@ -7,20 +7,57 @@
 // alive. So the core runs one operation at a time per isolate: `coreTurn(work)` waits for the
 // turn, runs `work` (an open, a read), and hands the turn on. Requests still overlap their
 // own encoding and the answers of the isolate's response cache, which need no core call.
+//
+// The core also writes its persistent cache after a read has answered (Cache API puts it
+// starts in the background): `trackStore` counts those operations, and each request keeps
+// its context alive (`ctx.waitUntil(quiet())`) until no core operation and no store
+// operation is in flight, so a put issued from its context is not cancelled when it ends.
 
 let tail = Promise.resolve();
-let waiting = 0;
+let queued = 0;
+let storeOps = 0;
+let waiters = [];
+
+function wake() {
+  if (queued !== 0 || storeOps !== 0) return;
+  const w = waiters;
+  waiters = [];
+  for (const r of w) r();
+}
 
 /** Runs `work()` when no other core operation runs in this isolate. */
 export function coreTurn(work) {
-  waiting++;
-  const run = tail.then(() => {
-    waiting--;
-    return work();
+  queued++;
+  const run = tail.then(() => work());
+  tail = run.then(() => {}, () => {}).then(() => {
+    queued--;
+    wake();
   });
-  tail = run.then(() => {}, () => {});
   return run;
 }
 
-/** Core operations queued or running (for /v1/stats). */
-export const queued = () => waiting;
+/** `store` (a cacheStore) with its operations counted for `quiet()`. */
+export function trackStore(store) {
+  const wrap = (name) => async (...args) => {
+    storeOps++;
+    try {
+      return await store[name](...args);
+    } finally {
+      storeOps--;
+      wake();
+    }
+  };
+  return { get: wrap("get"), put: wrap("put"), delete: wrap("delete"), keys: wrap("keys") };
+}
+
+/** Resolves once no core or store operation is in flight, or after `maxMs`. */
+export function quiet(maxMs) {
+  if (queued === 0 && storeOps === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, maxMs);
+    waiters.push(() => { clearTimeout(t); resolve(); });
+  });
+}
+
+/** Core operations queued or running, and store operations in flight (for /v1/stats). */
+export const busy = () => ({ core: queued, store: storeOps });

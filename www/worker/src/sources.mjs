@@ -2,7 +2,7 @@
 // path), requests in flight (single-flight: identical concurrent requests share one read),
 // and encoded responses (a least-recently-used map bounded in bytes).
 
-import { coreTurn } from "./contexts.mjs";
+import { coreTurn, trackStore } from "./contexts.mjs";
 import { stats } from "./stats.mjs";
 
 /** The package's classes, given by worker.mjs (workerd resolves a bare `chunkwise` import
@@ -25,7 +25,7 @@ function openOptions(settings, path, mutable, src) {
   if (path !== undefined) o.path = path;
   if (settings.cache === "disk") {
     let s = stores.get(settings.cacheName);
-    if (!s) stores.set(settings.cacheName, (s = lib.cacheApiStore(settings.cacheName)));
+    if (!s) stores.set(settings.cacheName, (s = trackStore(lib.cacheApiStore(settings.cacheName))));
     Object.assign(o, { cache: "disk", cacheStore: s });
   }
   // The core checks a standalone frame's identity at open when told it may change; HDF5,
