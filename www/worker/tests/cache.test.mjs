@@ -170,6 +170,26 @@ describe("concurrent different requests in one isolate", () => {
       assert.deepEqual(a.body, boxBytes(npy, asked[k].b), asked[k].select);
     });
   });
+
+  test("8 concurrent first requests of one source: one open (its metadata fetched once)", async () => {
+    const src = `${slow.url}zarr/v3.zarr`;
+    const npy = readNpy(path.join(fixtures, "zarr/v3_crc32c.npy"));
+    await settle(slow);
+    const mark = slow.log.length;
+    const before0 = (await get(w, "/v1/stats")).json().opens;
+    const rows = Array.from({ length: 8 }, (_, i) => i);
+    const answers = await Promise.all(rows.map((i) => get(w, "/v1/slice", { src, path: "/crc32c", select: `${i}, :`, format: "bin" })));
+    answers.forEach((a, i) => {
+      assert.equal(a.status, 200, a.text());
+      assert.deepEqual(a.body, boxBytes(npy, [[i, i + 1], [0, 11]]));
+    });
+    await settle(slow);
+    const meta = slow.log.slice(mark).filter((r) => r.path === "/zarr/v3.zarr/crc32c/zarr.json");
+    assert.equal(meta.length, 1, "zarr.json fetched once");
+    const opens = (await get(w, "/v1/stats")).json().opens;
+    assert.equal(opens.started - before0.started, 1);
+    assert.ok(opens.shared - before0.shared >= 7);
+  });
 });
 
 describe("the Cache API: a new isolate starts warm", () => {
