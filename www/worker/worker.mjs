@@ -180,7 +180,7 @@ function chunkRoute(arr, q, settings) {
       const opts = { timeoutMs: settings.timeoutMs };
       if (format === "blosc2") {
         const r0 = performance.now();
-        const body = await coreTurn(() => arr.getChunkBlosc2(c, opts));
+        const body = await coreTurn(() => arr.getChunkBlosc2(c, opts), 2 * settings.timeoutMs);
         // A .b2nd chunk is the stored one: elements in the Blosc2 NDim layout (blocks of
         // `blocks` in C order, each in C order) and the frame's byte order; other formats'
         // chunks are encoded from the decoded values, C order, little-endian
@@ -192,7 +192,7 @@ function chunkRoute(arr, q, settings) {
         return { body, readMs: performance.now() - r0, encodeMs: 0, headers: { "content-type": "application/x-blosc2-chunk", ...shapeHeaders(chunks, dtype, 0), "x-chunkwise-blocks": blocks.join(",") } };
       }
       const r0 = performance.now();
-      const { data, shape: cs, dtype, missingChunks } = await coreTurn(() => arr.getChunk(c, opts));
+      const { data, shape: cs, dtype, missingChunks } = await coreTurn(() => arr.getChunk(c, opts), 2 * settings.timeoutMs);
       const readMs = performance.now() - r0;
       const body = rawBytes(data, dtype);
       if (!body) throw new HttpError(422, "UNSUPPORTED", `format=raw needs fixed-size elements; ${dtype} reads as JS values: use /v1/slice?format=json`);
@@ -209,7 +209,7 @@ function sliceRoute(arr, q, settings) {
     tagParts: ["slice", select, format],
     produce: async () => {
       const r0 = performance.now();
-      const { data, shape, dtype, missingChunks } = await coreTurn(() => arr.read(select, { timeoutMs: settings.timeoutMs }));
+      const { data, shape, dtype, missingChunks } = await coreTurn(() => arr.read(select, { timeoutMs: settings.timeoutMs }), 2 * settings.timeoutMs);
       const readMs = performance.now() - r0;
       const headers = shapeHeaders(shape, dtype, missingChunks);
       let body;
@@ -245,7 +245,7 @@ function previewRoute(arr, q, settings) {
     tagParts: ["preview", select, "png", cmap, vmin ?? null, vmax ?? null],
     produce: async () => {
       const r0 = performance.now();
-      const { data, shape, missingChunks } = await coreTurn(() => arr.read(select, { timeoutMs: settings.timeoutMs }));
+      const { data, shape, missingChunks } = await coreTurn(() => arr.read(select, { timeoutMs: settings.timeoutMs }), 2 * settings.timeoutMs);
       const readMs = performance.now() - r0;
       const opts = { cmap, maxPixels: settings.maxPngPixels };
       if (vmin !== undefined) opts.vmin = vmin;

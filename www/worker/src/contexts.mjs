@@ -26,15 +26,35 @@ function wake() {
   for (const r of w) r();
 }
 
-/** Runs `work()` when no other core operation runs in this isolate. */
-export function coreTurn(work) {
+/** What a request gets when its turn did not come in time (answered 504 TIMEOUT). */
+export class TurnTimeout extends Error {
+  constructor(ms) {
+    super(`waited ${ms} ms for the isolate's reads ahead of this one (2 x UPSTREAM_TIMEOUT_MS)`);
+    this.name = "TimeoutError";
+  }
+}
+
+/**
+ * Runs `work()` when no other core operation runs in this isolate. Rejects with TurnTimeout
+ * when the turn has not come within `maxWaitMs` (the work is then skipped), so a queue behind
+ * slow upstreams cannot hold a request without bound.
+ */
+export function coreTurn(work, maxWaitMs = Infinity) {
   queued++;
-  const run = tail.then(() => work());
+  let late = false;
+  let timer;
+  const waited = new Promise((_, reject) => {
+    if (Number.isFinite(maxWaitMs)) timer = setTimeout(() => { late = true; reject(new TurnTimeout(maxWaitMs)); }, maxWaitMs);
+  });
+  const run = tail.then(() => {
+    clearTimeout(timer);
+    return late ? undefined : work();
+  });
   tail = run.then(() => {}, () => {}).then(() => {
     queued--;
     wake();
   });
-  return run;
+  return Promise.race([run, waited]);
 }
 
 /** `store` (a cacheStore) with its operations counted for `quiet()`. */

@@ -36,6 +36,9 @@ export function describe(e, settings) {
   if (message.includes(REFUSED_MARK)) {
     return { status: 403, code: "ORIGIN_NOT_ALLOWED", message, extra: {} };
   }
+  if (e?.name === "TimeoutError" && /^waited \d+ ms for the isolate/.test(message)) {
+    return { status: 504, code: "TIMEOUT", message, extra: {} };
+  }
   if (e?.name === "TimeoutError") {
     return { status: 504, code: "TIMEOUT", message: `upstream did not answer within UPSTREAM_TIMEOUT_MS (${settings?.timeoutMs} ms): ${message}`, extra: {} };
   }

@@ -47,12 +47,12 @@ export function storeHeld(src) {
 
 /** The array at (`src`, `path`), opened once per isolate. */
 export function openArray(settings, src, path, mutable) {
-  return shared(["array", src, path ?? null], () => coreTurn(() => lib.RemoteArray.open(src, openOptions(settings, path, mutable, src))));
+  return shared(["array", src, path ?? null], () => coreTurn(() => lib.RemoteArray.open(src, openOptions(settings, path, mutable, src)), 2 * settings.timeoutMs));
 }
 
 /** The store (HDF5 file, Zarr store, .b2z) at `src`, opened once per isolate. */
 export function openStore(settings, src, mutable) {
-  return shared(["store", src], () => coreTurn(() => lib.RemoteStore.open(src, openOptions(settings, undefined, false, src))));
+  return shared(["store", src], () => coreTurn(() => lib.RemoteStore.open(src, openOptions(settings, undefined, false, src)), 2 * settings.timeoutMs));
 }
 
 function shared(keyParts, open) {
