@@ -299,3 +299,93 @@ fn rewrite_f4_2d(server: &Caterva2Server) -> (std::path::PathBuf, Vec<u8>) {
         .collect();
     (out, values)
 }
+
+/// Elements of `want` picked by `sel`.
+fn expected_of(want: &chunkwise::npy::Npy, sel: &str, itemsize: usize) -> Vec<u8> {
+    let dims = Selection::parse(sel).unwrap().resolve(&want.shape).unwrap();
+    common::reference(&want.data, &want.shape, itemsize, &dims)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_selection_of_a_large_chunk_is_one_api_fetch() {
+    let server = start();
+    // 512 x 2048 float32 in one 4 MiB chunk.
+    let path = "@public/big/one_chunk.b2nd";
+    let want = server.expected(path);
+    let coordinator = CacheCoordinator::memory(1 << 30);
+    let arr = open(&server, options(path), &coordinator).await.unwrap();
+    let cbytes = arr.info().cbytes;
+    let t0 = arr.traffic();
+    let sel = "10:12, 100:200";
+    let got = arr
+        .read(&Selection::parse(sel).unwrap(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.shape, vec![2, 100]);
+    assert_eq!(got.data, expected_of(&want, sel, 4));
+    let t = arr.traffic().since(t0);
+    assert_eq!(t.requests, 1, "one api/fetch");
+    assert!(
+        t.bytes * 10 < cbytes,
+        "{} bytes moved for a chunk of {cbytes} stored bytes",
+        t.bytes
+    );
+    // An integer index and a step inside the box.
+    let sel = "7, 3:900:7";
+    let got = arr
+        .read(&Selection::parse(sel).unwrap(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.shape, vec![129]);
+    assert_eq!(got.data, expected_of(&want, sel, 4));
+    // The whole array reads the chunk (api/chunk); then small selections come from it.
+    let got = arr
+        .read(&Selection::all(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, want.data);
+    let t1 = arr.traffic();
+    let got = arr
+        .read(
+            &Selection::parse("10:12, 100:200").unwrap(),
+            &Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(got.data, expected_of(&want, "10:12, 100:200", 4));
+    assert_eq!(
+        arr.traffic().since(t1).requests,
+        0,
+        "served by the cached chunk"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lazy_expression_reads_by_api_fetch_as_numpy_computes_it() {
+    let server = start();
+    let lazy = server
+        .datasets()
+        .into_iter()
+        .find(|d| d["kind"] == "lazyexpr")
+        .expect("the generator writes a lazy expression");
+    let path = lazy["path"].as_str().unwrap();
+    let want = server.expected(path);
+    let coordinator = CacheCoordinator::memory(1 << 30);
+    let arr = open(&server, options(path), &coordinator).await.unwrap();
+    assert_eq!(arr.shape(), &want.shape[..]);
+    assert_eq!(arr.dtype().to_string(), want.descr);
+    let got = arr
+        .read(&Selection::all(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, want.data, "a * 2 + b as numpy computed it");
+    // info, then one api/fetch.
+    assert_eq!(arr.traffic().requests, 2);
+    let sel = "3:30:4, -1:5:-3";
+    let got = arr
+        .read(&Selection::parse(sel).unwrap(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, expected_of(&want, sel, 8));
+    assert_eq!(arr.traffic().requests, 3);
+}
