@@ -17,9 +17,15 @@ Usage (with the project venv's python, scripts/setup.sh python):
   does); login is on (the JWT cookie `c2subauth` from `POST auth/jwt/login`) unless
   `--no-login`.
 
+- `--latency-ms MS`: clients are given the address of a forwarding proxy in front of the server
+  (scripts/latency_proxy.py, in this process) that holds each request MS milliseconds and
+  counts requests and body bytes (`GET stats_url`, `POST .../reset`).
+
 Once the server answers `GET api/roots`, one JSON line goes to stdout:
-    {"port": N, "urlbase": "http://127.0.0.1:N/", "username": "..", "password": "..",
-     "statedir": "..", "public_dir": "..", "pid": SERVER_PID}
+    {"port": N, "urlbase": "http://127.0.0.1:N/", "server_urlbase": "http://127.0.0.1:N/",
+     "stats_url": null, "username": "..", "password": "..", "statedir": "..",
+     "public_dir": "..", "pid": SERVER_PID}
+(`urlbase` is the proxy's and `stats_url` is set with `--latency-ms`; `port` is the server's.)
 The server's own output goes to `<statedir>/server.log` (its tail is printed to stderr if it
 fails to start). The launcher exits, stopping the server (SIGTERM, then SIGKILL after 5 s), when
 its stdin closes or on SIGTERM/SIGINT; the server also gets SIGTERM if the launcher dies
@@ -186,6 +192,7 @@ def main():
     ap.add_argument("--username", default="user@example.com")
     ap.add_argument("--password")
     ap.add_argument("--no-login", action="store_true")
+    ap.add_argument("--latency-ms", type=float, default=0)
     args = ap.parse_args()
     login = not args.no_login
     password = args.password or secrets.token_urlsafe(12)
@@ -225,8 +232,18 @@ def main():
             with open(os.path.join(statedir, "user-id")) as f:
                 populate(statedir, roots, f.read().strip())
 
+        urlbase = server_urlbase = f"http://127.0.0.1:{port}/"
+        stats_url = None
+        if args.latency_ms:
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            from latency_proxy import LatencyProxy
+
+            proxy_port = LatencyProxy(server_urlbase, args.latency_ms).start()
+            urlbase = f"http://127.0.0.1:{proxy_port}/"
+            stats_url = f"{urlbase}__latency_proxy/stats"
         print(json.dumps({
-            "port": port, "urlbase": f"http://127.0.0.1:{port}/",
+            "port": port, "urlbase": urlbase, "server_urlbase": server_urlbase,
+            "stats_url": stats_url,
             "username": args.username if login else None,
             "password": password if login else None,
             "statedir": statedir, "public_dir": os.path.join(statedir, "public"),
