@@ -82,6 +82,24 @@ pub struct OpenOptions {
     /// support this mode (the spec's B2Z, HDF5 and Zarr adapters do not): they are refused
     /// with `INVALID_ARGUMENT` naming the format.
     pub assume_immutable: bool,
+    /// Where the array comes from: [`SourceKind::Detected`] (the default) detects the
+    /// format from the location's bytes; [`SourceKind::Caterva2`] takes the location as a
+    /// Caterva2 server's URL base and [`OpenOptions::path`] as a dataset of it
+    /// (`@public/dir/ds.b2nd`; JS `source: "caterva2"`, CLI `--source caterva2`).
+    pub source: SourceKind,
+    /// Credentials of a Caterva2 server (in memory only, never persisted or printed).
+    pub credentials: Option<crate::formats::caterva2::Credentials>,
+}
+
+/// How [`OpenOptions::source`] says a location is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum SourceKind {
+    /// A file, an object URL or a Zarr root, its format detected.
+    #[default]
+    Detected,
+    /// A Caterva2 server's URL base ([`crate::formats::caterva2`]).
+    Caterva2,
 }
 
 impl Default for OpenOptions {
@@ -103,6 +121,8 @@ impl Default for OpenOptions {
             path: None,
             cache_key: None,
             assume_immutable: true,
+            source: SourceKind::Detected,
+            credentials: None,
         }
     }
 }

@@ -9,6 +9,7 @@
 pub mod b2nd;
 #[cfg(feature = "b2nd")]
 pub mod b2z;
+pub mod caterva2;
 pub mod decode_error;
 #[cfg(feature = "hdf5")]
 pub mod hdf5;
@@ -115,6 +116,20 @@ pub trait ChunkSink {
     /// # Errors
     /// Whatever stops the read (a cancelled read, a chunk that does not fit the layout).
     async fn chunk(&mut self, chunk: u64, decoded: Option<Vec<u8>>) -> Result<(), crate::Error>;
+
+    /// Chunk `chunk`'s stored bytes as its source holds them (a Blosc2 chunk of a Caterva2
+    /// dataset), for the pipeline to decode by [`ArrayFormat::decode`] and keep in the
+    /// payload cache as they are (a format whose [`ArrayFormat::payload_is_blosc2`]).
+    ///
+    /// # Errors
+    /// As [`ChunkSink::chunk`], and the chunk's decode error; a sink that takes decoded
+    /// chunks only refuses them (`INVALID_ARGUMENT`).
+    async fn stored(&mut self, chunk: u64, stored: bytes::Bytes) -> Result<(), crate::Error> {
+        let _ = (chunk, stored);
+        Err(crate::Error::InvalidArgument(
+            "this read takes decoded chunks only".into(),
+        ))
+    }
 }
 
 /// A format whose chunks are objects of their own, loaded as a set rather than located as

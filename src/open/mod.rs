@@ -24,6 +24,7 @@
 
 #[cfg(feature = "b2nd")]
 pub mod b2z;
+pub mod caterva2;
 pub mod options;
 #[cfg(feature = "zarr")]
 mod zarr;
@@ -337,6 +338,9 @@ pub async fn open_array(
     coordinator: CacheCoordinator,
 ) -> Result<RemoteArray> {
     check_scheme(location)?;
+    if options.source == crate::array::SourceKind::Caterva2 {
+        return caterva2::open_caterva2(location, headers, options, coordinator).await;
+    }
     if is_zarr_root(location) {
         if !options.assume_immutable {
             refuse_mutable(location, "zarr")?;

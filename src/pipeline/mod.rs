@@ -515,6 +515,17 @@ impl ChunkSink for LoadSink<'_, '_, '_> {
             }
         }
     }
+
+    async fn stored(&mut self, chunk: u64, stored: Bytes) -> Result<()> {
+        // Stored bytes of a Blosc2 format (Caterva2): decoded here, kept as they are.
+        let d = self.r.decode(chunk, &stored, None)?;
+        self.asm.chunk(chunk, &d)?;
+        let converted = self.r.converted.is_some().then_some(d);
+        self.r
+            .keep(chunk, &stored, converted.as_deref(), self.itemsize)
+            .await;
+        Ok(())
+    }
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
