@@ -236,6 +236,7 @@ def main():
         stats_url = None
         if args.latency_ms:
             sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            sys.dont_write_bytecode = True  # no scripts/__pycache__
             from latency_proxy import LatencyProxy
 
             proxy_port = LatencyProxy(server_urlbase, args.latency_ms).start()
