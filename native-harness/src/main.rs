@@ -84,6 +84,7 @@ const BENCH_EXAMPLES: &str = "Examples:
   chunkwise bench decode --quick
   chunkwise bench remote --latency-ms 40
   chunkwise bench b2z --runs 5 --latency-ms 40
+  chunkwise bench caterva2 --runs 3 --latency-ms 40
   chunkwise bench partition";
 
 #[derive(Parser)]
@@ -467,6 +468,21 @@ enum BenchCommand {
     /// 10,000 rows of a CTable, cold and warm, by chunkwise and by python-blosc2's own remote
     /// reader (scripts/bench_b2z_python.py, the venv) through `serve --latency-ms`.
     B2z {
+        /// Milliseconds added per request.
+        #[arg(long, default_value_t = 40)]
+        latency_ms: u64,
+        /// Runs per cell (the median is shown).
+        #[arg(long, default_value_t = 5)]
+        runs: u32,
+        /// Print one JSON line per run and phase instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Caterva2: open + one-chunk preview, a 10-chunk band and a small selection of a 4 MiB
+    /// chunk, cold and warm (memory and disk caches), by chunkwise and by python-blosc2's
+    /// C2Array (scripts/bench_caterva2_python.py, the venv), on one caterva2[server] on
+    /// 127.0.0.1 behind a proxy adding the latency and counting requests and bytes.
+    Caterva2 {
         /// Milliseconds added per request.
         #[arg(long, default_value_t = 40)]
         latency_ms: u64,
@@ -1220,6 +1236,29 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                         print!(
                             "{}",
                             bench_b2z::format_table(latency_ms, runs.max(1), &rows, &m.notes)
+                        );
+                    }
+                }
+                BenchCommand::Caterva2 {
+                    latency_ms,
+                    runs,
+                    json,
+                } => {
+                    use native_harness::bench_caterva2 as b;
+                    let repo = repo_root();
+                    let dir = b::make_fixtures(&repo).map_err(arg)?;
+                    let runs = runs.max(1) as usize;
+                    let samples = b::run(&repo, &dir, latency_ms, runs).await;
+                    let _ = std::fs::remove_dir_all(&dir);
+                    let samples = samples.map_err(arg)?;
+                    if json {
+                        for s in &samples {
+                            println!("{}", serde_json::to_string(s).expect("sample serialises"));
+                        }
+                    } else {
+                        print!(
+                            "{}",
+                            b::format_table(latency_ms, runs, &b::summarise(&samples))
                         );
                     }
                 }
