@@ -389,3 +389,160 @@ async fn a_lazy_expression_reads_by_api_fetch_as_numpy_computes_it() {
     assert_eq!(got.data, expected_of(&want, sel, 8));
     assert_eq!(arr.traffic().requests, 3);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_lists_roots_and_datasets_and_gets_them() {
+    let server = start();
+    let coordinator = CacheCoordinator::memory(1 << 30);
+    let options = OpenOptions {
+        source: SourceKind::Caterva2,
+        credentials: Some(Credentials::Login {
+            username: server.username.clone(),
+            password: server.password.clone(),
+        }),
+        ..Default::default()
+    };
+    let store = chunkwise::open::open_store(&server.urlbase, vec![], options, coordinator)
+        .await
+        .unwrap();
+    let paths: Vec<&str> = store.nodes().iter().map(|n| n.path.as_str()).collect();
+    for want in [
+        "/@public",
+        "/@public/ds",
+        "/@public/ds/sub/i2_3d_blosclz_delta.b2nd",
+        "/@shared/team.b2nd",
+        "/@personal/secret.b2nd",
+    ] {
+        assert!(paths.contains(&want), "{want} not in {paths:?}");
+    }
+    for path in [
+        "@public/ds/sub/i2_3d_blosclz_delta.b2nd",
+        "@shared/team.b2nd",
+    ] {
+        let arr = store.get(&format!("/{path}")).await.unwrap();
+        let got = arr
+            .read(&Selection::all(), &Default::default())
+            .await
+            .unwrap();
+        assert_eq!(got.data, server.expected(path).data, "{path}");
+    }
+    // Without credentials the listing shows the public root only.
+    let store = chunkwise::open::open_store(
+        &server.urlbase,
+        vec![],
+        OpenOptions {
+            source: SourceKind::Caterva2,
+            ..Default::default()
+        },
+        CacheCoordinator::memory(1 << 20),
+    )
+    .await
+    .unwrap();
+    assert!(store
+        .nodes()
+        .iter()
+        .all(|n| !n.path.starts_with("/@shared")));
+}
+
+/// Runs the CLI with `args` (and `env`), returning status, stdout and stderr.
+fn cli(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_chunkwise"))
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_cli_reads_shows_and_lists_a_caterva2_server() {
+    let server = start();
+    let dir = tempfile::tempdir().unwrap();
+    let base = server.urlbase.as_str();
+    let path = "@public/ds/u8_2d_zlib_shuffle.b2nd";
+    let npy = dir.path().join("out.npy");
+    let (ok, stdout, stderr) = cli(
+        &[
+            "read",
+            base,
+            "--source",
+            "caterva2",
+            "--path",
+            path,
+            "--out",
+            npy.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(ok, "{stderr}");
+    let line: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    let got = chunkwise::npy::read_npy(&std::fs::read(&npy).unwrap()).unwrap();
+    let want = server.expected(path);
+    assert_eq!((got.shape, got.data), (want.shape, want.data));
+    // api/info and the 2 x 4 chunks of 16 x 16.
+    assert_eq!(line["requests"], 1 + 8, "{line}");
+    let (ok, stdout, stderr) = cli(
+        &[
+            "info", base, "--source", "caterva2", "--path", path, "--json",
+        ],
+        &[],
+    );
+    assert!(ok, "{stderr}");
+    let info: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(info["format"], "caterva2");
+    assert_eq!(info["shape"], serde_json::json!([50, 30]));
+    assert_eq!(info["dtype"], "<u8");
+    assert_eq!(info["requests"], 1);
+    let (ok, stdout, stderr) = cli(&["ls", base, "--source", "caterva2", "--json"], &[]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("/@public/ds/u8_2d_zlib_shuffle.b2nd"),
+        "{stdout}"
+    );
+    // A login: the password from an environment variable, never the command line.
+    let team = "@shared/team.b2nd";
+    let login = [
+        "read",
+        base,
+        "--source",
+        "caterva2",
+        "--path",
+        team,
+        "--username",
+        &server.username,
+        "--password-env",
+        "C2_TEST_PASSWORD",
+        "--out",
+        npy.to_str().unwrap(),
+    ];
+    let (ok, _, stderr) = cli(&login, &[("C2_TEST_PASSWORD", &server.password)]);
+    assert!(ok, "{stderr}");
+    let got = chunkwise::npy::read_npy(&std::fs::read(&npy).unwrap()).unwrap();
+    assert_eq!(got.data, server.expected(team).data);
+    let (ok, stdout, stderr) = cli(&login, &[("C2_TEST_PASSWORD", "wrong-pw-x7")]);
+    assert!(!ok);
+    assert!(stderr.contains("INVALID_ARGUMENT"), "{stderr}");
+    assert!(!stderr.contains("wrong-pw-x7") && !stdout.contains("wrong-pw-x7"));
+    // The variable unset: named, not guessed.
+    let (ok, _, stderr) = cli(&login, &[]);
+    assert!(!ok && stderr.contains("C2_TEST_PASSWORD"), "{stderr}");
+    // No such flag as --password.
+    let (ok, _, _) = cli(
+        &[
+            "read",
+            base,
+            "--source",
+            "caterva2",
+            "--path",
+            team,
+            "--password",
+            "x",
+        ],
+        &[],
+    );
+    assert!(!ok);
+}
