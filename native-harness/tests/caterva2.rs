@@ -241,6 +241,46 @@ async fn warm_reopen_with_a_disk_cache_makes_no_request() {
         .unwrap();
     assert_eq!(got.data, want.data);
     assert_eq!(arr.traffic().requests, 0, "warm reopen and read");
+    // A dataset behind a login under DISK: warm, no request (not even the login); nothing
+    // of the credentials or the token in any file of the cache.
+    let team = "@shared/team.b2nd";
+    let login = OpenOptions {
+        credentials: Some(Credentials::Login {
+            username: server.username.clone(),
+            password: server.password.clone(),
+        }),
+        ..options(team)
+    };
+    let arr = open(&server, login.clone(), &disk).await.unwrap();
+    arr.read(&Selection::all(), &Default::default())
+        .await
+        .unwrap();
+    let disk = CacheCoordinator::disk(dir.path(), None).unwrap();
+    let arr = open(&server, login, &disk).await.unwrap();
+    let got = arr
+        .read(&Selection::all(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, server.expected(team).data);
+    assert_eq!(arr.traffic().requests, 0);
+    let mut files = 0;
+    let mut stack = vec![dir.path().to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            files += 1;
+            let bytes = std::fs::read(&p).unwrap();
+            let has = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+            assert!(!has(server.password.as_bytes()), "{}", p.display());
+            // A JWT starts with the base64 of `{"`.
+            assert!(!has(b"eyJ") && !has(b"c2subauth"), "{}", p.display());
+        }
+    }
+    assert!(files > 4, "{files} files in the cache");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -545,4 +585,91 @@ fn the_cli_reads_shows_and_lists_a_caterva2_server() {
         &[],
     );
     assert!(!ok);
+}
+
+/// Writes `body` at `root/rel`, making its directories.
+fn put(root: &std::path::Path, rel: &str, body: &[u8]) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, body).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_answers_are_typed_errors_and_at_most_8_chunks_are_asked_at_once() {
+    // The real server's api/info and first chunk of an 8 x 10 chunk grid, replayed by the
+    // range server (with latency, so that concurrent requests overlap) beside broken ones.
+    let server = start();
+    let http = reqwest::Client::new();
+    let base = server.urlbase.trim_end_matches('/');
+    let get = |route: &str| {
+        let url = format!("{base}/api/{route}");
+        let http = http.clone();
+        async move { http.get(url).send().await.unwrap().bytes().await.unwrap() }
+    };
+    let info = get("info/@public/big/grid.b2nd").await;
+    let chunk = get("chunk/@public/big/grid.b2nd?nchunk=0").await;
+    drop(server);
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    put(root, "api/info/@public/grid.b2nd", &info);
+    put(root, "api/chunk/@public/grid.b2nd", &chunk);
+    let mut v: serde_json::Value = serde_json::from_slice(&info).unwrap();
+    put(root, "api/info/@public/text.b2nd", b"<html>not json</html>");
+    v["shape"] = serde_json::json!([1u64 << 62, 1u64 << 62]);
+    put(root, "api/info/@public/huge.b2nd", v.to_string().as_bytes());
+    let mut w: serde_json::Value = serde_json::from_slice(&info).unwrap();
+    w["schunk"]["nchunks"] = 1_000_000_000u64.into();
+    put(
+        root,
+        "api/info/@public/nchunks.b2nd",
+        w.to_string().as_bytes(),
+    );
+    // A chunk answer that is not a Blosc2 chunk of this dataset.
+    put(root, "api/info/@public/garbage.b2nd", &info);
+    put(root, "api/chunk/@public/garbage.b2nd", &[7u8; 100]);
+    put(root, "api/fetch/@public/garbage.b2nd", &[7u8; 100]);
+    let srv = common::serve_dir_with_latency(root.to_path_buf(), 40).await;
+    let url = srv.base_url();
+    let coordinator = CacheCoordinator::memory(1 << 30);
+    let open_at = |path: &str| {
+        let (url, coordinator) = (url.clone(), coordinator.clone());
+        let options = options(path);
+        async move { chunkwise::open::open_array(&url, vec![], options, coordinator).await }
+    };
+    for (path, code) in [
+        ("@public/text.b2nd", "INVALID_DATA"),
+        ("@public/huge.b2nd", "INVALID_DATA"),
+        ("@public/nchunks.b2nd", "INVALID_DATA"),
+        ("@public/missing.b2nd", "NOT_FOUND"),
+    ] {
+        let e = open_at(path).await.unwrap_err();
+        assert_eq!(e.code(), code, "{path}: {e}");
+    }
+    let arr = open_at("@public/garbage.b2nd").await.unwrap();
+    // A whole read asks the chunks (api/chunk), a single element the box (api/fetch).
+    let e = arr
+        .read(&Selection::all(), &Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "DECODE", "{e}");
+    let e = arr
+        .read(&Selection::parse("0, 0").unwrap(), &Default::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e.code(), "INVALID_DATA" | "UNRECOGNISED_FORMAT"),
+        "{}: {e}",
+        e.code()
+    );
+    // 80 chunks at most 8 at a time: at least 10 waves of requests.
+    let arr = open_at("@public/grid.b2nd").await.unwrap();
+    let before = srv.requests().len();
+    arr.read(&Selection::all(), &Default::default())
+        .await
+        .unwrap();
+    let log = srv.requests();
+    let reads = &log[before..];
+    assert_eq!(reads.len(), 80);
+    let waves = common::waves(reads);
+    assert!((10..=12).contains(&waves), "{waves} waves for 80 chunks");
 }
