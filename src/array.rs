@@ -78,7 +78,9 @@ pub struct OpenOptions {
     /// [`crate::io::Validated`]). The same: the record and cached payload are reused with no
     /// further request ([`crate::cache::CacheStatus::Reused`]); changed: everything held
     /// for the source is dropped ([`CacheCoordinator::forget_source`]) and it is discovered
-    /// afresh ([`crate::cache::CacheStatus::Invalidated`]). HDF5, Zarr and stores do not
+    /// afresh ([`crate::cache::CacheStatus::Invalidated`]). A Caterva2 dataset supports it
+    /// too, checked by one `api/info` (`ETag`, `mtime`, `cbytes`: [`crate::open::caterva2`]).
+    /// HDF5, Zarr and stores do not
     /// support this mode (the spec's B2Z, HDF5 and Zarr adapters do not): they are refused
     /// with `INVALID_ARGUMENT` naming the format.
     pub assume_immutable: bool,

@@ -183,7 +183,8 @@ pub trait RegionLoader {
 /// What discovery found, for display (`chunkwise info`, JS `info`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ArrayInfo {
-    /// Format name (`b2nd`, `b2z` for an array of a `.b2z` container, `hdf5`, `zarr2`, `zarr3`).
+    /// Format name (`b2nd`, `b2z` for an array of a `.b2z` container, `hdf5`, `zarr2`, `zarr3`,
+    /// `caterva2`).
     pub format: &'static str,
     /// Array shape (elements).
     pub shape: Vec<u64>,
