@@ -370,6 +370,13 @@ async fn a_small_selection_of_a_large_chunk_is_one_api_fetch() {
         "{} bytes moved for a chunk of {cbytes} stored bytes",
         t.bytes
     );
+    // The same box again: from the payload cache.
+    let got = arr
+        .read(&Selection::parse(sel).unwrap(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, expected_of(&want, sel, 4));
+    assert_eq!(arr.traffic().since(t0).requests, 1, "the box is cached");
     // An integer index and a step inside the box.
     let sel = "7, 3:900:7";
     let got = arr
@@ -428,6 +435,29 @@ async fn a_lazy_expression_reads_by_api_fetch_as_numpy_computes_it() {
         .unwrap();
     assert_eq!(got.data, expected_of(&want, sel, 8));
     assert_eq!(arr.traffic().requests, 3);
+    // Both boxes again: cached.
+    let got = arr
+        .read(&Selection::all(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, want.data);
+    assert_eq!(arr.traffic().requests, 3);
+    // With assume_immutable false a lazy expression is computed afresh (its api/info does
+    // not change when an operand does).
+    let mutable = OpenOptions {
+        assume_immutable: false,
+        ..options(path)
+    };
+    let arr = open(&server, mutable.clone(), &coordinator).await.unwrap();
+    let arr2 = open(&server, mutable, &coordinator).await.unwrap();
+    assert_eq!(arr2.cache_status(), CacheStatus::Invalidated);
+    let got = arr2
+        .read(&Selection::all(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, want.data);
+    assert_eq!(arr2.traffic().requests, 2, "api/info and api/fetch");
+    drop(arr);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
