@@ -703,3 +703,57 @@ async fn hostile_answers_are_typed_errors_and_at_most_8_chunks_are_asked_at_once
     let waves = common::waves(reads);
     assert!((10..=12).contains(&waves), "{waves} waves for 80 chunks");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn string_datetime_complex_and_big_endian_dtypes_read_as_written() {
+    // Written at test time by python-blosc2 into the served @public, with the arrays given
+    // saved as .npy beside (numpy's names in api/info: `complex128`, `datetime64[s]`).
+    let server = start();
+    let out = server.statedir.join("dtypes");
+    std::fs::create_dir_all(&out).unwrap();
+    let status = std::process::Command::new(native_harness::venv_python())
+        .arg("-c")
+        .arg(
+            "import sys, numpy as np, blosc2\n\
+             pub, out = sys.argv[1], sys.argv[2]\n\
+             rng = np.random.default_rng(5)\n\
+             arrs = {'u3': np.array(['ab', 'xyz', '\\u00e9', ''] * 25, dtype='<U3').reshape(10, 10),\n\
+             's4': np.array([b'ab', b'wxyz', b'', b'q'] * 25, dtype='|S4'),\n\
+             'bei4': rng.integers(-1000, 1000, size=(30, 7)).astype('>i4'),\n\
+             'dt': (np.arange(50) * 3600).astype('datetime64[s]'),\n\
+             'c16': (rng.random(40) + 1j * rng.random(40)).astype('<c16')}\n\
+             for k, a in arrs.items():\n\
+             \x20   blosc2.asarray(a, urlpath=f'{pub}/dt_{k}.b2nd', mode='w',\n\
+             \x20                  chunks=tuple(max(1, s // 3) for s in a.shape))\n\
+             \x20   np.save(f'{out}/{k}.npy', a)\n",
+        )
+        .arg(&server.public_dir)
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let coordinator = CacheCoordinator::memory(1 << 30);
+    for (k, dtype) in [
+        ("u3", "<U3"),
+        ("s4", "|S4"),
+        ("bei4", ">i4"),
+        ("dt", "<M8[s]"),
+        ("c16", "<c16"),
+    ] {
+        let want = chunkwise::npy::read_npy(&std::fs::read(out.join(format!("{k}.npy"))).unwrap())
+            .unwrap();
+        let arr = open(
+            &server,
+            options(&format!("@public/dt_{k}.b2nd")),
+            &coordinator,
+        )
+        .await
+        .unwrap();
+        assert_eq!(arr.dtype().to_string(), dtype, "{k}");
+        let got = arr
+            .read(&Selection::all(), &Default::default())
+            .await
+            .unwrap();
+        assert_eq!((&got.shape, &got.data), (&want.shape, &want.data), "{k}");
+    }
+}
