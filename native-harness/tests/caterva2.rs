@@ -86,6 +86,13 @@ async fn a_chunk_read_asks_api_chunk_for_the_touched_chunks_only() {
     assert_eq!(arr.traffic().requests - before, 10);
     let row = 1280 * 4;
     assert_eq!(got.data, want.data[..128 * row]);
+    // A chunk's stored bytes: the Blosc2 chunk as the server holds it (one request).
+    let before = arr.traffic().requests;
+    let raw = arr.chunk_bytes(&[0, 1]).await.unwrap().unwrap();
+    assert_eq!(arr.traffic().requests - before, 1);
+    let decoded = chunkwise::codec::blosc2::decode_chunk(&raw).unwrap();
+    let first_row: Vec<u8> = want.data[128 * 4..256 * 4].to_vec();
+    assert_eq!(decoded[..128 * 4], first_row[..]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

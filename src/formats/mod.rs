@@ -153,6 +153,16 @@ pub trait ChunkLoader {
     ) -> Result<(), crate::Error>;
     /// The bytes of one element that every element of an absent chunk reads as.
     fn fill_value(&self) -> &[u8];
+    /// Chunk `chunk`'s stored bytes as its object holds them (one request, not cached),
+    /// `None` when it is absent; `None` also from a loader that cannot give them apart from
+    /// decoding (the default).
+    ///
+    /// # Errors
+    /// I/O errors of the request.
+    async fn stored_chunk(&self, chunk: u64) -> Result<Option<bytes::Bytes>, crate::Error> {
+        let _ = chunk;
+        Ok(None)
+    }
 }
 
 /// A selection's bounding box as an array of its own, fetched in one request by a format

@@ -432,4 +432,17 @@ impl ChunkLoader for Caterva2Array {
     fn fill_value(&self) -> &[u8] {
         &self.zero
     }
+
+    /// `GET api/chunk?nchunk=` (a lazy expression has no stored chunks: `UNSUPPORTED`).
+    async fn stored_chunk(&self, chunk: u64) -> crate::Result<Option<bytes::Bytes>> {
+        if self.info.is_lazy() {
+            return Err(FormatError::Unsupported {
+                location: self.location.clone(),
+                format: "caterva2",
+                detail: "a lazy expression has no stored chunks".into(),
+            }
+            .into());
+        }
+        Ok(Some(self.fetch_chunk(chunk).await?))
+    }
 }
