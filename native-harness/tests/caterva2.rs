@@ -470,6 +470,19 @@ async fn a_lazy_expression_reads_by_api_fetch_as_numpy_computes_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_store_lists_roots_and_datasets_and_gets_them() {
     let server = start();
+    // A TreeStore written by python-blosc2 into @public: its leaves are listed too.
+    let status = std::process::Command::new(native_harness::venv_python())
+        .arg("-c")
+        .arg(
+            "import sys, numpy as np, blosc2\n\
+             ts = blosc2.TreeStore(sys.argv[1], mode='w')\n\
+             ts['/a/x'] = np.arange(1000, dtype='<i8').reshape(10, 100)\n\
+             ts.close()\n",
+        )
+        .arg(server.public_dir.join("t.b2z"))
+        .status()
+        .unwrap();
+    assert!(status.success());
     let coordinator = CacheCoordinator::memory(1 << 30);
     let options = OpenOptions {
         source: SourceKind::Caterva2,
@@ -489,9 +502,21 @@ async fn a_store_lists_roots_and_datasets_and_gets_them() {
         "/@public/ds/sub/i2_3d_blosclz_delta.b2nd",
         "/@shared/team.b2nd",
         "/@personal/secret.b2nd",
+        "/@public/t.b2z",
+        "/@public/t.b2z/a/x",
     ] {
         assert!(paths.contains(&want), "{want} not in {paths:?}");
     }
+    let x = store.get("/@public/t.b2z/a/x").await.unwrap();
+    let got = x
+        .read(&Selection::all(), &Default::default())
+        .await
+        .unwrap();
+    let want: Vec<u8> = (0..1000i64).flat_map(|i| i.to_le_bytes()).collect();
+    assert_eq!(got.data, want);
+    // A directory is no dataset.
+    let e = store.get("/@public/ds").await.unwrap_err();
+    assert_eq!(e.code(), "NOT_FOUND", "{e}");
     for path in [
         "@public/ds/sub/i2_3d_blosclz_delta.b2nd",
         "@shared/team.b2nd",

@@ -113,6 +113,22 @@ impl Caterva2Array {
     ) -> Result<Caterva2Array, FormatError> {
         let path = normalise_path(path);
         let location = client.url("info", &path, "");
+        match info.kind.as_deref() {
+            Some("group") => {
+                return Err(FormatError::NoSuchNode {
+                    location,
+                    detail: format!("{path} is a group (a directory), not a dataset"),
+                })
+            }
+            Some("ctable") => {
+                return Err(FormatError::Unsupported {
+                    location,
+                    format: "caterva2",
+                    detail: format!("{path} is a CTable (a table of columns), not an array"),
+                })
+            }
+            _ => {}
+        }
         let dtype_name = info.dtype.clone().ok_or_else(|| FormatError::Invalid {
             location: location.clone(),
             format: "caterva2",
