@@ -517,6 +517,38 @@ async fn a_store_lists_roots_and_datasets_and_gets_them() {
     // A directory is no dataset.
     let e = store.get("/@public/ds").await.unwrap_err();
     assert_eq!(e.code(), "NOT_FOUND", "{e}");
+    // A dataset published since: listed after a refresh; arrays got before are stale.
+    std::fs::copy(
+        server.public_dir.join("ds/f4_2d_b.b2nd"),
+        server.public_dir.join("new.b2nd"),
+    )
+    .unwrap();
+    assert!(!store.nodes().iter().any(|n| n.path == "/@public/new.b2nd"));
+    store.refresh().await.unwrap();
+    assert!(store.nodes().iter().any(|n| n.path == "/@public/new.b2nd"));
+    let e = x
+        .read(&Selection::all(), &Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "STALE", "{e}");
+    let new = store.get("/@public/new.b2nd").await.unwrap();
+    let got = new
+        .read(&Selection::all(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, server.expected("@public/ds/f4_2d_b.b2nd").data);
+    // A dataset rewritten, then the store refreshed: get reads the new version (its
+    // record, held from before, is checked by one api/info).
+    let (replacement, values) = rewrite_f4_2d(&server);
+    std::fs::copy(&replacement, server.public_dir.join("new.b2nd")).unwrap();
+    store.refresh().await.unwrap();
+    let new = store.get("/@public/new.b2nd").await.unwrap();
+    assert_eq!(new.cache_status(), CacheStatus::Invalidated);
+    let got = new
+        .read(&Selection::all(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, values);
     for path in [
         "@public/ds/sub/i2_3d_blosclz_delta.b2nd",
         "@shared/team.b2nd",
