@@ -3,6 +3,7 @@
 //! partition and chunk-trace commands.
 
 pub mod bench_b2z;
+pub mod bench_caterva2;
 pub mod bench_coalesce;
 pub mod bench_decode;
 pub mod bench_remote;

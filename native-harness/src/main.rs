@@ -90,6 +90,7 @@ const BENCH_EXAMPLES: &str = "Examples:
   chunkwise bench decode --quick
   chunkwise bench remote --latency-ms 40
   chunkwise bench b2z --runs 5 --latency-ms 40
+  chunkwise bench caterva2 --runs 3 --latency-ms 40
   chunkwise bench partition";
 
 #[derive(Parser)]
@@ -131,6 +132,21 @@ struct SourceArgs {
     /// the command fails with code TIMEOUT. Without it each request still has 60 s.
     #[arg(long)]
     timeout: Option<f64>,
+    /// What SOURCE is: "auto" (default: a file, an object URL or a Zarr root, its format
+    /// detected) or "caterva2" (a Caterva2 server's URL base; --path names a dataset such
+    /// as @public/dir/ds.b2nd, and ls lists its roots and datasets).
+    #[arg(long = "source", default_value = "auto", value_name = "KIND")]
+    source_kind: String,
+    /// Caterva2 user name for the login (with --password-env).
+    #[arg(long)]
+    username: Option<String>,
+    /// Name of the environment variable holding the Caterva2 password (never the password
+    /// itself on the command line).
+    #[arg(long, value_name = "VAR")]
+    password_env: Option<String>,
+    /// Name of the environment variable holding a Caterva2 token (the c2subauth cookie).
+    #[arg(long, value_name = "VAR")]
+    token_env: Option<String>,
 }
 
 impl SourceArgs {
@@ -142,6 +158,25 @@ impl SourceArgs {
     /// The `--header` values as (name, value) pairs ([`parse_headers`]).
     fn request_headers(&self) -> Result<Vec<(String, String)>, chunkwise::Error> {
         parse_headers(&self.headers)
+    }
+
+    /// `--source`, `--username`, `--password-env` and `--token-env` as the open's source
+    /// kind and credentials ([`source::caterva2_options`]).
+    fn source_kind(
+        &self,
+    ) -> Result<
+        (
+            chunkwise::array::SourceKind,
+            Option<chunkwise::formats::caterva2::Credentials>,
+        ),
+        chunkwise::Error,
+    > {
+        source::caterva2_options(
+            &self.source_kind,
+            self.username.as_deref(),
+            self.password_env.as_deref(),
+            self.token_env.as_deref(),
+        )
     }
 
     /// The `--timeout` deadline.
@@ -229,8 +264,9 @@ enum Command {
         /// the JSON line then goes to stderr.
         #[arg(long)]
         print: bool,
-        /// The source may change at its URL (assume_immutable = false; standalone .b2nd
-        /// only): a held discovery record is checked with one request before it is reused.
+        /// The source may change at its URL (assume_immutable = false; standalone .b2nd and
+        /// Caterva2 datasets only): a held discovery record is checked with one request
+        /// before it is reused.
         #[arg(long)]
         mutable: bool,
         /// Read a table's columns (comma-separated names) instead of an array: --path is the
@@ -288,8 +324,9 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
-        /// The source may change at its URL (assume_immutable = false; standalone .b2nd
-        /// only): a held discovery record is checked with one request before it is reused.
+        /// The source may change at its URL (assume_immutable = false; standalone .b2nd and
+        /// Caterva2 datasets only): a held discovery record is checked with one request
+        /// before it is reused.
         #[arg(long)]
         mutable: bool,
     },
@@ -511,6 +548,21 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Caterva2: open + one-chunk preview, a 10-chunk band and a small selection of a 4 MiB
+    /// chunk, cold and warm (memory and disk caches), by chunkwise and by python-blosc2's
+    /// C2Array (scripts/bench_caterva2_python.py, the venv), on one caterva2[server] on
+    /// 127.0.0.1 behind a proxy adding the latency and counting requests and bytes.
+    Caterva2 {
+        /// Milliseconds added per request.
+        #[arg(long, default_value_t = 40)]
+        latency_ms: u64,
+        /// Runs per cell (the median is shown).
+        #[arg(long, default_value_t = 5)]
+        runs: u32,
+        /// Print one JSON line per run and phase instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// The persistent cache in headless Chromium: open + preview of a .b2nd, an HDF5 dataset
     /// and a Zarr array, cold and warm, on IndexedDB, OPFS and memory, through
     /// `serve --latency-ms` (runs scripts/bench-cache.mjs; needs scripts/build-pkg.sh).
@@ -640,16 +692,7 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 .map_err(|e| chunkwise::Error::InvalidArgument(e.to_string()))
         }
         Command::Read {
-            src:
-                SourceArgs {
-                    source,
-                    path,
-                    cache,
-                    cache_dir,
-                    headers,
-                    cache_key,
-                    ..
-                },
+            src,
             select,
             out,
             print,
@@ -658,6 +701,16 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             coalesce_gap,
             max_merged_bytes,
         } => {
+            let (kind, credentials) = src.source_kind()?;
+            let SourceArgs {
+                source,
+                path,
+                cache,
+                cache_dir,
+                headers,
+                cache_key,
+                ..
+            } = src;
             if columns.is_some() && (coalesce_gap.is_some() || max_merged_bytes.is_some()) {
                 return Err(chunkwise::Error::InvalidArgument(
                     "--coalesce-gap and --max-merged-bytes are for array reads, not --columns"
@@ -729,6 +782,8 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 assume_immutable: !mutable,
                 coalesce_gap,
                 max_merged_bytes,
+                source: kind,
+                credentials,
                 ..Default::default()
             };
             let sel = Selection::parse(&select).map_err(chunkwise::Error::Selection)?;
@@ -746,7 +801,10 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                     coordinator.clone(),
                 )
                 .await?;
-                if !matches!(arr.info().format, "hdf5" | "zarr2" | "zarr3" | "b2z") {
+                if !matches!(
+                    arr.info().format,
+                    "hdf5" | "zarr2" | "zarr3" | "b2z" | "caterva2"
+                ) {
                     no_path(&path)?;
                 }
                 let progress = native_harness::progress::ProgressBar::new(tty);
@@ -830,26 +888,25 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             }
             Ok(())
         }
-        Command::Info {
-            src:
-                SourceArgs {
-                    source,
-                    path,
-                    cache,
-                    cache_dir,
-                    headers,
-                    cache_key,
-                    ..
-                },
-            json,
-            mutable,
-        } => {
+        Command::Info { src, json, mutable } => {
+            let (kind, credentials) = src.source_kind()?;
+            let SourceArgs {
+                source,
+                path,
+                cache,
+                cache_dir,
+                headers,
+                cache_key,
+                ..
+            } = src;
             let coordinator = source::coordinator_for(&source, &cache, cache_dir.as_deref())?;
             let options = OpenOptions {
                 cache: coordinator.policy(),
                 path: path.clone(),
                 cache_key: cache_key.clone(),
                 assume_immutable: !mutable,
+                source: kind,
+                credentials,
                 ..Default::default()
             };
             let headers = parse_headers(&headers)?;
@@ -861,7 +918,11 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 // No --path and the root does not hold exactly one dataset (the reason the
                 // open needed a path): list the hierarchy instead (not when --mutable was
                 // refused: a listing would hide the refusal).
-                Err(e) if path.is_none() && !mutable => {
+                Err(e)
+                    if path.is_none()
+                        && !mutable
+                        && kind == chunkwise::array::SourceKind::Detected =>
+                {
                     match source::open_store_cached(
                         &source,
                         headers,
@@ -887,7 +948,10 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 }
                 Err(e) => return Err(e),
             };
-            if !matches!(arr.info().format, "hdf5" | "zarr2" | "zarr3" | "b2z") {
+            if !matches!(
+                arr.info().format,
+                "hdf5" | "zarr2" | "zarr3" | "b2z" | "caterva2"
+            ) {
                 no_path(&path)?;
             }
             let info = arr.info();
@@ -942,13 +1006,34 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
         }
         Command::Ls { src, json } => {
             let (source, path) = (&src.source, src.path.as_deref());
-            let mut nodes = source::nodes_command(
-                source,
-                src.request_headers()?,
-                src.coordinator()?,
-                src.cache_key.as_deref(),
-            )
-            .await?;
+            let mut nodes = match src.source_kind()? {
+                (chunkwise::array::SourceKind::Detected, _) => {
+                    source::nodes_command(
+                        source,
+                        src.request_headers()?,
+                        src.coordinator()?,
+                        src.cache_key.as_deref(),
+                    )
+                    .await?
+                }
+                (kind, credentials) => {
+                    let options = OpenOptions {
+                        source: kind,
+                        credentials,
+                        cache_key: src.cache_key.clone(),
+                        ..Default::default()
+                    };
+                    chunkwise::open::open_store(
+                        source,
+                        src.request_headers()?,
+                        options,
+                        src.coordinator()?,
+                    )
+                    .await?
+                    .nodes()
+                    .to_vec()
+                }
+            };
             if let Some(p) = path {
                 nodes = native_harness::tree::subtree(&nodes, p).ok_or_else(|| {
                     chunkwise::Error::Format(chunkwise::formats::FormatError::NoSuchNode {
@@ -1290,6 +1375,29 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                         print!(
                             "{}",
                             bench_b2z::format_table(latency_ms, runs.max(1), &rows, &m.notes)
+                        );
+                    }
+                }
+                BenchCommand::Caterva2 {
+                    latency_ms,
+                    runs,
+                    json,
+                } => {
+                    use native_harness::bench_caterva2 as b;
+                    let repo = repo_root();
+                    let dir = b::make_fixtures(&repo).map_err(arg)?;
+                    let runs = runs.max(1) as usize;
+                    let samples = b::run(&repo, &dir, latency_ms, runs).await;
+                    let _ = std::fs::remove_dir_all(&dir);
+                    let samples = samples.map_err(arg)?;
+                    if json {
+                        for s in &samples {
+                            println!("{}", serde_json::to_string(s).expect("sample serialises"));
+                        }
+                    } else {
+                        print!(
+                            "{}",
+                            b::format_table(latency_ms, runs, &b::summarise(&samples))
                         );
                     }
                 }

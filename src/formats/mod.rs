@@ -9,6 +9,7 @@
 pub mod b2nd;
 #[cfg(feature = "b2nd")]
 pub mod b2z;
+pub mod caterva2;
 pub mod decode_error;
 #[cfg(feature = "hdf5")]
 pub mod hdf5;
@@ -115,6 +116,20 @@ pub trait ChunkSink {
     /// # Errors
     /// Whatever stops the read (a cancelled read, a chunk that does not fit the layout).
     async fn chunk(&mut self, chunk: u64, decoded: Option<Vec<u8>>) -> Result<(), crate::Error>;
+
+    /// Chunk `chunk`'s stored bytes as its source holds them (a Blosc2 chunk of a Caterva2
+    /// dataset), for the pipeline to decode by [`ArrayFormat::decode`] and keep in the
+    /// payload cache as they are (a format whose [`ArrayFormat::payload_is_blosc2`]).
+    ///
+    /// # Errors
+    /// As [`ChunkSink::chunk`], and the chunk's decode error; a sink that takes decoded
+    /// chunks only refuses them (`INVALID_ARGUMENT`).
+    async fn stored(&mut self, chunk: u64, stored: bytes::Bytes) -> Result<(), crate::Error> {
+        let _ = (chunk, stored);
+        Err(crate::Error::InvalidArgument(
+            "this read takes decoded chunks only".into(),
+        ))
+    }
 }
 
 /// A format whose chunks are objects of their own, loaded as a set rather than located as
@@ -138,12 +153,62 @@ pub trait ChunkLoader {
     ) -> Result<(), crate::Error>;
     /// The bytes of one element that every element of an absent chunk reads as.
     fn fill_value(&self) -> &[u8];
+    /// Chunk `chunk`'s stored bytes as its object holds them (one request, not cached),
+    /// `None` when it is absent; `None` also from a loader that cannot give them apart from
+    /// decoding (the default).
+    ///
+    /// # Errors
+    /// I/O errors of the request.
+    async fn stored_chunk(&self, chunk: u64) -> Result<Option<bytes::Bytes>, crate::Error> {
+        let _ = chunk;
+        Ok(None)
+    }
+}
+
+/// A selection's bounding box as an array of its own, fetched in one request by a format
+/// that can ([`RegionLoader`]): its bytes in memory and its reader (a Blosc2 frame).
+pub struct Region {
+    /// The box's bytes as answered (what the payload cache keeps).
+    pub bytes: bytes::Bytes,
+    /// Where the region's stored bytes are (in memory).
+    pub source: std::sync::Arc<dyn crate::io::RangeSource>,
+    /// Its reader; its shape is the bounding box's extents.
+    pub format: Box<dyn ArrayFormat>,
+}
+
+/// A format whose server answers a box of the array in one request (Caterva2's
+/// `api/fetch?slice_=`), which the read pipeline uses instead of the touched chunks when the
+/// format says that moves fewer bytes (or when it has no chunks to fetch: a lazy
+/// expression). The pipeline keeps a box's bytes in the payload cache under the box (the
+/// same box read again makes no request).
+#[async_trait::async_trait(?Send)]
+pub trait RegionLoader {
+    /// Whether to read the box `lo..hi` (per dimension, elements) by [`RegionLoader::load_region`]
+    /// rather than the `uncached` touched chunks the payload cache lacks.
+    fn prefers_region(&self, lo: &[u64], hi: &[u64], uncached: u64) -> bool;
+    /// Whether every read is a region (the format has no chunks to fetch): the pipeline
+    /// then asks no cache for chunks and sets no bound on the chunks touched.
+    fn region_only(&self) -> bool {
+        false
+    }
+    /// The box `lo..hi` as an array of shape `hi - lo`, in this array's dtype.
+    ///
+    /// # Errors
+    /// I/O errors; a malformed answer.
+    async fn load_region(&self, lo: &[u64], hi: &[u64]) -> Result<Region, crate::Error>;
+    /// The region whose bytes [`RegionLoader::load_region`] answered earlier (held by the
+    /// payload cache), without a request.
+    ///
+    /// # Errors
+    /// Bytes that do not read as a region (a damaged entry is then fetched again).
+    async fn region_from(&self, bytes: bytes::Bytes) -> Result<Region, crate::Error>;
 }
 
 /// What discovery found, for display (`chunkwise info`, JS `info`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ArrayInfo {
-    /// Format name (`b2nd`, `b2z` for an array of a `.b2z` container, `hdf5`, `zarr2`, `zarr3`).
+    /// Format name (`b2nd`, `b2z` for an array of a `.b2z` container, `hdf5`, `zarr2`, `zarr3`,
+    /// `caterva2`).
     pub format: &'static str,
     /// Array shape (elements).
     pub shape: Vec<u64>,
@@ -264,6 +329,11 @@ pub trait ArrayFormat: MaybeSend + MaybeSync {
     }
     /// The loader of chunks that [`ArrayFormat::locate`] places as [`ChunkPlace::Loaded`].
     fn loader(&self) -> Option<&dyn ChunkLoader> {
+        None
+    }
+    /// The loader of boxes of the array in one request ([`RegionLoader`]), if the format
+    /// has one.
+    fn region_loader(&self) -> Option<&dyn RegionLoader> {
         None
     }
     /// What rebuilds this reader without I/O (the discovery cache's seed), if the format

@@ -8,6 +8,7 @@
 //! - [`retry`]: bounded retries with backoff for transient failures.
 //! - [`Validated`]: answers checked against a recorded identity (size, `ETag`, `Last-Modified`).
 //! - [`deadline`]: a time limit on any future (per request, per operation), on every host.
+//! - [`request`]: plain requests (a `GET` without `Range`, a form `POST`) for REST APIs.
 //! - transports: [`memory`], [`file`](mod@file) and [`http`] natively, `fetch` in wasm.
 //! - `conformance` (tests, or the `conformance` feature): checks every source must pass.
 
@@ -21,6 +22,7 @@ pub mod coalesce;
 pub mod deadline;
 pub mod headers;
 pub mod memory;
+pub mod request;
 pub mod retry;
 pub mod traffic;
 pub mod url;

@@ -1,7 +1,7 @@
 // Shared helpers of the end-to-end tests: the repository layout, `chunkwise serve` as a child
 // process with its request log, a small .npy reader, and headless Chromium through playwright-core.
 
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -236,4 +236,78 @@ export async function decodePng(buf) {
   }
   return { width, height, channels, pixels: px,
     rgb: (x, y) => Array.from(px.subarray(y * stride + x * channels, y * stride + x * channels + 3)) };
+}
+
+/** The project venv's python (numpy, python-blosc2, caterva2[server]; scripts/setup.sh python). */
+export const venvPython = path.join(process.env.CHUNKWISE_VENV ||
+  path.join(os.homedir(), ".cache/chunkwise/venv"), "bin/python");
+
+let caterva2Fixture = null;
+/**
+ * The datasets of tests/fixtures/gen_caterva2.py, written once per process into a scratch dir:
+ * `{ dir, datasets (manifest entries), expected(path) (readNpy of its .npy) }`.
+ */
+export function caterva2Fixtures() {
+  if (caterva2Fixture) return caterva2Fixture;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "chunkwise-e2e-caterva2-fx-"));
+  process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
+  const gen = spawnSync(venvPython, [path.join(fixtures, "gen_caterva2.py"), dir],
+    { stdio: ["ignore", "inherit", "inherit"] });
+  if (gen.status !== 0) throw new Error(`gen_caterva2.py failed (${gen.status ?? gen.error})`);
+  const datasets = JSON.parse(fs.readFileSync(path.join(dir, "manifest.json"), "utf8")).datasets;
+  const expected = (p) => {
+    const d = datasets.find((x) => x.path === p);
+    if (!d) throw new Error(`${p} is not in the Caterva2 manifest`);
+    return readNpy(path.join(dir, d.npy));
+  };
+  caterva2Fixture = { dir, datasets, expected };
+  return caterva2Fixture;
+}
+
+/**
+ * Starts a Caterva2 server (scripts/caterva2-serve.py, caterva2[server] 2026.9.2) on
+ * 127.0.0.1 with a fresh state dir, publishing the gen_caterva2.py datasets (`@public`,
+ * `@shared`, the test user's `@personal`), login on. Resolves once it answers, with
+ * `{ urlbase, port, username, password, publicDir, statedir, pid (the server's), fixtures,
+ * stop() }`; `stop()` closes the launcher's stdin (it stops the server and removes the state
+ * dir) and ends the launcher by PID if it has not exited within 10 s.
+ */
+export function startCaterva2({ timeoutMs = 60000 } = {}) {
+  const fx = caterva2Fixtures();
+  const proc = spawn(venvPython, [path.join(repo, "scripts/caterva2-serve.py"),
+    "--roots", path.join(fx.dir, "roots")], { stdio: ["pipe", "pipe", "pipe"] });
+  let errText = "";
+  proc.stderr.setEncoding("utf8");
+  proc.stderr.on("data", (c) => { if (errText.length < 8000) errText += c; });
+  const exited = new Promise((r) => proc.once("exit", r));
+  return new Promise((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(() => {
+      proc.kill("SIGKILL");
+      reject(new Error(`caterva2-serve printed nothing within ${timeoutMs} ms: ${errText}`));
+    }, timeoutMs);
+    const early = (code) => { clearTimeout(timer); reject(new Error(`caterva2-serve exited (${code}): ${errText}`)); };
+    proc.once("exit", early);
+    proc.stdout.setEncoding("utf8");
+    proc.stdout.on("data", (chunk) => {
+      out += chunk;
+      const nl = out.indexOf("\n");
+      if (nl < 0) return;
+      clearTimeout(timer);
+      proc.removeListener("exit", early);
+      const info = JSON.parse(out.slice(0, nl));
+      resolve({
+        urlbase: info.urlbase, port: info.port, username: info.username, password: info.password,
+        publicDir: info.public_dir, statedir: info.statedir, pid: info.pid, fixtures: fx,
+        async stop() {
+          if (proc.exitCode === null && proc.signalCode === null) {
+            proc.stdin.end();
+            const t = setTimeout(() => { if (proc.exitCode === null) process.kill(proc.pid, "SIGKILL"); }, 10000);
+            await exited;
+            clearTimeout(t);
+          }
+        },
+      });
+    });
+  });
 }

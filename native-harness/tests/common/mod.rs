@@ -4,6 +4,8 @@
 
 use chunkwise::selection::DimSelection;
 
+pub mod caterva2;
+
 /// Elements of `data` (C order, `shape`) picked by `dims`, computed directly per element.
 pub fn reference(data: &[u8], shape: &[u64], itemsize: usize, dims: &[DimSelection]) -> Vec<u8> {
     let total: u64 = dims.iter().map(|d| d.count).product();
