@@ -288,7 +288,7 @@ async fn every_pixel_is_the_colour_map_of_the_npy_values() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refusals_name_their_cause() {
     let server = common::serve_dir(fixtures()).await;
-    let out = common::process_dir("chunkwise-preview-refused-")
+    let out = common::process_dir("chunkwise-refusals-")
         .join("x.png")
         .display()
         .to_string();

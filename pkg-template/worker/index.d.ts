@@ -4,14 +4,14 @@
 // (traffic, cacheBytes, cacheErrors, nodes after refresh) are as of the last call that ended.
 import type {
   ArrayInfo, Attrs, CacheOptions, CacheUsage, ChunkwiseReference, OpenOptions, ReadData,
-  ReadOptions, ReadResult, ReadRowsOptions, Selection, StoreNode, StoreOptions, TableColumn,
-  TableRows, Traffic,
+  ReadOptions, ReadResult, ReadRowsOptions, Selection, SourceIdentity, StoreNode, StoreOptions,
+  TableColumn, TableRows, Traffic,
 } from "../web/chunkwise.js";
 
 export type {
   ArrayInfo, Attrs, CacheOptions, CacheUsage, ChunkwiseReference, OpenOptions, ReadData,
-  ReadOptions, ReadResult, ReadRowsOptions, Selection, StoreNode, StoreOptions, TableColumn,
-  TableRows, Traffic,
+  ReadOptions, ReadResult, ReadRowsOptions, Selection, SourceIdentity, StoreNode, StoreOptions,
+  TableColumn, TableRows, Traffic,
 } from "../web/chunkwise.js";
 /** The main entry's error class (the same class: `instanceof` holds across both entries). */
 export { ChunkwiseError } from "../web/chunkwise.js";
@@ -53,10 +53,14 @@ export class RemoteArray {
   getChunk(coords: number[], options?: ReadOptions): Promise<ReadResult>;
   /** One chunk's stored bytes, or null when not stored, as the web build's getChunkBytes. */
   getChunkBytes(coords: number[], options?: ReadOptions): Promise<Uint8Array | null>;
+  /** One chunk as a C-Blosc2 chunk, as the web build's getChunkBlosc2. */
+  getChunkBlosc2(coords: number[], options?: ReadOptions): Promise<Uint8Array>;
   /** Releases this handle, in the worker too. Later calls throw. */
   close(): void;
   /** As the web build's free(): the same as close(). */
   free(): void;
+  /** The source's URL (no query, no user info), size and validators, as of the open. */
+  readonly identity: SourceIdentity;
   readonly shape: number[];
   readonly dtype: string;
   readonly chunks: number[];

@@ -426,6 +426,7 @@ export class RemoteArray extends Handle {
   get attrs() { this._check(); return structuredClone(this._props.attrs); }
   get dims() { this._check(); return this._props.dims === null ? null : this._props.dims.slice(); }
   get cacheStatus() { this._check(); return this._props.cacheStatus; }
+  get identity() { this._check(); return { ...this._props.identity }; }
   get traffic() { this._check(); return { ...(this._stats.traffic ?? { requests: 0, bytes: 0, roundTrips: 0 }) }; }
   get cacheBytes() { this._check(); return this._stats.cacheBytes ?? 0; }
   get cacheErrors() { this._check(); return this._stats.cacheErrors ?? 0; }
@@ -448,6 +449,7 @@ export class RemoteArray extends Handle {
 
   getChunk(coords, options) { return this._call("getChunk", { coords }, options); }
   getChunkBytes(coords, options) { return this._call("getChunkBytes", { coords }, options); }
+  getChunkBlosc2(coords, options) { return this._call("getChunkBlosc2", { coords }, options); }
 }
 
 /**

@@ -109,7 +109,7 @@ function options(id, opts, ctrl) {
 
 function describeArray(obj) {
   return { shape: obj.shape, dtype: obj.dtype, chunks: obj.chunks, blocks: obj.blocks, info: obj.info,
-    attrs: obj.attrs, dims: obj.dims, cacheStatus: obj.cacheStatus };
+    attrs: obj.attrs, dims: obj.dims, cacheStatus: obj.cacheStatus, identity: obj.identity };
 }
 function describeStore(obj) {
   return { nodes: obj.nodes, cacheStatus: obj.cacheStatus };
@@ -153,6 +153,7 @@ const OPS = {
   },
   async getChunk({ handle, coords, opts }, o) { return get(handle).getChunk(coords, o(opts)); },
   async getChunkBytes({ handle, coords, opts }, o) { return get(handle).getChunkBytes(coords, o(opts)); },
+  async getChunkBlosc2({ handle, coords, opts }, o) { return get(handle).getChunkBlosc2(coords, o(opts)); },
   async get({ handle, path }) { return keep("array", await get(handle).get(path)); },
   async table({ handle, path }) { return keep("table", await get(handle).table(path)); },
   async refresh({ handle }) {

@@ -299,9 +299,16 @@ pub fn render_png(
     }
     let values = values(data, dtype)?;
     let (vmin, vmax) = value_range(&values, options.vmin, options.vmax)?;
-    let mut rgba = Vec::with_capacity(values.len() * 4);
-    for &v in &values {
-        rgba.extend_from_slice(&pixel(v, vmin, vmax, options.cmap));
+    // `pixel` for each value, with the table and span looked up once; non-finite values
+    // keep the zeros (transparent).
+    let (table, span) = (options.cmap.table(), vmax - vmin);
+    let mut rgba = vec![0u8; values.len() * 4];
+    for (px, &v) in rgba.chunks_exact_mut(4).zip(&values) {
+        if v.is_finite() {
+            let t = if span > 0.0 { (v - vmin) / span } else { 0.5 };
+            let k = 3 * colormap::lut_index(t) as usize;
+            px.copy_from_slice(&[table[k], table[k + 1], table[k + 2], 255]);
+        }
     }
     let png = png::encode_rgba(cols as u32, rows as u32, &rgba).map_err(RenderError::Encode)?;
     Ok(Preview {

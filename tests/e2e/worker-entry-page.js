@@ -55,7 +55,10 @@ async function api(url) {
   const into = await arr.readInto(target, "...");
   const chunk = await arr.getChunk([0, 0]);
   const raw = await arr.getChunkBytes([0, 0]);
+  const b2 = await arr.getChunkBlosc2([0, 0]);
   const out = {
+    blosc2Ctor: b2.constructor.name, blosc2IsStored: b2.length === raw.length && b2.every((v, i) => v === raw[i]),
+    identity: arr.identity,
     intoSame: into.data === target, into: Array.from(target), intoShape: into.shape,
     chunk: { ...describeData(chunk.data), shape: chunk.shape }, rawBytes: raw?.length ?? null,
     rawCtor: raw?.constructor.name, chunks: arr.chunks, blocks: arr.blocks, dtype: arr.dtype,

@@ -103,6 +103,11 @@ describe("chunkwise/worker in Chromium", () => {
       assert.deepEqual(a.chunk.data, want, "getChunk([0, 0]) equals the array's first chunk");
       assert.equal(a.rawCtor, "Uint8Array");
       assert.ok(a.rawBytes > 32, `getChunkBytes: ${a.rawBytes} bytes (a Blosc2 chunk)`);
+      // A .b2nd's chunk as a C-Blosc2 chunk is the stored one; the identity names the URL.
+      assert.equal(a.blosc2Ctor, "Uint8Array");
+      assert.equal(a.blosc2IsStored, true, "getChunkBlosc2 gives the stored chunk of a .b2nd");
+      assert.equal(a.identity.url, urlOf("b2nd"));
+      assert.ok(a.identity.len > 0 && a.identity.etag, JSON.stringify(a.identity));
       assert.equal(a.afterClose.code, "INVALID_ARGUMENT", JSON.stringify(a.afterClose));
       assert.equal(a.readAfterClose.code, "INVALID_ARGUMENT", JSON.stringify(a.readAfterClose));
 

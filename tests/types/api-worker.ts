@@ -2,7 +2,7 @@
 // lib dom: every method and property, the error class shared with the main entry.
 import initWorker, {
   ChunkwiseError, RemoteArray, RemoteStore, RemoteTable, cacheUsage, clearCache, terminate,
-  type ReadResult, type StoreNode,
+  type ReadResult, type SourceIdentity, type StoreNode,
 } from "chunkwise/worker";
 import { ChunkwiseError as MainError } from "chunkwise";
 
@@ -16,6 +16,9 @@ const f: Float32Array = r.data;
 const into = await arr.readInto(new Float32Array(10), [null, "0:10"]);
 const chunk = await arr.getChunk([0, 0]);
 const raw: Uint8Array | null = await arr.getChunkBytes([0, 0], { signal: ctrl.signal });
+const b2: Uint8Array = await arr.getChunkBlosc2([0, 0], { timeoutMs: 1000 });
+const identity: SourceIdentity = arr.identity;
+console.log(b2.length, identity.url, identity.len, identity.etag, identity.lastModified);
 console.log(f.length, into.shape, chunk.dtype, raw?.length, arr.shape, arr.dtype, arr.chunks, arr.blocks,
   arr.info.format, arr.attrs, arr.dims, arr.cacheStatus, arr.traffic.requests, arr.cacheBytes, arr.cacheErrors);
 arr.close();
