@@ -119,6 +119,8 @@ pub(crate) enum Container {
     /// A `.b2z` archive with its listing: members read in place.
     #[cfg(feature = "b2nd")]
     B2z(Arc<crate::formats::b2z::B2zStore>),
+    /// A Caterva2 server: its roots and datasets, each dataset opened through the client.
+    Caterva2(Arc<crate::formats::caterva2::client::Client>),
 }
 
 impl Container {
@@ -257,6 +259,17 @@ impl RemoteStore {
                 )
                 .await
             }
+            Container::Caterva2(client) => {
+                crate::open::caterva2::open_dataset(
+                    client.clone(),
+                    self.traffic.clone(),
+                    &normalise_path(path)[1..],
+                    client.headers(),
+                    options,
+                    self.coordinator.clone(),
+                )
+                .await
+            }
             #[cfg(feature = "b2nd")]
             Container::B2z(store) => {
                 crate::open::b2z::open_leaf(
@@ -330,6 +343,7 @@ impl RemoteStore {
             Container::Zarr(_) => listed_table_layout(&g.nodes, path),
             #[cfg(feature = "b2nd")]
             Container::B2z(_) => b2z_table_layout(&g.info.location, &g.nodes, path),
+            Container::Caterva2(_) => listed_table_layout(&g.nodes, path),
         }
     }
 
@@ -405,6 +419,7 @@ impl RemoteStore {
             Container::Zarr(_) => "zarr",
             #[cfg(feature = "b2nd")]
             Container::B2z(_) => "b2z",
+            Container::Caterva2(_) => "caterva2",
         }
     }
 
@@ -438,6 +453,8 @@ impl RemoteStore {
                         .map(|n| n.path.clone()),
                 )
                 .collect(),
+            // Each dataset's record is under a key of its own (its api/info URL).
+            Container::Caterva2(_) => Vec::new(),
         }
     }
 }

@@ -126,6 +126,21 @@ struct SourceArgs {
     /// the command fails with code TIMEOUT. Without it each request still has 60 s.
     #[arg(long)]
     timeout: Option<f64>,
+    /// What SOURCE is: "auto" (default: a file, an object URL or a Zarr root, its format
+    /// detected) or "caterva2" (a Caterva2 server's URL base; --path names a dataset such
+    /// as @public/dir/ds.b2nd, and ls lists its roots and datasets).
+    #[arg(long = "source", default_value = "auto", value_name = "KIND")]
+    source_kind: String,
+    /// Caterva2 user name for the login (with --password-env).
+    #[arg(long)]
+    username: Option<String>,
+    /// Name of the environment variable holding the Caterva2 password (never the password
+    /// itself on the command line).
+    #[arg(long, value_name = "VAR")]
+    password_env: Option<String>,
+    /// Name of the environment variable holding a Caterva2 token (the c2subauth cookie).
+    #[arg(long, value_name = "VAR")]
+    token_env: Option<String>,
 }
 
 impl SourceArgs {
@@ -137,6 +152,25 @@ impl SourceArgs {
     /// The `--header` values as (name, value) pairs ([`parse_headers`]).
     fn request_headers(&self) -> Result<Vec<(String, String)>, chunkwise::Error> {
         parse_headers(&self.headers)
+    }
+
+    /// `--source`, `--username`, `--password-env` and `--token-env` as the open's source
+    /// kind and credentials ([`source::caterva2_options`]).
+    fn source_kind(
+        &self,
+    ) -> Result<
+        (
+            chunkwise::array::SourceKind,
+            Option<chunkwise::formats::caterva2::Credentials>,
+        ),
+        chunkwise::Error,
+    > {
+        source::caterva2_options(
+            &self.source_kind,
+            self.username.as_deref(),
+            self.password_env.as_deref(),
+            self.token_env.as_deref(),
+        )
     }
 
     /// The `--timeout` deadline.
@@ -621,16 +655,7 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 .map_err(|e| chunkwise::Error::InvalidArgument(e.to_string()))
         }
         Command::Read {
-            src:
-                SourceArgs {
-                    source,
-                    path,
-                    cache,
-                    cache_dir,
-                    headers,
-                    cache_key,
-                    ..
-                },
+            src,
             select,
             out,
             print,
@@ -639,6 +664,16 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             coalesce_gap,
             max_merged_bytes,
         } => {
+            let (kind, credentials) = src.source_kind()?;
+            let SourceArgs {
+                source,
+                path,
+                cache,
+                cache_dir,
+                headers,
+                cache_key,
+                ..
+            } = src;
             if columns.is_some() && (coalesce_gap.is_some() || max_merged_bytes.is_some()) {
                 return Err(chunkwise::Error::InvalidArgument(
                     "--coalesce-gap and --max-merged-bytes are for array reads, not --columns"
@@ -710,6 +745,8 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 assume_immutable: !mutable,
                 coalesce_gap,
                 max_merged_bytes,
+                source: kind,
+                credentials,
                 ..Default::default()
             };
             let sel = Selection::parse(&select).map_err(chunkwise::Error::Selection)?;
@@ -727,7 +764,10 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                     coordinator.clone(),
                 )
                 .await?;
-                if !matches!(arr.info().format, "hdf5" | "zarr2" | "zarr3" | "b2z") {
+                if !matches!(
+                    arr.info().format,
+                    "hdf5" | "zarr2" | "zarr3" | "b2z" | "caterva2"
+                ) {
                     no_path(&path)?;
                 }
                 let progress = native_harness::progress::ProgressBar::new(tty);
@@ -811,26 +851,25 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
             }
             Ok(())
         }
-        Command::Info {
-            src:
-                SourceArgs {
-                    source,
-                    path,
-                    cache,
-                    cache_dir,
-                    headers,
-                    cache_key,
-                    ..
-                },
-            json,
-            mutable,
-        } => {
+        Command::Info { src, json, mutable } => {
+            let (kind, credentials) = src.source_kind()?;
+            let SourceArgs {
+                source,
+                path,
+                cache,
+                cache_dir,
+                headers,
+                cache_key,
+                ..
+            } = src;
             let coordinator = source::coordinator_for(&source, &cache, cache_dir.as_deref())?;
             let options = OpenOptions {
                 cache: coordinator.policy(),
                 path: path.clone(),
                 cache_key: cache_key.clone(),
                 assume_immutable: !mutable,
+                source: kind,
+                credentials,
                 ..Default::default()
             };
             let headers = parse_headers(&headers)?;
@@ -842,7 +881,11 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 // No --path and the root does not hold exactly one dataset (the reason the
                 // open needed a path): list the hierarchy instead (not when --mutable was
                 // refused: a listing would hide the refusal).
-                Err(e) if path.is_none() && !mutable => {
+                Err(e)
+                    if path.is_none()
+                        && !mutable
+                        && kind == chunkwise::array::SourceKind::Detected =>
+                {
                     match source::open_store_cached(
                         &source,
                         headers,
@@ -868,7 +911,10 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 }
                 Err(e) => return Err(e),
             };
-            if !matches!(arr.info().format, "hdf5" | "zarr2" | "zarr3" | "b2z") {
+            if !matches!(
+                arr.info().format,
+                "hdf5" | "zarr2" | "zarr3" | "b2z" | "caterva2"
+            ) {
                 no_path(&path)?;
             }
             let info = arr.info();
@@ -923,13 +969,34 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
         }
         Command::Ls { src, json } => {
             let (source, path) = (&src.source, src.path.as_deref());
-            let mut nodes = source::nodes_command(
-                source,
-                src.request_headers()?,
-                src.coordinator()?,
-                src.cache_key.as_deref(),
-            )
-            .await?;
+            let mut nodes = match src.source_kind()? {
+                (chunkwise::array::SourceKind::Detected, _) => {
+                    source::nodes_command(
+                        source,
+                        src.request_headers()?,
+                        src.coordinator()?,
+                        src.cache_key.as_deref(),
+                    )
+                    .await?
+                }
+                (kind, credentials) => {
+                    let options = OpenOptions {
+                        source: kind,
+                        credentials,
+                        cache_key: src.cache_key.clone(),
+                        ..Default::default()
+                    };
+                    chunkwise::open::open_store(
+                        source,
+                        src.request_headers()?,
+                        options,
+                        src.coordinator()?,
+                    )
+                    .await?
+                    .nodes()
+                    .to_vec()
+                }
+            };
             if let Some(p) = path {
                 nodes = native_harness::tree::subtree(&nodes, p).ok_or_else(|| {
                     chunkwise::Error::Format(chunkwise::formats::FormatError::NoSuchNode {

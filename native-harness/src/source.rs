@@ -500,3 +500,66 @@ pub async fn chunk_geometry(
         default_stored_size: Some(0),
     })
 }
+
+/// The source kind and credentials of `--source` (`auto` or `caterva2`), `--username` with
+/// `--password-env VAR` (the password read from the environment variable `VAR`, never taken
+/// on the command line), or `--token-env VAR` (a `c2subauth` token).
+///
+/// # Errors
+/// `INVALID_ARGUMENT` for another `--source`, credentials without `--source caterva2`, a
+/// username without a password (or the reverse), both a login and a token, or a variable
+/// that is unset (named; its value never shown).
+pub fn caterva2_options(
+    source: &str,
+    username: Option<&str>,
+    password_env: Option<&str>,
+    token_env: Option<&str>,
+) -> Result<
+    (
+        chunkwise::array::SourceKind,
+        Option<chunkwise::formats::caterva2::Credentials>,
+    ),
+    chunkwise::Error,
+> {
+    use chunkwise::array::SourceKind;
+    use chunkwise::formats::caterva2::Credentials;
+    let bad = |m: String| chunkwise::Error::InvalidArgument(m);
+    let kind = match source {
+        "auto" => SourceKind::Detected,
+        "caterva2" => SourceKind::Caterva2,
+        other => {
+            return Err(bad(format!(
+                "--source {other:?}: use auto (the default) or caterva2"
+            )))
+        }
+    };
+    let var = |name: &str| {
+        std::env::var(name).map_err(|_| bad(format!("environment variable {name} is not set")))
+    };
+    let credentials = match (username, password_env, token_env) {
+        (None, None, None) => None,
+        (Some(u), Some(p), None) => Some(Credentials::Login {
+            username: u.to_string(),
+            password: var(p)?,
+        }),
+        (None, None, Some(t)) => Some(Credentials::Token(var(t)?)),
+        (Some(_), None, None) | (None, Some(_), None) => {
+            return Err(bad(
+                "--username and --password-env go together (the password is read from the \
+                 environment variable named)"
+                    .into(),
+            ))
+        }
+        _ => {
+            return Err(bad(
+                "give either --username with --password-env or --token-env, not both".into(),
+            ))
+        }
+    };
+    if credentials.is_some() && kind != SourceKind::Caterva2 {
+        return Err(bad(
+            "--username, --password-env and --token-env are for --source caterva2".into(),
+        ));
+    }
+    Ok((kind, credentials))
+}

@@ -241,6 +241,46 @@ async fn warm_reopen_with_a_disk_cache_makes_no_request() {
         .unwrap();
     assert_eq!(got.data, want.data);
     assert_eq!(arr.traffic().requests, 0, "warm reopen and read");
+    // A dataset behind a login under DISK: warm, no request (not even the login); nothing
+    // of the credentials or the token in any file of the cache.
+    let team = "@shared/team.b2nd";
+    let login = OpenOptions {
+        credentials: Some(Credentials::Login {
+            username: server.username.clone(),
+            password: server.password.clone(),
+        }),
+        ..options(team)
+    };
+    let arr = open(&server, login.clone(), &disk).await.unwrap();
+    arr.read(&Selection::all(), &Default::default())
+        .await
+        .unwrap();
+    let disk = CacheCoordinator::disk(dir.path(), None).unwrap();
+    let arr = open(&server, login, &disk).await.unwrap();
+    let got = arr
+        .read(&Selection::all(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, server.expected(team).data);
+    assert_eq!(arr.traffic().requests, 0);
+    let mut files = 0;
+    let mut stack = vec![dir.path().to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            files += 1;
+            let bytes = std::fs::read(&p).unwrap();
+            let has = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+            assert!(!has(server.password.as_bytes()), "{}", p.display());
+            // A JWT starts with the base64 of `{"`.
+            assert!(!has(b"eyJ") && !has(b"c2subauth"), "{}", p.display());
+        }
+    }
+    assert!(files > 4, "{files} files in the cache");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -298,4 +338,338 @@ fn rewrite_f4_2d(server: &Caterva2Server) -> (std::path::PathBuf, Vec<u8>) {
         .flat_map(|i| (i as f32).to_le_bytes())
         .collect();
     (out, values)
+}
+
+/// Elements of `want` picked by `sel`.
+fn expected_of(want: &chunkwise::npy::Npy, sel: &str, itemsize: usize) -> Vec<u8> {
+    let dims = Selection::parse(sel).unwrap().resolve(&want.shape).unwrap();
+    common::reference(&want.data, &want.shape, itemsize, &dims)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_selection_of_a_large_chunk_is_one_api_fetch() {
+    let server = start();
+    // 512 x 2048 float32 in one 4 MiB chunk.
+    let path = "@public/big/one_chunk.b2nd";
+    let want = server.expected(path);
+    let coordinator = CacheCoordinator::memory(1 << 30);
+    let arr = open(&server, options(path), &coordinator).await.unwrap();
+    let cbytes = arr.info().cbytes;
+    let t0 = arr.traffic();
+    let sel = "10:12, 100:200";
+    let got = arr
+        .read(&Selection::parse(sel).unwrap(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.shape, vec![2, 100]);
+    assert_eq!(got.data, expected_of(&want, sel, 4));
+    let t = arr.traffic().since(t0);
+    assert_eq!(t.requests, 1, "one api/fetch");
+    assert!(
+        t.bytes * 10 < cbytes,
+        "{} bytes moved for a chunk of {cbytes} stored bytes",
+        t.bytes
+    );
+    // An integer index and a step inside the box.
+    let sel = "7, 3:900:7";
+    let got = arr
+        .read(&Selection::parse(sel).unwrap(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.shape, vec![129]);
+    assert_eq!(got.data, expected_of(&want, sel, 4));
+    // The whole array reads the chunk (api/chunk); then small selections come from it.
+    let got = arr
+        .read(&Selection::all(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, want.data);
+    let t1 = arr.traffic();
+    let got = arr
+        .read(
+            &Selection::parse("10:12, 100:200").unwrap(),
+            &Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(got.data, expected_of(&want, "10:12, 100:200", 4));
+    assert_eq!(
+        arr.traffic().since(t1).requests,
+        0,
+        "served by the cached chunk"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lazy_expression_reads_by_api_fetch_as_numpy_computes_it() {
+    let server = start();
+    let lazy = server
+        .datasets()
+        .into_iter()
+        .find(|d| d["kind"] == "lazyexpr")
+        .expect("the generator writes a lazy expression");
+    let path = lazy["path"].as_str().unwrap();
+    let want = server.expected(path);
+    let coordinator = CacheCoordinator::memory(1 << 30);
+    let arr = open(&server, options(path), &coordinator).await.unwrap();
+    assert_eq!(arr.shape(), &want.shape[..]);
+    assert_eq!(arr.dtype().to_string(), want.descr);
+    let got = arr
+        .read(&Selection::all(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, want.data, "a * 2 + b as numpy computed it");
+    // info, then one api/fetch.
+    assert_eq!(arr.traffic().requests, 2);
+    let sel = "3:30:4, -1:5:-3";
+    let got = arr
+        .read(&Selection::parse(sel).unwrap(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, expected_of(&want, sel, 8));
+    assert_eq!(arr.traffic().requests, 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_lists_roots_and_datasets_and_gets_them() {
+    let server = start();
+    let coordinator = CacheCoordinator::memory(1 << 30);
+    let options = OpenOptions {
+        source: SourceKind::Caterva2,
+        credentials: Some(Credentials::Login {
+            username: server.username.clone(),
+            password: server.password.clone(),
+        }),
+        ..Default::default()
+    };
+    let store = chunkwise::open::open_store(&server.urlbase, vec![], options, coordinator)
+        .await
+        .unwrap();
+    let paths: Vec<&str> = store.nodes().iter().map(|n| n.path.as_str()).collect();
+    for want in [
+        "/@public",
+        "/@public/ds",
+        "/@public/ds/sub/i2_3d_blosclz_delta.b2nd",
+        "/@shared/team.b2nd",
+        "/@personal/secret.b2nd",
+    ] {
+        assert!(paths.contains(&want), "{want} not in {paths:?}");
+    }
+    for path in [
+        "@public/ds/sub/i2_3d_blosclz_delta.b2nd",
+        "@shared/team.b2nd",
+    ] {
+        let arr = store.get(&format!("/{path}")).await.unwrap();
+        let got = arr
+            .read(&Selection::all(), &Default::default())
+            .await
+            .unwrap();
+        assert_eq!(got.data, server.expected(path).data, "{path}");
+    }
+    // Without credentials the listing shows the public root only.
+    let store = chunkwise::open::open_store(
+        &server.urlbase,
+        vec![],
+        OpenOptions {
+            source: SourceKind::Caterva2,
+            ..Default::default()
+        },
+        CacheCoordinator::memory(1 << 20),
+    )
+    .await
+    .unwrap();
+    assert!(store
+        .nodes()
+        .iter()
+        .all(|n| !n.path.starts_with("/@shared")));
+}
+
+/// Runs the CLI with `args` (and `env`), returning status, stdout and stderr.
+fn cli(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_chunkwise"))
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_cli_reads_shows_and_lists_a_caterva2_server() {
+    let server = start();
+    let dir = tempfile::tempdir().unwrap();
+    let base = server.urlbase.as_str();
+    let path = "@public/ds/u8_2d_zlib_shuffle.b2nd";
+    let npy = dir.path().join("out.npy");
+    let (ok, stdout, stderr) = cli(
+        &[
+            "read",
+            base,
+            "--source",
+            "caterva2",
+            "--path",
+            path,
+            "--out",
+            npy.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(ok, "{stderr}");
+    let line: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    let got = chunkwise::npy::read_npy(&std::fs::read(&npy).unwrap()).unwrap();
+    let want = server.expected(path);
+    assert_eq!((got.shape, got.data), (want.shape, want.data));
+    // api/info and the 2 x 4 chunks of 16 x 16.
+    assert_eq!(line["requests"], 1 + 8, "{line}");
+    let (ok, stdout, stderr) = cli(
+        &[
+            "info", base, "--source", "caterva2", "--path", path, "--json",
+        ],
+        &[],
+    );
+    assert!(ok, "{stderr}");
+    let info: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(info["format"], "caterva2");
+    assert_eq!(info["shape"], serde_json::json!([50, 30]));
+    assert_eq!(info["dtype"], "<u8");
+    assert_eq!(info["requests"], 1);
+    let (ok, stdout, stderr) = cli(&["ls", base, "--source", "caterva2", "--json"], &[]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("/@public/ds/u8_2d_zlib_shuffle.b2nd"),
+        "{stdout}"
+    );
+    // A login: the password from an environment variable, never the command line.
+    let team = "@shared/team.b2nd";
+    let login = [
+        "read",
+        base,
+        "--source",
+        "caterva2",
+        "--path",
+        team,
+        "--username",
+        &server.username,
+        "--password-env",
+        "C2_TEST_PASSWORD",
+        "--out",
+        npy.to_str().unwrap(),
+    ];
+    let (ok, _, stderr) = cli(&login, &[("C2_TEST_PASSWORD", &server.password)]);
+    assert!(ok, "{stderr}");
+    let got = chunkwise::npy::read_npy(&std::fs::read(&npy).unwrap()).unwrap();
+    assert_eq!(got.data, server.expected(team).data);
+    let (ok, stdout, stderr) = cli(&login, &[("C2_TEST_PASSWORD", "wrong-pw-x7")]);
+    assert!(!ok);
+    assert!(stderr.contains("INVALID_ARGUMENT"), "{stderr}");
+    assert!(!stderr.contains("wrong-pw-x7") && !stdout.contains("wrong-pw-x7"));
+    // The variable unset: named, not guessed.
+    let (ok, _, stderr) = cli(&login, &[]);
+    assert!(!ok && stderr.contains("C2_TEST_PASSWORD"), "{stderr}");
+    // No such flag as --password.
+    let (ok, _, _) = cli(
+        &[
+            "read",
+            base,
+            "--source",
+            "caterva2",
+            "--path",
+            team,
+            "--password",
+            "x",
+        ],
+        &[],
+    );
+    assert!(!ok);
+}
+
+/// Writes `body` at `root/rel`, making its directories.
+fn put(root: &std::path::Path, rel: &str, body: &[u8]) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, body).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_answers_are_typed_errors_and_at_most_8_chunks_are_asked_at_once() {
+    // The real server's api/info and first chunk of an 8 x 10 chunk grid, replayed by the
+    // range server (with latency, so that concurrent requests overlap) beside broken ones.
+    let server = start();
+    let http = reqwest::Client::new();
+    let base = server.urlbase.trim_end_matches('/');
+    let get = |route: &str| {
+        let url = format!("{base}/api/{route}");
+        let http = http.clone();
+        async move { http.get(url).send().await.unwrap().bytes().await.unwrap() }
+    };
+    let info = get("info/@public/big/grid.b2nd").await;
+    let chunk = get("chunk/@public/big/grid.b2nd?nchunk=0").await;
+    drop(server);
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    put(root, "api/info/@public/grid.b2nd", &info);
+    put(root, "api/chunk/@public/grid.b2nd", &chunk);
+    let mut v: serde_json::Value = serde_json::from_slice(&info).unwrap();
+    put(root, "api/info/@public/text.b2nd", b"<html>not json</html>");
+    v["shape"] = serde_json::json!([1u64 << 62, 1u64 << 62]);
+    put(root, "api/info/@public/huge.b2nd", v.to_string().as_bytes());
+    let mut w: serde_json::Value = serde_json::from_slice(&info).unwrap();
+    w["schunk"]["nchunks"] = 1_000_000_000u64.into();
+    put(
+        root,
+        "api/info/@public/nchunks.b2nd",
+        w.to_string().as_bytes(),
+    );
+    // A chunk answer that is not a Blosc2 chunk of this dataset.
+    put(root, "api/info/@public/garbage.b2nd", &info);
+    put(root, "api/chunk/@public/garbage.b2nd", &[7u8; 100]);
+    put(root, "api/fetch/@public/garbage.b2nd", &[7u8; 100]);
+    let srv = common::serve_dir_with_latency(root.to_path_buf(), 40).await;
+    let url = srv.base_url();
+    let coordinator = CacheCoordinator::memory(1 << 30);
+    let open_at = |path: &str| {
+        let (url, coordinator) = (url.clone(), coordinator.clone());
+        let options = options(path);
+        async move { chunkwise::open::open_array(&url, vec![], options, coordinator).await }
+    };
+    for (path, code) in [
+        ("@public/text.b2nd", "INVALID_DATA"),
+        ("@public/huge.b2nd", "INVALID_DATA"),
+        ("@public/nchunks.b2nd", "INVALID_DATA"),
+        ("@public/missing.b2nd", "NOT_FOUND"),
+    ] {
+        let e = open_at(path).await.unwrap_err();
+        assert_eq!(e.code(), code, "{path}: {e}");
+    }
+    let arr = open_at("@public/garbage.b2nd").await.unwrap();
+    // A whole read asks the chunks (api/chunk), a single element the box (api/fetch).
+    let e = arr
+        .read(&Selection::all(), &Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "DECODE", "{e}");
+    let e = arr
+        .read(&Selection::parse("0, 0").unwrap(), &Default::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e.code(), "INVALID_DATA" | "UNRECOGNISED_FORMAT"),
+        "{}: {e}",
+        e.code()
+    );
+    // 80 chunks at most 8 at a time: at least 10 waves of requests.
+    let arr = open_at("@public/grid.b2nd").await.unwrap();
+    let before = srv.requests().len();
+    arr.read(&Selection::all(), &Default::default())
+        .await
+        .unwrap();
+    let log = srv.requests();
+    let reads = &log[before..];
+    assert_eq!(reads.len(), 80);
+    let waves = common::waves(reads);
+    assert!((10..=12).contains(&waves), "{waves} waves for 80 chunks");
 }

@@ -155,6 +155,31 @@ pub trait ChunkLoader {
     fn fill_value(&self) -> &[u8];
 }
 
+/// A selection's bounding box as an array of its own, fetched in one request by a format
+/// that can ([`RegionLoader`]): its bytes in memory and its reader (a Blosc2 frame).
+pub struct Region {
+    /// Where the region's stored bytes are (in memory).
+    pub source: std::sync::Arc<dyn crate::io::RangeSource>,
+    /// Its reader; its shape is the bounding box's extents.
+    pub format: Box<dyn ArrayFormat>,
+}
+
+/// A format whose server answers a box of the array in one request (Caterva2's
+/// `api/fetch?slice_=`), which the read pipeline uses instead of the touched chunks when the
+/// format says that moves fewer bytes (or when it has no chunks to fetch: a lazy
+/// expression). Regions are not cached: their chunks are the server's, not the dataset's.
+#[async_trait::async_trait(?Send)]
+pub trait RegionLoader {
+    /// Whether to read the box `lo..hi` (per dimension, elements) by [`RegionLoader::load_region`]
+    /// rather than the `uncached` touched chunks the payload cache lacks.
+    fn prefers_region(&self, lo: &[u64], hi: &[u64], uncached: u64) -> bool;
+    /// The box `lo..hi` as an array of shape `hi - lo`, in this array's dtype.
+    ///
+    /// # Errors
+    /// I/O errors; a malformed answer.
+    async fn load_region(&self, lo: &[u64], hi: &[u64]) -> Result<Region, crate::Error>;
+}
+
 /// What discovery found, for display (`chunkwise info`, JS `info`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ArrayInfo {
@@ -279,6 +304,11 @@ pub trait ArrayFormat: MaybeSend + MaybeSync {
     }
     /// The loader of chunks that [`ArrayFormat::locate`] places as [`ChunkPlace::Loaded`].
     fn loader(&self) -> Option<&dyn ChunkLoader> {
+        None
+    }
+    /// The loader of boxes of the array in one request ([`RegionLoader`]), if the format
+    /// has one.
+    fn region_loader(&self) -> Option<&dyn RegionLoader> {
         None
     }
     /// What rebuilds this reader without I/O (the discovery cache's seed), if the format

@@ -23,6 +23,7 @@ use crate::formats::{FormatSeed, Node, NodeKind};
 use crate::io::memory::MemorySource;
 use crate::io::request::{host_requester, Requests};
 use crate::io::{SourceInfo, Traffic};
+use crate::store::{Container, RemoteStore};
 use bytes::Bytes;
 use std::sync::Arc;
 
@@ -300,4 +301,51 @@ pub async fn list(client: &Client) -> Result<Vec<Node>> {
         }
     }
     Ok(crate::formats::redact_node_errors(nodes))
+}
+
+/// Opens the Caterva2 server at `base` as a store: its roots and datasets listed
+/// ([`list`]: `api/roots`, then `api/list/{root}` of every root at once), each dataset got
+/// with [`RemoteStore::get`] (`/@public/dir/ds.b2nd`) as [`open_caterva2`] opens it, sharing
+/// the store's client (one login), traffic and caches. The listing is not cached: each open
+/// and [`RemoteStore::refresh`] lists again.
+///
+/// # Errors
+/// As [`client`] and [`list`]; `INVALID_ARGUMENT` for `assume_immutable` false (a store
+/// assumes an immutable listing; its datasets' freshness is checked when opened one by one).
+pub async fn open_store(
+    base: &str,
+    headers: Vec<(String, String)>,
+    options: OpenOptions,
+    coordinator: CacheCoordinator,
+) -> Result<RemoteStore> {
+    if !options.assume_immutable {
+        super::refuse_mutable(base, "a store (Caterva2)")?;
+    }
+    let (client, traffic) = client(base, headers.clone(), options.credentials.clone())?;
+    let location = client.url("roots", "", "");
+    let key = key(
+        &location,
+        &headers,
+        options.credentials.as_ref(),
+        &coordinator,
+        options.cache_key.as_deref(),
+    );
+    let nodes = list(&client).await?;
+    let info = SourceInfo {
+        location: client.base().to_string(),
+        ..Default::default()
+    };
+    Ok(RemoteStore::from_parts(
+        Container::Caterva2(client),
+        traffic,
+        coordinator.for_source(&key),
+        key,
+        OpenOptions {
+            path: None,
+            ..options
+        },
+        info,
+        nodes,
+        CacheStatus::Created,
+    ))
 }

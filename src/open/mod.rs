@@ -411,6 +411,9 @@ pub async fn open_store(
     coordinator: CacheCoordinator,
 ) -> Result<RemoteStore> {
     check_scheme(location)?;
+    if options.source == crate::array::SourceKind::Caterva2 {
+        return caterva2::open_store(location, headers, options, coordinator).await;
+    }
     let zarr =
         |headers, options, coordinator| open_zarr_store(location, headers, options, coordinator);
     if is_zarr_root(location) {
@@ -1117,6 +1120,19 @@ pub(crate) async fn fresh_generation(
         Container::B2z(_) => Err(crate::Error::InvalidArgument(
             "a .b2z store refreshes through a new transport of its URL".into(),
         )),
+        Container::Caterva2(client) => {
+            let nodes = caterva2::list(&client).await?;
+            let info = SourceInfo {
+                location: client.base().to_string(),
+                ..Default::default()
+            };
+            Ok(FreshGeneration {
+                container: Container::Caterva2(client),
+                info,
+                nodes,
+                copy: None,
+            })
+        }
     }
 }
 
@@ -1145,6 +1161,8 @@ pub(crate) async fn publish_generation(
         Container::Zarr(store) => zarr::keep_zarr(store, &coordinator, key).await,
         #[cfg(feature = "b2nd")]
         Container::B2z(store) => b2z::publish(store, None, &coordinator, key).await,
+        // The listing is not recorded; datasets keep records under keys of their own.
+        Container::Caterva2(_) => {}
     }
 }
 

@@ -276,7 +276,96 @@ pub(crate) async fn read(
     let dtype = r.format.dtype();
     let dims = selection.resolve(&grid.shape)?;
     let plan = Plan::new(grid, &dims, dtype.itemsize, r.limits.max_result_bytes)?;
+    if let Some(regions) = r.format.region_loader() {
+        if let Some(out) = read_region(r, regions, &plan, opts).await? {
+            return Ok(out);
+        }
+    }
     read_planned(r, &plan, opts).await
+}
+
+/// Most touched chunks for which a region read is considered (larger selections read by
+/// chunks, which then serve later reads from the cache).
+const REGION_MAX_CHUNKS: u64 = 4096;
+
+/// Reads `plan` as one region of the format ([`crate::formats::RegionLoader`]): the
+/// selection's bounding box fetched as an array of its own and read whole from memory,
+/// through [`read_planned`] over that array (no cache), when the format prefers it to the
+/// touched chunks the payload cache lacks. `None`: read by chunks.
+async fn read_region(
+    r: &Reader<'_>,
+    regions: &dyn crate::formats::RegionLoader,
+    plan: &Plan,
+    opts: &ReadOptions<'_>,
+) -> Result<Option<ArrayData>> {
+    let touched: u64 = plan.parts.iter().map(|p| p.len() as u64).product();
+    if touched == 0 || touched > REGION_MAX_CHUNKS {
+        return Ok(None);
+    }
+    let mut uncached = 0u64;
+    for c in plan.chunks() {
+        let chunk = plan.grid.chunk_linear(&c.coords);
+        if r.coordinator
+            .get_payload(&r.stored_key(chunk))
+            .await
+            .is_none()
+        {
+            uncached += 1;
+        }
+    }
+    // The bounding box of the selection, and the selection within it.
+    let (mut lo, mut hi, mut inner) = (Vec::new(), Vec::new(), Vec::new());
+    for d in &plan.dims {
+        let last = d.start as i128 + (d.count as i128 - 1) * d.step as i128;
+        let (a, b) = (d.start.min(last as u64), d.start.max(last as u64) + 1);
+        lo.push(a);
+        hi.push(b);
+        inner.push(crate::selection::DimSelection {
+            start: d.start - a,
+            ..*d
+        });
+    }
+    if uncached == 0 || !regions.prefers_region(&lo, &hi, uncached) {
+        return Ok(None);
+    }
+    check_cancel(&opts.cancel)?;
+    let region = regions.load_region(&lo, &hi).await?;
+    let extents: Vec<u64> = lo.iter().zip(&hi).map(|(a, b)| b - a).collect();
+    let dtype = r.format.dtype();
+    if region.format.grid().shape != extents || region.format.dtype().itemsize != dtype.itemsize {
+        return Err(crate::formats::FormatError::Invalid {
+            location: r.location.to_string(),
+            format: "region",
+            detail: format!(
+                "asked a box of shape {extents:?} of {dtype}, got {:?} of {}",
+                region.format.grid().shape,
+                region.format.dtype()
+            ),
+        }
+        .into());
+    }
+    let none = CacheCoordinator::none();
+    let identity: Arc<str> = Arc::from(r.location);
+    let inner_reader = Reader {
+        source: &*region.source,
+        source_len: 0,
+        location: r.location,
+        format: &*region.format,
+        coordinator: &none,
+        identity: &identity,
+        converted: None,
+        limits: r.limits.clone(),
+    };
+    let inner_plan = Plan::new(
+        region.format.grid(),
+        &inner,
+        dtype.itemsize,
+        r.limits.max_result_bytes,
+    )?;
+    let mut out = Box::pin(read_planned(&inner_reader, &inner_plan, opts)).await?;
+    out.dtype = dtype;
+    out.element = r.format.element();
+    Ok(Some(out))
 }
 
 /// Reads chunk `coords` (its coordinates in the chunk grid) whole, decoded, in the full chunk

@@ -116,6 +116,11 @@ impl Client {
         &self.base
     }
 
+    /// The request headers sent with every request (the caller's, without credentials).
+    pub fn headers(&self) -> &[(String, String)] {
+        &self.headers
+    }
+
     /// The counted requests.
     pub fn requests(&self) -> &Requests {
         &self.requests

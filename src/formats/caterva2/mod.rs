@@ -23,7 +23,7 @@ use crate::codec::blosc2::{decode_chunk, ChunkHeader};
 use crate::dtype::DType;
 use crate::formats::{
     ArrayFormat, ArrayInfo, ChunkDecodeError, ChunkLoader, ChunkPlace, ChunkSink, FormatError,
-    FormatSeed,
+    FormatSeed, Region, RegionLoader,
 };
 use crate::io::CoalesceOptions;
 use crate::selection::Grid;
@@ -291,6 +291,100 @@ impl ArrayFormat for Caterva2Array {
 
     fn seed(&self) -> Option<crate::formats::Seed> {
         Some(self.to_seed_value().to_seed())
+    }
+
+    fn region_loader(&self) -> Option<&dyn RegionLoader> {
+        Some(self)
+    }
+}
+
+/// Bytes a Blosc2 frame of a slice carries besides its chunks (header, metalayers, offsets
+/// and trailer, a few hundred bytes; counted generously).
+const FRAME_OVERHEAD: u64 = 4096;
+
+/// Largest `api/fetch` answer read, bytes.
+pub const MAX_REGION_BYTES: u64 = 1 << 30;
+
+impl Caterva2Array {
+    /// `slice_` of `api/fetch` for the box `lo..hi`: `a:b` per dimension, comma-separated
+    /// (caterva2's `parse_slice`; step 1 only).
+    pub fn slice_param(lo: &[u64], hi: &[u64]) -> String {
+        lo.iter()
+            .zip(hi)
+            .map(|(a, b)| format!("{a}:{b}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Stored bytes per element, estimated from the super-chunk (`cbytes / nbytes`).
+    fn ratio(&self) -> Option<f64> {
+        let s = self.info.schunk.as_ref()?;
+        (s.nbytes > 0 && s.nchunks > 0).then(|| s.cbytes as f64 / s.nbytes as f64)
+    }
+}
+
+#[async_trait::async_trait(?Send)]
+impl RegionLoader for Caterva2Array {
+    /// A lazy expression: always (it has no stored chunks). A stored dataset: when the box's
+    /// estimated compressed bytes (its elements at the dataset's compression ratio, plus a
+    /// frame's overhead), doubled for the server's recompression, are fewer than the
+    /// estimated stored bytes of the `uncached` chunks (`cbytes / nchunks` each).
+    fn prefers_region(&self, lo: &[u64], hi: &[u64], uncached: u64) -> bool {
+        if self.info.is_lazy() {
+            return true;
+        }
+        let (Some(ratio), Some(s)) = (self.ratio(), self.info.schunk.as_ref()) else {
+            return false;
+        };
+        let elems = lo.iter().zip(hi).fold(1f64, |n, (a, b)| n * (b - a) as f64);
+        let region = elems * self.dtype.itemsize as f64 * ratio + FRAME_OVERHEAD as f64;
+        let chunks = uncached as f64 * s.cbytes as f64 / s.nchunks as f64;
+        2.0 * region < chunks
+    }
+
+    /// `GET api/fetch/{path}?slice_=lo:hi,...`: caterva2 answers a Blosc2 frame of the box
+    /// (`NDArray.slice(...).to_cframe()`, or for a lazy expression `compute(...).to_cframe()`;
+    /// the stored file itself when the box is the whole dataset), read here as a `.b2nd`.
+    async fn load_region(&self, lo: &[u64], hi: &[u64]) -> crate::Result<Region> {
+        #[cfg(feature = "b2nd")]
+        {
+            let url = self.client.url(
+                "fetch",
+                &self.path,
+                &format!("slice_={}", Self::slice_param(lo, hi)),
+            );
+            let limit = lo
+                .iter()
+                .zip(hi)
+                .fold(self.dtype.itemsize as u64, |n, (a, b)| {
+                    n.saturating_mul(b - a)
+                })
+                .saturating_mul(2)
+                .saturating_add(1 << 20)
+                .min(MAX_REGION_BYTES);
+            let bytes = self.client.get_bytes(&url, &self.location, limit).await?;
+            let len = bytes.len() as u64;
+            let source: Arc<dyn crate::io::RangeSource> = Arc::new(
+                crate::io::memory::MemorySource::new(url.clone(), bytes.clone()),
+            );
+            let format = crate::formats::b2nd::B2ndArray::open(&*source, bytes, len).await?;
+            Ok(Region {
+                source,
+                format: Box::new(format),
+            })
+        }
+        #[cfg(not(feature = "b2nd"))]
+        {
+            let _ = (lo, hi);
+            Err(FormatError::Unsupported {
+                location: self.location.clone(),
+                format: "b2nd",
+                detail: "this build of chunkwise leaves out the b2nd reader (cargo feature \
+                         `b2nd`), which reads api/fetch answers"
+                    .into(),
+            }
+            .into())
+        }
     }
 }
 
