@@ -68,10 +68,11 @@ export interface OpenOptions {
    *  headers: nothing secret is kept in a key. */
   cacheKey?: string;
   /** Default true: sources are immutable, and a held discovery record is trusted at open
-   *  (a reopen makes no request). false (standalone .b2nd only; HDF5, Zarr and stores are
-   *  refused with INVALID_ARGUMENT): the open checks the source's identity (ETag, else
-   *  Last-Modified and size) with the first request it makes anyway (a 1-byte request when
-   *  everything is cached), and a change drops that source's entries (cacheStatus
+   *  (a reopen makes no request). false (standalone .b2nd and Caterva2 datasets only; HDF5,
+   *  Zarr and other stores are refused with INVALID_ARGUMENT): the open checks the source's
+   *  identity (ETag, else Last-Modified and size) with the first request it makes anyway (a
+   *  1-byte request when everything is cached; for Caterva2 one `api/info`, compared by
+   *  ETag, mtime and stored size), and a change drops that source's entries (cacheStatus
    *  "invalidated") before reading the new version. */
   assumeImmutable?: boolean;
   /** Largest gap in bytes between two wanted byte ranges that one request reads through

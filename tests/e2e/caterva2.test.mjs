@@ -164,6 +164,38 @@ describe("Caterva2 in Node (pkg/node)", () => {
     }
   });
 
+  test("assumeImmutable false: a dataset rewritten on the server is read anew", async () => {
+    const { nodeFsStore } = await import(path.join(repo, "pkg/stores/node-fs.js"));
+    const scratch = scratchDir("chunkwise-e2e-caterva2-fresh-");
+    const served = path.join(c2.publicDir, "ds/changing.b2nd");
+    try {
+      const v1 = "@public/ds/f4_2d_b.b2nd", v2 = "@public/ds/f8_2d_zstd_bitshuffle.b2nd";
+      fs.copyFileSync(path.join(c2.publicDir, "ds/f4_2d_b.b2nd"), served);
+      const opts = () => ({ source: "caterva2", path: "@public/ds/changing.b2nd", cache: "disk",
+        cacheStore: nodeFsStore(scratch.dir), assumeImmutable: false });
+      const a = await cw.RemoteArray.open(c2.urlbase, opts());
+      assert.ok(bytesOf((await a.read()).data).equals(npyBytes(v1)));
+      a.close();
+      // Unchanged: one api/info, the chunks from the cache.
+      await c2.resetCount();
+      const same = await cw.RemoteArray.open(c2.urlbase, opts());
+      assert.equal(same.cacheStatus, "reused");
+      assert.ok(bytesOf((await same.read()).data).equals(npyBytes(v1)));
+      assert.deepEqual((await c2.counted()).log.map((r) => r.path), ["/api/info/@public/ds/changing.b2nd"]);
+      same.close();
+      // Rewritten (another dtype and shape): invalidated, the new values.
+      fs.copyFileSync(path.join(c2.publicDir, "ds/f8_2d_zstd_bitshuffle.b2nd"), served);
+      const b = await cw.RemoteArray.open(c2.urlbase, opts());
+      assert.equal(b.cacheStatus, "invalidated");
+      assert.equal(b.dtype, "<f8");
+      assert.ok(bytesOf((await b.read()).data).equals(npyBytes(v2)));
+      b.close();
+    } finally {
+      fs.rmSync(served, { force: true });
+      scratch.remove();
+    }
+  });
+
   test("RemoteStore lists the roots and datasets; get(path) reads one", async () => {
     const store = await cw.RemoteStore.open(c2.urlbase, { source: "caterva2" });
     const nodes = Array.from(store.nodes);
