@@ -10,7 +10,7 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { launchChromium, repo, scratchDir, startCaterva2, startServer } from "./lib.mjs";
+import { launchChromium, openInPage, repo, scratchDir, startCaterva2, startServer } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
 let c2, cw;
@@ -300,6 +300,40 @@ describe("Caterva2 in headless Chromium (pkg/web)", () => {
     assert.equal(warm.requests, 0);
     assert.equal((await c2.counted()).requests, 0, "the server saw no request");
     assert.deepEqual(warm.data, c2.fixtures.expected(p).values);
+    await page.close();
+  });
+
+  test("the viewer page browses a Caterva2 server's roots and previews a dataset", async () => {
+    const page = await browser.newPage();
+    const p = "@public/ds/f8_2d_zstd_bitshuffle.b2nd";
+    const want = c2.fixtures.expected(p);
+    // Given as a Caterva2 source, and detected from the URL base alone (its api/roots).
+    for (const query of [{ source: "caterva2", path: `/${p}` }, { path: `/${p}` }]) {
+      const settled = await openInPage(page, pageServer.url, c2.urlbase, { query });
+      assert.equal(settled.state, "ready", JSON.stringify(settled));
+      const got = await page.evaluate(() => ({
+        preview: window.chunkwisePreview,
+        tree: Array.from(document.querySelectorAll("#tree li[data-path]"), (li) => li.dataset.path),
+        source: document.getElementById("source").value,
+        address: location.search,
+        steps: Array.from(document.querySelectorAll("#traffic tbody tr"), (tr) => tr.dataset.step),
+      }));
+      assert.equal(got.preview.path, `/${p}`);
+      assert.deepEqual(got.preview.arrayShape, [37, 53]);
+      assert.deepEqual(got.preview.values, want.values, "the preview's values are the .npy's");
+      for (const d of publicPaths()) assert.ok(got.tree.includes(`/${d}`), `${d} is in the tree: ${got.tree}`);
+      assert.ok(got.tree.includes("/@public/ds/sub"), got.tree.join());
+      assert.equal(got.source, "caterva2");
+      assert.match(got.address, /source=caterva2/);
+      assert.equal(got.steps.includes("detect Caterva2 (api/roots)"), query.source === undefined, got.steps.join());
+    }
+    // Another dataset from the tree: a click opens and previews it.
+    const q = "@public/ds/u8_2d_zlib_shuffle.b2nd";
+    await page.click(`#tree li[data-path="/${q}"] > div button.node`);
+    await page.waitForFunction((path) => window.chunkwisePreview?.path === path &&
+      document.body.dataset.state === "ready", `/${q}`, { timeout: 30000 });
+    const values = await page.evaluate(() => window.chunkwisePreview.values);
+    assert.deepEqual(values, c2.fixtures.expected(q).values);
     await page.close();
   });
 });
