@@ -78,7 +78,9 @@ pub struct OpenOptions {
     /// [`crate::io::Validated`]). The same: the record and cached payload are reused with no
     /// further request ([`crate::cache::CacheStatus::Reused`]); changed: everything held
     /// for the source is dropped ([`CacheCoordinator::forget_source`]) and it is discovered
-    /// afresh ([`crate::cache::CacheStatus::Invalidated`]). HDF5, Zarr and stores do not
+    /// afresh ([`crate::cache::CacheStatus::Invalidated`]). A Caterva2 dataset supports it
+    /// too, checked by one `api/info` (`ETag`, `mtime`, `cbytes`: [`crate::open::caterva2`]).
+    /// HDF5, Zarr and stores do not
     /// support this mode (the spec's B2Z, HDF5 and Zarr adapters do not): they are refused
     /// with `INVALID_ARGUMENT` naming the format.
     pub assume_immutable: bool,
@@ -342,7 +344,7 @@ impl RemoteArray {
     /// The stored bytes of chunk `coords` (chunk-grid coordinates, as for
     /// [`RemoteArray::read_chunk`]) as the source holds them, before any decoding: a Blosc2
     /// chunk of a `.b2nd` frame, an HDF5 chunk as its filters left it (compact data as
-    /// stored), a Zarr chunk object or the inner chunk's bytes of a shard. One request (for a
+    /// stored), a Zarr chunk object or the inner chunk's bytes of a shard, a Caterva2 chunk from `api/chunk`. One request (for a
     /// shard: its index first, remembered), never cached. `None` for a chunk that is not
     /// stored: a Blosc2 special-value chunk, an unallocated HDF5 chunk, a Zarr chunk absent
     /// from its store (or marked empty in its shard's index).
@@ -379,19 +381,24 @@ impl RemoteArray {
 
     #[cfg(feature = "zarr")]
     async fn loaded_chunk_bytes(&self, chunk: u64) -> Result<Option<bytes::Bytes>> {
-        match &self.zarr {
-            Some(z) => Ok(z.encoded_chunk(chunk).await?.map(bytes::Bytes::from)),
-            None => Err(Error::InvalidArgument(
+        match (&self.zarr, self.format.loader()) {
+            (Some(z), _) => Ok(z.encoded_chunk(chunk).await?.map(bytes::Bytes::from)),
+            // A Caterva2 dataset's chunk as the server stores it.
+            (None, Some(l)) => l.stored_chunk(chunk).await,
+            (None, None) => Err(Error::InvalidArgument(
                 "this format places no chunk to load".into(),
             )),
         }
     }
 
     #[cfg(not(feature = "zarr"))]
-    async fn loaded_chunk_bytes(&self, _chunk: u64) -> Result<Option<bytes::Bytes>> {
-        Err(Error::InvalidArgument(
-            "this format places no chunk to load".into(),
-        ))
+    async fn loaded_chunk_bytes(&self, chunk: u64) -> Result<Option<bytes::Bytes>> {
+        match self.format.loader() {
+            Some(l) => l.stored_chunk(chunk).await,
+            None => Err(Error::InvalidArgument(
+                "this format places no chunk to load".into(),
+            )),
+        }
     }
 
     /// `STALE` for an array of a store refreshed since it was got.

@@ -258,8 +258,9 @@ enum Command {
         /// the JSON line then goes to stderr.
         #[arg(long)]
         print: bool,
-        /// The source may change at its URL (assume_immutable = false; standalone .b2nd
-        /// only): a held discovery record is checked with one request before it is reused.
+        /// The source may change at its URL (assume_immutable = false; standalone .b2nd and
+        /// Caterva2 datasets only): a held discovery record is checked with one request
+        /// before it is reused.
         #[arg(long)]
         mutable: bool,
         /// Read a table's columns (comma-separated names) instead of an array: --path is the
@@ -289,8 +290,9 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
-        /// The source may change at its URL (assume_immutable = false; standalone .b2nd
-        /// only): a held discovery record is checked with one request before it is reused.
+        /// The source may change at its URL (assume_immutable = false; standalone .b2nd and
+        /// Caterva2 datasets only): a held discovery record is checked with one request
+        /// before it is reused.
         #[arg(long)]
         mutable: bool,
     },

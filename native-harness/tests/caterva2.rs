@@ -86,6 +86,13 @@ async fn a_chunk_read_asks_api_chunk_for_the_touched_chunks_only() {
     assert_eq!(arr.traffic().requests - before, 10);
     let row = 1280 * 4;
     assert_eq!(got.data, want.data[..128 * row]);
+    // A chunk's stored bytes: the Blosc2 chunk as the server holds it (one request).
+    let before = arr.traffic().requests;
+    let raw = arr.chunk_bytes(&[0, 1]).await.unwrap().unwrap();
+    assert_eq!(arr.traffic().requests - before, 1);
+    let decoded = chunkwise::codec::blosc2::decode_chunk(&raw).unwrap();
+    let first_row: Vec<u8> = want.data[128 * 4..256 * 4].to_vec();
+    assert_eq!(decoded[..128 * 4], first_row[..]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -370,6 +377,13 @@ async fn a_small_selection_of_a_large_chunk_is_one_api_fetch() {
         "{} bytes moved for a chunk of {cbytes} stored bytes",
         t.bytes
     );
+    // The same box again: from the payload cache.
+    let got = arr
+        .read(&Selection::parse(sel).unwrap(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, expected_of(&want, sel, 4));
+    assert_eq!(arr.traffic().since(t0).requests, 1, "the box is cached");
     // An integer index and a step inside the box.
     let sel = "7, 3:900:7";
     let got = arr
@@ -428,6 +442,29 @@ async fn a_lazy_expression_reads_by_api_fetch_as_numpy_computes_it() {
         .unwrap();
     assert_eq!(got.data, expected_of(&want, sel, 8));
     assert_eq!(arr.traffic().requests, 3);
+    // Both boxes again: cached.
+    let got = arr
+        .read(&Selection::all(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, want.data);
+    assert_eq!(arr.traffic().requests, 3);
+    // With assume_immutable false a lazy expression is computed afresh (its api/info does
+    // not change when an operand does).
+    let mutable = OpenOptions {
+        assume_immutable: false,
+        ..options(path)
+    };
+    let arr = open(&server, mutable.clone(), &coordinator).await.unwrap();
+    let arr2 = open(&server, mutable, &coordinator).await.unwrap();
+    assert_eq!(arr2.cache_status(), CacheStatus::Invalidated);
+    let got = arr2
+        .read(&Selection::all(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, want.data);
+    assert_eq!(arr2.traffic().requests, 2, "api/info and api/fetch");
+    drop(arr);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -672,4 +709,58 @@ async fn hostile_answers_are_typed_errors_and_at_most_8_chunks_are_asked_at_once
     assert_eq!(reads.len(), 80);
     let waves = common::waves(reads);
     assert!((10..=12).contains(&waves), "{waves} waves for 80 chunks");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn string_datetime_complex_and_big_endian_dtypes_read_as_written() {
+    // Written at test time by python-blosc2 into the served @public, with the arrays given
+    // saved as .npy beside (numpy's names in api/info: `complex128`, `datetime64[s]`).
+    let server = start();
+    let out = server.statedir.join("dtypes");
+    std::fs::create_dir_all(&out).unwrap();
+    let status = std::process::Command::new(native_harness::venv_python())
+        .arg("-c")
+        .arg(
+            "import sys, numpy as np, blosc2\n\
+             pub, out = sys.argv[1], sys.argv[2]\n\
+             rng = np.random.default_rng(5)\n\
+             arrs = {'u3': np.array(['ab', 'xyz', '\\u00e9', ''] * 25, dtype='<U3').reshape(10, 10),\n\
+             's4': np.array([b'ab', b'wxyz', b'', b'q'] * 25, dtype='|S4'),\n\
+             'bei4': rng.integers(-1000, 1000, size=(30, 7)).astype('>i4'),\n\
+             'dt': (np.arange(50) * 3600).astype('datetime64[s]'),\n\
+             'c16': (rng.random(40) + 1j * rng.random(40)).astype('<c16')}\n\
+             for k, a in arrs.items():\n\
+             \x20   blosc2.asarray(a, urlpath=f'{pub}/dt_{k}.b2nd', mode='w',\n\
+             \x20                  chunks=tuple(max(1, s // 3) for s in a.shape))\n\
+             \x20   np.save(f'{out}/{k}.npy', a)\n",
+        )
+        .arg(&server.public_dir)
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let coordinator = CacheCoordinator::memory(1 << 30);
+    for (k, dtype) in [
+        ("u3", "<U3"),
+        ("s4", "|S4"),
+        ("bei4", ">i4"),
+        ("dt", "<M8[s]"),
+        ("c16", "<c16"),
+    ] {
+        let want = chunkwise::npy::read_npy(&std::fs::read(out.join(format!("{k}.npy"))).unwrap())
+            .unwrap();
+        let arr = open(
+            &server,
+            options(&format!("@public/dt_{k}.b2nd")),
+            &coordinator,
+        )
+        .await
+        .unwrap();
+        assert_eq!(arr.dtype().to_string(), dtype, "{k}");
+        let got = arr
+            .read(&Selection::all(), &Default::default())
+            .await
+            .unwrap();
+        assert_eq!((&got.shape, &got.data), (&want.shape, &want.data), "{k}");
+    }
 }

@@ -153,11 +153,23 @@ pub trait ChunkLoader {
     ) -> Result<(), crate::Error>;
     /// The bytes of one element that every element of an absent chunk reads as.
     fn fill_value(&self) -> &[u8];
+    /// Chunk `chunk`'s stored bytes as its object holds them (one request, not cached),
+    /// `None` when it is absent; `None` also from a loader that cannot give them apart from
+    /// decoding (the default).
+    ///
+    /// # Errors
+    /// I/O errors of the request.
+    async fn stored_chunk(&self, chunk: u64) -> Result<Option<bytes::Bytes>, crate::Error> {
+        let _ = chunk;
+        Ok(None)
+    }
 }
 
 /// A selection's bounding box as an array of its own, fetched in one request by a format
 /// that can ([`RegionLoader`]): its bytes in memory and its reader (a Blosc2 frame).
 pub struct Region {
+    /// The box's bytes as answered (what the payload cache keeps).
+    pub bytes: bytes::Bytes,
     /// Where the region's stored bytes are (in memory).
     pub source: std::sync::Arc<dyn crate::io::RangeSource>,
     /// Its reader; its shape is the bounding box's extents.
@@ -167,7 +179,8 @@ pub struct Region {
 /// A format whose server answers a box of the array in one request (Caterva2's
 /// `api/fetch?slice_=`), which the read pipeline uses instead of the touched chunks when the
 /// format says that moves fewer bytes (or when it has no chunks to fetch: a lazy
-/// expression). Regions are not cached: their chunks are the server's, not the dataset's.
+/// expression). The pipeline keeps a box's bytes in the payload cache under the box (the
+/// same box read again makes no request).
 #[async_trait::async_trait(?Send)]
 pub trait RegionLoader {
     /// Whether to read the box `lo..hi` (per dimension, elements) by [`RegionLoader::load_region`]
@@ -178,12 +191,19 @@ pub trait RegionLoader {
     /// # Errors
     /// I/O errors; a malformed answer.
     async fn load_region(&self, lo: &[u64], hi: &[u64]) -> Result<Region, crate::Error>;
+    /// The region whose bytes [`RegionLoader::load_region`] answered earlier (held by the
+    /// payload cache), without a request.
+    ///
+    /// # Errors
+    /// Bytes that do not read as a region (a damaged entry is then fetched again).
+    async fn region_from(&self, bytes: bytes::Bytes) -> Result<Region, crate::Error>;
 }
 
 /// What discovery found, for display (`chunkwise info`, JS `info`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ArrayInfo {
-    /// Format name (`b2nd`, `b2z` for an array of a `.b2z` container, `hdf5`, `zarr2`, `zarr3`).
+    /// Format name (`b2nd`, `b2z` for an array of a `.b2z` container, `hdf5`, `zarr2`, `zarr3`,
+    /// `caterva2`).
     pub format: &'static str,
     /// Array shape (elements).
     pub shape: Vec<u64>,

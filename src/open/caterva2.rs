@@ -13,7 +13,8 @@
 //! a login, if any, happens at the first chunk). With `assume_immutable: false` an open
 //! asks `api/info` once and compares `ETag`, `mtime` and `cbytes` with the record: the same,
 //! the cache is reused (`reused`); changed, the dataset's entries are dropped and the new
-//! `api/info` is recorded (`invalidated`).
+//! `api/info` is recorded (`invalidated`). A lazy expression is always `invalidated` then:
+//! its `api/info` does not change when one of its operands does.
 
 use super::{record, seed_of, source_key, Result};
 use crate::array::{OpenOptions, RemoteArray};
@@ -164,7 +165,11 @@ pub(crate) async fn open_dataset(
                     }
                     Ok(held) => {
                         let now = Caterva2Array::discover(client.clone(), path).await?;
-                        if identity_of(&location, &now) == identity_of(&location, &held) {
+                        // A lazy expression's own info does not change when an operand
+                        // does: it is computed afresh, never reused unseen.
+                        if identity_of(&location, &now) == identity_of(&location, &held)
+                            && !now.api_info().is_lazy()
+                        {
                             return Ok(assemble(
                                 held.with_concurrency(concurrency),
                                 &location,

@@ -291,7 +291,8 @@ const REGION_MAX_CHUNKS: u64 = 4096;
 /// Reads `plan` as one region of the format ([`crate::formats::RegionLoader`]): the
 /// selection's bounding box fetched as an array of its own and read whole from memory,
 /// through [`read_planned`] over that array (no cache), when the format prefers it to the
-/// touched chunks the payload cache lacks. `None`: read by chunks.
+/// touched chunks the payload cache lacks. The box's answer is kept in the payload cache
+/// under the box. `None`: read by chunks.
 async fn read_region(
     r: &Reader<'_>,
     regions: &dyn crate::formats::RegionLoader,
@@ -329,7 +330,24 @@ async fn read_region(
         return Ok(None);
     }
     check_cancel(&opts.cancel)?;
-    let region = regions.load_region(&lo, &hi).await?;
+    // The box's answer is kept under the box: the same box again makes no request.
+    let key = CacheKey {
+        source: Arc::from(format!("{}\nregion={lo:?}..{hi:?}", r.identity)),
+        item: Item::Chunk(0),
+    };
+    let held = match r.coordinator.get_payload(&key).await {
+        // A held entry that does not read is a miss.
+        Some(b) => regions.region_from(b).await.ok(),
+        None => None,
+    };
+    let region = match held {
+        Some(region) => region,
+        None => {
+            let region = regions.load_region(&lo, &hi).await?;
+            r.coordinator.put_payload(key, region.bytes.clone()).await;
+            region
+        }
+    };
     let extents: Vec<u64> = lo.iter().zip(&hi).map(|(a, b)| b - a).collect();
     let dtype = r.format.dtype();
     if region.format.grid().shape != extents || region.format.dtype().itemsize != dtype.itemsize {

@@ -363,19 +363,33 @@ impl RegionLoader for Caterva2Array {
                 .saturating_add(1 << 20)
                 .min(MAX_REGION_BYTES);
             let bytes = self.client.get_bytes(&url, &self.location, limit).await?;
+            self.region_from(bytes).await
+        }
+        #[cfg(not(feature = "b2nd"))]
+        {
+            let _ = (lo, hi);
+            self.region_from(bytes::Bytes::new()).await
+        }
+    }
+
+    async fn region_from(&self, bytes: bytes::Bytes) -> crate::Result<Region> {
+        #[cfg(feature = "b2nd")]
+        {
             let len = bytes.len() as u64;
             let source: Arc<dyn crate::io::RangeSource> = Arc::new(
-                crate::io::memory::MemorySource::new(url.clone(), bytes.clone()),
+                crate::io::memory::MemorySource::new(self.location.clone(), bytes.clone()),
             );
-            let format = crate::formats::b2nd::B2ndArray::open(&*source, bytes, len).await?;
+            let format =
+                crate::formats::b2nd::B2ndArray::open(&*source, bytes.clone(), len).await?;
             Ok(Region {
+                bytes,
                 source,
                 format: Box::new(format),
             })
         }
         #[cfg(not(feature = "b2nd"))]
         {
-            let _ = (lo, hi);
+            let _ = bytes;
             Err(FormatError::Unsupported {
                 location: self.location.clone(),
                 format: "b2nd",
@@ -417,5 +431,18 @@ impl ChunkLoader for Caterva2Array {
 
     fn fill_value(&self) -> &[u8] {
         &self.zero
+    }
+
+    /// `GET api/chunk?nchunk=` (a lazy expression has no stored chunks: `UNSUPPORTED`).
+    async fn stored_chunk(&self, chunk: u64) -> crate::Result<Option<bytes::Bytes>> {
+        if self.info.is_lazy() {
+            return Err(FormatError::Unsupported {
+                location: self.location.clone(),
+                format: "caterva2",
+                detail: "a lazy expression has no stored chunks".into(),
+            }
+            .into());
+        }
+        Ok(Some(self.fetch_chunk(chunk).await?))
     }
 }
