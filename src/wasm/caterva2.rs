@@ -14,8 +14,9 @@
 //! - a script may not set a `Cookie` header (a forbidden header name: `fetch` drops it), so a
 //!   token cannot be sent from a page or a worker at all.
 //!
-//! Node and workerd have no page origin and no forbidden headers: there the core sends the
-//! cookie itself, as natively.
+//! Node has no page origin and no forbidden headers: there the core reads `Set-Cookie` and
+//! sends the cookie itself, as natively (tests/e2e/caterva2.test.mjs). workerd has no
+//! `location` either, so nothing is refused there; it is not tested with credentials.
 
 use crate::formats::caterva2::Credentials;
 use wasm_bindgen::prelude::*;
