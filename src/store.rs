@@ -260,6 +260,12 @@ impl RemoteStore {
                 .await
             }
             Container::Caterva2(client) => {
+                // After a refresh a dataset's record is checked (one api/info) before reuse:
+                // datasets keep records of their own, which the refresh did not drop.
+                let options = OpenOptions {
+                    assume_immutable: g.number == 0,
+                    ..options
+                };
                 crate::open::caterva2::open_dataset(
                     client.clone(),
                     self.traffic.clone(),

@@ -186,6 +186,11 @@ pub trait RegionLoader {
     /// Whether to read the box `lo..hi` (per dimension, elements) by [`RegionLoader::load_region`]
     /// rather than the `uncached` touched chunks the payload cache lacks.
     fn prefers_region(&self, lo: &[u64], hi: &[u64], uncached: u64) -> bool;
+    /// Whether every read is a region (the format has no chunks to fetch): the pipeline
+    /// then asks no cache for chunks and sets no bound on the chunks touched.
+    fn region_only(&self) -> bool {
+        false
+    }
     /// The box `lo..hi` as an array of shape `hi - lo`, in this array's dtype.
     ///
     /// # Errors

@@ -26,6 +26,7 @@ use crate::io::request::{host_requester, Requests};
 use crate::io::{SourceInfo, Traffic};
 use crate::store::{Container, RemoteStore};
 use bytes::Bytes;
+use futures::StreamExt;
 use std::sync::Arc;
 
 /// Scope prefix of a dataset's discovery record.
@@ -245,10 +246,21 @@ fn assemble(
     )
 }
 
+/// Most containers whose members a listing asks for.
+const MAX_CONTAINERS: usize = 256;
+
+/// Whether a listed name is a container caterva2 lists the members of (its
+/// `BLOSC2_CONTAINER_SUFFIXES`: `.b2z`, `.h5`, `.hdf5`).
+fn is_container(name: &str) -> bool {
+    let n = name.trim_end_matches('/').to_ascii_lowercase();
+    n.ends_with(".b2z") || n.ends_with(".h5") || n.ends_with(".hdf5")
+}
+
 /// The roots (`GET api/roots`) of the server `client` talks to and the datasets of each
 /// (`GET api/list/{root}`, all at once), as nodes: each root a group `/@public`, each
-/// dataset an array `/@public/dir/ds.b2nd` (directories as groups between), shapes and
-/// dtypes not read (`None`: `get` reads them). A root that refuses its listing (401/403)
+/// dataset an array `/@public/dir/ds.b2nd` (directories and containers as groups between:
+/// a `.b2z` or HDF5 file's members from its own `api/list`), shapes and dtypes not read
+/// (`None`: `get` reads them). A root that refuses its listing (401/403)
 /// is listed with the error as its reason.
 ///
 /// # Errors
@@ -264,6 +276,30 @@ pub async fn list(client: &Client) -> Result<Vec<Node>> {
         (root.clone(), got.map(|(names, _)| names))
     }))
     .await;
+    // Containers (a `.b2z`, an HDF5 file) are listed as one name: their members come from
+    // `api/list` of each (at most MAX_CONTAINERS, 6 at a time), as `container/member`.
+    let containers: Vec<String> = listings
+        .iter()
+        .filter_map(|(root, names)| names.as_ref().ok().map(|n| (root, n)))
+        .flat_map(|(root, names)| {
+            names
+                .iter()
+                .filter(|n| is_container(n))
+                .map(move |n| format!("{root}/{}", n.trim_matches('/')))
+        })
+        .take(MAX_CONTAINERS)
+        .collect();
+    let members: std::collections::BTreeMap<String, Vec<String>> =
+        futures::stream::iter(containers.into_iter().map(|c| async move {
+            let url = client.url("list", &c, "");
+            let got: Result<(Vec<String>, _)> = client.get_json(&url, &url).await;
+            (c, got.map(|(names, _)| names).unwrap_or_default())
+        }))
+        .buffer_unordered(6)
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .collect();
     let group = |path: String, error: Option<String>| Node {
         path,
         kind: NodeKind::Group,
@@ -284,8 +320,18 @@ pub async fn list(client: &Client) -> Result<Vec<Node>> {
             }
         };
         nodes.push(group(format!("/{root}"), None));
-        for name in names.iter().take(100_000) {
-            let name = name.trim_matches('/');
+        let expanded = names.iter().flat_map(|name| {
+            let name = name.trim_matches('/').to_string();
+            match members.get(&format!("{root}/{name}")) {
+                Some(inner) if !inner.is_empty() => inner
+                    .iter()
+                    .map(|m| format!("{name}/{}", m.trim_matches('/')))
+                    .collect(),
+                _ => vec![name],
+            }
+        });
+        for name in expanded.take(crate::store::MAX_NODES) {
+            let name = name.as_str();
             let mut dir = format!("/{root}");
             let parts: Vec<&str> = name.split('/').collect();
             for p in &parts[..parts.len().saturating_sub(1)] {

@@ -300,11 +300,12 @@ async fn read_region(
     opts: &ReadOptions<'_>,
 ) -> Result<Option<ArrayData>> {
     let touched: u64 = plan.parts.iter().map(|p| p.len() as u64).product();
-    if touched == 0 || touched > REGION_MAX_CHUNKS {
+    let only = regions.region_only();
+    if touched == 0 || (touched > REGION_MAX_CHUNKS && !only) {
         return Ok(None);
     }
-    let mut uncached = 0u64;
-    for c in plan.chunks() {
+    let mut uncached = if only { touched } else { 0 };
+    for c in plan.chunks().iter().filter(|_| !only) {
         let chunk = plan.grid.chunk_linear(&c.coords);
         if r.coordinator
             .get_payload(&r.stored_key(chunk))

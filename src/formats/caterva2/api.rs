@@ -53,6 +53,10 @@ pub struct Info {
     /// `bytes` when `api/fetch` of the whole dataset honours `Range`.
     #[serde(default)]
     pub accept_ranges: Option<String>,
+    /// What the path is when it is not an array: `group` (a directory, or a group of a
+    /// container), `ctable` (a python-blosc2 CTable).
+    #[serde(default)]
+    pub kind: Option<String>,
 }
 
 /// `schunk` of [`Info`] (caterva2's `models.SChunk`).

@@ -68,6 +68,8 @@ pub struct Caterva2Array {
     /// One element of zeros (the fill of nothing: chunks are never absent).
     zero: Vec<u8>,
     concurrency: usize,
+    /// Read by `api/fetch` boxes only ([`Caterva2Array::fetch_only`]).
+    fetch_only: bool,
 }
 
 impl std::fmt::Debug for Caterva2Array {
@@ -111,6 +113,22 @@ impl Caterva2Array {
     ) -> Result<Caterva2Array, FormatError> {
         let path = normalise_path(path);
         let location = client.url("info", &path, "");
+        match info.kind.as_deref() {
+            Some("group") => {
+                return Err(FormatError::NoSuchNode {
+                    location,
+                    detail: format!("{path} is a group (a directory), not a dataset"),
+                })
+            }
+            Some("ctable") => {
+                return Err(FormatError::Unsupported {
+                    location,
+                    format: "caterva2",
+                    detail: format!("{path} is a CTable (a table of columns), not an array"),
+                })
+            }
+            _ => {}
+        }
         let dtype_name = info.dtype.clone().ok_or_else(|| FormatError::Invalid {
             location: location.clone(),
             format: "caterva2",
@@ -123,7 +141,9 @@ impl Caterva2Array {
             api::stored_grid(&location, &info, &dtype)?
         };
         let chunk_bytes = grid.decoded_chunk_items().unwrap_or(0) * dtype.itemsize as u64;
+        let fetch_only = info.is_lazy() || is_hdf5_member(&path);
         Ok(Caterva2Array {
+            fetch_only,
             client,
             path,
             info,
@@ -141,6 +161,13 @@ impl Caterva2Array {
     pub fn with_concurrency(mut self, n: usize) -> Caterva2Array {
         self.concurrency = n.max(1);
         self
+    }
+
+    /// Whether this dataset has no stored Blosc2 chunks to ask for and is read by `api/fetch`
+    /// boxes only: a lazy expression (computed), or a dataset of an HDF5 file (caterva2's
+    /// `api/chunk` refuses those with 400: their chunks are HDF5's).
+    pub fn fetch_only(&self) -> bool {
+        self.fetch_only
     }
 
     /// The dataset path (`@public/dir/ds.b2nd`).
@@ -192,6 +219,18 @@ impl Caterva2Array {
             .get_bytes(&url, &self.location, self.chunk_limit())
             .await
     }
+}
+
+/// Whether `path` names a dataset inside an HDF5 file (a segment before the last ending in
+/// `.h5` or `.hdf5`, caterva2's `HDF5_SUFFIXES`).
+fn is_hdf5_member(path: &str) -> bool {
+    let segments: Vec<&str> = path.split('/').collect();
+    segments[..segments.len().saturating_sub(1)]
+        .iter()
+        .any(|s| {
+            let s = s.to_ascii_lowercase();
+            s.ends_with(".h5") || s.ends_with(".hdf5")
+        })
 }
 
 /// The grid of a lazy expression: its shape, read as one chunk (its reads are `api/fetch`
@@ -325,12 +364,13 @@ impl Caterva2Array {
 
 #[async_trait::async_trait(?Send)]
 impl RegionLoader for Caterva2Array {
-    /// A lazy expression: always (it has no stored chunks). A stored dataset: when the box's
+    /// A lazy expression or an HDF5 dataset: always (no stored Blosc2 chunks). A stored
+    /// Blosc2 dataset: when the box's
     /// estimated compressed bytes (its elements at the dataset's compression ratio, plus a
     /// frame's overhead), doubled for the server's recompression, are fewer than the
     /// estimated stored bytes of the `uncached` chunks (`cbytes / nchunks` each).
     fn prefers_region(&self, lo: &[u64], hi: &[u64], uncached: u64) -> bool {
-        if self.info.is_lazy() {
+        if self.fetch_only {
             return true;
         }
         let (Some(ratio), Some(s)) = (self.ratio(), self.info.schunk.as_ref()) else {
@@ -370,6 +410,10 @@ impl RegionLoader for Caterva2Array {
             let _ = (lo, hi);
             self.region_from(bytes::Bytes::new()).await
         }
+    }
+
+    fn region_only(&self) -> bool {
+        self.fetch_only
     }
 
     async fn region_from(&self, bytes: bytes::Bytes) -> crate::Result<Region> {
@@ -412,11 +456,13 @@ impl ChunkLoader for Caterva2Array {
         _options: &CoalesceOptions,
         sink: &mut dyn ChunkSink,
     ) -> crate::Result<()> {
-        if self.info.is_lazy() {
+        if self.fetch_only {
             return Err(FormatError::Unsupported {
                 location: self.location.clone(),
                 format: "caterva2",
-                detail: "a lazy expression is read by api/fetch slices, not by chunks".into(),
+                detail: "a lazy expression or an HDF5 dataset is read by api/fetch slices, \
+                         not by chunks"
+                    .into(),
             }
             .into());
         }
@@ -435,11 +481,11 @@ impl ChunkLoader for Caterva2Array {
 
     /// `GET api/chunk?nchunk=` (a lazy expression has no stored chunks: `UNSUPPORTED`).
     async fn stored_chunk(&self, chunk: u64) -> crate::Result<Option<bytes::Bytes>> {
-        if self.info.is_lazy() {
+        if self.fetch_only {
             return Err(FormatError::Unsupported {
                 location: self.location.clone(),
                 format: "caterva2",
-                detail: "a lazy expression has no stored chunks".into(),
+                detail: "a lazy expression or an HDF5 dataset has no stored Blosc2 chunks".into(),
             }
             .into());
         }
