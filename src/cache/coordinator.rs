@@ -110,6 +110,9 @@ struct Inner {
     /// Complete copies of small sources in memory, bounded by [`MAX_MEMORY_SOURCE_BYTES`].
     sources: ByteLru<String>,
     counters: Counters,
+    /// Held by [`CacheCoordinator::update_record`] from its read to its write, so two updates
+    /// through this coordinator (one process, one wasm instance) never interleave.
+    updates: futures::lock::Mutex<()>,
     /// Under DISK natively, the cache directory, where publication locks live
     /// ([`CacheCoordinator::publication_lock`]).
     #[cfg(not(target_arch = "wasm32"))]
@@ -284,6 +287,7 @@ impl CacheCoordinator {
                 discovery: ByteLru::whole_objects(MAX_MEMORY_RECORD_BYTES),
                 sources: ByteLru::whole_objects(MAX_MEMORY_SOURCE_BYTES),
                 counters: Counters::default(),
+                updates: futures::lock::Mutex::new(()),
                 #[cfg(not(target_arch = "wasm32"))]
                 lock_dir: OnceLock::new(),
             }),
@@ -684,6 +688,32 @@ impl CacheCoordinator {
     /// lock not had in time leaves the record in memory only).
     pub async fn put_record(&self, key: &str, json: Vec<u8>) {
         let lock = self.lock_for(source_of(key)).await;
+        self.put_record_locked(key, json, lock.is_ok()).await;
+        drop(lock);
+    }
+
+    /// Replaces the record under `key` by `merge(held)`, where `held` is the record stored
+    /// there now (JSON bytes; `None` when there is none or it is damaged: a bad marker is a
+    /// miss), so a writer adds to what other writers stored instead of dropping it (a Zarr
+    /// store's record, written by each of its arrays). The read, `merge` and the write are
+    /// one step: under this coordinator's update lock (no other update through it
+    /// interleaves) and, on disk, the publication lock of the key's source
+    /// ([`CacheCoordinator::publication_lock`]: a file lock natively, the coordinator's
+    /// [`PublicationLocks`] — Web Locks in browsers — on a key-value store), under which
+    /// `held` is read from the backend itself, not from the memory front, since another
+    /// process may have written since. A host without locks (Node, workerd) serialises the
+    /// updates of one coordinator only. A publication lock not had in time: `held` is the
+    /// memory copy and the result stays in memory only, as for
+    /// [`CacheCoordinator::put_record`].
+    pub async fn update_record(&self, key: &str, merge: impl FnOnce(Option<&[u8]>) -> Vec<u8>) {
+        let _one = self.inner.updates.lock().await;
+        let lock = self.lock_for(source_of(key)).await;
+        let persisted = self.inner.persist.as_ref().filter(|_| lock.is_ok());
+        let held = match persisted {
+            Some(d) => self.get_from(&*d.discovery, key).await,
+            None => self.inner.discovery.get(&key.to_string()),
+        };
+        let json = merge(held.as_deref());
         self.put_record_locked(key, json, lock.is_ok()).await;
         drop(lock);
     }

@@ -87,9 +87,70 @@ pub struct ObjectVersion {
 /// objects read beyond that are not checked against an earlier version.
 pub const MAX_OBJECT_VERSIONS: usize = 16_384;
 
+/// Most metadata objects plus listed directories a merged record takes from the record it
+/// merges over ([`ZarrDiscovery::merged_over`]); the writer's own entries are always kept.
+/// Four metadata keys (`zarr.json`, `.zarray`, `.zattrs`, `.zgroup`) for each of
+/// [`super::walk::MAX_WALK_NODES`] nodes, with room for the walk's listings: a store's
+/// record holds what its arrays and walks learnt, never more than this from others.
+pub const MAX_MERGED_ENTRIES: usize =
+    4 * super::walk::MAX_WALK_NODES + super::walk::MAX_WALK_REQUESTS;
+
+/// Most bytes of metadata text and listed names a merged record takes from the record it
+/// merges over (16 MiB; the writer's own entries are always kept), so records written by
+/// many arrays of one store stay bounded (discovery records on disk are at most
+/// [`crate::cache::MAX_DISK_RECORD_BYTES`] in all).
+pub const MAX_MERGED_BYTES: usize = 16 << 20;
+
 impl ZarrDiscovery {
     /// The current layout version.
     pub const VERSION: u32 = 1;
+
+    /// This record with what `held` knows and this one does not added: the union of their
+    /// metadata objects (keys known to be missing included), listings and object versions,
+    /// this record's entry winning where both have one (a store is assumed immutable, so
+    /// they agree; this one was seen last). `held` is what a cache stores under the same
+    /// key, written by another array of the store or another process; a `held` of another
+    /// layout version or another base is not merged (this record replaces it). From `held`
+    /// at most [`MAX_MERGED_ENTRIES`] objects and listings of at most [`MAX_MERGED_BYTES`]
+    /// in all are taken (in key order), and versions up to [`MAX_OBJECT_VERSIONS`].
+    pub fn merged_over(mut self, held: ZarrDiscovery) -> ZarrDiscovery {
+        if held.version != self.version || held.base != self.base {
+            return self;
+        }
+        let mut entries = self.objects.len() + self.listings.len();
+        let mut bytes = 0usize;
+        for (k, v) in held.objects {
+            if self.objects.contains_key(&k) {
+                continue;
+            }
+            let size = k.len() + v.as_ref().map_or(0, String::len);
+            if entries >= MAX_MERGED_ENTRIES || bytes + size > MAX_MERGED_BYTES {
+                continue;
+            }
+            entries += 1;
+            bytes += size;
+            self.objects.insert(k, v);
+        }
+        for (k, v) in held.listings {
+            if self.listings.contains_key(&k) {
+                continue;
+            }
+            let size = k.len() + v.iter().flatten().map(String::len).sum::<usize>();
+            if entries >= MAX_MERGED_ENTRIES || bytes + size > MAX_MERGED_BYTES {
+                continue;
+            }
+            entries += 1;
+            bytes += size;
+            self.listings.insert(k, v);
+        }
+        for (k, v) in held.versions {
+            if self.versions.len() >= MAX_OBJECT_VERSIONS {
+                break;
+            }
+            self.versions.entry(k).or_insert(v);
+        }
+        self
+    }
 }
 
 #[cfg(not(target_arch = "wasm32"))]
