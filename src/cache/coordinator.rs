@@ -1053,6 +1053,74 @@ mod tests {
         assert!(d.source_copy("src").await.is_none());
     }
 
+    /// Every file under `dir`, recursively.
+    fn files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(files(&p));
+            } else {
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    /// `update_record` hands the merge what is stored (on disk, read afresh: another
+    /// coordinator's write is seen), stores what the merge returns, and serialises
+    /// concurrent updates; a damaged stored record reaches the merge as `None`.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn disk_record_updates_merge_with_what_is_stored() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        let d = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        let key = "http://h/s.zarr\nfp\n#zarr-metadata";
+        let append = |held: Option<&[u8]>, add: &str| {
+            let mut v = held.map(<[u8]>::to_vec).unwrap_or_default();
+            v.extend_from_slice(add.as_bytes());
+            v
+        };
+        c.update_record(key, |h| append(h, "a")).await;
+        // `d` read the record into its memory front before `c` adds to it again.
+        assert_eq!(d.record(key).await.as_deref(), Some(&b"a"[..]));
+        c.update_record(key, |h| append(h, "b")).await;
+        d.update_record(key, |h| append(h, "c")).await;
+        let e = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        assert_eq!(e.record(key).await.as_deref(), Some(&b"abc"[..]));
+        // Concurrent updates through one coordinator and through two: none is lost.
+        let mut tasks = Vec::new();
+        for i in 0..8 {
+            let x = if i % 2 == 0 { c.clone() } else { d.clone() };
+            tasks.push(tokio::spawn(async move {
+                x.update_record(key, |h| append(h, "x")).await;
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
+        let f = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        assert_eq!(f.record(key).await.as_deref(), Some(&b"abcxxxxxxxx"[..]));
+        // Damaged on disk: the merge is handed nothing.
+        for p in files(&tmp.path().join("discovery")) {
+            let mut b = std::fs::read(&p).unwrap();
+            if let Some(last) = b.last_mut() {
+                *last ^= 0xff;
+            }
+            std::fs::write(&p, b).unwrap();
+        }
+        let g = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        let mut seen = None;
+        g.update_record(key, |h| {
+            seen = Some(h.map(<[u8]>::to_vec));
+            b"fresh".to_vec()
+        })
+        .await;
+        assert_eq!(seen, Some(None), "a damaged record reached the merge");
+        let h = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        assert_eq!(h.record(key).await.as_deref(), Some(&b"fresh"[..]));
+    }
+
     /// Under a key-value store (as in JS hosts): every layer and the salt survive a new
     /// coordinator on the same store; each publication takes its source's lock, released
     /// after; `clear_all` empties the store's entries.

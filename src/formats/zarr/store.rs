@@ -736,6 +736,106 @@ mod tests {
     use crate::io::memory::MemorySource;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
+    fn discovery(base: &str, objects: &[(&str, Option<&str>)]) -> ZarrDiscovery {
+        ZarrDiscovery {
+            version: ZarrDiscovery::VERSION,
+            base: base.into(),
+            objects: objects
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.map(str::to_string)))
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn version(len: u64) -> ObjectVersion {
+        ObjectVersion {
+            len,
+            etag: None,
+            last_modified: None,
+        }
+    }
+
+    /// Two arrays' records of one store merge into their union (missing keys, listings and
+    /// versions included), the writer's entry winning; a record of another base or layout
+    /// version is replaced, not merged.
+    #[test]
+    fn records_of_one_store_merge_and_others_are_replaced() {
+        let base = "http://h/s.zarr";
+        let mut mine = discovery(
+            base,
+            &[("a/.zarray", Some("{\"a\":2}")), ("zarr.json", None)],
+        );
+        mine.versions.insert("a/0.0".into(), version(5));
+        let mut held = discovery(
+            base,
+            &[
+                ("a/.zarray", Some("{\"a\":1}")),
+                ("b/.zarray", Some("{\"b\":1}")),
+                ("b/.zattrs", None),
+            ],
+        );
+        held.listings
+            .insert("".into(), Some(vec!["a".into(), "b".into()]));
+        held.versions.insert("a/0.0".into(), version(6));
+        held.versions.insert("b/0.0".into(), version(7));
+        let merged = mine.clone().merged_over(held.clone());
+        let want = discovery(
+            base,
+            &[
+                ("a/.zarray", Some("{\"a\":2}")),
+                ("b/.zarray", Some("{\"b\":1}")),
+                ("b/.zattrs", None),
+                ("zarr.json", None),
+            ],
+        );
+        assert_eq!(merged.objects, want.objects);
+        assert_eq!(merged.listings, held.listings);
+        assert_eq!(merged.versions["a/0.0"], version(5));
+        assert_eq!(merged.versions["b/0.0"], version(7));
+        for other in [
+            ZarrDiscovery {
+                base: "http://h/other.zarr".into(),
+                ..held.clone()
+            },
+            ZarrDiscovery {
+                version: ZarrDiscovery::VERSION + 1,
+                ..held.clone()
+            },
+        ] {
+            assert_eq!(mine.clone().merged_over(other), mine);
+        }
+    }
+
+    /// What a merge takes from the stored record is bounded in entries and in bytes; the
+    /// writer's own entries are all kept.
+    #[test]
+    fn a_merged_record_is_bounded() {
+        let base = "http://h/s.zarr";
+        let mine = discovery(base, &[("mine/.zarray", Some("{}"))]);
+        let mut held = discovery(base, &[]);
+        for i in 0..MAX_MERGED_ENTRIES + 10 {
+            held.objects.insert(format!("n{i}/.zattrs"), None);
+        }
+        let merged = mine.clone().merged_over(held);
+        assert_eq!(merged.objects.len(), MAX_MERGED_ENTRIES);
+        assert!(merged.objects.contains_key("mine/.zarray"));
+        let big = "x".repeat(MAX_MERGED_BYTES / 3);
+        let mut held = discovery(base, &[]);
+        for i in 0..4 {
+            held.objects
+                .insert(format!("n{i}/.zattrs"), Some(big.clone()));
+        }
+        let merged = mine.merged_over(held);
+        assert_eq!(
+            merged.objects.len(),
+            1 + 2,
+            "two of the four fit the byte bound"
+        );
+        let text: usize = merged.objects.values().flatten().map(String::len).sum();
+        assert!(text <= MAX_MERGED_BYTES + 2);
+    }
+
     fn store(calls: Arc<AtomicUsize>) -> ZarrStore {
         let opener = move |url: &str| -> Result<Arc<dyn RangeSource>, IoError> {
             calls.fetch_add(1, Ordering::SeqCst);
