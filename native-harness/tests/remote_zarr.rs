@@ -1111,3 +1111,73 @@ async fn a_v2_array_opens_in_one_round_trip() {
     assert!(got.data == npy.data, "zlib differs from the array written");
     server.shutdown().await;
 }
+
+/// Two arrays of one store opened separately under one DISK cache, reads interleaved (the
+/// first array's last read, which learnt new chunk versions, writes the store's record
+/// last): a fresh coordinator over the same cache directory reopens both and reads all of
+/// both without a request, counted by the server's request log. v2 (`/blosc`, `/zstd`) and
+/// v3 (`/blosc`, `/gzip`) stores of the committed fixtures; values are the written `.npy`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arrays_of_one_store_share_its_disk_record() {
+    let server = server().await;
+    for (store, a, b) in [
+        ("v2.zarr", "/blosc", "/zstd"),
+        ("v3.zarr", "/blosc", "/gzip"),
+    ] {
+        let url = server.url(&format!("zarr/{store}"));
+        let tag = store.trim_end_matches(".zarr");
+        let npy = |p: &str| fixture_npy(&format!("{tag}_{}.npy", p.trim_start_matches('/')));
+        let tmp = tempfile::tempdir().unwrap();
+        let disk = || chunkwise::cache::CacheCoordinator::disk(tmp.path(), None).unwrap();
+        let open = |path: &str, c: chunkwise::cache::CacheCoordinator| {
+            chunkwise::open::open_zarr(&url, vec![], with_path(path), c)
+        };
+        let (want_a, want_b) = (npy(a), npy(b));
+        let c = disk();
+        let arr_a = open(a, c.clone()).await.unwrap();
+        let arr_b = open(b, c.clone()).await.unwrap();
+        check_npy(&arr_a, "0:5, :", &want_a, &url).await;
+        check_npy(&arr_b, ":, :", &want_b, &url).await;
+        check_npy(&arr_a, "5:13, :", &want_a, &url).await;
+        drop((arr_a, arr_b, c));
+
+        let before = server.requests().len();
+        let c = disk();
+        let again_a = open(a, c.clone()).await.unwrap();
+        let again_b = open(b, c.clone()).await.unwrap();
+        let opened = server.requests()[before..].to_vec();
+        assert!(
+            opened.is_empty(),
+            "{url}: reopening {a} and {b} from the disk cache made requests: {:?}",
+            opened.iter().map(|r| &r.path).collect::<Vec<_>>()
+        );
+        check_npy(&again_a, ":, :", &want_a, &url).await;
+        check_npy(&again_b, ":, :", &want_b, &url).await;
+        assert_eq!(
+            server.requests().len(),
+            before,
+            "{url}: reads after the reopen made requests"
+        );
+        // The record kept the chunk versions both arrays learnt.
+        let versions = again_b.zarr_discovery().unwrap().versions;
+        for p in [a, b] {
+            let dir = format!("{}/", p.trim_start_matches('/'));
+            assert_eq!(
+                versions.keys().filter(|k| k.starts_with(&dir)).count(),
+                9,
+                "{url}: chunk versions of {p} in {versions:?}"
+            );
+        }
+    }
+}
+
+/// Reads `sel` of `arr` and checks it against the written array `want`.
+async fn check_npy(arr: &RemoteArray, sel: &str, want: &chunkwise::npy::Npy, what: &str) {
+    let s = Selection::parse(sel).unwrap();
+    let dims = s.resolve(&want.shape).unwrap();
+    let got = arr.read(&s, &ReadOptions::default()).await.unwrap();
+    assert!(
+        got.data == reference(&want.data, &want.shape, arr.dtype().itemsize, &dims),
+        "{what}: [{sel}] differs from the written array"
+    );
+}

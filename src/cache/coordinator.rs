@@ -110,6 +110,9 @@ struct Inner {
     /// Complete copies of small sources in memory, bounded by [`MAX_MEMORY_SOURCE_BYTES`].
     sources: ByteLru<String>,
     counters: Counters,
+    /// Held by [`CacheCoordinator::update_record`] from its read to its write, so two updates
+    /// through this coordinator (one process, one wasm instance) never interleave.
+    updates: futures::lock::Mutex<()>,
     /// Under DISK natively, the cache directory, where publication locks live
     /// ([`CacheCoordinator::publication_lock`]).
     #[cfg(not(target_arch = "wasm32"))]
@@ -284,6 +287,7 @@ impl CacheCoordinator {
                 discovery: ByteLru::whole_objects(MAX_MEMORY_RECORD_BYTES),
                 sources: ByteLru::whole_objects(MAX_MEMORY_SOURCE_BYTES),
                 counters: Counters::default(),
+                updates: futures::lock::Mutex::new(()),
                 #[cfg(not(target_arch = "wasm32"))]
                 lock_dir: OnceLock::new(),
             }),
@@ -688,6 +692,32 @@ impl CacheCoordinator {
         drop(lock);
     }
 
+    /// Replaces the record under `key` by `merge(held)`, where `held` is the record stored
+    /// there now (JSON bytes; `None` when there is none or it is damaged: a bad marker is a
+    /// miss), so a writer adds to what other writers stored instead of dropping it (a Zarr
+    /// store's record, written by each of its arrays). The read, `merge` and the write are
+    /// one step: under this coordinator's update lock (no other update through it
+    /// interleaves) and, on disk, the publication lock of the key's source
+    /// ([`CacheCoordinator::publication_lock`]: a file lock natively, the coordinator's
+    /// [`PublicationLocks`] — Web Locks in browsers — on a key-value store), under which
+    /// `held` is read from the backend itself, not from the memory front, since another
+    /// process may have written since. A host without locks (Node, workerd) serialises the
+    /// updates of one coordinator only. A publication lock not had in time: `held` is the
+    /// memory copy and the result stays in memory only, as for
+    /// [`CacheCoordinator::put_record`].
+    pub async fn update_record(&self, key: &str, merge: impl FnOnce(Option<&[u8]>) -> Vec<u8>) {
+        let _one = self.inner.updates.lock().await;
+        let lock = self.lock_for(source_of(key)).await;
+        let persisted = self.inner.persist.as_ref().filter(|_| lock.is_ok());
+        let held = match persisted {
+            Some(d) => self.get_from(&*d.discovery, key).await,
+            None => self.inner.discovery.get(&key.to_string()),
+        };
+        let json = merge(held.as_deref());
+        self.put_record_locked(key, json, lock.is_ok()).await;
+        drop(lock);
+    }
+
     /// [`CacheCoordinator::put_record`] with the source's publication lock already held
     /// (or, `persist` false, not had: memory only).
     async fn put_record_locked(&self, key: &str, json: Vec<u8>, persist: bool) {
@@ -1021,6 +1051,74 @@ mod tests {
         d.put_source_copy("src", &ident, Bytes::from(vec![7u8; 9]))
             .await;
         assert!(d.source_copy("src").await.is_none());
+    }
+
+    /// Every file under `dir`, recursively.
+    fn files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(files(&p));
+            } else {
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    /// `update_record` hands the merge what is stored (on disk, read afresh: another
+    /// coordinator's write is seen), stores what the merge returns, and serialises
+    /// concurrent updates; a damaged stored record reaches the merge as `None`.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn disk_record_updates_merge_with_what_is_stored() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        let d = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        let key = "http://h/s.zarr\nfp\n#zarr-metadata";
+        let append = |held: Option<&[u8]>, add: &str| {
+            let mut v = held.map(<[u8]>::to_vec).unwrap_or_default();
+            v.extend_from_slice(add.as_bytes());
+            v
+        };
+        c.update_record(key, |h| append(h, "a")).await;
+        // `d` read the record into its memory front before `c` adds to it again.
+        assert_eq!(d.record(key).await.as_deref(), Some(&b"a"[..]));
+        c.update_record(key, |h| append(h, "b")).await;
+        d.update_record(key, |h| append(h, "c")).await;
+        let e = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        assert_eq!(e.record(key).await.as_deref(), Some(&b"abc"[..]));
+        // Concurrent updates through one coordinator and through two: none is lost.
+        let mut tasks = Vec::new();
+        for i in 0..8 {
+            let x = if i % 2 == 0 { c.clone() } else { d.clone() };
+            tasks.push(tokio::spawn(async move {
+                x.update_record(key, |h| append(h, "x")).await;
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
+        let f = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        assert_eq!(f.record(key).await.as_deref(), Some(&b"abcxxxxxxxx"[..]));
+        // Damaged on disk: the merge is handed nothing.
+        for p in files(&tmp.path().join("discovery")) {
+            let mut b = std::fs::read(&p).unwrap();
+            if let Some(last) = b.last_mut() {
+                *last ^= 0xff;
+            }
+            std::fs::write(&p, b).unwrap();
+        }
+        let g = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        let mut seen = None;
+        g.update_record(key, |h| {
+            seen = Some(h.map(<[u8]>::to_vec));
+            b"fresh".to_vec()
+        })
+        .await;
+        assert_eq!(seen, Some(None), "a damaged record reached the merge");
+        let h = CacheCoordinator::disk(tmp.path(), Some(1 << 20)).unwrap();
+        assert_eq!(h.record(key).await.as_deref(), Some(&b"fresh"[..]));
     }
 
     /// Under a key-value store (as in JS hosts): every layer and the salt survive a new

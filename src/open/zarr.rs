@@ -146,17 +146,31 @@ async fn restore_zarr(
 
 /// Keeps the Zarr store's remembered metadata (metadata objects, object versions) as
 /// `coordinator`'s discovery record under `key`: tag `zarr`, the store's public base URL as
-/// the source (a store has no size or validators of its own).
+/// the source (a store has no size or validators of its own). Arrays of one store opened
+/// separately share the record, so what is stored is merged into
+/// ([`ZarrDiscovery::merged_over`], in one step with the write:
+/// [`CacheCoordinator::update_record`]): a record of the same source, tag, seed version and
+/// base keeps the metadata this store does not know; any other record (or a damaged one) is
+/// replaced.
 pub(crate) async fn keep_zarr(store: &ZarrStore, coordinator: &CacheCoordinator, key: &SourceKey) {
     let info = SourceInfo {
         location: store.base().to_string(),
         ..Default::default()
     };
+    let mine = store.discovery();
     coordinator
-        .put_discovery(
-            &zarr_record_key(key),
-            &record(&info, store.discovery().to_seed()),
-        )
+        .update_record(&zarr_record_key(key), |held| {
+            let rec = record(&info, mine.to_seed());
+            let held = held
+                .and_then(crate::cache::discovery::from_json::<crate::cache::DiscoveryRecord>)
+                .filter(|h| h.source == rec.source)
+                .and_then(|h| ZarrDiscovery::from_seed(&seed_of(&h)));
+            let merged = match held {
+                Some(h) => record(&info, mine.merged_over(h).to_seed()),
+                None => rec,
+            };
+            crate::cache::discovery::to_json(&merged)
+        })
         .await;
 }
 

@@ -1,7 +1,8 @@
 // cache "disk" in Node with the package's nodeFsStore (chunkwise/stores/node-fs): each read runs
 // in a new `node` process requiring the package by name (CommonJS, as users do), against
 // `chunkwise serve`. A second process reopens a .b2nd, an HDF5 dataset and a Zarr array with
-// zero requests at the server and the values written; a damaged blob file is refetched. Also
+// zero requests at the server and the values written; a damaged blob file is refetched; two
+// arrays of one Zarr store opened separately and read interleaved both reopen so. Also
 // the store on its own: directory and file modes, refusals, key encoding, atomic replacement.
 
 import assert from "node:assert/strict";
@@ -44,6 +45,32 @@ const { dir, cases } = JSON.parse(process.argv[2]);
 })().catch((e) => { console.error(e && e.code, e && e.message); process.exit(1); });
 `;
 
+// Two arrays of one Zarr store: opened one after the other, then read interleaved (the first
+// array's last read writes the store's record last). Prints JSON { a, b } of { shape, values,
+// requests } (requests: of the open and all reads) as its last line.
+const STORE_CHILD = `
+const { RemoteArray } = require("chunkwise");
+const { nodeFsStore } = require("chunkwise/stores/node-fs");
+const { dir, url, a, b } = JSON.parse(process.argv[2]);
+(async () => {
+  const opts = (p) => ({ cache: "disk", cacheStore: nodeFsStore(dir), path: p });
+  const arrA = await RemoteArray.open(url, opts(a));
+  const arrB = await RemoteArray.open(url, opts(b));
+  const rows = arrA.shape[0];
+  const top = await arrA.read("0:5, :", {});
+  const all = await arrB.read(null, {});
+  const rest = await arrA.read("5:" + rows + ", :", {});
+  const out = {
+    a: { shape: [rows, top.shape[1]].map(Number), values: [...Array.from(top.data, String), ...Array.from(rest.data, String)],
+      requests: arrA.traffic.requests },
+    b: { shape: Array.from(all.shape), values: Array.from(all.data, String), requests: arrB.traffic.requests },
+  };
+  arrA.close();
+  arrB.close();
+  console.log(JSON.stringify(out));
+})().catch((e) => { console.error(e && e.code, e && e.message); process.exit(1); });
+`;
+
 let server, scratch, cacheDir;
 
 before(async () => {
@@ -56,6 +83,7 @@ before(async () => {
   fs.mkdirSync(path.join(scratch.dir, "node_modules"));
   fs.symlinkSync(pkgDir, path.join(scratch.dir, "node_modules/chunkwise"), "dir");
   fs.writeFileSync(path.join(scratch.dir, "child.cjs"), CHILD);
+  fs.writeFileSync(path.join(scratch.dir, "store-child.cjs"), STORE_CHILD);
   cacheDir = path.join(scratch.dir, "cache", "nested");
 });
 after(async () => {
@@ -149,6 +177,38 @@ describe("cache disk in Node with nodeFsStore", () => {
       assert.equal(healed[name].traffic.requests, 0, `${name}: untouched entries still serve`);
     }
     assert.notDeepEqual(fs.readFileSync(blobFile), bytes, "the damaged blob was replaced");
+  });
+
+  test("arrays of one Zarr store opened separately: a new process reopens both with zero requests", async (t) => {
+    for (const [store, a, b] of [["zarr/v2.zarr", "/blosc", "/zstd"], ["zarr/v3.zarr", "/blosc", "/gzip"]]) {
+      const dir = path.join(scratch.dir, "store-cache", store.replace(/\W/g, "_"));
+      const arg = JSON.stringify({ dir, url: server.url + store, a, b });
+      const runChild = async () => {
+        const { stdout } = await run(process.execPath, [path.join(scratch.dir, "store-child.cjs"), arg],
+          { cwd: scratch.dir, encoding: "utf8", timeout: 60000 });
+        return JSON.parse(stdout.trim().split("\n").at(-1));
+      };
+      const tag = store.slice("zarr/".length, -".zarr".length);
+      const check = (got, label) => {
+        for (const [k, p] of [["a", a], ["b", b]]) {
+          const npy = `zarr/${tag}_${p.slice(1)}.npy`;
+          assert.deepEqual(got[k].shape, readNpy(path.join(fixtures, npy)).shape, `${label} ${store}${p}`);
+          assert.deepEqual(got[k].values, expected(npy), `${label} ${store}${p}: values differ from the array written`);
+        }
+      };
+      const cold = await runChild();
+      check(cold, "cold");
+      assert.ok(cold.a.requests > 0 && cold.b.requests > 0, "the cold reads fetched");
+      await settle();
+      const mark = server.log.length;
+      const warm = await runChild();
+      await settle();
+      check(warm, "warm");
+      const seen = server.log.slice(mark).filter((r) => r.method !== "OPTIONS" && r.path.startsWith(`/${store}/`));
+      t.diagnostic(`${store}: cold requests ${cold.a.requests} + ${cold.b.requests}, warm ${warm.a.requests} + ${warm.b.requests}, server saw ${seen.map((r) => r.path).join(" ") || "none"}`);
+      assert.deepEqual(seen.map((r) => r.path), [], `${store}: the second process made requests`);
+      assert.equal(warm.a.requests + warm.b.requests, 0);
+    }
   });
 
   test("without cacheStore, cache disk is refused with INVALID_ARGUMENT naming nodeFsStore", async () => {

@@ -87,9 +87,70 @@ pub struct ObjectVersion {
 /// objects read beyond that are not checked against an earlier version.
 pub const MAX_OBJECT_VERSIONS: usize = 16_384;
 
+/// Most metadata objects plus listed directories a merged record takes from the record it
+/// merges over ([`ZarrDiscovery::merged_over`]); the writer's own entries are always kept.
+/// Four metadata keys (`zarr.json`, `.zarray`, `.zattrs`, `.zgroup`) for each of
+/// [`super::walk::MAX_WALK_NODES`] nodes, with room for the walk's listings: a store's
+/// record holds what its arrays and walks learnt, never more than this from others.
+pub const MAX_MERGED_ENTRIES: usize =
+    4 * super::walk::MAX_WALK_NODES + super::walk::MAX_WALK_REQUESTS;
+
+/// Most bytes of metadata text and listed names a merged record takes from the record it
+/// merges over (16 MiB; the writer's own entries are always kept), so records written by
+/// many arrays of one store stay bounded (discovery records on disk are at most
+/// [`crate::cache::MAX_DISK_RECORD_BYTES`] in all).
+pub const MAX_MERGED_BYTES: usize = 16 << 20;
+
 impl ZarrDiscovery {
     /// The current layout version.
     pub const VERSION: u32 = 1;
+
+    /// This record with what `held` knows and this one does not added: the union of their
+    /// metadata objects (keys known to be missing included), listings and object versions,
+    /// this record's entry winning where both have one (a store is assumed immutable, so
+    /// they agree; this one was seen last). `held` is what a cache stores under the same
+    /// key, written by another array of the store or another process; a `held` of another
+    /// layout version or another base is not merged (this record replaces it). From `held`
+    /// at most [`MAX_MERGED_ENTRIES`] objects and listings of at most [`MAX_MERGED_BYTES`]
+    /// in all are taken (in key order), and versions up to [`MAX_OBJECT_VERSIONS`].
+    pub fn merged_over(mut self, held: ZarrDiscovery) -> ZarrDiscovery {
+        if held.version != self.version || held.base != self.base {
+            return self;
+        }
+        let mut entries = self.objects.len() + self.listings.len();
+        let mut bytes = 0usize;
+        for (k, v) in held.objects {
+            if self.objects.contains_key(&k) {
+                continue;
+            }
+            let size = k.len() + v.as_ref().map_or(0, String::len);
+            if entries >= MAX_MERGED_ENTRIES || bytes + size > MAX_MERGED_BYTES {
+                continue;
+            }
+            entries += 1;
+            bytes += size;
+            self.objects.insert(k, v);
+        }
+        for (k, v) in held.listings {
+            if self.listings.contains_key(&k) {
+                continue;
+            }
+            let size = k.len() + v.iter().flatten().map(String::len).sum::<usize>();
+            if entries >= MAX_MERGED_ENTRIES || bytes + size > MAX_MERGED_BYTES {
+                continue;
+            }
+            entries += 1;
+            bytes += size;
+            self.listings.insert(k, v);
+        }
+        for (k, v) in held.versions {
+            if self.versions.len() >= MAX_OBJECT_VERSIONS {
+                break;
+            }
+            self.versions.entry(k).or_insert(v);
+        }
+        self
+    }
 }
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -674,6 +735,106 @@ mod tests {
     use super::*;
     use crate::io::memory::MemorySource;
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn discovery(base: &str, objects: &[(&str, Option<&str>)]) -> ZarrDiscovery {
+        ZarrDiscovery {
+            version: ZarrDiscovery::VERSION,
+            base: base.into(),
+            objects: objects
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.map(str::to_string)))
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn version(len: u64) -> ObjectVersion {
+        ObjectVersion {
+            len,
+            etag: None,
+            last_modified: None,
+        }
+    }
+
+    /// Two arrays' records of one store merge into their union (missing keys, listings and
+    /// versions included), the writer's entry winning; a record of another base or layout
+    /// version is replaced, not merged.
+    #[test]
+    fn records_of_one_store_merge_and_others_are_replaced() {
+        let base = "http://h/s.zarr";
+        let mut mine = discovery(
+            base,
+            &[("a/.zarray", Some("{\"a\":2}")), ("zarr.json", None)],
+        );
+        mine.versions.insert("a/0.0".into(), version(5));
+        let mut held = discovery(
+            base,
+            &[
+                ("a/.zarray", Some("{\"a\":1}")),
+                ("b/.zarray", Some("{\"b\":1}")),
+                ("b/.zattrs", None),
+            ],
+        );
+        held.listings
+            .insert("".into(), Some(vec!["a".into(), "b".into()]));
+        held.versions.insert("a/0.0".into(), version(6));
+        held.versions.insert("b/0.0".into(), version(7));
+        let merged = mine.clone().merged_over(held.clone());
+        let want = discovery(
+            base,
+            &[
+                ("a/.zarray", Some("{\"a\":2}")),
+                ("b/.zarray", Some("{\"b\":1}")),
+                ("b/.zattrs", None),
+                ("zarr.json", None),
+            ],
+        );
+        assert_eq!(merged.objects, want.objects);
+        assert_eq!(merged.listings, held.listings);
+        assert_eq!(merged.versions["a/0.0"], version(5));
+        assert_eq!(merged.versions["b/0.0"], version(7));
+        for other in [
+            ZarrDiscovery {
+                base: "http://h/other.zarr".into(),
+                ..held.clone()
+            },
+            ZarrDiscovery {
+                version: ZarrDiscovery::VERSION + 1,
+                ..held.clone()
+            },
+        ] {
+            assert_eq!(mine.clone().merged_over(other), mine);
+        }
+    }
+
+    /// What a merge takes from the stored record is bounded in entries and in bytes; the
+    /// writer's own entries are all kept.
+    #[test]
+    fn a_merged_record_is_bounded() {
+        let base = "http://h/s.zarr";
+        let mine = discovery(base, &[("mine/.zarray", Some("{}"))]);
+        let mut held = discovery(base, &[]);
+        for i in 0..MAX_MERGED_ENTRIES + 10 {
+            held.objects.insert(format!("n{i}/.zattrs"), None);
+        }
+        let merged = mine.clone().merged_over(held);
+        assert_eq!(merged.objects.len(), MAX_MERGED_ENTRIES);
+        assert!(merged.objects.contains_key("mine/.zarray"));
+        let big = "x".repeat(MAX_MERGED_BYTES / 3);
+        let mut held = discovery(base, &[]);
+        for i in 0..4 {
+            held.objects
+                .insert(format!("n{i}/.zattrs"), Some(big.clone()));
+        }
+        let merged = mine.merged_over(held);
+        assert_eq!(
+            merged.objects.len(),
+            1 + 2,
+            "two of the four fit the byte bound"
+        );
+        let text: usize = merged.objects.values().flatten().map(String::len).sum();
+        assert!(text <= MAX_MERGED_BYTES + 2);
+    }
 
     fn store(calls: Arc<AtomicUsize>) -> ZarrStore {
         let opener = move |url: &str| -> Result<Arc<dyn RangeSource>, IoError> {
