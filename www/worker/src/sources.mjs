@@ -45,9 +45,19 @@ export function storeHeld(src) {
   return opens.has(JSON.stringify(["store", src]));
 }
 
-/** The array at (`src`, `path`), opened once per isolate. */
+/** Whether an open of `src` must be repeated for every request: a standalone `.b2nd` of a
+ *  MUTABLE_ORIGINS origin, which the core revalidates at each open (`assumeImmutable: false`:
+ *  one request for the first byte, its size, ETag and Last-Modified compared with the record;
+ *  changed, the cached entries are dropped). A held open would keep answering, and tagging,
+ *  the content it first saw. */
+export function reopenEachRequest(src, mutable) {
+  return mutable && /\.b2nd$/i.test(new URL(src).pathname);
+}
+
+/** The array at (`src`, `path`), opened once per isolate (for a source that
+ *  `reopenEachRequest`, once per request: concurrent requests still share one open). */
 export function openArray(settings, src, path, mutable) {
-  return shared(["array", src, path ?? null], () => coreTurn(() => lib.RemoteArray.open(src, openOptions(settings, path, mutable, src)), 2 * settings.timeoutMs));
+  return shared(["array", src, path ?? null], () => coreTurn(() => lib.RemoteArray.open(src, openOptions(settings, path, mutable, src)), 2 * settings.timeoutMs), { keep: !reopenEachRequest(src, mutable) });
 }
 
 /** The store (HDF5 file, Zarr store, .b2z) at `src`, opened once per isolate. */
@@ -55,7 +65,9 @@ export function openStore(settings, src, mutable) {
   return shared(["store", src], () => coreTurn(() => lib.RemoteStore.open(src, openOptions(settings, undefined, false, src)), 2 * settings.timeoutMs));
 }
 
-function shared(keyParts, open) {
+/** The open of `keyParts`, started by `open()` unless one is held or in progress; `keep:
+ *  false` drops it once settled, so that only concurrent requests share it. */
+function shared(keyParts, open, { keep = true } = {}) {
   const key = JSON.stringify(keyParts);
   let p = opens.get(key);
   if (p) {
@@ -65,9 +77,14 @@ function shared(keyParts, open) {
   stats.opens.started++;
   p = open();
   opens.set(key, p);
-  p.catch(() => {
-    stats.opens.failed++;
+  const drop = () => {
     if (opens.get(key) === p) opens.delete(key);
+  };
+  p.then(() => {
+    if (!keep) drop();
+  }, () => {
+    stats.opens.failed++;
+    drop();
   });
   return p;
 }

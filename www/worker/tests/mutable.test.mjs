@@ -1,0 +1,71 @@
+// A source of MUTABLE_ORIGINS rewritten at its URL while the worker holds it open: the worker
+// must never answer the old values, nor 304 to the old ETag. The upstream is `chunkwise
+// serve` over a scratch root; the file at one URL is replaced by another fixture of the same
+// shape, dtype and chunks (python-blosc2 wrote both from different seeded arrays), and each
+// answer is compared with the .npy written next to the fixture now at the URL.
+
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { boxBytes, fixtures, get, readNpy, scratchDir, startServer, startWorker } from "./harness.mjs";
+
+let up, scratch, root;
+const origin = (u) => u.replace(/\/$/, "");
+const fx = (name) => path.join(fixtures, "blosc2", name);
+
+before(async () => {
+  scratch = scratchDir();
+  root = path.join(scratch.dir, "root");
+  fs.mkdirSync(root);
+  up = await startServer({ root });
+});
+after(async () => {
+  await up?.stop();
+  scratch?.remove();
+});
+
+describe("a mutable source rewritten at its URL", () => {
+  for (const cache of ["memory", "disk"]) {
+    test(`CACHE=${cache}: after the rewrite, neither a 304 to the old ETag nor the old values`, async () => {
+      const name = `m-${cache}.b2nd`;
+      fs.copyFileSync(fx("cf_lz4_nofilter.b2nd"), path.join(root, name));
+      const w = await startWorker(path.join(scratch.dir, `w-${cache}`), {
+        vars: { ALLOWED_ORIGINS: origin(up.url), MUTABLE_ORIGINS: origin(up.url), CACHE: cache },
+      });
+      try {
+        const q = { src: `${up.url}${name}`, select: "0:20, 0:25", format: "bin" };
+        const a = readNpy(fx("cf_lz4_nofilter.npy"));
+        const b = readNpy(fx("cf_zstd_nofilter.npy"));
+        const first = await get(w, "/v1/slice", q);
+        assert.equal(first.status, 200, first.text());
+        assert.deepEqual(first.body, boxBytes(a, [[0, 20], [0, 25]]));
+        const etag = first.headers.get("etag");
+        // Rewrite: another file (other size) at the same URL, a later mtime.
+        const tmp = path.join(root, `${name}.tmp`);
+        fs.copyFileSync(fx("cf_zstd_nofilter.b2nd"), tmp);
+        const later = new Date(Date.now() + 5000);
+        fs.utimesSync(tmp, later, later);
+        fs.renameSync(tmp, path.join(root, name));
+        const newValues = boxBytes(b, [[0, 20], [0, 25]]);
+        const cond = await get(w, "/v1/slice", q, { "If-None-Match": etag });
+        assert.notEqual(cond.status, 304, "a 304 to the ETag of the old content");
+        assert.equal(cond.status, 200, cond.text());
+        assert.deepEqual(cond.body, newValues, "the values now at the URL");
+        const again = await get(w, "/v1/slice", q);
+        assert.equal(again.status, 200, again.text());
+        assert.deepEqual(again.body, newValues, "the values now at the URL");
+        const etag2 = again.headers.get("etag");
+        assert.notEqual(etag2, etag, "a strong ETag changes with the content");
+        // Unchanged since: the new tag is honoured.
+        assert.equal((await get(w, "/v1/slice", q, { "If-None-Match": etag2 })).status, 304);
+        // A region not read before the rewrite: the new values too.
+        const rest = await get(w, "/v1/slice", { ...q, select: "20:30, 0:25" });
+        assert.equal(rest.status, 200, rest.text());
+        assert.deepEqual(rest.body, boxBytes(b, [[20, 30], [0, 25]]));
+      } finally {
+        await w.stop();
+      }
+    });
+  }
+});
