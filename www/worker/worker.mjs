@@ -64,11 +64,14 @@ function limit(status, name, value, max, what) {
   return new HttpError(status, "LIMIT_EXCEEDED", `${what} ${value} exceeds ${name} (${max})`, { limit: name, value, max });
 }
 
-/** Identity of an opened array as it enters ETags. */
+/** Identity of an opened array as it enters ETags. The query of `src` enters too (hashed
+ *  with the rest, never shown): URLs differing in it are other resources (`?versionId=`), and
+ *  without validators nothing else would tell their answers apart. */
 function identityOf(arr, src) {
+  const query = new URL(src).search;
   const id = arr.identity;
-  if (id) return [publicUrl(id.url ?? src), id.len ?? null, id.etag ?? null, id.lastModified ?? null];
-  return [publicUrl(src), arr.info?.source_bytes ?? null, null, null];
+  if (id) return [publicUrl(id.url ?? src), query, id.len ?? null, id.etag ?? null, id.lastModified ?? null];
+  return [publicUrl(src), query, arr.info?.source_bytes ?? null, null, null];
 }
 
 /** Typed arrays and BigInts of attributes as JSON can carry them. */

@@ -1,8 +1,8 @@
 // Strong entity tags and conditional requests (RFC 9110 §8.8.3, §13.1.2).
 //
 // An ETag is the SHA-256 (first 128 bits, base64url) of what determines the body: the
-// source's identity (its URL without query and user info, size, ETag and Last-Modified as
-// the core learned them at open), the dataset path, the route, the selection or chunk
+// source's identity (its URL without user info, the query hashed with the rest, size, ETag
+// and Last-Modified as the core learned them at open), the dataset path, the route, the selection or chunk
 // coordinates, the format and the rendering parameters. The same source state and request
 // give the same tag in every isolate; a rewritten source (new size or validators) a new one.
 
