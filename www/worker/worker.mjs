@@ -21,7 +21,7 @@ import { notModified, publicUrl, strongEtag } from "./src/etag.mjs";
 import { corsHeaders, describe, HttpError, preflight } from "./src/http.mjs";
 import { chunksTouched, itemSize, parseSelection, SelectionError } from "./src/selection.mjs";
 import { readSettings } from "./src/settings.mjs";
-import { arrayHeld, cachedResponse, keepResponse, openArray, openStore, singleFlight, storeHeld, useChunkwise } from "./src/sources.mjs";
+import { arrayHeld, cachedResponse, keepResponse, openArray, openStore, revalidatedAtOpen, singleFlight, storeHeld, useChunkwise } from "./src/sources.mjs";
 import { countResponse, serverTiming, snapshot, stats } from "./src/stats.mjs";
 import { installUpstream, refusal } from "./src/upstream.mjs";
 import { coreTurn, quiet } from "./src/contexts.mjs";
@@ -103,7 +103,11 @@ async function payload(request, settings, src, path, plan, t0) {
   const { tagParts, produce } = plan(arr);
   const etag = await strongEtag([...identityOf(arr, src), path ?? null, ...tagParts]);
   const base = { etag, "cache-control": cacheControl(settings, src) };
-  if (notModified(request.headers.get("if-none-match"), etag)) {
+  // A mutable HDF5 file or Zarr store is read afresh for each request (src/sources.mjs), and
+  // its identity cannot see a rewritten chunk (Zarr's is the array's metadata): its tag is
+  // that of the body read, and If-None-Match is answered after the read.
+  const bodyTagged = mutable && !revalidatedAtOpen(src);
+  if (!bodyTagged && notModified(request.headers.get("if-none-match"), etag)) {
     const timing = serverTiming({ cache: "not-modified", requests: 0, bytes: 0, totalMs: performance.now() - t0 });
     return { status: 304, body: null, headers: { ...base, "server-timing": timing }, counted: "notModified" };
   }
@@ -122,6 +126,13 @@ async function payload(request, settings, src, path, plan, t0) {
     if (!mutable) keepResponse(etag, out, settings.responseCacheBytes);
     return out;
   });
+  if (bodyTagged) {
+    base.etag = await strongEtag([etag, Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", value.body)))]);
+    if (notModified(request.headers.get("if-none-match"), base.etag)) {
+      const timing = serverTiming({ cache: "not-modified", requests: joined ? 0 : value.requests, bytes: joined ? 0 : value.bytes, totalMs: performance.now() - t0 });
+      return { status: 304, body: null, headers: { ...base, "server-timing": timing }, counted: "notModified" };
+    }
+  }
   const timing = serverTiming({
     cache: joined ? "joined" : value.requests === 0 ? "hit-payload" : "miss",
     requests: joined ? 0 : value.requests, bytes: joined ? 0 : value.bytes,

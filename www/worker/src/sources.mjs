@@ -23,7 +23,7 @@ const stores = new Map();
 function openOptions(settings, path, mutable, src) {
   const o = { timeoutMs: settings.timeoutMs };
   if (path !== undefined) o.path = path;
-  if (settings.cache === "disk") {
+  if (settings.cache === "disk" && !(mutable && !revalidatedAtOpen(src))) {
     let s = stores.get(settings.cacheName);
     if (!s) stores.set(settings.cacheName, (s = trackStore(lib.cacheApiStore(settings.cacheName))));
     Object.assign(o, { cache: "disk", cacheStore: s });
@@ -31,7 +31,7 @@ function openOptions(settings, path, mutable, src) {
   // The core checks a standalone frame's identity at open when told it may change; HDF5,
   // Zarr and containers are always checked against their record at each answer instead
   // (SOURCE_CHANGED), and refuse the option.
-  if (mutable && /\.b2nd$/i.test(new URL(src).pathname)) o.assumeImmutable = false;
+  if (mutable && revalidatedAtOpen(src)) o.assumeImmutable = false;
   return o;
 }
 
@@ -45,19 +45,26 @@ export function storeHeld(src) {
   return opens.has(JSON.stringify(["store", src]));
 }
 
-/** Whether an open of `src` must be repeated for every request: a standalone `.b2nd` of a
- *  MUTABLE_ORIGINS origin, which the core revalidates at each open (`assumeImmutable: false`:
- *  one request for the first byte, its size, ETag and Last-Modified compared with the record;
- *  changed, the cached entries are dropped). A held open would keep answering, and tagging,
- *  the content it first saw. */
-export function reopenEachRequest(src, mutable) {
-  return mutable && /\.b2nd$/i.test(new URL(src).pathname);
+/** Whether the core revalidates `src` at each open: a standalone `.b2nd` opened with
+ *  `assumeImmutable: false` (one request for the first byte, its size, ETag and
+ *  Last-Modified compared with the record; changed, the cached entries are dropped). */
+export function revalidatedAtOpen(src) {
+  return /\.b2nd$/i.test(new URL(src).pathname);
+}
+
+/** Whether opens of `src` must be repeated for every request: any source of a
+ *  MUTABLE_ORIGINS origin, since a held open keeps answering, and tagging, the content it
+ *  first saw. A `.b2nd` is revalidated at the reopen (its caches kept while unchanged); an
+ *  HDF5 file or Zarr store, which the core cannot revalidate, is opened with a cache of its
+ *  own (no "disk", nothing shared): discovered and read afresh. */
+export function reopenEachRequest(mutable) {
+  return mutable;
 }
 
 /** The array at (`src`, `path`), opened once per isolate (for a source that
  *  `reopenEachRequest`, once per request: concurrent requests still share one open). */
 export function openArray(settings, src, path, mutable) {
-  return shared(["array", src, path ?? null], () => coreTurn(() => lib.RemoteArray.open(src, openOptions(settings, path, mutable, src)), 2 * settings.timeoutMs), { keep: !reopenEachRequest(src, mutable) });
+  return shared(["array", src, path ?? null], () => coreTurn(() => lib.RemoteArray.open(src, openOptions(settings, path, mutable, src)), 2 * settings.timeoutMs), { keep: !reopenEachRequest(mutable) });
 }
 
 /** The store (HDF5 file, Zarr store, .b2z) at `src`, opened once per isolate. */

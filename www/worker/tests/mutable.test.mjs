@@ -7,8 +7,9 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
+import { spawnSync } from "node:child_process";
 import { after, before, describe, test } from "node:test";
-import { boxBytes, fixtures, get, readNpy, scratchDir, startServer, startWorker } from "./harness.mjs";
+import { boxBytes, fixtures, get, readNpy, repo, scratchDir, startServer, startWorker } from "./harness.mjs";
 
 let up, scratch, root;
 const origin = (u) => u.replace(/\/$/, "");
@@ -63,6 +64,63 @@ describe("a mutable source rewritten at its URL", () => {
         const rest = await get(w, "/v1/slice", { ...q, select: "20:30, 0:25" });
         assert.equal(rest.status, 200, rest.text());
         assert.deepEqual(rest.body, boxBytes(b, [[20, 30], [0, 25]]));
+      } finally {
+        await w.stop();
+      }
+    });
+  }
+});
+
+/** gen_versions.py's sources (pinned python-blosc2, zarr, h5py) written into `dir`. */
+function versions(dir) {
+  const python = path.join(process.env.HOME, ".cache/chunkwise/venv/bin/python");
+  const r = spawnSync(python, [path.join(repo, "tests/fixtures/gen_versions.py"), dir], { encoding: "utf8" });
+  assert.equal(r.status, 0, `gen_versions.py: ${r.stderr}`);
+  return dir;
+}
+
+describe("a mutable HDF5 file or Zarr shard rewritten at its URL", () => {
+  let v;
+  before(() => { v = versions(path.join(scratch.dir, "versions")); });
+
+  // [what, URL under root, path, selection, npy before, npy after, rewrite(root)]
+  const cases = [
+    ["HDF5 file", "h.h5", "/group/b", [[0, 10], [0, 4]], "h5_v1_group_b.npy", "h5_v2_group_b.npy",
+      (dir) => { fs.copyFileSync(path.join(dir, "h5_v1.h5"), path.join(root, "h.h5")); },
+      (dir) => { fs.copyFileSync(path.join(dir, "h5_v2.h5"), path.join(root, "h.h5.tmp")); fs.renameSync(path.join(root, "h.h5.tmp"), path.join(root, "h.h5")); }],
+    ["Zarr shard", "z.zarr", "/", [[0, 20], [0, 20]], "zarr_v1.npy", "zarr_v2.npy",
+      (dir) => { fs.cpSync(path.join(dir, "zarr_v1/shards.zarr"), path.join(root, "z.zarr"), { recursive: true }); },
+      (dir) => { fs.copyFileSync(path.join(dir, "zarr_v2/shards.zarr/c/0/0"), path.join(root, "z.zarr/c/0/0")); }],
+  ];
+  for (const [what, rel, p, ranges, before_, after_, write, rewrite] of cases) {
+    test(`${what}: after the rewrite, no 304 to the old ETag and never the old values`, async () => {
+      write(v);
+      const w = await startWorker(path.join(scratch.dir, `w-${rel}`), {
+        vars: { ALLOWED_ORIGINS: origin(up.url), MUTABLE_ORIGINS: origin(up.url), CACHE: "memory" },
+      });
+      try {
+        const q = { src: `${up.url}${rel}`, path: p, select: ranges.map(([a, b]) => `${a}:${b}`).join(","), format: "bin" };
+        const old = boxBytes(readNpy(path.join(v, before_)), ranges);
+        const now = boxBytes(readNpy(path.join(v, after_)), ranges);
+        const first = await get(w, "/v1/slice", q);
+        assert.equal(first.status, 200, first.text());
+        assert.deepEqual(first.body, old);
+        const etag = first.headers.get("etag");
+        await new Promise((r) => setTimeout(r, 1100)); // a later Last-Modified second
+        rewrite(v);
+        const answers = [];
+        for (const headers of [{ "If-None-Match": etag }, {}, {}]) {
+          const r = await get(w, "/v1/slice", q, headers);
+          answers.push(r.status);
+          assert.notEqual(r.status, 304, "a 304 to the ETag of the old content");
+          if (r.status === 200) assert.deepEqual(r.body, now, "the values now at the URL");
+          else assert.equal(r.status, 502, r.text());
+        }
+        assert.equal(answers.at(-1), 200, `answers ${answers}: the rewritten source is read again`);
+        // The tag of what is there now is honoured, and differs from the old one.
+        const cur = await get(w, "/v1/slice", q);
+        assert.notEqual(cur.headers.get("etag"), etag, "a strong ETag changes with the content");
+        assert.equal((await get(w, "/v1/slice", q, { "If-None-Match": cur.headers.get("etag") })).status, 304);
       } finally {
         await w.stop();
       }
