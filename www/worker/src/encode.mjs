@@ -60,12 +60,20 @@ export function npy(bytes, shape, dtype) {
   return out;
 }
 
+/** JSON.stringify's replacer: 64-bit integers (BigInt, also as fields of records) as decimal
+ *  strings, typed arrays (a record's subarray field) as arrays. */
+function plainJson(_key, v) {
+  if (typeof v === "bigint") return v.toString();
+  if (ArrayBuffer.isView(v)) return Array.from(v, (x) => (typeof x === "bigint" ? x.toString() : x));
+  return v;
+}
+
 /**
  * JSON of a read: `{ shape, dtype, values }`, values in C order; 64-bit integers as decimal
- * strings (JSON numbers would lose precision); NaN and infinities as null (JSON has none);
- * complex values interleaved re, im as the core gives them.
+ * strings (JSON numbers would lose precision), in records too; NaN and infinities as null
+ * (JSON has none); complex values interleaved re, im as the core gives them.
  */
 export function jsonBody(data, shape, dtype, extra = {}) {
-  const values = Array.from(data, (v) => (typeof v === "bigint" ? v.toString() : v));
-  return JSON.stringify({ shape: Array.from(shape), dtype, ...extra, values });
+  const values = Array.from(data);
+  return JSON.stringify({ shape: Array.from(shape), dtype, ...extra, values }, plainJson);
 }
