@@ -22,7 +22,7 @@ import { corsHeaders, describe, HttpError, preflight } from "./src/http.mjs";
 import { chunksTouched, itemSize, parseSelection, SelectionError } from "./src/selection.mjs";
 import { readSettings } from "./src/settings.mjs";
 import { arrayHeld, cachedResponse, keepResponse, openArray, openStore, revalidatedAtOpen, singleFlight, storeHeld, useChunkwise } from "./src/sources.mjs";
-import { countResponse, serverTiming, snapshot, stats } from "./src/stats.mjs";
+import { countResponse, serverTiming, snapshot, started, stats } from "./src/stats.mjs";
 import { installUpstream, refusal } from "./src/upstream.mjs";
 import { coreTurn, quiet } from "./src/contexts.mjs";
 
@@ -322,6 +322,7 @@ function errorAnswer(e, settings, t0, up0) {
 }
 
 async function handle(request, env) {
+  started();
   const t0 = performance.now();
   const up0 = { requests: stats.upstream.requests, bytes: stats.upstream.bytes };
   const url = new URL(request.url);

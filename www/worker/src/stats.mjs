@@ -3,7 +3,8 @@
 // zero. Nothing secret is counted: no URL query, no header value.
 
 export const stats = {
-  startedAt: new Date().toISOString(),
+  /** Set by the first request: workerd's clock reads 1970 while a module loads. */
+  startedAt: null,
   requests: {},
   statuses: {},
   upstream: { requests: 0, bytes: 0, refused: 0, redirects: 0 },
@@ -16,13 +17,24 @@ const bump = (o, k) => { o[k] = (o[k] ?? 0) + 1; };
 
 /** Counts one answered request of `route` with `status`. */
 export function countResponse(route, status) {
+  started();
   bump(stats.requests, route);
   bump(stats.statuses, String(status));
 }
 
-/** The counters as `/v1/stats` answers them. */
+let startedMs = null;
+/** Marks the isolate's start at its first request (once). */
+export function started() {
+  if (startedMs === null) {
+    startedMs = Date.now();
+    stats.startedAt = new Date(startedMs).toISOString();
+  }
+}
+
+/** The counters as `/v1/stats` answers them; `uptimeMs` since the first request. */
 export function snapshot() {
-  return { ...structuredClone(stats), uptimeMs: Math.round(performance.now()) };
+  started();
+  return { ...structuredClone(stats), uptimeMs: Date.now() - startedMs };
 }
 
 /**

@@ -214,5 +214,9 @@ describe("routes: values against the fixtures' .npy", () => {
     assert.ok(s.requests["/v1/slice"] >= cases.length * 3, JSON.stringify(s.requests));
     assert.ok(s.statuses["200"] > 0 && s.statuses["400"] > 0 && s.statuses["404"] > 0 && s.statuses["405"] > 0, JSON.stringify(s.statuses));
     assert.ok(s.upstream.requests > 0 && s.upstream.bytes > 0, JSON.stringify(s.upstream));
+    // The isolate started during this test file, not in 1970 (workerd's clock at module load).
+    const age = Date.now() - Date.parse(s.startedAt);
+    assert.ok(age >= 0 && age < 10 * 60_000, `startedAt ${s.startedAt}`);
+    assert.ok(s.uptimeMs >= 0 && s.uptimeMs <= age + 1000, `uptimeMs ${s.uptimeMs}, started ${age} ms ago`);
   });
 });
