@@ -67,9 +67,10 @@ export function openArray(settings, src, path, mutable) {
   return shared(["array", src, path ?? null], () => coreTurn(() => lib.RemoteArray.open(src, openOptions(settings, path, mutable, src)), 2 * settings.timeoutMs), { keep: !reopenEachRequest(mutable) });
 }
 
-/** The store (HDF5 file, Zarr store, .b2z) at `src`, opened once per isolate. */
+/** The store (HDF5 file, Zarr store, .b2z) at `src`, opened once per isolate (of a mutable
+ *  origin, once per request with a cache of its own, as arrays are). */
 export function openStore(settings, src, mutable) {
-  return shared(["store", src], () => coreTurn(() => lib.RemoteStore.open(src, openOptions(settings, undefined, false, src)), 2 * settings.timeoutMs));
+  return shared(["store", src], () => coreTurn(() => lib.RemoteStore.open(src, openOptions(settings, undefined, mutable, src)), 2 * settings.timeoutMs), { keep: !reopenEachRequest(mutable) });
 }
 
 /** The open of `keyParts`, started by `open()` unless one is held or in progress; `keep:

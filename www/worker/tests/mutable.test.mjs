@@ -127,3 +127,28 @@ describe("a mutable HDF5 file or Zarr shard rewritten at its URL", () => {
     });
   }
 });
+
+describe("a mutable HDF5 file's hierarchy after a rewrite", () => {
+  test("/v1/info without path lists what the file holds now (h5_v2.h5 adds /extra)", async () => {
+    const v = versions(path.join(scratch.dir, "versions-info"));
+    fs.copyFileSync(path.join(v, "h5_v1.h5"), path.join(root, "tree.h5"));
+    const w = await startWorker(path.join(scratch.dir, "w-info"), {
+      vars: { ALLOWED_ORIGINS: origin(up.url), MUTABLE_ORIGINS: origin(up.url), CACHE: "memory" },
+    });
+    try {
+      const q = { src: `${up.url}tree.h5` };
+      const names = (r) => JSON.stringify(r.json().nodes);
+      const first = await get(w, "/v1/info", q);
+      assert.equal(first.status, 200, first.text());
+      assert.ok(!names(first).includes("extra"), names(first));
+      fs.copyFileSync(path.join(v, "h5_v2.h5"), path.join(root, "tree.h5.tmp"));
+      fs.renameSync(path.join(root, "tree.h5.tmp"), path.join(root, "tree.h5"));
+      const again = await get(w, "/v1/info", q);
+      assert.equal(again.status, 200, again.text());
+      assert.ok(names(again).includes("extra"), `the rewritten file's /extra: ${names(again).slice(0, 300)}`);
+      assert.notEqual(again.headers.get("etag"), first.headers.get("etag"));
+    } finally {
+      await w.stop();
+    }
+  });
+});
