@@ -46,12 +46,17 @@ export function describe(e, settings) {
   return { status: STATUS[code] ?? (e?.code === "MISCONFIGURED" ? 500 : 502), code, message, extra: {} };
 }
 
-/** Response headers CORS adds for `request` (none when its Origin is not allowed). */
+/** Response headers CORS adds for `request`: none when its Origin is not allowed, but
+ *  `Vary: Origin` whenever the answer depends on Origin (a list of CORS_ORIGINS), so that an
+ *  HTTP cache never hands one origin's answer to another (Fetch standard, "CORS protocol
+ *  and HTTP caches"). */
 export function corsHeaders(request, settings) {
   const origin = request.headers.get("origin");
-  if (!origin || !settings) return {};
+  if (!settings) return {};
+  const varies = settings.cors !== "*" && settings.cors.size > 0 ? { vary: "Origin" } : {};
+  if (!origin) return varies;
   const ok = settings.cors === "*" || settings.cors.has(origin);
-  if (!ok) return {};
+  if (!ok) return varies;
   return {
     "access-control-allow-origin": settings.cors === "*" ? "*" : origin,
     "access-control-expose-headers": "ETag, Server-Timing, X-Chunkwise-Shape, X-Chunkwise-Dtype, X-Chunkwise-Missing-Chunks, X-Chunkwise-Blocks",

@@ -262,6 +262,18 @@ describe("CORS", () => {
     assert.equal(err.headers.get("access-control-allow-origin"), "http://app.example", "errors are readable cross-origin too");
   });
 
+  // The answers are `public, immutable` for a year: a shared or browser cache that stored the
+  // answer to a request without Origin, or from another origin, must not hand it to the
+  // allowed origin's request (which then fails CORS). Fetch standard, "CORS protocol and
+  // HTTP caches": Vary: Origin whenever Access-Control-Allow-Origin depends on Origin.
+  test("with a list of CORS_ORIGINS, every answer says Vary: Origin (with or without an allowed Origin)", async () => {
+    for (const headers of [{}, { Origin: "http://evil.example" }, { Origin: "http://app.example" }]) {
+      const r = await ask(worker, "/v1/slice", { src: up.url + file, select: "0:2, 0:3" }, headers);
+      assert.equal(r.status, 200, r.text());
+      assert.match(r.headers.get("vary") ?? "", /Origin/i, `Origin ${headers.Origin ?? "absent"}`);
+    }
+  });
+
   test("preflight: 204 with methods for an allowed Origin, 403 for another", async () => {
     const pre = await fetch(`${worker.base}/v1/chunk`, { method: "OPTIONS", headers: { Origin: "http://app.example", "Access-Control-Request-Method": "GET" } });
     assert.equal(pre.status, 204);
