@@ -24,7 +24,7 @@ import { readSettings } from "./src/settings.mjs";
 import { arrayHeld, cachedResponse, keepResponse, openArray, openStore, singleFlight, storeHeld, useChunkwise } from "./src/sources.mjs";
 import { countResponse, serverTiming, snapshot, stats } from "./src/stats.mjs";
 import { installUpstream, refusal } from "./src/upstream.mjs";
-import { coreTurn, quiet, requestScope, setTurns } from "./src/contexts.mjs";
+import { busy, coreTurn, quiet, requestScope, setTurns } from "./src/contexts.mjs";
 
 chunkwise.initSync({ module: wasmModule });
 useChunkwise({ RemoteArray: chunkwise.RemoteArray, RemoteStore: chunkwise.RemoteStore, cacheApiStore });
@@ -329,7 +329,7 @@ async function handle(request, env) {
     }
     const q = url.searchParams;
     if (route === "/v1/stats") {
-      answer = { status: 200, body: new TextEncoder().encode(JSON.stringify(snapshot())), headers: { "content-type": "application/json", "cache-control": "no-store", "server-timing": serverTiming({ cache: "n/a", requests: 0, bytes: 0, totalMs: performance.now() - t0 }) } };
+      answer = { status: 200, body: new TextEncoder().encode(JSON.stringify({ ...snapshot(), busy: busy() })), headers: { "content-type": "application/json", "cache-control": "no-store", "server-timing": serverTiming({ cache: "n/a", requests: 0, bytes: 0, totalMs: performance.now() - t0 }) } };
     } else {
       const src = sourceOf(q, settings);
       const path = q.get("path") ?? undefined;
