@@ -209,6 +209,12 @@ try {
   console.log(`\nthroughput, static server / worker: cold ${ratio(plain.n / plain.seconds, cold.n / cold.seconds)}x, warm isolate ${ratio(plain.n / plain.seconds, warm.n / warm.seconds)}x, warm restart ${ratio(plain.n / plain.seconds, restart.n / restart.seconds)}x`);
   console.log(`p50 latency, worker / static server: cold ${ratio(cold.p50, plain.p50)}x, warm isolate ${ratio(warm.p50, plain.p50)}x, warm restart ${ratio(restart.p50, plain.p50)}x`);
   console.log(`statuses: cold ${JSON.stringify(cold.statuses)} warm ${JSON.stringify(warm.statuses)} restart ${JSON.stringify(restart.statuses)} static ${JSON.stringify(plain.statuses)}`);
+  for (const [name, , u] of rows.filter(([name]) => name.includes("cold") && !name.startsWith("static"))) {
+    const seen = new Map();
+    for (const r of u.log) { const k = `${r.method} ${r.path} ${r.range ?? ""}`; seen.set(k, (seen.get(k) ?? 0) + 1); }
+    const dup = [...seen].filter(([, c]) => c > 1);
+    console.log(`"${name}": ${seen.size} distinct upstream requests, ${dup.reduce((a, [, c]) => a + c - 1, 0)} repeats${dup.length ? `: ${dup.map(([k, c]) => `${k} x${c}`).join("; ")}` : ""}`);
+  }
   for (const [name, , u] of rows.filter(([name]) => !name.includes("cold") && !name.startsWith("static"))) {
     if (u.requests > 0 && u.requests <= 20) console.log(`upstream requests in "${name}": ${u.log.map((r) => `${r.method} ${r.path} ${r.range ?? ""} ${r.status}`).join("; ")}`);
   }

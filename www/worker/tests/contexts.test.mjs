@@ -22,8 +22,8 @@ after(async () => {
 });
 
 let n = 0;
-const workerWith = (flags) => startWorker(path.join(scratch.dir, `w${n++}`), {
-  vars: { ALLOWED_ORIGINS: slow.url.replace(/\/$/, ""), CACHE: "memory", TRACE_CONTEXTS: "on" },
+const workerWith = (flags, vars = {}) => startWorker(path.join(scratch.dir, `w${n++}`), {
+  vars: { ALLOWED_ORIGINS: slow.url.replace(/\/$/, ""), CACHE: "memory", TRACE_CONTEXTS: "on", ...vars },
   flags,
 });
 
@@ -39,7 +39,7 @@ async function sixteen(w) {
 }
 
 /** The selections under whose request (TRACE_CONTEXTS) the installed fetch was called. */
-const fetchedUnder = (output) => new Set([...output.matchAll(/trace fetch under \[#\d+ \/v1\/slice ([^\]]*)\] \/zarr\/v3\.zarr\/blosc\/c\//g)].map((m) => m[1]));
+const fetchedUnder = (output, array = "blosc") => new Set([...output.matchAll(new RegExp(`trace fetch under \\[#\\d+ /v1/slice ([^\\]]*)\\] /zarr/v3\\.zarr/${array}/c/`, "g"))].map((m) => m[1]));
 
 describe("concurrent core operations in one isolate, no turns", () => {
   test("16 concurrent reads of different chunks: every one answered with its values", async () => {
@@ -52,6 +52,32 @@ describe("concurrent core operations in one isolate, no turns", () => {
       });
       // The core still joined the repeated chunks: 9 requests fetched, 7 joined.
       assert.equal(fetchedUnder(w.output()).size, 9, w.output());
+    } finally {
+      await w.stop();
+    }
+  });
+
+  test("a read joined to a request whose client went away: still answered with its values", async () => {
+    const w = await workerWith(undefined, { UPSTREAM_TIMEOUT_MS: "3000" });
+    try {
+      const src = `${slow.url}zarr/v3.zarr`;
+      assert.equal((await get(w, "/v1/info", { src, path: "/raw" })).status, 200);
+      // A's client aborts while A's chunk fetch (300 ms upstream latency) is in flight; B
+      // joined that fetch inside the core.
+      const gone = new AbortController();
+      const a = fetch(`${w.base}/v1/slice?${new URLSearchParams({ src, path: "/raw", select: "0:5, 0:4", format: "bin" })}`, { signal: gone.signal }).catch((e) => e);
+      await new Promise((r) => setTimeout(r, 60));
+      const t0 = Date.now();
+      const b = get(w, "/v1/slice", { src, path: "/raw", select: "0:5, 0:4,", format: "bin" });
+      await new Promise((r) => setTimeout(r, 60));
+      gone.abort();
+      await a;
+      const got = await b;
+      const ms = Date.now() - t0;
+      console.log(`joiner of an aborted request: ${got.status} after ${ms} ms`);
+      assert.deepEqual([...fetchedUnder(w.output(), "raw")], ["0:5, 0:4"], "B joined A's chunk fetch");
+      assert.equal(got.status, 200, got.text());
+      assert.deepEqual(got.body, boxBytes(readNpy(path.join(fixtures, "zarr/v3_raw.npy")), [[0, 5], [0, 4]]));
     } finally {
       await w.stop();
     }
