@@ -4,9 +4,9 @@
 //   node bench/load.mjs [--requests 5000] [--concurrency 64] [--timeout-s 600] [--seed 1]
 //                       [--turns off|on|off,on]
 //
-// Upstream: `chunkwise serve` over tests/fixtures ($CHUNKWISE_BIN, else target/debug/chunkwise);
 // --turns: the CORE_TURNS binding of the worker phases (off: core operations concurrent, the
 // default; on: one at a time per isolate); with both, the worker phases run once for each.
+// Upstream: `chunkwise serve` over tests/fixtures ($CHUNKWISE_BIN, else target/debug/chunkwise);
 // the Cache API behind workerd: tests/e2e/cache-api-service.mjs (in this process's memory).
 // The mix: a pool of distinct requests over fixtures of every format (.b2nd, HDF5, Zarr v2,
 // Zarr v3): every chunk of each array (/v1/chunk raw), slices (/v1/slice npy) and 2-D previews
