@@ -34,10 +34,17 @@ export function requireWorkerdAndPkg() {
 const text = (s) => JSON.stringify(String(s));
 
 /**
- * Writes DIR/config.capnp; returns its path. `vars` are text bindings ({ NAME: value }),
- * `secrets` names bound from workerd's environment.
+ * The worker's compatibility flags. `handle_cross_request_promise_resolution` (workerd's
+ * default from compatibility date 2024-10-14; the config's date is older): concurrent core
+ * operations resolve each other's promises (src/contexts.mjs). `nodejs_als`: AsyncLocalStorage.
  */
-export function writeConfig(dir, { port, cache = "127.0.0.1:9", vars = {}, secrets = [] }) {
+export const COMPATIBILITY_FLAGS = ["handle_cross_request_promise_resolution", "nodejs_als"];
+
+/**
+ * Writes DIR/config.capnp; returns its path. `vars` are text bindings ({ NAME: value }),
+ * `secrets` names bound from workerd's environment, `flags` the compatibility flags.
+ */
+export function writeConfig(dir, { port, cache = "127.0.0.1:9", vars = {}, secrets = [], flags = COMPATIBILITY_FLAGS }) {
   const pkg = packageDir();
   const rel = (p) => path.relative(dir, p).split(path.sep).join("/");
   const modules = [`(name = "worker.mjs", esModule = embed ${text(rel(path.join(here, "worker.mjs")))}),`];
@@ -58,6 +65,7 @@ export function writeConfig(dir, { port, cache = "127.0.0.1:9", vars = {}, secre
   const template = fs.readFileSync(path.join(here, "config.capnp.in"), "utf8");
   const config = template.replaceAll("@MODULES@", modules.join("\n    "))
     .replaceAll("@BINDINGS@", bindings.join("\n    "))
+    .replaceAll("@FLAGS@", flags.map(text).join(", "))
     .replaceAll("@PORT@", String(port)).replaceAll("@CACHE@", cache);
   if (/@[A-Z]+@/.test(config)) throw new Error("a placeholder of config.capnp.in is left unfilled");
   fs.mkdirSync(dir, { recursive: true });

@@ -24,7 +24,7 @@ import { readSettings } from "./src/settings.mjs";
 import { arrayHeld, cachedResponse, keepResponse, openArray, openStore, revalidatedAtOpen, singleFlight, storeHeld, useChunkwise } from "./src/sources.mjs";
 import { countResponse, serverTiming, snapshot, started, stats } from "./src/stats.mjs";
 import { installUpstream, refusal } from "./src/upstream.mjs";
-import { coreTurn, quiet } from "./src/contexts.mjs";
+import { busy, coreTurn, quiet, requestScope, setTurns } from "./src/contexts.mjs";
 
 chunkwise.initSync({ module: wasmModule });
 useChunkwise({ RemoteArray: chunkwise.RemoteArray, RemoteStore: chunkwise.RemoteStore, cacheApiStore });
@@ -344,7 +344,7 @@ async function handle(request, env) {
     }
     const q = url.searchParams;
     if (route === "/v1/stats") {
-      answer = { status: 200, body: new TextEncoder().encode(JSON.stringify(snapshot())), headers: { "content-type": "application/json", "cache-control": "no-store", "server-timing": serverTiming({ cache: "n/a", requests: 0, bytes: 0, totalMs: performance.now() - t0 }) } };
+      answer = { status: 200, body: new TextEncoder().encode(JSON.stringify({ ...snapshot(), busy: busy() })), headers: { "content-type": "application/json", "cache-control": "no-store", "server-timing": serverTiming({ cache: "n/a", requests: 0, bytes: 0, totalMs: performance.now() - t0 }) } };
     } else {
       const src = sourceOf(q, settings);
       const path = q.get("path") ?? undefined;
@@ -365,6 +365,8 @@ async function handle(request, env) {
   return new Response(body, { status: answer.status, headers });
 }
 
+let traced = 0;
+
 export default {
   /**
    * @param {Request} request
@@ -372,7 +374,13 @@ export default {
    * @param {{ waitUntil(p: Promise<unknown>): void }} [ctx]
    */
   async fetch(request, env, ctx) {
+    setTurns(env?.CORE_TURNS === "on");
     try {
+      if (env?.TRACE_CONTEXTS === "on") {
+        const u = new URL(request.url);
+        const tag = `#${++traced} ${u.pathname} ${u.searchParams.get("select") ?? u.searchParams.get("coords") ?? ""}`;
+        return await requestScope.run(tag, () => handle(request, env));
+      }
       return await handle(request, env);
     } finally {
       ctx?.waitUntil(quiet(2 * (settingsCache?.timeoutMs ?? 15000)));

@@ -2,7 +2,10 @@
 // table. Not part of `npm test` (a benchmark: numbers, not assertions).
 //
 //   node bench/load.mjs [--requests 5000] [--concurrency 64] [--timeout-s 600] [--seed 1]
+//                       [--turns off|on|off,on]
 //
+// --turns: the CORE_TURNS binding of the worker phases (off: core operations concurrent, the
+// default; on: one at a time per isolate); with both, the worker phases run once for each.
 // Upstream: `chunkwise serve` over tests/fixtures ($CHUNKWISE_BIN, else target/debug/chunkwise);
 // the Cache API behind workerd: tests/e2e/cache-api-service.mjs (in this process's memory).
 // The mix: a pool of distinct requests over fixtures of every format (.b2nd, HDF5, Zarr v2,
@@ -34,6 +37,8 @@ const N = opt("requests", 5000);
 const C = opt("concurrency", 64);
 const TIMEOUT_S = opt("timeout-s", 600);
 let seed = opt("seed", 1) >>> 0;
+const TURNS = (args.includes("--turns") ? args[args.indexOf("--turns") + 1] : "off").split(",");
+if (TURNS.some((t) => t !== "on" && t !== "off")) throw new Error("--turns takes off, on or off,on");
 const rand = () => {
   // mulberry32
   seed = (seed + 0x6d2b79f5) >>> 0;
@@ -138,8 +143,8 @@ const cache = await startCacheService();
 const rows = [];
 const workers = [];
 let n = 0;
-const startW = async () => {
-  const w = await startWorker(path.join(scratch.dir, `w${n++}`), { cache: cache.address, vars: { ALLOWED_ORIGINS: up.url.replace(/\/$/, "") } });
+const startW = async (turns) => {
+  const w = await startWorker(path.join(scratch.dir, `w${n++}`), { cache: cache.address, vars: { ALLOWED_ORIGINS: up.url.replace(/\/$/, ""), CORE_TURNS: turns } });
   workers.push(w);
   return w;
 };
@@ -155,23 +160,29 @@ try {
   const formats = {};
   for (const r of seq) formats[r.format] = (formats[r.format] ?? 0) + 1;
 
-  let w = await startW();
-  let mark = up.log.length;
-  const cold = await drive(seq.map((r) => workerJob(w, r)), w.pid);
-  const coldUp = upstreamOf(mark);
-  rows.push(["cold (new isolate, empty Cache API)", cold, coldUp]);
+  let coldUp, cold, warm, restart, stats;
+  for (const turns of TURNS) {
+    const tag = TURNS.length > 1 ? `CORE_TURNS=${turns}: ` : "";
+    cache.entries.clear();
+    let w = await startW(turns);
+    let mark = up.log.length;
+    cold = await drive(seq.map((r) => workerJob(w, r)), w.pid);
+    const cUp = upstreamOf(mark);
+    coldUp ??= cUp;
+    rows.push([`${tag}cold (new isolate, empty Cache API)`, cold, cUp]);
 
-  mark = up.log.length;
-  const warm = await drive(seq.map((r) => workerJob(w, r)), w.pid);
-  rows.push(["warm isolate (same process)", warm, upstreamOf(mark)]);
-  const stats = (await get(w, "/v1/stats")).json();
-  await w.stop();
+    mark = up.log.length;
+    warm = await drive(seq.map((r) => workerJob(w, r)), w.pid);
+    rows.push([`${tag}warm isolate (same process)`, warm, upstreamOf(mark)]);
+    stats = (await get(w, "/v1/stats")).json();
+    await w.stop();
 
-  w = await startW();
-  mark = up.log.length;
-  const restart = await drive(seq.map((r) => workerJob(w, r)), w.pid);
-  rows.push(["warm restart (new isolate, Cache API)", restart, upstreamOf(mark)]);
-  await w.stop();
+    w = await startW(turns);
+    mark = up.log.length;
+    restart = await drive(seq.map((r) => workerJob(w, r)), w.pid);
+    rows.push([`${tag}warm restart (new isolate, Cache API)`, restart, upstreamOf(mark)]);
+    await w.stop();
+  }
 
   // The plain range server: the cold phase's upstream requests, cycled to N.
   const ranges = coldUp.log.filter((r) => r.method === "GET");
@@ -183,7 +194,7 @@ try {
       return res.status === 404 ? 200 : res.status; // a Zarr probe answered 404 is what the worker got too
     };
   });
-  mark = up.log.length;
+  const mark = up.log.length;
   const plain = await drive(staticJobs, null);
   rows.push(["static: chunkwise serve, the cold phase's ranges", plain, upstreamOf(mark)]);
 
@@ -198,10 +209,16 @@ try {
   console.log(`\nthroughput, static server / worker: cold ${ratio(plain.n / plain.seconds, cold.n / cold.seconds)}x, warm isolate ${ratio(plain.n / plain.seconds, warm.n / warm.seconds)}x, warm restart ${ratio(plain.n / plain.seconds, restart.n / restart.seconds)}x`);
   console.log(`p50 latency, worker / static server: cold ${ratio(cold.p50, plain.p50)}x, warm isolate ${ratio(warm.p50, plain.p50)}x, warm restart ${ratio(restart.p50, plain.p50)}x`);
   console.log(`statuses: cold ${JSON.stringify(cold.statuses)} warm ${JSON.stringify(warm.statuses)} restart ${JSON.stringify(restart.statuses)} static ${JSON.stringify(plain.statuses)}`);
-  for (const [name, , u] of rows.slice(1, 3)) {
+  for (const [name, , u] of rows.filter(([name]) => name.includes("cold") && !name.startsWith("static"))) {
+    const seen = new Map();
+    for (const r of u.log) { const k = `${r.method} ${r.path} ${r.range ?? ""}`; seen.set(k, (seen.get(k) ?? 0) + 1); }
+    const dup = [...seen].filter(([, c]) => c > 1);
+    console.log(`"${name}": ${seen.size} distinct upstream requests, ${dup.reduce((a, [, c]) => a + c - 1, 0)} repeats${dup.length ? `: ${dup.map(([k, c]) => `${k} x${c}`).join("; ")}` : ""}`);
+  }
+  for (const [name, , u] of rows.filter(([name]) => !name.includes("cold") && !name.startsWith("static"))) {
     if (u.requests > 0 && u.requests <= 20) console.log(`upstream requests in "${name}": ${u.log.map((r) => `${r.method} ${r.path} ${r.range ?? ""} ${r.status}`).join("; ")}`);
   }
-  console.log(`isolate counters after the warm phase: ${JSON.stringify({ cache: stats.cache, singleFlight: stats.singleFlight, opens: stats.opens, upstream: stats.upstream })}`);
+  console.log(`isolate counters after the warm phase: ${JSON.stringify({ cache: stats.cache, singleFlight: stats.singleFlight, opens: stats.opens, upstream: stats.upstream, busy: stats.busy })}`);
 } finally {
   for (const w of workers) await w.stop().catch(() => {});
   await up.stop();

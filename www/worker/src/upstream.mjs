@@ -9,6 +9,7 @@
 // A refused URL rejects with an Error whose message starts with REFUSED_MARK; the core reports
 // it as a NETWORK error carrying that text, which the worker answers with 403.
 
+import { requestScope } from "./contexts.mjs";
 import { stats } from "./stats.mjs";
 
 export const REFUSED_MARK = "upstream origin refused:";
@@ -39,7 +40,10 @@ async function guardedFetch(input, init = {}) {
     }
     const headers = new Headers(init.headers ?? {});
     for (const [k, v] of settings.credentials.get(url.origin) ?? []) headers.set(k, v);
+    const tag = requestScope.getStore();
+    if (tag !== undefined) console.log(`trace fetch under [${tag}] ${url.pathname} ${headers.get("range") ?? ""}`);
     const res = await hostFetch(url.href, { ...init, method, headers, redirect: "manual" });
+    if (tag !== undefined) console.log(`trace answer under [${requestScope.getStore()}] for [${tag}] ${url.pathname} ${res.status}`);
     stats.upstream.requests++;
     const location = res.headers.get("location");
     if (REDIRECTS.has(res.status) && location) {

@@ -155,8 +155,9 @@ describe("concurrent different requests in one isolate", () => {
   before(async () => { w = await workerWith({ CACHE: "memory" }); });
   after(async () => { await w?.stop(); });
 
-  // Each read fetches its own chunks while others are in flight: before reads took turns in
-  // the core (src/contexts.mjs), workerd answered 13 of these 16 with 500.
+  // Each read fetches its own chunks while others are in flight, or joins another's (core
+  // operations run concurrently; tests/contexts.test.mjs shows what fails without the
+  // compatibility flag handle_cross_request_promise_resolution).
   test("16 concurrent reads of different chunks: every one answered with its values", async () => {
     const src = `${slow.url}zarr/v3.zarr`;
     const npy = readNpy(path.join(fixtures, "zarr/v3_blosc.npy"));

@@ -51,11 +51,11 @@ export function scratchDir(prefix = "chunkwise-edge-") {
 /**
  * Starts the worker in workerd with text bindings `vars` and secrets `secrets` ({ NAME:
  * value }, given through workerd's environment), the Cache API behind `cache` (host:port) or
- * a closed port. Resolves to { base, pid, stop(), output() }.
+ * a closed port, and compatibility `flags` (default: config.mjs's). Resolves to { base, pid, stop(), output() }.
  */
-export async function startWorker(dir, { vars = {}, secrets = {}, cache } = {}) {
+export async function startWorker(dir, { vars = {}, secrets = {}, cache, flags } = {}) {
   const port = await freePort();
-  const config = writeConfig(dir, { port, cache, vars, secrets: Object.keys(secrets) });
+  const config = writeConfig(dir, { port, cache, vars, secrets: Object.keys(secrets), flags });
   const w = await startWorkerd(config, port, { env: secrets });
   return { ...w, base: `http://127.0.0.1:${port}` };
 }
