@@ -1,9 +1,10 @@
-// chunkwise viewer: opens a remote HDF5 file, Zarr store or array with the wasm package, shows
-// its hierarchy as a tree, a node's attributes, and previews an array: a 2-D slice as a heatmap,
-// a 1-D selection as a line plot, with the network traffic of every step.
+// chunkwise viewer: opens a remote HDF5 file, Zarr store or array, or a Caterva2 server's roots,
+// with the wasm package, shows its hierarchy as a tree, a node's attributes, and previews an
+// array: a 2-D slice as a heatmap, a 1-D selection as a line plot, with the network traffic of
+// every step.
 //
-// The view is in the page's query (url, path, sel, t, cmap, scale, vmin, vmax), so a link
-// restores it. State for automation: document.body.dataset.state is "loading", "idle",
+// The view is in the page's query (url, source, path, sel, t, cmap, scale, vmin, vmax), so a
+// link restores it. State for automation: document.body.dataset.state is "loading", "idle",
 // "opening", "listed" (a store listed, no array chosen), "reading", "ready", "cancelled" or
 // "error"; after each read window.chunkwisePreview holds what was read and drawn.
 
@@ -30,7 +31,7 @@ const DEFAULT_PATH = "/surface/temperature";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
-  form: $("open-form"), url: $("url"), open: $("open"), cancel: $("cancel"),
+  form: $("open-form"), url: $("url"), source: $("source"), open: $("open"), cancel: $("cancel"),
   status: $("status"), error: $("error"), meta: $("meta"), tree: $("tree"),
   attrs: $("attrs"), attrsPath: $("attrs-path"), title: $("view-title"),
   controls: $("controls"), selInput: $("sel-input"), rowAxis: $("row-axis"), colAxis: $("col-axis"),
@@ -134,7 +135,8 @@ function viewParams() {
   const q = new URLSearchParams(location.search);
   const num = (k) => (q.has(k) && q.get(k) !== "" && Number.isFinite(Number(q.get(k))) ? Number(q.get(k)) : null);
   return {
-    url: q.get("url"), path: q.get("path"), sel: q.get("sel"), transpose: q.get("t") === "1",
+    url: q.get("url"), source: q.get("source"), path: q.get("path"), sel: q.get("sel"),
+    transpose: q.get("t") === "1",
     cmap: q.get("cmap"), scale: q.get("scale"), vmin: num("vmin"), vmax: num("vmax"),
   };
 }
@@ -164,6 +166,7 @@ function saveView() {
   if (!source) return;
   const q = new URLSearchParams();
   q.set("url", source.addressUrl);
+  if (source.kind === "caterva2") q.set("source", "caterva2");
   const path = arrNode ? arrNode.path : source.selectedPath;
   if (path) q.set("path", path);
   if (arr) {
@@ -481,7 +484,7 @@ async function loadWasm() {
     return false;
   }
   ui.open.disabled = false;
-  setState("idle", "Enter the URL of an HDF5 file, a Zarr store or a .b2nd array and press Open.");
+  setState("idle", "Enter the URL of an HDF5 file, a Zarr store, a .b2nd array or a Caterva2 server and press Open.");
   return true;
 }
 
@@ -503,9 +506,35 @@ function arrayNode(url, a) {
 }
 
 /**
- * Opens `url`: a `.b2nd` as an array; anything else as a store (HDF5 file, Zarr store), and
- * as an array when the store open says the source is not a container (UNSUPPORTED).
- * Then shows its tree and previews `view.path` (else the first array with two or more axes).
+ * Whether `url` is a Caterva2 server's URL base: its `api/roots` answers a JSON object of
+ * roots, each named with a leading "@" ("@public"). One request, made only when `url` opened
+ * as neither a file nor a Zarr store; not counted in the library's traffic (logged apart).
+ */
+async function isCaterva2(url, signal) {
+  const t0 = performance.now();
+  let ok = false, bytes = 0;
+  try {
+    const base = url.endsWith("/") ? url : `${url}/`;
+    const r = await fetch(new URL("api/roots", base), { signal });
+    const text = r.ok ? await r.text() : "";
+    bytes = text.length;
+    const roots = text ? JSON.parse(text) : null;
+    ok = roots !== null && typeof roots === "object" && !Array.isArray(roots) &&
+      Object.keys(roots).length > 0 && Object.keys(roots).every((k) => k.startsWith("@"));
+  } catch {
+    ok = false;
+  }
+  addLogRow("detect Caterva2 (api/roots)", { requests: 1, bytes, roundTrips: 1 }, performance.now() - t0);
+  return ok;
+}
+
+/**
+ * Opens `url`: with `view.source` "caterva2" as a Caterva2 server (its roots and datasets as
+ * a store); a `.b2nd` as an array; anything else as a store (HDF5 file, Zarr store), as an
+ * array when the store open says the source is not a container (UNSUPPORTED), and as a
+ * Caterva2 server when it is neither but answers `api/roots` ([`isCaterva2`]).
+ * Then shows its tree and previews `view.path` (else the first array with two or more axes;
+ * for a Caterva2 server, whose listing has no shapes, its first dataset).
  */
 async function openSource(url, view = {}) {
   closeAll();
@@ -528,17 +557,31 @@ async function openSource(url, view = {}) {
   ui.cancel.disabled = false;
   const t0 = performance.now();
   let opened;
+  let kind = view.source === "caterva2" ? "caterva2" : null;
   try {
     const pathname = new URL(url).pathname;
     let store = null, array = null;
-    if (!/\.b2nd$/i.test(pathname)) {
+    const open = { cache: "memory", signal: controller.signal };
+    if (kind === "caterva2") {
+      store = await wasm.RemoteStore.open(url, { ...open, source: "caterva2" });
+    } else {
       try {
-        store = await wasm.RemoteStore.open(url, { cache: "memory", signal: controller.signal });
+        if (!/\.b2nd$/i.test(pathname)) {
+          try {
+            store = await wasm.RemoteStore.open(url, open);
+          } catch (e) {
+            if (!e || e.code !== "UNSUPPORTED") throw e;
+          }
+        }
+        if (!store) array = await wasm.RemoteArray.open(url, open);
       } catch (e) {
-        if (!e || e.code !== "UNSUPPORTED") throw e;
+        // Neither a file nor a Zarr store here: a Caterva2 server's URL base answers api/roots.
+        if (!e || !["UNRECOGNISED_FORMAT", "NOT_FOUND"].includes(e.code) ||
+          !(await isCaterva2(url, controller.signal))) throw e;
+        kind = "caterva2";
+        store = await wasm.RemoteStore.open(url, { ...open, source: "caterva2" });
       }
     }
-    if (!store) array = await wasm.RemoteArray.open(url, { cache: "memory", signal: controller.signal });
     opened = { store, array };
   } catch (e) {
     if (mine !== seq) return;
@@ -564,7 +607,8 @@ async function openSource(url, view = {}) {
   const counter = opened.store || opened.array;
   const nodes = opened.store ? Array.from(opened.store.nodes) : [arrayNode(url, opened.array)];
   source = { url, store: opened.store, array: opened.array, counter, nodes, selectedPath: null,
-    addressUrl: view.addressUrl ?? redacted(url, { forAddress: true }) };
+    addressUrl: view.addressUrl ?? redacted(url, { forAddress: true }), kind: kind ?? "detected" };
+  ui.source.value = kind === "caterva2" ? "caterva2" : "auto";
   const t = trafficNow();
   log.open = { ...t, ms };
   addLogRow("open", t, ms);
@@ -576,10 +620,12 @@ async function openSource(url, view = {}) {
   }
   renderTree(ui.tree, source.tree, { onSelect: (n) => selectNode(n, {}), collapsed });
 
-  const readable = nodes.filter((n) => n.kind === "array" && !n.error && Array.isArray(n.shape));
+  // A Caterva2 listing names datasets without their shapes (store.get reads them).
+  const readable = nodes.filter((n) => n.kind === "array" && !n.error &&
+    (Array.isArray(n.shape) || (kind === "caterva2" && n.shape == null)));
   let target = view.path ? nodes.find((n) => n.path === view.path) : null;
   if (!target && !opened.store) target = nodes[0];
-  if (!target) target = readable.find((n) => n.shape.length >= 2) || readable[0] || null;
+  if (!target) target = readable.find((n) => Array.isArray(n.shape) && n.shape.length >= 2) || readable[0] || null;
   if (view.path && (!target || target.path !== view.path)) {
     notice = `${view.path} is not in this source${target ? `; ${target.path} is shown` : ""}.`;
     ui.stepNote.hidden = false;
@@ -968,6 +1014,7 @@ function startFromAddress() {
   ui.vmin.value = view.vmin ?? "";
   ui.vmax.value = view.vmax ?? "";
   ui.url.value = url;
+  ui.source.value = view.source === "caterva2" ? "caterva2" : "auto";
   if (view.url) view.addressUrl = view.url;   // given in the address: kept as given
   openSource(url, view);
 }
@@ -975,7 +1022,7 @@ function startFromAddress() {
 ui.form.addEventListener("submit", (ev) => {
   ev.preventDefault();
   if (!wasm) return;
-  openSource(ui.url.value.trim(), {});
+  openSource(ui.url.value.trim(), { source: ui.source.value });
 });
 ui.cancel.addEventListener("click", () => { if (current) current.controller.abort(); });
 ui.rowAxis.addEventListener("change", () => onAxesChange(ui.rowAxis));

@@ -31,8 +31,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// One workload: its name, dataset path, selection (numpy syntax, two slices of step 1).
-pub const WORKLOADS: [(&str, &str, [(u64, u64); 2]); 3] = [
+/// A 2-D selection of two step-1 ranges, `[(row start, row end), (column start, column end)]`.
+pub type Box2 = [(u64, u64); 2];
+
+/// One workload: its name, dataset path and selection.
+pub const WORKLOADS: [(&str, &str, Box2); 3] = [
     ("preview", "@public/big/grid.b2nd", [(0, 128), (0, 128)]),
     ("band", "@public/big/grid.b2nd", [(0, 128), (0, 1280)]),
     (
@@ -214,7 +217,7 @@ pub fn make_fixtures(repo: &Path) -> Result<PathBuf, String> {
 }
 
 /// The expected bytes of `sel` (two step-1 ranges) of the dataset `path`, from its `.npy`.
-fn expected(fixture: &Path, path: &str, sel: [(u64, u64); 2]) -> Result<Vec<u8>, String> {
+fn expected(fixture: &Path, path: &str, sel: Box2) -> Result<Vec<u8>, String> {
     let manifest: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(fixture.join("manifest.json")).map_err(|e| e.to_string())?,
     )
@@ -241,7 +244,7 @@ async fn chunkwise_phase(
     server: &Server,
     coordinator: &CacheCoordinator,
     path: &str,
-    sel: [(u64, u64); 2],
+    sel: Box2,
     want: &[u8],
 ) -> Result<(f64, u64), String> {
     let selection = Selection::parse(&format!(

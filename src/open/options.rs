@@ -68,10 +68,11 @@ export interface OpenOptions {
    *  headers: nothing secret is kept in a key. */
   cacheKey?: string;
   /** Default true: sources are immutable, and a held discovery record is trusted at open
-   *  (a reopen makes no request). false (standalone .b2nd only; HDF5, Zarr and stores are
-   *  refused with INVALID_ARGUMENT): the open checks the source's identity (ETag, else
-   *  Last-Modified and size) with the first request it makes anyway (a 1-byte request when
-   *  everything is cached), and a change drops that source's entries (cacheStatus
+   *  (a reopen makes no request). false (standalone .b2nd and Caterva2 datasets only; HDF5,
+   *  Zarr and other stores are refused with INVALID_ARGUMENT): the open checks the source's
+   *  identity (ETag, else Last-Modified and size) with the first request it makes anyway (a
+   *  1-byte request when everything is cached; for Caterva2 one `api/info`, compared by
+   *  ETag, mtime and stored size), and a change drops that source's entries (cacheStatus
    *  "invalidated") before reading the new version. */
   assumeImmutable?: boolean;
   /** Largest gap in bytes between two wanted byte ranges that one request reads through
@@ -82,6 +83,22 @@ export interface OpenOptions {
    *  starts a new request, and a single range longer than this is still read whole. A
    *  positive integer. */
   maxMergedBytes?: number;
+  /** "caterva2": the URL is a Caterva2 server's URL base (e.g. "https://cat2.cloud/demo/")
+   *  and `path` names a dataset of it, root first ("@public/dir/ds.b2nd"); RemoteStore.open
+   *  then lists its roots and datasets. Discovery is one `api/info`, chunks come from
+   *  `api/chunk` as stored. Default: the format is detected from the URL's bytes. */
+  source?: "caterva2";
+  /** With source "caterva2": { username, password } for the server's login (`POST
+   *  auth/jwt/login`, once, at the first request that needs it), or { token } (the
+   *  `c2subauth` cookie's value from an earlier login), for roots other than `@public`.
+   *  Kept in this object's memory only, never written to a cache or shown in an error; the
+   *  caches key entries by a salted fingerprint of them, so another user's entries are never
+   *  served. In browsers the login's cookie is the browser's (HttpOnly: hidden from scripts,
+   *  sent by `fetch` to the server's origin only): credentials work on a page of the
+   *  server's own origin (the server sends `Access-Control-Allow-Origin: *`, which lets no
+   *  other origin send cookies), and a token cannot be sent at all (a page may not set a
+   *  `Cookie` header): it is refused there with INVALID_ARGUMENT. */
+  credentials?: { username: string; password: string } | { token: string };
   /** Cancels the open (and the requests in flight); the promise rejects with code
    *  "CANCELLED". */
   signal?: AbortSignal;
@@ -215,6 +232,55 @@ fn loose<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Loose>, 
     })
 }
 
+/// A value that may hold a secret (the `credentials` option): [`Loose`] whose `Debug` shows
+/// only its kind.
+#[derive(Clone, PartialEq)]
+pub struct Secret(pub Loose);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+/// [`loose`] for a field that may hold a secret.
+fn secret<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Secret>, D::Error> {
+    Ok(loose(d)?.map(Secret))
+}
+
+/// `credentials` checked: `{ username, password }` or `{ token }`, non-empty strings; the
+/// messages name the fields, never their values.
+fn credentials(v: Secret) -> Result<crate::formats::caterva2::Credentials> {
+    use crate::formats::caterva2::Credentials;
+    let shape = "credentials must be { username, password } or { token }, non-empty strings";
+    let Loose::Object(entries) = v.0 else {
+        return Err(invalid(shape));
+    };
+    let mut names: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
+    names.sort_unstable();
+    let field = |name: &str| match entries.iter().find(|(k, _)| k == name) {
+        Some((_, Loose::String(s))) if !s.is_empty() => Ok(s.clone()),
+        _ => Err(invalid(format!(
+            "credentials.{name} must be a non-empty string"
+        ))),
+    };
+    match names.as_slice() {
+        ["password", "username"] => Ok(Credentials::Login {
+            username: field("username")?,
+            password: field("password")?,
+        }),
+        ["token"] => Ok(Credentials::Token(field("token")?)),
+        _ => Err(invalid(format!(
+            "{shape} (given: {})",
+            names
+                .iter()
+                .map(|n| n.chars().take(32).collect::<String>())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
 /// The fields of the TypeScript `OpenOptions` (and `StoreOptions`), as given. Build it with
 /// [`OpenOptionsInput::from_deserializer`] (JS `undefined` or `null` options: the
 /// [`Default`]), then [`OpenOptionsInput::resolve`].
@@ -260,6 +326,13 @@ pub struct OpenOptionsInput {
     /// `maxMergedBytes`: largest merged request, bytes.
     #[serde(default, deserialize_with = "loose")]
     pub max_merged_bytes: Option<Loose>,
+    /// `source`: `"caterva2"`, or absent (the format detected).
+    #[serde(default, deserialize_with = "loose")]
+    pub source: Option<Loose>,
+    /// `credentials`: `{ username, password }` or `{ token }` (source `"caterva2"`);
+    /// `Debug` never shows them.
+    #[serde(default, deserialize_with = "secret")]
+    pub credentials: Option<Secret>,
     /// Whether `maxCacheBytes` was given as `null` (no bound, DISK only); the bindings set it
     /// from the JS object, as serde sees `null` and `undefined` alike.
     #[serde(skip)]
@@ -346,7 +419,8 @@ impl OpenOptionsInput {
 
     /// Checks every field, in the order `cache`, `maxCacheBytes`, `path`, `cacheKey`,
     /// `headers`, `timeoutMs`, `shareCache`, `cacheBackend`, `cacheName`, `persist`,
-    /// `assumeImmutable`, `coalesceGap`, `maxMergedBytes`, then the DISK options together (the first failure is the error).
+    /// `assumeImmutable`, `source`, `credentials`, `coalesceGap`, `maxMergedBytes`, then the
+    /// DISK options together (the first failure is the error).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming the field (see the module documentation).
@@ -429,6 +503,26 @@ impl OpenOptionsInput {
             None => {}
             Some(Loose::Bool(b)) => opts.assume_immutable = b,
             Some(_) => return Err(invalid("assumeImmutable must be a boolean")),
+        }
+        match self.source {
+            None => {}
+            Some(Loose::String(s)) if s.eq_ignore_ascii_case("caterva2") => {
+                opts.source = crate::array::SourceKind::Caterva2
+            }
+            Some(Loose::String(s)) => {
+                return Err(invalid(format!(
+                    "unknown source {:?} (expected \"caterva2\", or no source to detect the \
+                     format)",
+                    s.chars().take(64).collect::<String>()
+                )))
+            }
+            Some(_) => return Err(invalid("source must be a string")),
+        }
+        if let Some(c) = self.credentials {
+            if opts.source != crate::array::SourceKind::Caterva2 {
+                return Err(invalid("credentials are for source \"caterva2\" only"));
+            }
+            opts.credentials = Some(credentials(c)?);
         }
         // Integers of bytes, exactly representable in a JS number.
         let bytes = |v: &Loose| match v {
@@ -617,12 +711,14 @@ mod tests {
                 "cacheKey",
                 "cacheName",
                 "coalesceGap",
+                "credentials",
                 "headers",
                 "maxCacheBytes",
                 "maxMergedBytes",
                 "path",
                 "persist",
                 "shareCache",
+                "source",
                 "timeoutMs"
             ]
         );
@@ -899,5 +995,67 @@ mod tests {
             .coordinator()
             .unwrap_err();
         assert_eq!(e.code(), "INVALID_ARGUMENT");
+    }
+
+    #[test]
+    fn caterva2_source_and_credentials_are_checked_and_never_shown() {
+        use crate::array::SourceKind;
+        use crate::formats::caterva2::Credentials;
+        let r = open(r#"{"source": "caterva2", "path": "@public/a.b2nd"}"#).unwrap();
+        assert_eq!(r.options.source, SourceKind::Caterva2);
+        assert_eq!(r.options.credentials, None);
+        assert_eq!(open("{}").unwrap().options.source, SourceKind::Detected);
+        let login = r#"{"source": "caterva2",
+            "credentials": {"username": "u@example.com", "password": "pw-s3cret-1"}}"#;
+        let r = open(login).unwrap();
+        assert_eq!(
+            r.options.credentials,
+            Some(Credentials::Login {
+                username: "u@example.com".into(),
+                password: "pw-s3cret-1".into()
+            })
+        );
+        assert!(!format!("{r:?}").contains("pw-s3cret-1"), "{r:?}");
+        let input =
+            OpenOptionsInput::from_deserializer(&mut serde_json::Deserializer::from_str(login))
+                .unwrap();
+        assert!(!format!("{input:?}").contains("pw-s3cret-1"), "{input:?}");
+        let r =
+            open(r#"{"source": "CATERVA2", "credentials": {"token": "tok-s3cret-2"}}"#).unwrap();
+        assert_eq!(
+            r.options.credentials,
+            Some(Credentials::Token("tok-s3cret-2".into()))
+        );
+        // Refusals name the field, never a value.
+        for (json, says) in [
+            (r#"{"source": "zarr"}"#, "unknown source"),
+            (r#"{"source": 3}"#, "source must be a string"),
+            (
+                r#"{"credentials": {"token": "tok-s3cret-2"}}"#,
+                "for source \"caterva2\" only",
+            ),
+            (
+                r#"{"source": "caterva2", "credentials": "tok-s3cret-2"}"#,
+                "credentials must be",
+            ),
+            (
+                r#"{"source": "caterva2", "credentials": {"username": "u", "password": ""}}"#,
+                "credentials.password must be a non-empty string",
+            ),
+            (
+                r#"{"source": "caterva2", "credentials": {"username": "u", "pasword": "tok-s3cret-2"}}"#,
+                "(given: pasword, username)",
+            ),
+            (
+                r#"{"source": "caterva2", "credentials": {"token": "tok-s3cret-2", "username": "u"}}"#,
+                "credentials must be",
+            ),
+        ] {
+            let e = open(json).unwrap_err();
+            assert_eq!(e.code(), "INVALID_ARGUMENT", "{json}");
+            let m = e.message();
+            assert!(m.contains(says), "{json}: {m}");
+            assert!(!m.contains("s3cret"), "{json}: {m}");
+        }
     }
 }

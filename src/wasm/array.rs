@@ -270,8 +270,11 @@ pub fn value_js(v: &Value) -> JsValue {
 impl RemoteArray {
     /// Opens a remote array: one bounded request for the header (a file up to 8 MiB is then
     /// fetched whole once), one for the chunk index (a name ending in `.b2nd` asks the
-    /// frame's tail, which holds it, at the same time as the header). Rejects with a `ChunkwiseError` whose
-    /// `code` is e.g. `NOT_FOUND`, `NETWORK`, `RANGE_IGNORED`, `UNRECOGNISED_FORMAT`.
+    /// frame's tail, which holds it, at the same time as the header). With `source:
+    /// "caterva2"`, `url` is a Caterva2 server's URL base and `path` a dataset of it: one
+    /// `api/info` (none when its record is cached), chunks through `api/chunk`. Rejects with a
+    /// `ChunkwiseError` whose `code` is e.g. `NOT_FOUND`, `NETWORK`, `RANGE_IGNORED`,
+    /// `UNRECOGNISED_FORMAT`, `HTTP_STATUS` (a Caterva2 root refusing the request: 401).
     #[wasm_bindgen(unchecked_return_type = "RemoteArray")]
     pub async fn open(
         #[wasm_bindgen(unchecked_param_type = "string")] url: JsValue,
@@ -279,6 +282,7 @@ impl RemoteArray {
     ) -> Result<RemoteArray, JsValue> {
         let url = super::url_arg(&url)?;
         let req = parse_open_options(&options)?;
+        super::caterva2::check_host_credentials(&url, req.options.credentials.as_ref())?;
         let signal: Option<web_sys::AbortSignal> =
             get_opt(&options, "signal").map(|s| s.unchecked_into());
         let (timeout, store, location) =

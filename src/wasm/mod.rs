@@ -20,6 +20,7 @@ mod abort;
 mod array;
 mod attrs;
 pub mod cache;
+mod caterva2;
 mod chunk_trace;
 pub mod partition;
 #[cfg(feature = "png")]

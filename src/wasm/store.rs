@@ -156,6 +156,7 @@ impl RemoteStore {
             None => super::url_arg(&url)?,
         };
         let req = parse_open_options(&options)?;
+        super::caterva2::check_host_credentials(&url, req.options.credentials.as_ref())?;
         let signal: Option<web_sys::AbortSignal> =
             get_opt(&options, "signal").map(|s| s.unchecked_into());
         let (timeout, cache_store, location) =

@@ -271,11 +271,15 @@ export function caterva2Fixtures() {
  * `{ urlbase, port, username, password, publicDir, statedir, pid (the server's), fixtures,
  * stop() }`; `stop()` closes the launcher's stdin (it stops the server and removes the state
  * dir) and ends the launcher by PID if it has not exited within 10 s.
+ * With `latencyMs`, `urlbase` is a forwarding proxy (scripts/latency_proxy.py) holding each
+ * request that long and counting them: `await server.counted()` gives `{ requests, bytes,
+ * log: [{ method, path, status, bytes }] }` since the last `await server.resetCount()`.
  */
-export function startCaterva2({ timeoutMs = 60000 } = {}) {
+export function startCaterva2({ timeoutMs = 60000, latencyMs = 0 } = {}) {
   const fx = caterva2Fixtures();
-  const proc = spawn(venvPython, [path.join(repo, "scripts/caterva2-serve.py"),
-    "--roots", path.join(fx.dir, "roots")], { stdio: ["pipe", "pipe", "pipe"] });
+  const args = [path.join(repo, "scripts/caterva2-serve.py"), "--roots", path.join(fx.dir, "roots")];
+  if (latencyMs) args.push("--latency-ms", String(latencyMs));
+  const proc = spawn(venvPython, args, { stdio: ["pipe", "pipe", "pipe"] });
   let errText = "";
   proc.stderr.setEncoding("utf8");
   proc.stderr.on("data", (c) => { if (errText.length < 8000) errText += c; });
@@ -299,6 +303,15 @@ export function startCaterva2({ timeoutMs = 60000 } = {}) {
       resolve({
         urlbase: info.urlbase, port: info.port, username: info.username, password: info.password,
         publicDir: info.public_dir, statedir: info.statedir, pid: info.pid, fixtures: fx,
+        serverUrlbase: info.server_urlbase,
+        async counted() {
+          if (!info.stats_url) throw new Error("startCaterva2: counted() needs latencyMs");
+          return (await fetch(info.stats_url)).json();
+        },
+        async resetCount() {
+          if (!info.stats_url) throw new Error("startCaterva2: resetCount() needs latencyMs");
+          await fetch(info.stats_url.replace(/stats$/, "reset"), { method: "POST" });
+        },
         async stop() {
           if (proc.exitCode === null && proc.signalCode === null) {
             proc.stdin.end();

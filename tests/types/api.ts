@@ -71,6 +71,16 @@ export async function everything(): Promise<void> {
   await RemoteArray.open(url, opts);
   // @ts-expect-error: not a cache policy
   await RemoteArray.open(url, { cache: "ram" });
+  // A Caterva2 dataset, with a login or a token.
+  await RemoteArray.open(url, { source: "caterva2", path: "@public/ds.b2nd" });
+  await RemoteArray.open(url, {
+    source: "caterva2", path: "@personal/ds.b2nd", credentials: { username: "u", password: "p" },
+  });
+  await RemoteArray.open(url, { source: "caterva2", path: "@shared/ds.b2nd", credentials: { token: "t" } });
+  // @ts-expect-error: not a source
+  await RemoteArray.open(url, { source: "hdf5" });
+  // @ts-expect-error: a login has a password
+  await RemoteArray.open(url, { source: "caterva2", path: "@x/y", credentials: { username: "u" } });
 
   const shape: number[] = arr.shape;
   const dtype: string = arr.dtype;
@@ -159,6 +169,7 @@ export async function everything(): Promise<void> {
   await RemoteStore.open(url, storeOpts);
   // @ts-expect-error: a store has no path option
   await RemoteStore.open(url, { path: "/x" });
+  await RemoteStore.open(url, { source: "caterva2", credentials: { username: "u", password: "p" } });
   for (const n of store.nodes as StoreNode[]) {
     if (n.kind === "link") {
       const why: string = n.error;
