@@ -876,3 +876,28 @@ async fn a_dataset_of_an_hdf5_file_reads_by_api_fetch() {
     let e = arr.chunk_bytes(&[0, 0]).await.unwrap_err();
     assert_eq!(e.code(), "UNSUPPORTED", "{e}");
 }
+
+/// python-blosc2 writes an empty array's chunk and block shapes as zeros (`(0,)`, `(3, 0)`),
+/// and Caterva2's `api/info` passes them on; such a dataset opens (no request but its
+/// `api/info`) and reads as the empty array written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_dataset_with_zero_chunk_extents_reads_empty() {
+    let server = start();
+    for path in ["@public/empty/f4_0.b2nd", "@public/empty/i2_3x0.b2nd"] {
+        let want = server.expected(path);
+        let coordinator = CacheCoordinator::memory(1 << 20);
+        let arr = open(&server, options(path), &coordinator)
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!(arr.shape(), &want.shape[..], "{path}");
+        assert_eq!(arr.dtype().to_string(), want.descr, "{path}");
+        assert_eq!(arr.info().nchunks, 0, "{path}");
+        let got = arr
+            .read(&Selection::all(), &Default::default())
+            .await
+            .unwrap();
+        assert_eq!(got.shape, want.shape, "{path}");
+        assert!(got.data.is_empty() && want.data.is_empty(), "{path}");
+        assert_eq!(arr.traffic().requests, 1, "{path}: only the api/info");
+    }
+}

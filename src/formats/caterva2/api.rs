@@ -151,7 +151,8 @@ pub fn parse_dtype(location: &str, s: &str) -> Result<DType, FormatError> {
 /// The chunk grid of a stored dataset's `info`, checked: ranks agree, at most
 /// [`MAX_DIMS`], the shape's bytes fit `u64`, a decoded chunk is at most
 /// [`MAX_CHUNK_BYTES`], `schunk.nchunks` is the grid's chunk count, `cparams.typesize` is
-/// the dtype's item size.
+/// the dtype's item size. An empty array's zero chunk and block extents (python-blosc2's
+/// defaults for a zero-extent shape) are taken as 1, leaving no chunk.
 ///
 /// # Errors
 /// [`FormatError::Invalid`] for any of those.
@@ -181,8 +182,18 @@ pub fn stored_grid(location: &str, info: &Info, dtype: &DType) -> Result<Grid, F
     if chunks.len() == shape.len() && shape.iter().zip(chunks).any(|(&s, &c)| c == 0 && s > 0) {
         return Err(invalid(format!("zero chunk extent in {chunks:?}")));
     }
-    let grid = Grid::new(shape.clone(), chunks.clone(), blocks.clone())
-        .map_err(|e| invalid(e.to_string()))?;
+    // An empty array (a zero extent) has no chunk; python-blosc2 writes its chunk and block
+    // shapes as zeros (`(0,)` for shape `(0,)`), which the grid takes as extents of 1 (the
+    // chunk count stays 0), as the `.b2nd` reader does.
+    let empty = shape.contains(&0);
+    let (grid_chunks, grid_blocks) = if empty {
+        let one = |v: &[u64]| v.iter().map(|&x| x.max(1)).collect::<Vec<u64>>();
+        (one(chunks), one(blocks))
+    } else {
+        (chunks.clone(), blocks.clone())
+    };
+    let grid =
+        Grid::new(shape.clone(), grid_chunks, grid_blocks).map_err(|e| invalid(e.to_string()))?;
     let chunk_bytes = grid
         .decoded_chunk_items()
         .ok()
@@ -209,7 +220,7 @@ pub fn stored_grid(location: &str, info: &Info, dtype: &DType) -> Result<Grid, F
             )));
         }
     }
-    if let Some(cs) = schunk.chunksize.filter(|&cs| cs != chunk_bytes) {
+    if let Some(cs) = schunk.chunksize.filter(|&cs| !empty && cs != chunk_bytes) {
         return Err(invalid(format!(
             "schunk.chunksize {cs} differs from the chunk shape's {chunk_bytes} bytes"
         )));
