@@ -901,3 +901,31 @@ async fn an_empty_dataset_with_zero_chunk_extents_reads_empty() {
         assert_eq!(arr.traffic().requests, 1, "{path}: only the api/info");
     }
 }
+
+/// A lazy expression dividing an integer operand (`c / 4` over int16): python-blosc2 4.14.1
+/// names its dtype by the class `blosc2.schema.float64`, and Caterva2's `api/info` answers
+/// `"<class 'blosc2.schema.float64'>"`; it opens as float64 and reads as numpy computes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lazy_expression_typed_by_a_blosc2_schema_class_reads_as_float64() {
+    let server = start();
+    let path = "@public/ds/lazy_c_div4.b2nd";
+    let want = server.expected(path);
+    assert_eq!(want.descr, "<f8");
+    let coordinator = CacheCoordinator::memory(1 << 20);
+    let arr = open(&server, options(path), &coordinator)
+        .await
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    assert_eq!(arr.shape(), &want.shape[..]);
+    assert_eq!(arr.dtype().to_string(), "<f8");
+    let got = arr
+        .read(&Selection::all(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, want.data, "c / 4 as numpy computed it");
+    let sel = "-1, 1:10:3, ::-4";
+    let got = arr
+        .read(&Selection::parse(sel).unwrap(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, expected_of(&want, sel, 8));
+}
