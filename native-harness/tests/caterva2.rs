@@ -929,3 +929,61 @@ async fn a_lazy_expression_typed_by_a_blosc2_schema_class_reads_as_float64() {
         .unwrap();
     assert_eq!(got.data, expected_of(&want, sel, 8));
 }
+
+/// An `api/fetch` answer is a Blosc2 frame that names its own dtype: one of the dataset's
+/// item size but another dtype (here little-endian float32 where `api/info` says big-endian)
+/// is refused as `INVALID_DATA`, not read as the dataset's dtype (which would byte-swap the
+/// values without an error).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_fetch_frame_of_another_dtype_is_an_error_not_reinterpreted() {
+    let server = start();
+    let http = reqwest::Client::new();
+    let base = server.urlbase.trim_end_matches('/');
+    let get = |route: &str| {
+        let url = format!("{base}/api/{route}");
+        let http = http.clone();
+        async move { http.get(url).send().await.unwrap().bytes().await.unwrap() }
+    };
+    // 512 x 2048 float32 in one 4 MiB chunk: one element is read by api/fetch.
+    let path = "@public/big/one_chunk.b2nd";
+    let info = get(&format!("info/{path}")).await;
+    let frame = get(&format!("fetch/{path}?slice_=0:1,0:1")).await;
+    let want = server.expected(path);
+    drop(server);
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let mut v: serde_json::Value = serde_json::from_slice(&info).unwrap();
+    assert_eq!(v["dtype"], "float32");
+    v["dtype"] = ">f4".into();
+    put(
+        root,
+        "api/info/@public/swapped.b2nd",
+        v.to_string().as_bytes(),
+    );
+    put(root, "api/fetch/@public/swapped.b2nd", &frame);
+    let srv = common::serve_dir_with_latency(root.to_path_buf(), 0).await;
+    let coordinator = CacheCoordinator::memory(1 << 20);
+    let arr = chunkwise::open::open_array(
+        &srv.base_url(),
+        vec![],
+        options("@public/swapped.b2nd"),
+        coordinator,
+    )
+    .await
+    .unwrap();
+    assert_eq!(arr.dtype().to_string(), ">f4");
+    let got = arr
+        .read(&Selection::parse("0, 0").unwrap(), &Default::default())
+        .await;
+    let written = f32::from_le_bytes(want.data[..4].try_into().unwrap());
+    match got {
+        Err(e) => assert_eq!(e.code(), "INVALID_DATA", "{e}"),
+        Ok(d) => panic!(
+            "read {:?} (as >f4: {}) where the frame holds <f4 {written}",
+            d.data,
+            f32::from_be_bytes(d.data[..4].try_into().unwrap())
+        ),
+    }
+    // The fetch was the one request after the open.
+    assert_eq!(arr.traffic().requests, 2);
+}
