@@ -987,3 +987,55 @@ async fn an_api_fetch_frame_of_another_dtype_is_an_error_not_reinterpreted() {
     // The fetch was the one request after the open.
     assert_eq!(arr.traffic().requests, 2);
 }
+
+/// A chunk answer names its item size (the Blosc2 chunk header's typesize): a dataset
+/// rewritten between two reads of one open as another dtype with chunks of the same bytes
+/// (float64 10 x 16 chunks as float32 10 x 32) gives `DECODE` for a chunk of the new file,
+/// not its float32 bytes read as float64.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chunk_of_another_item_size_is_a_decode_error_not_reinterpreted() {
+    let server = start();
+    let path = "@public/ds/f8_2d_zstd_bitshuffle.b2nd";
+    let want = server.expected(path);
+    assert_eq!(
+        (want.descr.as_str(), &want.shape[..]),
+        ("<f8", &[37u64, 53][..])
+    );
+    let coordinator = CacheCoordinator::memory(1 << 20);
+    let arr = open(&server, options(path), &coordinator).await.unwrap();
+    let sel = "0:10, 0:16";
+    let got = arr
+        .read(&Selection::parse(sel).unwrap(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, expected_of(&want, sel, 8));
+    // The served copy rewritten by python-blosc2: float32, chunks (10, 32), blocks (5, 16),
+    // 1280 bytes per chunk as before.
+    let status = std::process::Command::new(native_harness::venv_python())
+        .arg("-c")
+        .arg(
+            "import sys, blosc2, numpy as np\n\
+             a = np.arange(37 * 53, dtype='<f4').reshape(37, 53)\n\
+             blosc2.asarray(a, urlpath=sys.argv[1], mode='w', chunks=(10, 32), blocks=(5, 16))\n",
+        )
+        .arg(server.public_dir.join("ds/f8_2d_zstd_bitshuffle.b2nd"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let got = arr
+        .read(
+            &Selection::parse("0:10, 16:32").unwrap(),
+            &Default::default(),
+        )
+        .await;
+    match got {
+        Err(e) => assert_eq!(e.code(), "DECODE", "{e}"),
+        Ok(d) => panic!(
+            "chunk 1 of the float32 file read as float64 without an error: {:?}",
+            d.data[..8]
+                .chunks(8)
+                .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+                .collect::<Vec<_>>()
+        ),
+    }
+}
