@@ -876,3 +876,166 @@ async fn a_dataset_of_an_hdf5_file_reads_by_api_fetch() {
     let e = arr.chunk_bytes(&[0, 0]).await.unwrap_err();
     assert_eq!(e.code(), "UNSUPPORTED", "{e}");
 }
+
+/// python-blosc2 writes an empty array's chunk and block shapes as zeros (`(0,)`, `(3, 0)`),
+/// and Caterva2's `api/info` passes them on; such a dataset opens (no request but its
+/// `api/info`) and reads as the empty array written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_dataset_with_zero_chunk_extents_reads_empty() {
+    let server = start();
+    for path in ["@public/empty/f4_0.b2nd", "@public/empty/i2_3x0.b2nd"] {
+        let want = server.expected(path);
+        let coordinator = CacheCoordinator::memory(1 << 20);
+        let arr = open(&server, options(path), &coordinator)
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!(arr.shape(), &want.shape[..], "{path}");
+        assert_eq!(arr.dtype().to_string(), want.descr, "{path}");
+        assert_eq!(arr.info().nchunks, 0, "{path}");
+        let got = arr
+            .read(&Selection::all(), &Default::default())
+            .await
+            .unwrap();
+        assert_eq!(got.shape, want.shape, "{path}");
+        assert!(got.data.is_empty() && want.data.is_empty(), "{path}");
+        assert_eq!(arr.traffic().requests, 1, "{path}: only the api/info");
+    }
+}
+
+/// A lazy expression dividing an integer operand (`c / 4` over int16): python-blosc2 4.14.1
+/// names its dtype by the class `blosc2.schema.float64`, and Caterva2's `api/info` answers
+/// `"<class 'blosc2.schema.float64'>"`; it opens as float64 and reads as numpy computes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lazy_expression_typed_by_a_blosc2_schema_class_reads_as_float64() {
+    let server = start();
+    let path = "@public/ds/lazy_c_div4.b2nd";
+    let want = server.expected(path);
+    assert_eq!(want.descr, "<f8");
+    let coordinator = CacheCoordinator::memory(1 << 20);
+    let arr = open(&server, options(path), &coordinator)
+        .await
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    assert_eq!(arr.shape(), &want.shape[..]);
+    assert_eq!(arr.dtype().to_string(), "<f8");
+    let got = arr
+        .read(&Selection::all(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, want.data, "c / 4 as numpy computed it");
+    let sel = "-1, 1:10:3, ::-4";
+    let got = arr
+        .read(&Selection::parse(sel).unwrap(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, expected_of(&want, sel, 8));
+}
+
+/// An `api/fetch` answer is a Blosc2 frame that names its own dtype: one of the dataset's
+/// item size but another dtype (here little-endian float32 where `api/info` says big-endian)
+/// is refused as `INVALID_DATA`, not read as the dataset's dtype (which would byte-swap the
+/// values without an error).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_fetch_frame_of_another_dtype_is_an_error_not_reinterpreted() {
+    let server = start();
+    let http = reqwest::Client::new();
+    let base = server.urlbase.trim_end_matches('/');
+    let get = |route: &str| {
+        let url = format!("{base}/api/{route}");
+        let http = http.clone();
+        async move { http.get(url).send().await.unwrap().bytes().await.unwrap() }
+    };
+    // 512 x 2048 float32 in one 4 MiB chunk: one element is read by api/fetch.
+    let path = "@public/big/one_chunk.b2nd";
+    let info = get(&format!("info/{path}")).await;
+    let frame = get(&format!("fetch/{path}?slice_=0:1,0:1")).await;
+    let want = server.expected(path);
+    drop(server);
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let mut v: serde_json::Value = serde_json::from_slice(&info).unwrap();
+    assert_eq!(v["dtype"], "float32");
+    v["dtype"] = ">f4".into();
+    put(
+        root,
+        "api/info/@public/swapped.b2nd",
+        v.to_string().as_bytes(),
+    );
+    put(root, "api/fetch/@public/swapped.b2nd", &frame);
+    let srv = common::serve_dir_with_latency(root.to_path_buf(), 0).await;
+    let coordinator = CacheCoordinator::memory(1 << 20);
+    let arr = chunkwise::open::open_array(
+        &srv.base_url(),
+        vec![],
+        options("@public/swapped.b2nd"),
+        coordinator,
+    )
+    .await
+    .unwrap();
+    assert_eq!(arr.dtype().to_string(), ">f4");
+    let got = arr
+        .read(&Selection::parse("0, 0").unwrap(), &Default::default())
+        .await;
+    let written = f32::from_le_bytes(want.data[..4].try_into().unwrap());
+    match got {
+        Err(e) => assert_eq!(e.code(), "INVALID_DATA", "{e}"),
+        Ok(d) => panic!(
+            "read {:?} (as >f4: {}) where the frame holds <f4 {written}",
+            d.data,
+            f32::from_be_bytes(d.data[..4].try_into().unwrap())
+        ),
+    }
+    // The fetch was the one request after the open.
+    assert_eq!(arr.traffic().requests, 2);
+}
+
+/// A chunk answer names its item size (the Blosc2 chunk header's typesize): a dataset
+/// rewritten between two reads of one open as another dtype with chunks of the same bytes
+/// (float64 10 x 16 chunks as float32 10 x 32) gives `DECODE` for a chunk of the new file,
+/// not its float32 bytes read as float64.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chunk_of_another_item_size_is_a_decode_error_not_reinterpreted() {
+    let server = start();
+    let path = "@public/ds/f8_2d_zstd_bitshuffle.b2nd";
+    let want = server.expected(path);
+    assert_eq!(
+        (want.descr.as_str(), &want.shape[..]),
+        ("<f8", &[37u64, 53][..])
+    );
+    let coordinator = CacheCoordinator::memory(1 << 20);
+    let arr = open(&server, options(path), &coordinator).await.unwrap();
+    let sel = "0:10, 0:16";
+    let got = arr
+        .read(&Selection::parse(sel).unwrap(), &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got.data, expected_of(&want, sel, 8));
+    // The served copy rewritten by python-blosc2: float32, chunks (10, 32), blocks (5, 16),
+    // 1280 bytes per chunk as before.
+    let status = std::process::Command::new(native_harness::venv_python())
+        .arg("-c")
+        .arg(
+            "import sys, blosc2, numpy as np\n\
+             a = np.arange(37 * 53, dtype='<f4').reshape(37, 53)\n\
+             blosc2.asarray(a, urlpath=sys.argv[1], mode='w', chunks=(10, 32), blocks=(5, 16))\n",
+        )
+        .arg(server.public_dir.join("ds/f8_2d_zstd_bitshuffle.b2nd"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let got = arr
+        .read(
+            &Selection::parse("0:10, 16:32").unwrap(),
+            &Default::default(),
+        )
+        .await;
+    match got {
+        Err(e) => assert_eq!(e.code(), "DECODE", "{e}"),
+        Ok(d) => panic!(
+            "chunk 1 of the float32 file read as float64 without an error: {:?}",
+            d.data[..8]
+                .chunks(8)
+                .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+                .collect::<Vec<_>>()
+        ),
+    }
+}

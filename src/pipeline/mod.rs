@@ -351,7 +351,13 @@ async fn read_region(
     };
     let extents: Vec<u64> = lo.iter().zip(&hi).map(|(a, b)| b - a).collect();
     let dtype = r.format.dtype();
-    if region.format.grid().shape != extents || region.format.dtype().itemsize != dtype.itemsize {
+    // The answer's own dtype must be the array's: one of the same item size but another kind
+    // or byte order would be read as the array's without an error (a single byte has no order).
+    let theirs = region.format.dtype();
+    let same_dtype = theirs.kind == dtype.kind
+        && theirs.itemsize == dtype.itemsize
+        && (dtype.itemsize == 1 || theirs.order == dtype.order);
+    if region.format.grid().shape != extents || !same_dtype {
         return Err(crate::formats::FormatError::Invalid {
             location: r.location.to_string(),
             format: "region",

@@ -108,12 +108,19 @@ impl Info {
 
 /// The numpy typestr of numpy's `str(dtype)` as caterva2 writes it: names of the native
 /// (little-endian) numeric types (`int32` is `<i4`, `bool` is `|b1`, `datetime64[ns]` is
-/// `<M8[ns]`), typestrs (`>i4`, `<U5`, `|S3`) as they are.
+/// `<M8[ns]`), typestrs (`>i4`, `<U5`, `|S3`) as they are. python-blosc2 4.14.1 types
+/// some lazy expressions (an integer operand divided: `c / 4`) by a class of its
+/// `blosc2.schema` instead of a numpy dtype, which caterva2 writes as its `str`,
+/// `<class 'blosc2.schema.float64'>`; the numeric ones (`int8` to `uint64`, `float32`,
+/// `float64`, `complex64`, `complex128`, each of the numpy dtype of that name) are read as
+/// that name.
 ///
 /// # Errors
-/// [`FormatError::Unsupported`] naming the dtype (a structured dtype, `object`).
+/// [`FormatError::Unsupported`] naming the dtype (a structured dtype, `object`, another
+/// `blosc2.schema` class).
 pub fn parse_dtype(location: &str, s: &str) -> Result<DType, FormatError> {
     let s = s.trim();
+    let s = schema_class_name(s).unwrap_or(s);
     let named = match s {
         "bool" => Some("|b1".to_string()),
         "int8" => Some("|i1".to_string()),
@@ -148,10 +155,34 @@ pub fn parse_dtype(location: &str, s: &str) -> Result<DType, FormatError> {
     })
 }
 
+/// `NAME` of `<class 'blosc2.schema.NAME'>` for the numeric classes of python-blosc2's
+/// `blosc2/schema.py` (whose `dtype` is `np.dtype(np.NAME)`).
+fn schema_class_name(s: &str) -> Option<&str> {
+    let name = s
+        .strip_prefix("<class 'blosc2.schema.")?
+        .strip_suffix("'>")?;
+    const NUMERIC: [&str; 12] = [
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    ];
+    NUMERIC.contains(&name).then_some(name)
+}
+
 /// The chunk grid of a stored dataset's `info`, checked: ranks agree, at most
 /// [`MAX_DIMS`], the shape's bytes fit `u64`, a decoded chunk is at most
 /// [`MAX_CHUNK_BYTES`], `schunk.nchunks` is the grid's chunk count, `cparams.typesize` is
-/// the dtype's item size.
+/// the dtype's item size. An empty array's zero chunk and block extents (python-blosc2's
+/// defaults for a zero-extent shape) are taken as 1, leaving no chunk.
 ///
 /// # Errors
 /// [`FormatError::Invalid`] for any of those.
@@ -181,8 +212,18 @@ pub fn stored_grid(location: &str, info: &Info, dtype: &DType) -> Result<Grid, F
     if chunks.len() == shape.len() && shape.iter().zip(chunks).any(|(&s, &c)| c == 0 && s > 0) {
         return Err(invalid(format!("zero chunk extent in {chunks:?}")));
     }
-    let grid = Grid::new(shape.clone(), chunks.clone(), blocks.clone())
-        .map_err(|e| invalid(e.to_string()))?;
+    // An empty array (a zero extent) has no chunk; python-blosc2 writes its chunk and block
+    // shapes as zeros (`(0,)` for shape `(0,)`), which the grid takes as extents of 1 (the
+    // chunk count stays 0), as the `.b2nd` reader does.
+    let empty = shape.contains(&0);
+    let (grid_chunks, grid_blocks) = if empty {
+        let one = |v: &[u64]| v.iter().map(|&x| x.max(1)).collect::<Vec<u64>>();
+        (one(chunks), one(blocks))
+    } else {
+        (chunks.clone(), blocks.clone())
+    };
+    let grid =
+        Grid::new(shape.clone(), grid_chunks, grid_blocks).map_err(|e| invalid(e.to_string()))?;
     let chunk_bytes = grid
         .decoded_chunk_items()
         .ok()
@@ -209,7 +250,7 @@ pub fn stored_grid(location: &str, info: &Info, dtype: &DType) -> Result<Grid, F
             )));
         }
     }
-    if let Some(cs) = schunk.chunksize.filter(|&cs| cs != chunk_bytes) {
+    if let Some(cs) = schunk.chunksize.filter(|&cs| !empty && cs != chunk_bytes) {
         return Err(invalid(format!(
             "schunk.chunksize {cs} differs from the chunk shape's {chunk_bytes} bytes"
         )));
@@ -273,6 +314,31 @@ mod tests {
         }
         let e = parse_dtype("x", "[('a', '<i4')]").unwrap_err();
         assert!(matches!(e, FormatError::Unsupported { .. }), "{e}");
+    }
+
+    #[test]
+    fn numeric_blosc2_schema_classes_read_as_their_numpy_dtype() {
+        for (name, typestr) in [
+            ("<class 'blosc2.schema.float64'>", "<f8"),
+            ("<class 'blosc2.schema.int16'>", "<i2"),
+            ("<class 'blosc2.schema.uint8'>", "|u1"),
+        ] {
+            assert_eq!(
+                parse_dtype("x", name).unwrap().to_string(),
+                typestr,
+                "{name}"
+            );
+        }
+        // bool may be widened to uint8 and timestamp is an int64 of other meaning: refused.
+        for name in [
+            "<class 'blosc2.schema.bool'>",
+            "<class 'blosc2.schema.timestamp'>",
+            "<class 'blosc2.schema.string'>",
+            "<class 'numpy.float64'>",
+        ] {
+            let e = parse_dtype("x", name).unwrap_err();
+            assert!(matches!(e, FormatError::Unsupported { .. }), "{name}: {e}");
+        }
     }
 
     fn info(shape: Vec<u64>, chunks: Vec<u64>, nchunks: u64) -> Info {

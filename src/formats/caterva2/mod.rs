@@ -317,6 +317,16 @@ impl ArrayFormat for Caterva2Array {
                 h.nbytes, self.chunk_bytes
             ))));
         }
+        // The header's typesize is the item size it was compressed with (C-Blosc2 stores 1
+        // for item sizes past BLOSC_MAX_TYPESIZE, 255): another one is a chunk of another
+        // dtype (a dataset rewritten since its api/info), whose bytes would be misread.
+        let itemsize = self.dtype.itemsize;
+        if itemsize <= 255 && h.typesize != itemsize {
+            return Err(err(ChunkDecodeError::Layout(format!(
+                "chunk of {}-byte items, the dataset's dtype {} has {itemsize}",
+                h.typesize, self.dtype
+            ))));
+        }
         decode_chunk(stored).map_err(|e| err(e.into()))
     }
 
