@@ -107,7 +107,7 @@ fn identity_of(location: &str, array: &Caterva2Array) -> SourceInfo {
 ///
 /// # Errors
 /// `INVALID_ARGUMENT` without a path, for a base that is no URL, or when the login is
-/// refused (at the first request that needs it); `NOT_FOUND` naming the dataset (404);
+/// refused (before the first request sent); `NOT_FOUND` naming the dataset (404);
 /// `HTTP_STATUS` for 401/403 (the dataset's root needs other credentials); `INVALID_DATA`
 /// for an `api/info` that is not the JSON expected or whose geometry is inconsistent;
 /// `UNSUPPORTED` for its dtype.

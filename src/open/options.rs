@@ -89,7 +89,7 @@ export interface OpenOptions {
    *  `api/chunk` as stored. Default: the format is detected from the URL's bytes. */
   source?: "caterva2";
   /** With source "caterva2": { username, password } for the server's login (`POST
-   *  auth/jwt/login`, once, at the first request that needs it), or { token } (the
+   *  auth/jwt/login`, once, before the first request sent), or { token } (the
    *  `c2subauth` cookie's value from an earlier login), for roots other than `@public`.
    *  Kept in this object's memory only, never written to a cache or shown in an error; the
    *  caches key entries by a salted fingerprint of them, so another user's entries are never

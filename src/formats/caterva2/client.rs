@@ -5,9 +5,9 @@
 //! Authentication (caterva2's `services/users.py`, fastapi-users' cookie transport):
 //! `POST {base}/auth/jwt/login` with form fields `username` and `password` answers 204 and a
 //! cookie `c2subauth` (a JWT, valid 12 h) that later requests send as `Cookie:
-//! c2subauth=...`; a token given directly is sent the same way. The login happens at the
-//! first request that needs it (a warm open that makes no request logs in at its first
-//! chunk), once; credentials and the token live in this client's memory only and are
+//! c2subauth=...`; a token given directly is sent the same way. The login happens before
+//! the first request this client sends, whatever the root (a warm open that makes no request
+//! logs in at its first chunk request), once; credentials and the token live in this client's memory only and are
 //! never printed (`Debug` shows whether they are set).
 
 use crate::io::request::{Answer, Method, Request, Requests};
