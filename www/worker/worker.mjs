@@ -16,12 +16,12 @@
 import * as chunkwise from "chunkwise";
 import wasmModule from "chunkwise/chunkwise_bg.wasm";
 import { cacheApiStore } from "chunkwise/stores/cache-api";
-import { jsonBody, npy, rawBytes } from "./src/encode.mjs";
+import { jsonBody, jsonElementBytes, jsonOverheadBytes, npy, rawBytes } from "./src/encode.mjs";
 import { notModified, publicUrl, strongEtag } from "./src/etag.mjs";
 import { corsHeaders, describe, HttpError, preflight } from "./src/http.mjs";
 import { chunksTouched, itemSize, parseSelection, SelectionError } from "./src/selection.mjs";
 import { readSettings } from "./src/settings.mjs";
-import { arrayHeld, cachedResponse, keepResponse, openArray, openStore, revalidatedAtOpen, singleFlight, storeHeld, useChunkwise } from "./src/sources.mjs";
+import { arrayHeld, cachedResponse, keepResponse, newLease, openArray, openStore, release, revalidatedAtOpen, singleFlight, storeHeld, useChunkwise } from "./src/sources.mjs";
 import { countResponse, serverTiming, snapshot, started, stats } from "./src/stats.mjs";
 import { installUpstream, refusal } from "./src/upstream.mjs";
 import { busy, coreTurn, quiet, requestScope, setTurns } from "./src/contexts.mjs";
@@ -94,11 +94,11 @@ function cacheControl(settings, src) {
  * `plan(arr)` checks the request against the array and the limits and returns
  * `{ tagParts, produce: async () => { body, headers } }`.
  */
-async function payload(request, settings, src, path, plan, t0) {
+async function payload(request, settings, src, path, plan, t0, lease) {
   const mutable = settings.mutable.has(new URL(src).origin);
   // The request that starts the open counts the open's requests as its own.
   const opening = !arrayHeld(src, path);
-  const arr = await openArray(settings, src, path, mutable);
+  const arr = await openArray(settings, src, path, mutable, lease);
   const before = opening ? { requests: 0, bytes: 0 } : arr.traffic;
   const { tagParts, produce } = plan(arr);
   const etag = await strongEtag([...identityOf(arr, src), path ?? null, ...tagParts]);
@@ -218,7 +218,19 @@ function chunkRoute(arr, q, settings) {
 function sliceRoute(arr, q, settings) {
   const format = q.get("format") ?? "npy";
   if (!["npy", "json", "bin"].includes(format)) throw new HttpError(400, "INVALID_ARGUMENT", 'format must be "npy", "json" or "bin"');
-  const { select } = selectionPlan(arr, q, settings);
+  const { select, shape: selShape } = selectionPlan(arr, q, settings);
+  // A JSON answer is bounded before it is built: its most bytes per element (the dtype's
+  // widest JSON text) times the elements must fit MAX_JSON_BYTES and MAX_SELECTION_BYTES;
+  // the refusal names the smaller. A dtype with no bound in its text (records, unsized
+  // strings) is checked on the text built.
+  const jsonMax = Math.min(settings.maxJsonBytes, settings.maxSelectionBytes);
+  const jsonLimit = settings.maxJsonBytes <= settings.maxSelectionBytes ? "MAX_JSON_BYTES" : "MAX_SELECTION_BYTES";
+  if (format === "json") {
+    const per = jsonElementBytes(arr.dtype);
+    const n = selShape.reduce((a, b) => a * b, 1);
+    const estimate = per === null ? null : n * per + jsonOverheadBytes(selShape, arr.dtype);
+    if (estimate !== null && estimate > jsonMax) throw limit(413, jsonLimit, estimate, jsonMax, "the JSON answer's most bytes");
+  }
   return {
     tagParts: ["slice", select, format],
     produce: async () => {
@@ -229,6 +241,7 @@ function sliceRoute(arr, q, settings) {
       let body;
       if (format === "json") {
         body = new TextEncoder().encode(jsonBody(data, shape, dtype, { missingChunks }));
+        if (body.byteLength > jsonMax) throw limit(413, jsonLimit, body.byteLength, jsonMax, "the JSON answer's bytes");
         headers["content-type"] = "application/json";
       } else {
         const bytes = rawBytes(data, dtype);
@@ -270,13 +283,13 @@ function previewRoute(arr, q, settings) {
   };
 }
 
-async function info(request, settings, src, path, t0) {
+async function info(request, settings, src, path, t0, lease) {
   let body;
   const mutable = settings.mutable.has(new URL(src).origin);
   let traffic = { requests: 0, bytes: 0 };
   const asArray = async () => {
     const opening = !arrayHeld(src, path);
-    const arr = await openArray(settings, src, path, mutable);
+    const arr = await openArray(settings, src, path, mutable, lease);
     if (opening) traffic = arr.traffic;
     return {
       kind: "array", url: publicUrl(src), path: path ?? null, shape: Array.from(arr.shape), dtype: arr.dtype,
@@ -290,7 +303,7 @@ async function info(request, settings, src, path, t0) {
     let store;
     try {
       const opening = !storeHeld(src);
-      store = await openStore(settings, src, mutable);
+      store = await openStore(settings, src, mutable, lease);
       if (opening) traffic = store.traffic;
     } catch (e) {
       // A single array (a Zarr array's own URL): discovered as one.
@@ -329,6 +342,8 @@ async function handle(request, env) {
   const route = ROUTES.has(url.pathname) ? url.pathname : "other";
   let settings = null;
   let answer;
+  // The opens this request uses, released once its answer is built (src/sources.mjs).
+  const lease = newLease();
   try {
     settings = settingsOf(env);
     installUpstream(settings);
@@ -348,15 +363,17 @@ async function handle(request, env) {
     } else {
       const src = sourceOf(q, settings);
       const path = q.get("path") ?? undefined;
-      if (route === "/v1/info") answer = await info(request, settings, src, path, t0);
+      if (route === "/v1/info") answer = await info(request, settings, src, path, t0, lease);
       else {
         const plan = route === "/v1/chunk" ? chunkRoute : route === "/v1/slice" ? sliceRoute : previewRoute;
-        answer = await payload(request, settings, src, path, (arr) => plan(arr, q, settings), t0);
+        answer = await payload(request, settings, src, path, (arr) => plan(arr, q, settings), t0, lease);
       }
     }
   } catch (e) {
     answer = errorAnswer(e, settings, t0, up0);
     if (answer.status === 405) answer.headers.allow = "GET, HEAD, OPTIONS";
+  } finally {
+    release(lease);
   }
   countResponse(route, answer.status);
   if (answer.counted) stats.cache[answer.counted]++;

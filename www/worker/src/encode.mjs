@@ -77,3 +77,33 @@ export function jsonBody(data, shape, dtype, extra = {}) {
   const values = Array.from(data);
   return JSON.stringify({ shape: Array.from(shape), dtype, ...extra, values }, plainJson);
 }
+
+/**
+ * The most bytes one element of numpy dtype `dtype` can take in `jsonBody`'s text, its
+ * separator included, or null when the dtype's text gives no bound (records, unsized `|S`).
+ * Floats (any width, read as JS numbers) print as the shortest round-trip decimal of a
+ * double (ECMA-262 Number::toString: at most 24 characters, `-2.2250738585072014e-308`),
+ * complex as two of them; 64-bit integers and datetimes as quoted decimal strings (22);
+ * bools `false`; strings of n characters (or bytes) each at most 6 bytes (`\u0000`, what
+ * JSON.stringify writes for a control character) plus quotes.
+ */
+export function jsonElementBytes(dtype) {
+  const m = /^[<>|=]?([a-zA-Z])(\d+)$/.exec(dtype);
+  if (!m) return null;
+  const kind = m[1], n = Number(m[2]);
+  const ints = { i1: 4, u1: 3, i2: 6, u2: 5, i4: 11, u4: 10, i8: 22, u8: 22 };
+  switch (kind) {
+    case "b": return 6;
+    case "i": case "u": return ints[kind + n] === undefined ? null : ints[kind + n] + 1;
+    case "f": return 25;
+    case "c": return 50;
+    case "M": case "m": return 23;
+    case "S": case "U": return 6 * n + 3;
+    default: return null;
+  }
+}
+
+/** Most bytes of `jsonBody`'s text around the values: shape, dtype, missingChunks. */
+export function jsonOverheadBytes(shape, dtype) {
+  return 96 + 21 * shape.length + 6 * String(dtype).length;
+}

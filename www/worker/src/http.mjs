@@ -43,7 +43,8 @@ export function describe(e, settings) {
     return { status: 504, code: "TIMEOUT", message: `upstream did not answer within UPSTREAM_TIMEOUT_MS (${settings?.timeoutMs} ms): ${message}`, extra: {} };
   }
   const code = typeof e?.code === "string" ? e.code : "INTERNAL";
-  return { status: STATUS[code] ?? (e?.code === "MISCONFIGURED" ? 500 : 502), code, message, extra: {} };
+  // No code: an error of the worker itself (a bug), not of upstream: 500.
+  return { status: STATUS[code] ?? (code === "INTERNAL" || code === "MISCONFIGURED" ? 500 : 502), code, message, extra: {} };
 }
 
 /** Response headers CORS adds for `request`: none when its Origin is not allowed, but

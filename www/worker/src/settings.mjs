@@ -9,6 +9,9 @@
 // | MUTABLE_ORIGINS | text | origins whose objects may change at their URL: `Cache-Control: no-cache` (others are immutable) |
 // | CORS_ORIGINS | text | `*` or comma-separated origins answered with Access-Control-Allow-Origin (none) |
 // | MAX_SELECTION_BYTES | text | largest decoded selection or chunk, bytes (67108864) |
+// | MAX_JSON_BYTES | text | largest `format=json` answer, bytes of its text, bounded from the dtype's widest element before the read (16777216); a JSON answer is also bounded by MAX_SELECTION_BYTES |
+// | MAX_OPEN_SOURCES | text | most arrays and stores the isolate keeps open; the least recently used one is closed once no request uses it (64) |
+// | MAX_CACHE_BYTES | text | the isolate's MEMORY payload caches together, bytes: each open array or store not on the DISK cache gets MAX_CACHE_BYTES / MAX_OPEN_SOURCES (67108864) |
 // | MAX_CHUNKS | text | most chunks one request may touch (1024) |
 // | MAX_PNG_PIXELS | text | largest preview, pixels (4194304) |
 // | UPSTREAM_TIMEOUT_MS | text | deadline of each open and read from upstream, ms (15000) |
@@ -20,6 +23,9 @@
 
 export const DEFAULTS = {
   MAX_SELECTION_BYTES: 64 << 20,
+  MAX_JSON_BYTES: 16 << 20,
+  MAX_OPEN_SOURCES: 64,
+  MAX_CACHE_BYTES: 64 << 20,
   MAX_CHUNKS: 1024,
   MAX_PNG_PIXELS: 2048 * 2048,
   UPSTREAM_TIMEOUT_MS: 15000,
@@ -87,6 +93,9 @@ export function readSettings(env = {}) {
     allowed, mutable, cors, credentials, cache,
     cacheName: String(env.CACHE_NAME ?? "chunkwise"),
     maxSelectionBytes: positive(env, "MAX_SELECTION_BYTES"),
+    maxJsonBytes: positive(env, "MAX_JSON_BYTES"),
+    maxOpenSources: Math.max(1, positive(env, "MAX_OPEN_SOURCES")),
+    maxCacheBytes: positive(env, "MAX_CACHE_BYTES"),
     maxChunks: positive(env, "MAX_CHUNKS"),
     maxPngPixels: positive(env, "MAX_PNG_PIXELS"),
     timeoutMs: positive(env, "UPSTREAM_TIMEOUT_MS"),

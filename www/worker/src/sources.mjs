@@ -14,9 +14,14 @@ export function useChunkwise(classes) {
   lib = classes;
 }
 
-/** Opens in progress or done, by kind, source and path: promises, so concurrent first
- *  requests share one open; a failed open is dropped so the next request tries again. */
+/** Opens in progress or done, by kind, source and path, least recently used first: entries
+ *  `{ p, value, users }` (`p` the open's promise, so concurrent first requests share one
+ *  open; `value` once opened; `users` the requests holding it). A failed open is dropped so
+ *  the next request tries again. Beyond MAX_OPEN_SOURCES the least recently used entry no
+ *  request holds is dropped and closed (`close()`: its handle and MEMORY cache released). */
 const opens = new Map();
+/** Most entries `opens` keeps (settings.maxOpenSources; set by each open). */
+let maxOpen = 64;
 /** One Cache API store per cache name: opens given the same store share one coordinator. */
 const stores = new Map();
 
@@ -32,6 +37,9 @@ function openOptions(settings, path, mutable, src) {
   // Zarr and containers are always checked against their record at each answer instead
   // (SOURCE_CHANGED), and refuse the option.
   if (mutable && revalidatedAtOpen(src)) o.assumeImmutable = false;
+  // Each MEMORY cache is its open's own (shareCache's page-wide one is 256 MiB, over a
+  // Workers isolate's 128 MB): MAX_CACHE_BYTES split over the MAX_OPEN_SOURCES opens kept.
+  if (o.cache !== "disk") o.maxCacheBytes = Math.floor(settings.maxCacheBytes / settings.maxOpenSources);
   return o;
 }
 
@@ -63,38 +71,91 @@ export function reopenEachRequest(mutable) {
 
 /** The array at (`src`, `path`), opened once per isolate (for a source that
  *  `reopenEachRequest`, once per request: concurrent requests still share one open). */
-export function openArray(settings, src, path, mutable) {
-  return shared(["array", src, path ?? null], () => coreTurn(() => lib.RemoteArray.open(src, openOptions(settings, path, mutable, src)), 2 * settings.timeoutMs), { keep: !reopenEachRequest(mutable) });
+export function openArray(settings, src, path, mutable, lease) {
+  maxOpen = settings.maxOpenSources;
+  return shared(["array", src, path ?? null], () => coreTurn(() => lib.RemoteArray.open(src, openOptions(settings, path, mutable, src)), 2 * settings.timeoutMs), { keep: !reopenEachRequest(mutable), lease });
 }
 
 /** The store (HDF5 file, Zarr store, .b2z) at `src`, opened once per isolate (of a mutable
  *  origin, once per request with a cache of its own, as arrays are). */
-export function openStore(settings, src, mutable) {
-  return shared(["store", src], () => coreTurn(() => lib.RemoteStore.open(src, openOptions(settings, undefined, mutable, src)), 2 * settings.timeoutMs), { keep: !reopenEachRequest(mutable) });
+export function openStore(settings, src, mutable, lease) {
+  maxOpen = settings.maxOpenSources;
+  return shared(["store", src], () => coreTurn(() => lib.RemoteStore.open(src, openOptions(settings, undefined, mutable, src)), 2 * settings.timeoutMs), { keep: !reopenEachRequest(mutable), lease });
 }
 
-/** The open of `keyParts`, started by `open()` unless one is held or in progress; `keep:
- *  false` drops it once settled, so that only concurrent requests share it. */
-function shared(keyParts, open, { keep = true } = {}) {
-  const key = JSON.stringify(keyParts);
-  let p = opens.get(key);
-  if (p) {
-    stats.opens.shared++;
-    return p;
+/** A request's hold on the opens it uses: give it to openArray/openStore, and to
+ *  `release` once the answer is built, so that no open is closed while a request uses it. */
+export function newLease() {
+  return [];
+}
+
+/** Ends the holds of `lease`: an entry no longer kept (evicted, or of a mutable origin)
+ *  that no request holds is closed; then the least recently used beyond MAX_OPEN_SOURCES. */
+export function release(lease) {
+  for (const e of lease.splice(0)) {
+    e.users--;
+    if (e.users === 0 && opens.get(e.key) !== e) closeEntry(e);
   }
-  stats.opens.started++;
-  p = open();
-  opens.set(key, p);
-  const drop = () => {
-    if (opens.get(key) === p) opens.delete(key);
-  };
-  p.then(() => {
-    if (!keep) drop();
-  }, () => {
-    stats.opens.failed++;
-    drop();
-  });
-  return p;
+  evict();
+}
+
+function closeEntry(e) {
+  if (!e.value || e.closed) return;
+  e.closed = true;
+  stats.opens.open--;
+  stats.opens.closed++;
+  try {
+    e.value.close();
+  } catch {
+    // Already closed: nothing held.
+  }
+}
+
+/** Drops and closes the least recently used entries no request holds, beyond maxOpen. */
+function evict() {
+  for (const [k, e] of opens) {
+    if (opens.size <= maxOpen) break;
+    if (e.users === 0 && e.value) {
+      opens.delete(k);
+      closeEntry(e);
+    }
+  }
+}
+
+/** The open of `keyParts`, started by `open()` unless one is held or in progress, held by
+ *  `lease` until released; `keep: false` drops it once settled, so that only concurrent
+ *  requests share it (closed when the last of them releases it). */
+function shared(keyParts, open, { keep = true, lease = null } = {}) {
+  const key = JSON.stringify(keyParts);
+  let e = opens.get(key);
+  if (e) {
+    stats.opens.shared++;
+    opens.delete(key);
+    opens.set(key, e); // now the most recently used
+  } else {
+    stats.opens.started++;
+    e = { key, p: open(), value: null, users: 0, closed: false };
+    opens.set(key, e);
+    const entry = e;
+    const drop = () => {
+      if (opens.get(key) === entry) opens.delete(key);
+    };
+    entry.p.then((v) => {
+      entry.value = v;
+      stats.opens.open++;
+      if (!keep) drop();
+      if (entry.users === 0 && opens.get(key) !== entry) closeEntry(entry);
+      evict();
+    }, () => {
+      stats.opens.failed++;
+      drop();
+    });
+  }
+  if (lease) {
+    e.users++;
+    lease.push(e);
+  }
+  return e.p;
 }
 
 /** Reads in flight by response tag. */

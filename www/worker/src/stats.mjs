@@ -10,7 +10,9 @@ export const stats = {
   upstream: { requests: 0, bytes: 0, refused: 0, redirects: 0 },
   cache: { response: 0, payload: 0, miss: 0, notModified: 0 },
   singleFlight: { leaders: 0, joins: 0 },
-  opens: { started: 0, shared: 0, failed: 0 },
+  /** `open`: arrays and stores held open now (at most MAX_OPEN_SOURCES, more only while
+   *  requests use them); `closed`: closed since the start (evicted, or a mutable origin's). */
+  opens: { started: 0, shared: 0, failed: 0, open: 0, closed: 0 },
 };
 
 const bump = (o, k) => { o[k] = (o[k] ?? 0) + 1; };

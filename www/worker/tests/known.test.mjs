@@ -7,30 +7,14 @@ import { after, before, describe, test } from "node:test";
 import { boxBytes, fixtures, get, manifest, readNpy, scratchDir, startServer, startWorker } from "./harness.mjs";
 
 const blosc2 = manifest("blosc2");
-let server, worker, scratch;
+let server, scratch;
 before(async () => {
   scratch = scratchDir();
   server = await startServer({ root: fixtures });
-  // cf_lz4_shuffle: <f4 (30, 25), 3,000 decoded bytes: exactly the limit.
-  worker = await startWorker(scratch.dir, { vars: { ALLOWED_ORIGINS: server.url.replace(/\/$/, ""), CACHE: "memory", MAX_SELECTION_BYTES: "3000" } });
 });
 after(async () => {
-  await worker?.stop();
   await server?.stop();
   scratch?.remove();
-});
-
-describe("KNOWN BUG: MAX_SELECTION_BYTES does not bound a JSON answer", () => {
-  test("KNOWN BUG: format=json of a selection at MAX_SELECTION_BYTES answers a body several times the limit", { todo: "JSON text is ~5x the decoded bytes (measured: 9.0 MiB of <f4 gave 44.2 MiB of JSON, workerd RSS 80 -> 457 MB); at the default 64 MiB limit a JSON answer is ~300 MiB, over a Workers isolate's 128 MB" }, async () => {
-    const q = { src: `${server.url}blosc2/${blosc2.cf_lz4_shuffle.file}`, select: "0:30, 0:25" };
-    const bin = await get(worker, "/v1/slice", { ...q, format: "bin" });
-    assert.equal(bin.status, 200, bin.text());
-    assert.equal(bin.body.length, 3000);
-    const json = await get(worker, "/v1/slice", { ...q, format: "json" });
-    // Either refused naming the limit, or a body within it.
-    if (json.status === 413) assert.equal(json.json().error.limit, "MAX_SELECTION_BYTES");
-    else assert.ok(json.body.length <= 3000, `a ${json.body.length}-byte JSON answer under MAX_SELECTION_BYTES=3000`);
-  });
 });
 
 describe("KNOWN BUG: concurrent first requests of distinct sources in one isolate", () => {
