@@ -1,5 +1,7 @@
-// Known, not fixed: a contract question for the lead, kept as a failing test marked `todo`
-// (reported by node --test as TODO, not failing the run). Remove `todo` when it is decided.
+// Concurrent first requests of distinct sources in one isolate. Before the worker's config
+// set workerd's `handle_cross_request_promise_resolution`, this test answered 15 of its 400
+// requests 500 ("Promise will never complete": a request that joined another request's
+// work inside the core was never resumed; see tests/contexts.test.mjs).
 
 import assert from "node:assert/strict";
 import path from "node:path";
@@ -17,7 +19,7 @@ after(async () => {
   scratch?.remove();
 });
 
-describe("KNOWN BUG: concurrent first requests of distinct sources in one isolate", () => {
+describe("concurrent first requests of distinct sources in one isolate", () => {
   let w;
   before(async () => {
     w = await startWorker(path.join(scratch.dir, "opens"), { vars: { ALLOWED_ORIGINS: server.url.replace(/\/$/, ""), CACHE: "memory", UPSTREAM_TIMEOUT_MS: "3000" } });
@@ -25,10 +27,9 @@ describe("KNOWN BUG: concurrent first requests of distinct sources in one isolat
   after(async () => { await w?.stop(); });
 
   // 400 sources (one file under 400 query strings: the worker opens each apart), 8 at a time.
-  // Measured (16 at a time, 3,000 requests): 15 answered 500 by workerd ("Uncaught exception:
-  // ... Promise will never complete"), the first at the 256th; in 2 of 4 runs the isolate
-  // then stopped answering (no answer within 90 s). One at a time: 400 of 400 answered 200.
-  test("KNOWN BUG: 400 first requests of distinct sources, 8 at a time: every one 200 with its values", { todo: "workerd answers some 500 (\"Promise will never complete\") and may stop answering" }, async () => {
+  // Measured without the flag (16 at a time, 3,000 requests): 15 answered 500 by workerd, the
+  // first at the 256th; in 2 of 4 runs the isolate then stopped answering.
+  test("400 first requests of distinct sources, 8 at a time: every one 200 with its values", async () => {
     const f = blosc2.split_auto;
     const npy = readNpy(path.join(fixtures, "blosc2", f.npy));
     const statuses = {};
