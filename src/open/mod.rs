@@ -1242,6 +1242,33 @@ mod tests {
         );
     }
 
+    /// Without the `caterva2` feature a Caterva2 source is refused before any request
+    /// (port 9 of loopback: nothing is asked of it).
+    #[cfg(not(feature = "caterva2"))]
+    #[tokio::test]
+    async fn caterva2_left_out_of_the_build_is_unsupported_naming_the_feature() {
+        let options = || OpenOptions {
+            source: crate::array::SourceKind::Caterva2,
+            path: Some("@public/ds.b2nd".into()),
+            ..Default::default()
+        };
+        let base = "http://127.0.0.1:9/";
+        let array = open_array(base, vec![], options(), coordinator()).await;
+        assert!(
+            array
+                .as_ref()
+                .err()
+                .is_some_and(|e| not_built_error(e, "caterva2")),
+            "{:?}",
+            array.err()
+        );
+        let store = open_store(base, vec![], options(), coordinator()).await;
+        assert!(store
+            .as_ref()
+            .err()
+            .is_some_and(|e| not_built_error(e, "caterva2")));
+    }
+
     #[cfg(feature = "b2nd")]
     #[tokio::test]
     async fn a_b2nd_build_reads_b2nd_values_as_written() {
