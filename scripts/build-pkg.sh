@@ -11,8 +11,9 @@
 #                synchronously and its snippets from ../web/snippets), node/index.mjs its ES
 #                module face; both add a no-op `init` (default export) and `initSync`, so code
 #                written for the web build runs unchanged in Node, Vitest and SSR.
-#   pkg/b2nd     wasm-pack --target web, Blosc2 .b2nd only (cargo features: --no-default-features
-#                --features b2nd): the smaller module users pick with `chunkwise/b2nd`
+#   pkg/b2nd     wasm-pack --target web, Blosc2 only: .b2nd and Caterva2 sources (cargo features:
+#                --no-default-features --features b2nd,caterva2): the smaller module users pick
+#                with `chunkwise/b2nd`
 #   pkg/package.json   pkg-template/package.json + name/version/description from Cargo.toml,
 #                      with conditional `exports` choosing among the builds
 #   pkg/README.md      pkg-template/README.md;  pkg/LICENSE  the repository's LICENSE
@@ -42,7 +43,7 @@ for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
     --assemble-only) assemble_only=1 ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "build-pkg: unknown argument $arg" >&2; exit 2 ;;
   esac
 done
@@ -101,7 +102,7 @@ build() { # target dir [cargo arguments]
 build web web
 build bundler bundler
 build nodejs node
-build web b2nd --no-default-features --features b2nd
+build web b2nd --no-default-features --features b2nd,caterva2
 rm -rf "${out:?}/.parts"
 mkdir -p "$out/.parts"
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Size of the npm package's wasm modules: the full module (pkg/web/chunkwise_bg.wasm, every
 # format, shared by the web, bundler and Node builds) and the Blosc2-only one
-# (pkg/b2nd/chunkwise_bg.wasm, cargo features: b2nd), gzip -9 as a server would send them.
-# Two bounds per module, in decimal units (1 MB = 1,000,000 bytes):
-#   ceiling  the size the package has reached plus about 3%: above it the check fails, so no
-#            change makes the module noticeably larger unnoticed;
+# (pkg/b2nd/chunkwise_bg.wasm, cargo features: b2nd,caterva2), gzip -9 as a server would send
+# them. Two bounds per module, in decimal units (1 MB = 1,000,000 bytes):
+#   ceiling  the size the package has reached plus under 0.5%: above it the check fails, so no
+#            change makes the module larger unnoticed (raise it in the change that grows the
+#            module, saying what for);
 #   target   the goal (full module 1 MB, Blosc2-only 250 KB), not reached yet: the table says
 #            how far above it each module is. Lower the ceiling as the modules shrink.
 # Prints one table row per module (raw bytes, gzip -9 bytes, the bounds, and the JS glue's
@@ -15,10 +16,19 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 pkg="${1:-$here/pkg}"
 
+# What the features cost (gzip -9 of the module with the feature minus without it):
+#   png       +40.6 KB of the full module (left out of b2nd, which it took over its ceiling);
+#   caterva2  +47.4 KB of the full module (1,787,465 with, 1,740,018 without) and +49.8 KB of
+#             the b2nd one (752,820 with, 703,023 without). Kept in b2nd: a Caterva2 server
+#             serves Blosc2 data, so its users are that package's users (issue 17 wants it in
+#             the browser package); the ceiling below includes it.
+# Measured sizes behind the ceilings (scripts/build-pkg.sh: wasm-pack 0.15.1, release, name
+# section dropped):
+# full 1,787,471, b2nd 752,825.
 # feature set, build directory, ceiling and target for the gzipped module (bytes)
 checks=(
-  "default web 1750000 1000000"
-  "b2nd b2nd 710000 250000"
+  "default web 1796000 1000000"
+  "b2nd b2nd 756500 250000"
 )
 status=0
 printf '%-10s %-28s %10s %10s %10s %10s %8s  %s\n' features module raw_bytes gzip_bytes ceiling target glue_gz verdict

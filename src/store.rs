@@ -120,6 +120,7 @@ pub(crate) enum Container {
     #[cfg(feature = "b2nd")]
     B2z(Arc<crate::formats::b2z::B2zStore>),
     /// A Caterva2 server: its roots and datasets, each dataset opened through the client.
+    #[cfg(feature = "caterva2")]
     Caterva2(Arc<crate::formats::caterva2::client::Client>),
 }
 
@@ -259,6 +260,7 @@ impl RemoteStore {
                 )
                 .await
             }
+            #[cfg(feature = "caterva2")]
             Container::Caterva2(client) => {
                 // After a refresh a dataset's record is checked (one api/info) before reuse:
                 // datasets keep records of their own, which the refresh did not drop.
@@ -349,6 +351,7 @@ impl RemoteStore {
             Container::Zarr(_) => listed_table_layout(&g.nodes, path),
             #[cfg(feature = "b2nd")]
             Container::B2z(_) => b2z_table_layout(&g.info.location, &g.nodes, path),
+            #[cfg(feature = "caterva2")]
             Container::Caterva2(_) => listed_table_layout(&g.nodes, path),
         }
     }
@@ -425,6 +428,7 @@ impl RemoteStore {
             Container::Zarr(_) => "zarr",
             #[cfg(feature = "b2nd")]
             Container::B2z(_) => "b2z",
+            #[cfg(feature = "caterva2")]
             Container::Caterva2(_) => "caterva2",
         }
     }
@@ -460,6 +464,7 @@ impl RemoteStore {
                 )
                 .collect(),
             // Each dataset's record is under a key of its own (its api/info URL).
+            #[cfg(feature = "caterva2")]
             Container::Caterva2(_) => Vec::new(),
         }
     }

@@ -24,6 +24,7 @@
 
 #[cfg(feature = "b2nd")]
 pub mod b2z;
+#[cfg(feature = "caterva2")]
 pub mod caterva2;
 pub mod options;
 #[cfg(feature = "zarr")]
@@ -89,7 +90,12 @@ pub fn detect(head: &[u8]) -> Detected {
 /// The error of a source whose format this build leaves out (cargo features `b2nd`, `hdf5`,
 /// `zarr`): `UNSUPPORTED`, naming the feature.
 #[cfg_attr(
-    all(feature = "b2nd", feature = "hdf5", feature = "zarr"),
+    all(
+        feature = "b2nd",
+        feature = "hdf5",
+        feature = "zarr",
+        feature = "caterva2"
+    ),
     allow(dead_code)
 )]
 pub(crate) fn not_built(location: &str, format: &'static str) -> crate::Error {
@@ -339,6 +345,9 @@ pub async fn open_array(
 ) -> Result<RemoteArray> {
     check_scheme(location)?;
     if options.source == crate::array::SourceKind::Caterva2 {
+        #[cfg(not(feature = "caterva2"))]
+        return Err(not_built(location, "caterva2"));
+        #[cfg(feature = "caterva2")]
         return caterva2::open_caterva2(location, headers, options, coordinator).await;
     }
     if is_zarr_root(location) {
@@ -412,6 +421,9 @@ pub async fn open_store(
 ) -> Result<RemoteStore> {
     check_scheme(location)?;
     if options.source == crate::array::SourceKind::Caterva2 {
+        #[cfg(not(feature = "caterva2"))]
+        return Err(not_built(location, "caterva2"));
+        #[cfg(feature = "caterva2")]
         return caterva2::open_store(location, headers, options, coordinator).await;
     }
     let zarr =
@@ -1120,6 +1132,7 @@ pub(crate) async fn fresh_generation(
         Container::B2z(_) => Err(crate::Error::InvalidArgument(
             "a .b2z store refreshes through a new transport of its URL".into(),
         )),
+        #[cfg(feature = "caterva2")]
         Container::Caterva2(client) => {
             let nodes = caterva2::list(&client).await?;
             let info = SourceInfo {
@@ -1162,6 +1175,7 @@ pub(crate) async fn publish_generation(
         #[cfg(feature = "b2nd")]
         Container::B2z(store) => b2z::publish(store, None, &coordinator, key).await,
         // The listing is not recorded; datasets keep records under keys of their own.
+        #[cfg(feature = "caterva2")]
         Container::Caterva2(_) => {}
     }
 }
@@ -1226,6 +1240,33 @@ mod tests {
                 .is_some_and(|e| not_built_error(e, "zarr")),
             !cfg!(feature = "zarr")
         );
+    }
+
+    /// Without the `caterva2` feature a Caterva2 source is refused before any request
+    /// (port 9 of loopback: nothing is asked of it).
+    #[cfg(not(feature = "caterva2"))]
+    #[tokio::test]
+    async fn caterva2_left_out_of_the_build_is_unsupported_naming_the_feature() {
+        let options = || OpenOptions {
+            source: crate::array::SourceKind::Caterva2,
+            path: Some("@public/ds.b2nd".into()),
+            ..Default::default()
+        };
+        let base = "http://127.0.0.1:9/";
+        let array = open_array(base, vec![], options(), coordinator()).await;
+        assert!(
+            array
+                .as_ref()
+                .err()
+                .is_some_and(|e| not_built_error(e, "caterva2")),
+            "{:?}",
+            array.err()
+        );
+        let store = open_store(base, vec![], options(), coordinator()).await;
+        assert!(store
+            .as_ref()
+            .err()
+            .is_some_and(|e| not_built_error(e, "caterva2")));
     }
 
     #[cfg(feature = "b2nd")]

@@ -215,6 +215,24 @@ describe("Caterva2 in Node (pkg/node)", () => {
   });
 });
 
+describe("Caterva2 in the Blosc2-only package (pkg/b2nd, cargo feature caterva2)", () => {
+  test("a dataset, a store listing and a login read as in the full package", async () => {
+    const b2nd = await import(path.join(repo, "pkg/b2nd/chunkwise.js"));
+    b2nd.initSync({ module: fs.readFileSync(path.join(repo, "pkg/b2nd/chunkwise_bg.wasm")) });
+    const p = "@public/ds/sub/i2_3d_blosclz_delta.b2nd";
+    const arr = await b2nd.RemoteArray.open(c2.urlbase, { source: "caterva2", path: p });
+    assert.ok(bytesOf((await arr.read()).data).equals(npyBytes(p)), `${p}: values differ from the .npy`);
+    arr.close();
+    const store = await b2nd.RemoteStore.open(c2.urlbase, {
+      source: "caterva2", credentials: { username: c2.username, password: c2.password },
+    });
+    const secret = await store.get("/@personal/secret.b2nd");
+    assert.ok(bytesOf((await secret.read()).data).equals(npyBytes("@personal/secret.b2nd")));
+    secret.close();
+    store.close();
+  });
+});
+
 describe("Caterva2 in headless Chromium (pkg/web)", () => {
   let browser, pageServer, media;
   before(async () => {
