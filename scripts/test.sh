@@ -29,7 +29,9 @@ step "setup"
 scripts/setup.sh all || { echo "setup failed"; exit 1; }
 
 step "native tests (cargo test --workspace)"
-run cargo test --workspace --color never
+# --no-fail-fast: a failing test binary must not keep the others from running (cargo stops
+# at the first by default, and the summary would then hide what was never run).
+run cargo test --workspace --no-fail-fast --color never
 step "the Blosc2-only build's unit tests (cargo features: b2nd)"
 run cargo test -p chunkwise --lib --no-default-features --features b2nd --color never
 

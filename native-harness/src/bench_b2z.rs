@@ -116,6 +116,11 @@ fn monotonic() -> f64 {
 /// # Errors
 /// When the venv's python cannot run or the generator fails.
 pub fn make_fixtures(repo: &Path) -> Result<PathBuf, String> {
+    // Tests of one process call this at once: one writes, the others wait and find the
+    // directory ready. (Each used to write into the same pid-named temporary and move it
+    // away from under the others, which then failed with an empty message.)
+    static WRITING: Mutex<()> = Mutex::new(());
+    let _writing = WRITING.lock().unwrap_or_else(|e| e.into_inner());
     let dir = std::env::temp_dir().join("chunkwise-bench-b2z");
     let ready = |d: &Path| {
         d.join("big.json").exists()
