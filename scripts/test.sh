@@ -38,10 +38,11 @@ run cargo test -p chunkwise --lib --no-default-features --features b2nd --color 
 if [ "${1:-}" != "--native-only" ]; then
   step "wasm tests (Node and headless Chromium)"
   run scripts/test-wasm.sh
-  step "npm package and end-to-end tests"
+  step "npm package (scripts/build-pkg.sh)"
   run scripts/build-pkg.sh
   step "package size (gzip -9: ceilings against growth, and the targets 1 MB full, 250 KB Blosc2-only)"
   run scripts/check-size.sh
+  step "end-to-end tests of the package (tests/e2e: Node, headless Chromium, the page)"
   # The debug CLI built by cargo test serves the files: a release build adds minutes and
   # nothing the end-to-end checks measure.
   export CHUNKWISE_BIN="${CARGO_TARGET_DIR:-$here/target}/debug/chunkwise"
