@@ -6,4 +6,8 @@
 //! attributes, is here.
 
 pub mod blosc2;
-pub(crate) use chunkwise_codec::{inflate, zstd};
+// inflate is used by the HDF5 reader, zstd by it and the Zarr reader: unused without them.
+#[cfg_attr(not(feature = "hdf5"), allow(unused_imports))]
+pub(crate) use chunkwise_codec::inflate;
+#[cfg_attr(not(any(feature = "hdf5", feature = "zarr")), allow(unused_imports))]
+pub(crate) use chunkwise_codec::zstd;

@@ -1,7 +1,8 @@
 //! The decoders on chunkwise's hot path, in a crate of their own: Blosc2 chunks and frames
 //! ([`blosc2`]: chunk decoding and encoding, LZ4, BloscLZ, the filters and their SIMD
 //! kernels, the frame and `b2nd` metalayer parsers) and the Zstandard ([`zstd`], C zstd) and
-//! zlib ([`inflate`]) decoders every format shares.
+//! zlib ([`inflate`]) decoders every format shares, and the byte swap of big-endian results
+//! ([`swap`]).
 //!
 //! Separate so that a cargo profile can build it at opt-level 3 while the rest of chunkwise
 //! (metadata parsing, the read pipeline's plumbing, the wasm bindings) is optimised for size
@@ -15,4 +16,5 @@
 
 pub mod blosc2;
 pub mod inflate;
+pub mod swap;
 pub mod zstd;
