@@ -54,7 +54,7 @@ stamp="$out/.inputs.sha256"
 # Fingerprint of everything the package is made from.
 inputs_hash() {
   {
-    find src -type f \( -name '*.rs' -o -name '*.js' \) | LC_ALL=C sort
+    find src crates -type f \( -name '*.rs' -o -name '*.js' -o -name Cargo.toml \) | LC_ALL=C sort
     printf '%s\n' Cargo.toml Cargo.lock LICENSE .cargo/config.toml
     find pkg-template -type f | LC_ALL=C sort
     echo scripts/build-pkg.sh

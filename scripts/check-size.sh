@@ -16,19 +16,22 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 pkg="${1:-$here/pkg}"
 
-# What the features cost (gzip -9 of the module with the feature minus without it):
+# What the features cost (gzip -9 of the module with the feature minus without it; measured
+# while chunkwise itself was built at opt-level 3):
 #   png       +40.6 KB of the full module (left out of b2nd, which it took over its ceiling);
 #   caterva2  +47.4 KB of the full module (1,787,465 with, 1,740,018 without) and +49.8 KB of
 #             the b2nd one (752,820 with, 703,023 without). Kept in b2nd: a Caterva2 server
 #             serves Blosc2 data, so its users are that package's users (issue 17 wants it in
 #             the browser package); the ceiling below includes it.
 # Measured sizes behind the ceilings (scripts/build-pkg.sh: wasm-pack 0.15.1, release, name
-# section dropped):
-# full 1,787,471, b2nd 752,825.
+# section dropped), with chunkwise at opt-level "z" and the decoders (crates/codec) at 3
+# (Cargo.toml's release profile): full 1,485,966 (4,332,492 raw), b2nd 580,043 (1,621,269
+# raw). With all of chunkwise at 3 they were, on the same machine, full 1,788,484 (4,942,631
+# raw) and b2nd 754,512 (1,983,325 raw); with chunkwise at "s", full 1,597,329 and b2nd 648,790.
 # feature set, build directory, ceiling and target for the gzipped module (bytes)
 checks=(
-  "default web 1796000 1000000"
-  "b2nd b2nd 756500 250000"
+  "default web 1493000 1000000"
+  "b2nd b2nd 582800 250000"
 )
 status=0
 printf '%-10s %-28s %10s %10s %10s %10s %8s  %s\n' features module raw_bytes gzip_bytes ceiling target glue_gz verdict

@@ -274,17 +274,13 @@ impl DType {
         }
     }
 
-    /// Converts `data` (elements of this dtype) in place to little-endian order.
+    /// Converts `data` (elements of this dtype) in place to little-endian order (through
+    /// `chunkwise_codec::swap`, built at opt-level 3).
     pub fn make_little_endian(&self, data: &mut [u8]) {
         if !self.is_big_endian() {
             return;
         }
-        let unit = self.swap_unit();
-        if unit > 1 {
-            for elem in data.chunks_exact_mut(unit) {
-                elem.reverse();
-            }
-        }
+        chunkwise_codec::swap::swap_units(self.swap_unit(), data);
     }
 }
 

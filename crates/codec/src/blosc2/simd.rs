@@ -511,7 +511,7 @@ mod tests {
             for n in [16usize, 47, 64, 100, 255] {
                 let src = &src[..n * ts];
                 let mut want = vec![0u8; n * ts];
-                crate::codec::blosc2::filters::unshuffle_scalar(ts, src, &mut want);
+                crate::blosc2::filters::unshuffle_scalar(ts, src, &mut want);
                 let mut got = vec![0u8; n * ts];
                 assert_eq!(super::unshuffle128(ts, 0, n, src, &mut got), n / 16 * 16);
                 let k = n / 16 * 16 * ts;

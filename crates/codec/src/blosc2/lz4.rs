@@ -265,9 +265,6 @@ mod tests {
     #[test]
     fn garbage_and_truncation_never_panic() {
         let data: Vec<u8> = (0..20_000u32).map(|i| ((i / 5) ^ (i % 7)) as u8).collect();
-        crate::codec::blosc2::tests::check_stream_decoder(
-            &lz4_flex::block::compress(&data),
-            decompress,
-        );
+        crate::blosc2::tests::check_stream_decoder(&lz4_flex::block::compress(&data), decompress);
     }
 }

@@ -11,7 +11,7 @@
 
 /// Inflates zlib streams into buffers, keeping the inflater's state between streams.
 #[derive(Default)]
-pub(crate) struct Inflater {
+pub struct Inflater {
     #[cfg(not(target_arch = "wasm32"))]
     state: Option<Box<miniz_oxide::inflate::core::DecompressorOxide>>,
 }
@@ -26,7 +26,7 @@ impl Inflater {
     /// the stream's end are ignored. Memory: the inflater's fixed state (about 10 KiB; in
     /// wasm32 zlib-rs' state and 32 KiB window per call); the output is never grown.
     /// Errors: the reason as text (corrupt or truncated stream, output longer than `out`).
-    pub(crate) fn inflate_zlib(&mut self, src: &[u8], out: &mut [u8]) -> Result<usize, String> {
+    pub fn inflate_zlib(&mut self, src: &[u8], out: &mut [u8]) -> Result<usize, String> {
         #[cfg(target_arch = "wasm32")]
         {
             let (done, rc) = zlib_rs::decompress_slice(out, src, zlib_rs::InflateConfig::default());
@@ -58,8 +58,7 @@ impl Inflater {
 /// Allocates at most `min(limit, 1032 x src.len())` bytes (deflate's largest expansion), so
 /// a small stream cannot make a large `limit` allocate.
 /// Errors: as [`Inflater::inflate_zlib`]; more than `limit` bytes is an error.
-#[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
-pub(crate) fn inflate_zlib_to_vec(src: &[u8], limit: usize) -> Result<Vec<u8>, String> {
+pub fn inflate_zlib_to_vec(src: &[u8], limit: usize) -> Result<Vec<u8>, String> {
     #[cfg(target_arch = "wasm32")]
     {
         let cap = limit.min(src.len().saturating_mul(MAX_EXPANSION).saturating_add(64));

@@ -23,7 +23,7 @@ const MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 /// The window size (bytes) a Zstandard frame declares (RFC 8878, section 3.1.1.1): the
 /// Window_Descriptor, or the Frame_Content_Size of a single-segment frame. `None` if the frame
 /// header is cut short or the magic number is wrong.
-pub(crate) fn zstd_window(src: &[u8]) -> Option<u64> {
+pub fn zstd_window(src: &[u8]) -> Option<u64> {
     if src.get(..4)? != MAGIC {
         return None;
     }
@@ -47,8 +47,7 @@ pub(crate) fn zstd_window(src: &[u8]) -> Option<u64> {
 
 /// The content size a zstd frame header declares (RFC 8878 §3.1.1.1.4), `None` when the
 /// frame does not carry one (streaming writers) or the header is not a zstd frame's.
-#[cfg_attr(not(feature = "zarr"), allow(dead_code))]
-pub(crate) fn zstd_content_size(src: &[u8]) -> Option<u64> {
+pub fn zstd_content_size(src: &[u8]) -> Option<u64> {
     if src.get(..4)? != MAGIC {
         return None;
     }
@@ -68,7 +67,7 @@ pub(crate) fn zstd_content_size(src: &[u8]) -> Option<u64> {
 /// `max(2 x next_pow2(out_len), floor)` bytes: no stream of `out_len` bytes needs it.
 /// `floor` is the smallest bound whatever the chunk (a streaming writer's default window).
 /// Errors: the reason, as text, when the header is not a zstd frame's or the window is refused.
-pub(crate) fn check_window(src: &[u8], out_len: usize, floor: usize) -> Result<(), String> {
+pub fn check_window(src: &[u8], out_len: usize, floor: usize) -> Result<(), String> {
     let window = zstd_window(src).ok_or_else(|| "zstd frame header invalid".to_string())?;
     let limit = (out_len.checked_next_power_of_two().unwrap_or(usize::MAX))
         .saturating_mul(2)
@@ -83,7 +82,7 @@ pub(crate) fn check_window(src: &[u8], out_len: usize, floor: usize) -> Result<(
 
 /// A reusable C zstd decoding context (`ZSTD_DCtx`), created on first use.
 #[derive(Default)]
-pub(crate) struct Decoder {
+pub struct Decoder {
     dctx: Option<zstd_safe::DCtx<'static>>,
 }
 
@@ -93,7 +92,7 @@ impl Decoder {
     /// ([`check_window`], floor 1 MiB unless `floor` says more).
     /// Errors: the reason as text (window refused, context allocation failed, or C zstd's
     /// error name: corrupted data, output larger than `out`, ...).
-    pub(crate) fn decompress(
+    pub fn decompress(
         &mut self,
         src: &[u8],
         out: &mut [u8],
@@ -120,7 +119,12 @@ mod tests {
     fn zstd_content_size_from_frame_header() {
         // Frame headers libzstd 1.5 (python-zstandard 0.25) wrote for 7, 300 and 70,000
         // bytes: single segment with 1-, 2- (+256) and 4-byte content sizes.
-        let hex = |s: &str| crate::cache::identity::unhex(s).unwrap();
+        let hex = |s: &str| -> Vec<u8> {
+            (0..s.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+                .collect()
+        };
         assert_eq!(zstd_content_size(&hex("28b52ffd2007390000030303")), Some(7));
         assert_eq!(
             zstd_content_size(&hex("28b52ffd602c004d00001003")),

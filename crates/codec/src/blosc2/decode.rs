@@ -10,8 +10,8 @@
 
 use std::ops::Range;
 
-use crate::codec::inflate::Inflater;
-use crate::codec::zstd;
+use crate::inflate::Inflater;
+use crate::zstd;
 
 use super::blosclz;
 use super::error::CodecError;
@@ -62,7 +62,7 @@ fn decompress_stream(
         }
         format_code::LZ4 => lz4::decompress(src, out).ok_or_else(|| "LZ4 block invalid".into()),
         format_code::ZLIB => scratch.inflate.inflate_zlib(src, out),
-        // The window check (floor 1 MiB) and C zstd: see `crate::codec::zstd`.
+        // The window check (floor 1 MiB) and C zstd: see `crate::zstd`.
         format_code::ZSTD => scratch.zstd.decompress(src, out, 1 << 20),
         other => Err(format!("unknown codec format {other}")),
     }
@@ -534,7 +534,7 @@ pub fn decode_block(
 #[cfg(test)]
 mod zstd_tests {
     use super::*;
-    use crate::codec::zstd::zstd_window;
+    use crate::zstd::zstd_window;
 
     #[test]
     fn zstd_window_from_frame_header() {
