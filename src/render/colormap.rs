@@ -83,6 +83,7 @@ impl Colormap {
 /// The table entry of a normalised value `t`: t <= 0 and NaN give 0, t >= 1 gives 255, else
 /// min(255, floor(t * 256)), as matplotlib's `Colormap.__call__` and `www/colormaps.js`'s
 /// `lutIndex`.
+#[inline(always)] // called per pixel; the crate is built for size, where it stayed a call
 pub fn lut_index(t: f64) -> u8 {
     if t.is_nan() || t <= 0.0 {
         0
