@@ -72,7 +72,7 @@ pub(crate) fn copy_match(out: &mut [u8], op: usize, dist: usize, len: usize) {
                 let mut x = [0u8; 8];
                 x.copy_from_slice(&out[from..from + 8]);
                 let p = repeat_pattern(u64::from_le_bytes(x), dist).to_le_bytes();
-                let period = dist * (8 / dist);
+                let period = PERIOD8[dist] as usize;
                 let mut i = 0;
                 while i < len {
                     out[op + i..op + i + 8].copy_from_slice(&p);
@@ -96,6 +96,10 @@ pub(crate) fn copy_match(out: &mut [u8], op: usize, dist: usize, len: usize) {
         }
     }
 }
+
+/// `dist * (8 / dist)` for `dist` in 1..=7 (index 0 unused): the longest whole number of
+/// periods in eight bytes, a table rather than a division on the hot path.
+const PERIOD8: [u8; 8] = [8, 8, 8, 6, 8, 5, 6, 7];
 
 /// The first `dist` bytes of `x` (little-endian, `dist` in 1..=7) repeated over all eight:
 /// the run an LZ77 match at distance `dist` writes, as a word.
@@ -138,15 +142,15 @@ pub fn decompress(input: &[u8], out: &mut [u8]) -> Option<usize> {
     let mut ip = 0usize;
     let mut op = 0usize;
     loop {
-        // The common sequence (C's LZ4 fast loop): under 15 literals and a match under 19
-        // bytes, with 32 input bytes and 64 output bytes of room. Its literals are followed by
-        // an offset (the last sequence, literals only, ends the input), 16 literal bytes are
-        // copied whatever the count, and a match from 16 or more bytes back in one or two
-        // 16-byte moves, all without a length loop.
+        // The common sequence (C's LZ4 fast loop): under 15 literals, with 32 input bytes and
+        // 64 output bytes of room. Its literals are followed by an offset (the last sequence,
+        // literals only, ends the input) and 16 literal bytes are copied whatever the count;
+        // a match under 19 bytes is copied in fixed moves without a length loop, a longer one
+        // reads its length bytes and goes through `copy_match`.
         if ip + 32 <= ilen && op + 64 <= olen {
             let token = input[ip];
             let (lit, ml) = ((token >> 4) as usize, (token & 15) as usize);
-            if lit < 15 && ml < 15 {
+            if lit < 15 {
                 let ipp = input.as_ptr();
                 let opp = out.as_mut_ptr();
                 // SAFETY: ip + 1 + 16 <= ip + 32 <= ilen and op + 16 <= op + 64 <= olen, and
@@ -159,6 +163,17 @@ pub fn decompress(input: &[u8], out: &mut [u8]) -> Option<usize> {
                 ip += 2;
                 if dist == 0 || dist > op {
                     return None;
+                }
+                if ml == 15 {
+                    // A long match (runs in shuffled data): its length bytes, then the
+                    // general copy.
+                    let mlen = read_len(input, &mut ip, ml, olen)? + 4;
+                    if op + mlen > olen {
+                        return None;
+                    }
+                    copy_match(out, op, dist, mlen);
+                    op += mlen;
+                    continue;
                 }
                 let mlen = ml + 4;
                 if dist >= 8 {
@@ -186,7 +201,7 @@ pub fn decompress(input: &[u8], out: &mut [u8]) -> Option<usize> {
                     // op, op + P, op + 2P (P = the largest multiple of dist <= 8, at least 5),
                     // which covers the 18 bytes.
                     let from = op - dist;
-                    let period = dist * (8 / dist);
+                    let period = PERIOD8[dist] as usize;
                     // SAFETY: the read is from..from + 8 <= op + 7 <= olen; the writes end at
                     // op + 2 * 7 + 8 <= (old op) + 14 + 22 <= olen.
                     unsafe {
@@ -347,6 +362,13 @@ mod tests {
             let mut out = vec![0u8; inp.len()];
             assert_eq!(decompress(&enc, &mut out), Some(inp.len()));
             assert_eq!(out, inp);
+        }
+    }
+
+    #[test]
+    fn period_table() {
+        for dist in 1..8 {
+            assert_eq!(PERIOD8[dist] as usize, dist * (8 / dist));
         }
     }
 
