@@ -89,7 +89,8 @@ fn streams_of(chunk: &[u8]) -> (ChunkHeader, Vec<Stream<'_>>) {
 
 /// Sequence statistics of the LZ4 streams: literal and match lengths, offsets.
 fn stats(streams: &[Stream]) {
-    let (mut seqs, mut lit_hist, mut ml_hist, mut off_hist) = (0usize, [0usize; 6], [0usize; 6], [0usize; 5]);
+    let (mut seqs, mut lit_hist, mut ml_hist, mut off_hist) =
+        (0usize, [0usize; 6], [0usize; 6], [0usize; 5]);
     let bucket = |x: usize| match x {
         0 => 0,
         1..=14 => 1,
@@ -225,7 +226,12 @@ fn main() {
                         for b in 0..nblocks {
                             // SAFETY: src and the block of out hold bs bytes.
                             unsafe {
-                                unshuffle(ts as i32, bs as i32, src.as_ptr(), out[b * bs..].as_mut_ptr())
+                                unshuffle(
+                                    ts as i32,
+                                    bs as i32,
+                                    src.as_ptr(),
+                                    out[b * bs..].as_mut_ptr(),
+                                )
                             }
                         }
                     }),
@@ -234,7 +240,12 @@ fn main() {
                 (
                     mbps(n, || {
                         for b in 0..nblocks {
-                            filters::bitunshuffle(ts, &src, &mut out[b * bs..(b + 1) * bs], h.version);
+                            filters::bitunshuffle(
+                                ts,
+                                &src,
+                                &mut out[b * bs..(b + 1) * bs],
+                                h.version,
+                            );
                         }
                     }),
                     mbps(n, || {

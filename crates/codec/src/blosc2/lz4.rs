@@ -367,8 +367,8 @@ mod tests {
 
     #[test]
     fn period_table() {
-        for dist in 1..8 {
-            assert_eq!(PERIOD8[dist] as usize, dist * (8 / dist));
+        for (dist, &p) in PERIOD8.iter().enumerate().skip(1) {
+            assert_eq!(p as usize, dist * (8 / dist));
         }
     }
 
