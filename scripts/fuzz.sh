@@ -4,8 +4,10 @@
 #
 # Needs a nightly toolchain (`rustup toolchain install nightly --profile minimal`) and a C++
 # compiler (libfuzzer-sys builds libFuzzer). Uses `cargo fuzz` when installed; otherwise
-# builds the targets itself with the same coverage instrumentation (no sanitizer: the code
-# under test is safe Rust, so the findings are panics, hangs and runaway allocations).
+# builds the targets itself with the same coverage instrumentation and AddressSanitizer (as
+# cargo fuzz does by default): the LZ4 decoder's common sequence moves bytes through raw
+# pointers, and an access outside its buffers must be found, not only panics, hangs and
+# runaway allocations.
 # New inputs go to fuzz/target/corpus/TARGET (not committed); the committed seeds in
 # fuzz/corpus/TARGET are read, never written. A crash leaves its input in
 # fuzz/artifacts/TARGET/ and makes this script exit non-zero.
@@ -15,7 +17,7 @@ secs="${1:-60}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(frame chunk hdf5 zarr_meta partition_manifest zip_tail)
+  targets=(frame chunk lz4 hdf5 zarr_meta partition_manifest zip_tail)
 fi
 # Inputs longer than this are not generated (the seeds are all smaller).
 max_len=32768
@@ -24,7 +26,8 @@ if cargo +nightly fuzz --version >/dev/null 2>&1; then
 else
   export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
--Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing -Cdebug-assertions -Coverflow-checks"
+-Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing -Cdebug-assertions -Coverflow-checks \
+-Zsanitizer=address"
   # An explicit --target keeps the instrumentation out of build scripts and proc macros.
   host="$(rustc +nightly -vV | sed -n 's/^host: //p')"
   cargo +nightly build --release --bins --target "$host"

@@ -1,7 +1,9 @@
 //! LZ4 block decoding (the block format of lz4_Block_format.md in the LZ4 project), written for
 //! speed on Blosc's streams: long overlapping matches (runs in shuffled data) and short literal
 //! runs are copied in fixed 16-byte pieces where the output has room, which the compiler turns
-//! into single vector moves. Safe Rust; every length is checked against both buffers.
+//! into single vector moves. Every length is checked against both buffers; the common
+//! sequence (C's fast loop) uses raw-pointer moves inside bounds checked once per sequence,
+//! the rest is safe Rust.
 //!
 //! Grammar: a sequence is a token byte (high nibble literal length, low nibble match length - 4;
 //! 15 means more length bytes follow, summed while each is 255), the literals, a 2-byte
@@ -43,8 +45,8 @@ fn copy8_within(out: &mut [u8], from: usize, to: usize) {
 /// A match of at most [`WILD_MAX`] bytes with 16 bytes of room past it (all but the last few
 /// short matches of a stream) is copied in fixed-size moves, as LZ4's `LZ4_wildCopy`: 16 bytes
 /// at a time for distances of 16 and more, 8 for distances of 8 to 15; for shorter ones the
-/// first 8 bytes go one by one, after which the run repeats with a period
-/// `dist * ceil(8 / dist)` of at least 8, which 8-byte moves can copy. No call to `memmove`
+/// run's first 8 bytes are built in a register ([`repeat_pattern`]) and stored every
+/// `dist * (8 / dist)` bytes (a whole number of periods, at least 5). No call to `memmove`
 /// (a function call per match in wasm). Longer matches (runs in shuffled data) go through
 /// `memmove` in pieces that double, fewer and larger moves.
 #[inline(always)]
@@ -58,17 +60,24 @@ pub(crate) fn copy_match(out: &mut [u8], op: usize, dist: usize, len: usize) {
                 i += 16;
             }
         } else {
-            let (mut i, period) = if dist >= 8 {
-                (0, dist)
-            } else {
-                for k in 0..8 {
-                    out[op + k] = out[from + k];
+            if dist >= 8 {
+                let mut i = 0;
+                while i < len {
+                    copy8_within(out, from + i, op + i);
+                    i += 8;
                 }
-                (8, dist * 8usize.div_ceil(dist))
-            };
-            while i < len {
-                copy8_within(out, op + i - period, op + i);
-                i += 8;
+            } else {
+                // Eight bytes of the run in a register, stored every `period` bytes: no
+                // byte-by-byte copy, no reads of bytes just written.
+                let mut x = [0u8; 8];
+                x.copy_from_slice(&out[from..from + 8]);
+                let p = repeat_pattern(u64::from_le_bytes(x), dist).to_le_bytes();
+                let period = PERIOD8[dist] as usize;
+                let mut i = 0;
+                while i < len {
+                    out[op + i..op + i + 8].copy_from_slice(&p);
+                    i += period;
+                }
             }
         }
     } else if dist >= len {
@@ -86,6 +95,26 @@ pub(crate) fn copy_match(out: &mut [u8], op: usize, dist: usize, len: usize) {
             done += n;
         }
     }
+}
+
+/// `dist * (8 / dist)` for `dist` in 1..=7 (index 0 unused): the longest whole number of
+/// periods in eight bytes, a table rather than a division on the hot path.
+const PERIOD8: [u8; 8] = [8, 8, 8, 6, 8, 5, 6, 7];
+
+/// The first `dist` bytes of `x` (little-endian, `dist` in 1..=7) repeated over all eight:
+/// the run an LZ77 match at distance `dist` writes, as a word.
+#[inline(always)]
+fn repeat_pattern(x: u64, dist: usize) -> u64 {
+    let bits = 8 * dist as u32;
+    let mut p = x & (u64::MAX >> (64 - bits));
+    p |= p << bits;
+    if 2 * bits < 64 {
+        p |= p << (2 * bits);
+    }
+    if 4 * bits < 64 {
+        p |= p << (4 * bits);
+    }
+    p
 }
 
 #[inline(always)]
@@ -113,31 +142,75 @@ pub fn decompress(input: &[u8], out: &mut [u8]) -> Option<usize> {
     let mut ip = 0usize;
     let mut op = 0usize;
     loop {
-        // The common sequence (C's LZ4 fast loop): under 15 literals and a match under 19
-        // bytes, with 32 input bytes and 64 output bytes of room. Its literals are followed by
-        // an offset (the last sequence, literals only, ends the input), 16 literal bytes are
-        // copied whatever the count, and a match from 16 or more bytes back in one or two
-        // 16-byte moves, all without a length loop.
+        // The common sequence (C's LZ4 fast loop): under 15 literals, with 32 input bytes and
+        // 64 output bytes of room. Its literals are followed by an offset (the last sequence,
+        // literals only, ends the input) and 16 literal bytes are copied whatever the count;
+        // a match under 19 bytes is copied in fixed moves without a length loop, a longer one
+        // reads its length bytes and goes through `copy_match`.
         if ip + 32 <= ilen && op + 64 <= olen {
             let token = input[ip];
             let (lit, ml) = ((token >> 4) as usize, (token & 15) as usize);
-            if lit < 15 && ml < 15 {
-                copy16(input, ip + 1, out, op);
+            if lit < 15 {
+                let ipp = input.as_ptr();
+                let opp = out.as_mut_ptr();
+                // SAFETY: ip + 1 + 16 <= ip + 32 <= ilen and op + 16 <= op + 64 <= olen, and
+                // `input` and `out` are distinct slices.
+                unsafe { core::ptr::copy_nonoverlapping(ipp.add(ip + 1), opp.add(op), 16) };
                 ip += 1 + lit;
                 op += lit;
-                let dist = u16::from_le_bytes([input[ip], input[ip + 1]]) as usize;
+                // SAFETY: ip + 2 <= (old ip) + 1 + 14 + 2 <= ilen.
+                let dist = unsafe { u16::from_le_bytes(*ipp.add(ip).cast::<[u8; 2]>()) } as usize;
                 ip += 2;
                 if dist == 0 || dist > op {
                     return None;
                 }
+                if ml == 15 {
+                    // A long match (runs in shuffled data): its length bytes, then the
+                    // general copy.
+                    let mlen = read_len(input, &mut ip, ml, olen)? + 4;
+                    if op + mlen > olen {
+                        return None;
+                    }
+                    copy_match(out, op, dist, mlen);
+                    op += mlen;
+                    continue;
+                }
                 let mlen = ml + 4;
-                if dist >= 16 {
-                    copy16_within(out, op - dist, op);
-                    if mlen > 16 {
-                        copy16_within(out, op - dist + 16, op + 16);
+                if dist >= 8 {
+                    // C's `offset >= 8` shortcut: 18 bytes (the longest match here) in
+                    // pieces of 16 (or 8 + 8) and 2, each read wholly before the bytes it
+                    // writes (`from + 16 <= op` for the 16-byte piece, `from + 8 + 8 <=
+                    // op + 8` and `from + 18 <= op + 16` for the others), so LZ77 order
+                    // holds; the bytes past `op + mlen` are rewritten later.
+                    let from = op - dist;
+                    // SAFETY: from >= 0 (dist <= op); the reads end at from + 18 <= op + 10
+                    // and the writes at op + 18 <= (old op) + 14 + 18 <= olen; each piece's
+                    // source lies before its destination, as above.
+                    unsafe {
+                        let (s, d) = (opp.add(from), opp.add(op));
+                        if dist >= 16 {
+                            core::ptr::copy_nonoverlapping(s, d, 16);
+                        } else {
+                            core::ptr::copy_nonoverlapping(s, d, 8);
+                            core::ptr::copy_nonoverlapping(s.add(8), d.add(8), 8);
+                        }
+                        core::ptr::copy_nonoverlapping(s.add(16), d.add(16), 2);
                     }
                 } else {
-                    copy_match(out, op, dist, mlen);
+                    // A run of period `dist` < 8: its first eight bytes as a word, stored at
+                    // op, op + P, op + 2P (P = the largest multiple of dist <= 8, at least 5),
+                    // which covers the 18 bytes.
+                    let from = op - dist;
+                    let period = PERIOD8[dist] as usize;
+                    // SAFETY: the read is from..from + 8 <= op + 7 <= olen; the writes end at
+                    // op + 2 * 7 + 8 <= (old op) + 14 + 22 <= olen.
+                    unsafe {
+                        let x = core::ptr::read_unaligned(opp.add(from).cast::<u64>());
+                        let p = repeat_pattern(u64::from_le(x), dist).to_le();
+                        core::ptr::write_unaligned(opp.add(op).cast::<u64>(), p);
+                        core::ptr::write_unaligned(opp.add(op + period).cast::<u64>(), p);
+                        core::ptr::write_unaligned(opp.add(op + 2 * period).cast::<u64>(), p);
+                    }
                 }
                 op += mlen;
                 continue;
@@ -259,6 +332,54 @@ mod tests {
             let mut out = vec![0u8; inp.len()];
             assert_eq!(decompress(&enc, &mut out), Some(inp.len()));
             assert_eq!(out, inp);
+        }
+    }
+
+    #[test]
+    fn short_distance_runs_round_trip() {
+        // Runs of every period 1-15 and many lengths between random literals: the fast
+        // sequence's short-distance moves and the general copy.
+        let mut s = 99u32;
+        let mut rnd = || {
+            s = s.wrapping_mul(1103515245).wrapping_add(12345);
+            (s >> 16) as u8
+        };
+        let mut inp = Vec::new();
+        for period in 1..=15usize {
+            for len in (4..=40).chain([60, 100, 300]) {
+                let lits = (rnd() % 20) as usize;
+                inp.extend((0..lits).map(|_| rnd()));
+                let base = inp.len();
+                inp.extend((0..period).map(|_| rnd()));
+                for i in 0..len {
+                    inp.push(inp[base + i]);
+                }
+            }
+        }
+        for cut in [inp.len(), inp.len() / 2 + 3, 200] {
+            let inp = &inp[..cut];
+            let enc = lz4_flex::block::compress(inp);
+            let mut out = vec![0u8; inp.len()];
+            assert_eq!(decompress(&enc, &mut out), Some(inp.len()));
+            assert_eq!(out, inp);
+        }
+    }
+
+    #[test]
+    fn period_table() {
+        for (dist, &p) in PERIOD8.iter().enumerate().skip(1) {
+            assert_eq!(p as usize, dist * (8 / dist));
+        }
+    }
+
+    #[test]
+    fn repeat_pattern_is_periodic() {
+        let x = u64::from_le_bytes([1, 2, 3, 4, 5, 6, 7, 8]);
+        for dist in 1..8 {
+            let p = repeat_pattern(x, dist).to_le_bytes();
+            for (k, &b) in p.iter().enumerate() {
+                assert_eq!(b as usize, k % dist + 1, "dist {dist}");
+            }
         }
     }
 
