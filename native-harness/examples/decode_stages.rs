@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use chunkwise::codec::blosc2::{block_spans, decode_chunk_into, filters, lz4, ChunkHeader};
 use native_harness::bench_decode::cblosc2::{compress, Dctx, Params};
+use native_harness::bench_decode::{float32_data, int64_data};
 
 // C-Blosc2's internal LZ4 1.10 and its run-time dispatched filters (shuffle.c), linked
 // statically from blosc2-sys.
@@ -17,25 +18,6 @@ extern "C" {
     fn LZ4_decompress_safe(src: *const u8, dst: *mut u8, csize: i32, cap: i32) -> i32;
     fn unshuffle(typesize: i32, blocksize: i32, src: *const u8, dst: *mut u8);
     fn bitunshuffle(typesize: i32, blocksize: i32, src: *const u8, dst: *mut u8, fmt: u8) -> i32;
-}
-
-fn float32_data(n: usize) -> Vec<u8> {
-    let mut s = 1u32;
-    (0..n)
-        .flat_map(|i| {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            let noise = (s % 1000) as f32 * 1e-4;
-            ((i as f32 * 0.001).sin() * 50.0 + noise).to_le_bytes()
-        })
-        .collect()
-}
-
-fn int64_data(n: usize) -> Vec<u8> {
-    (0..n as i64)
-        .flat_map(|i| (1_000_000 + i * 3 + (i * 7919) % 13).to_le_bytes())
-        .collect()
 }
 
 /// MB/s of `bytes` per call of `f`, the fastest of 7 rounds of ~64 MiB.

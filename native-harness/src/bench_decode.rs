@@ -221,7 +221,9 @@ impl BenchRow {
     }
 }
 
-fn float32_data(n: usize) -> Vec<u8> {
+/// `n` float32 values (a sine with a little xorshift noise), little-endian: the `float32`
+/// rows' data.
+pub fn float32_data(n: usize) -> Vec<u8> {
     let mut s = 1u32;
     (0..n)
         .flat_map(|i| {
@@ -234,7 +236,8 @@ fn float32_data(n: usize) -> Vec<u8> {
         .collect()
 }
 
-fn int64_data(n: usize) -> Vec<u8> {
+/// `n` slowly rising int64 values, little-endian: the `int64` rows' data.
+pub fn int64_data(n: usize) -> Vec<u8> {
     (0..n as i64)
         .flat_map(|i| (1_000_000 + i * 3 + (i * 7919) % 13).to_le_bytes())
         .collect()
