@@ -321,4 +321,28 @@ mod tests {
         let (desc, _) = codecs(&v3);
         assert_eq!(desc, "sharding_indexed[bytes]");
     }
+    /// The data types `zarrs` finds by regular expression (zarrs 0.23 `raw_bits.rs`,
+    /// `fixed_length_utf32.rs`) resolve to the sizes their names say, and near misses to
+    /// none: the patterns run on `regex-lite` here (see the `[patch.crates-io]` entry in
+    /// Cargo.toml), which must match exactly what `regex` did on these names.
+    #[test]
+    fn data_types_named_by_pattern() {
+        use zarrs::array::DataType;
+        use zarrs::metadata::v2::DataTypeMetadataV2;
+        use zarrs::metadata::v3::MetadataV3;
+        let v3 = |n: &str| DataType::from_metadata(&MetadataV3::new(n)).ok();
+        let v2 = |n: &str| DataType::from_metadata(&DataTypeMetadataV2::Simple(n.into())).ok();
+        assert_eq!(v3("r8").and_then(|d| d.fixed_size()), Some(1));
+        assert_eq!(v3("r32").and_then(|d| d.fixed_size()), Some(4));
+        assert_eq!(v2("|V4").and_then(|d| d.fixed_size()), Some(4));
+        assert_eq!(v2("|V12").and_then(|d| d.fixed_size()), Some(12));
+        assert_eq!(v2("<U4").and_then(|d| d.fixed_size()), Some(16));
+        assert_eq!(v2(">U3").and_then(|d| d.fixed_size()), Some(12));
+        for miss in ["r", "r8x", "xr8", "r-8", "r\u{0663}"] {
+            assert!(v3(miss).is_none(), "{miss}");
+        }
+        for miss in ["|V", "V4", "|V4 ", "=U4", "<U", "<Ux"] {
+            assert!(v2(miss).is_none(), "{miss}");
+        }
+    }
 }
