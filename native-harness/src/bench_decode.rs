@@ -472,3 +472,37 @@ pub fn format_table(rows: &[BenchRow]) -> String {
     }
     s
 }
+
+/// The decode speed floors chunkwise holds itself to, as ratios to C-Blosc2 (one thread):
+/// (codec, filter, data, column, floor). Columns: "ours/C" (native Rust), "wasm/C" (the wasm
+/// build's `decodeChunk` in Node).
+pub const FLOORS: [(&str, &str, &str, &str, f64); 3] = [
+    ("lz4", "shuffle", "float32", "ours/C", 0.9),
+    ("lz4", "shuffle", "float32", "wasm/C", 0.5),
+    ("zstd", "shuffle", "float32", "wasm/C", 0.5),
+];
+
+/// One line per [`FLOORS`] entry: the row's measured ratio against its floor, "met" or
+/// "BELOW", or "not measured" when the column is absent (no wasm build). A report, not a test:
+/// timings on a shared machine move by tens of percent between runs.
+pub fn format_floors(rows: &[BenchRow]) -> String {
+    let mut s = String::from("floors (ratio to C-Blosc2, one thread):\n");
+    for (codec, filter, data, column, floor) in FLOORS {
+        let row = rows
+            .iter()
+            .find(|r| r.codec == codec && r.filter == filter && r.data == data);
+        let ratio = row.and_then(|r| match column {
+            "ours/C" => Some(r.ratio()),
+            _ => r.wasm_ratio(),
+        });
+        let verdict = match ratio {
+            Some(q) if q >= floor => format!("{q:.2} met"),
+            Some(q) => format!("{q:.2} BELOW"),
+            None => "not measured".to_string(),
+        };
+        s.push_str(&format!(
+            "  {codec} {filter} {data} {column} >= {floor}: {verdict}\n"
+        ));
+    }
+    s
+}

@@ -1287,6 +1287,7 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                     if let Err(note) = wasm {
                         println!("\nno wasm columns: {note}");
                     }
+                    print!("\n{}", native_harness::bench_decode::format_floors(&rows));
                 }
                 BenchCommand::Partition => print!("{}", native_harness::partition_cli::bench()),
                 BenchCommand::ChunkTrace => print!("{}", native_harness::chunk_trace_cli::bench()),
