@@ -18,12 +18,14 @@
 //! - [`store`]: [`store::RemoteStore`], a container opened once whose arrays share its caches.
 //! - [`table`]: [`table::RemoteTable`], rows over column arrays (CTable, record dataset, group).
 //! - [`render`]: 2-D selections as PNG previews through a colour map.
-//! - [`partition`] and [`chunk_trace`]: pure logic for tape tiering and the HDF5 chunk cache.
+//! - [`partition`] and [`chunk_trace`]: pure logic for tape tiering and the HDF5 chunk cache
+//!   (cargo features `partition` and `chunk-trace`, on by default).
 
 pub mod array;
 pub mod attrs;
 pub mod cache;
 pub mod chunk_export;
+#[cfg(feature = "chunk-trace")]
 pub mod chunk_trace;
 pub mod codec;
 pub mod dtype;
@@ -33,6 +35,7 @@ pub mod formats;
 pub mod io;
 pub mod npy;
 pub mod open;
+#[cfg(feature = "partition")]
 pub mod partition;
 pub mod pipeline;
 pub mod reference;

@@ -1,4 +1,5 @@
 //! The chunk-cache experiment's table, simulated.
+#![cfg(feature = "chunk-trace")]
 
 use chunkwise::chunk_trace::{
     experiment_geometry, experiment_trace, simulate, CacheConfig, ExperimentOrder, HashForm,

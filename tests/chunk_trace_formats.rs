@@ -1,4 +1,5 @@
 //! JSON inputs of the chunk-cache simulator: the committed fixtures, and what bad input yields.
+#![cfg(feature = "chunk-trace")]
 
 use chunkwise::chunk_trace::{
     experiment_geometry, experiment_trace, simulate, CacheConfig, ChunkGeometry, ChunkTraceError,

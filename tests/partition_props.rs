@@ -1,5 +1,6 @@
 //! Seeded, bounded property checks of the cut: coverage, stability across repartitions, ids,
 //! and JSON round trips. A small xorshift generator keeps runs reproducible by seed.
+#![cfg(feature = "partition")]
 
 use std::collections::HashSet;
 

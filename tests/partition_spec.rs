@@ -1,5 +1,6 @@
 //! Every example of blobmap-partition.md and of blobmap's model and resolve documentation, with
 //! its exact expected value, plus the cut rules of facts.md ("blobmap partition").
+#![cfg(feature = "partition")]
 
 use chunkwise::partition::{
     bucket_width, diff, partition, resolve, Array, Blob, Bucket, KeyEncoding, Manifest,

@@ -9,6 +9,7 @@
 //! 8·2048/256 = 64, width 8. tas (v3): 4 shards of 1092 bytes = 4368, ideal 2048/1092 = 1, hard
 //! 8·2048/1024 = 16, width 1. tas (v2): 4 chunks of 1024 bytes, width 2. orog and sftlf (64 bytes
 //! each) reach t_min together and share one blob.
+#![cfg(feature = "partition")]
 
 use std::path::PathBuf;
 

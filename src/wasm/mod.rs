@@ -21,7 +21,9 @@ mod array;
 mod attrs;
 pub mod cache;
 mod caterva2;
+#[cfg(feature = "chunk-trace")]
 mod chunk_trace;
+#[cfg(feature = "partition")]
 pub mod partition;
 #[cfg(feature = "png")]
 mod render;
@@ -33,10 +35,12 @@ pub mod zarr;
 
 pub use array::RemoteArray;
 pub use cache::{cache_usage, clear_cache};
+#[cfg(feature = "chunk-trace")]
 pub use chunk_trace::{
     advise_chunk_cache, bench_chunk_trace, chunk_trace_experiment, random_chunk_trace,
     simulate_chunk_cache,
 };
+#[cfg(feature = "partition")]
 pub use partition::{diff_js, partition_js, resolve_js, KeyResolver};
 #[cfg(feature = "png")]
 pub use render::render_png;

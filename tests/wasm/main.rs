@@ -7,11 +7,13 @@
 mod array;
 mod array_checks;
 mod cache;
+#[cfg(feature = "chunk-trace")]
 mod chunk_trace;
 mod filters;
 mod hdf5_filters;
 mod hdf5_types;
 mod io;
+#[cfg(feature = "partition")]
 mod partition;
 mod server;
 mod store;

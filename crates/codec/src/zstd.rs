@@ -8,7 +8,8 @@
 //! (`scripts/codec-candidates`, decoders interleaved in each run; two runs on a shared
 //! machine), C zstd decodes 4.5-9.6x as fast as the pure-Rust `ruzstd` (0.8.3 and 0.9.1, the
 //! maintained pure-Rust decoders) on float32 streams and 20-60x on int64 ones, natively and in
-//! wasm32 alike; `ruzstd` stays only as the test and cache encoder.
+//! wasm32 alike; `ruzstd` stays only as the tests' encoder and the Blosc2 encoder's ZSTD (feature
+//! `zlib-zstd-encoder`).
 //!
 //! Memory: the decoding context is a fixed-size allocation (`ZSTD_createDCtx`, about 160 KiB
 //! with its literal buffer), and one-shot decoding (`ZSTD_decompressDCtx`) writes only into

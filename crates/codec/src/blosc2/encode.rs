@@ -46,6 +46,27 @@ impl Codec {
             Codec::Zstd => format_code::ZSTD,
         }
     }
+
+    /// Whether [`encode_chunk`] of this build writes this codec: BloscLZ, LZ4 and LZ4HC
+    /// always; ZLIB and ZSTD with the cargo feature `zlib-zstd-encoder` (on by default; the
+    /// Blosc2-only wasm package leaves it out). Decoding reads every codec either way.
+    pub fn can_encode(self) -> bool {
+        match self {
+            Codec::BloscLz | Codec::Lz4 | Codec::Lz4Hc => true,
+            Codec::Zlib | Codec::Zstd => cfg!(feature = "zlib-zstd-encoder"),
+        }
+    }
+
+    /// The codec id (`BLOSC_BLOSCLZ` ... `BLOSC_ZSTD`, blosc2.h), as [`Codec::from_id`] reads it.
+    pub fn id(self) -> u8 {
+        match self {
+            Codec::BloscLz => 0,
+            Codec::Lz4 => 1,
+            Codec::Lz4Hc => 2,
+            Codec::Zlib => 4,
+            Codec::Zstd => 5,
+        }
+    }
 }
 
 /// The main reordering filter of the pipeline.
@@ -128,14 +149,21 @@ fn compress_stream(codec: Codec, clevel: u8, src: &[u8], out: &mut Vec<u8>) {
                 out.truncate(start + n);
             }
         }
+        #[cfg(feature = "zlib-zstd-encoder")]
         Codec::Zlib => out.extend_from_slice(&miniz_oxide::deflate::compress_to_vec_zlib(
             src,
             clevel.min(9),
         )),
+        #[cfg(feature = "zlib-zstd-encoder")]
         Codec::Zstd => out.extend_from_slice(&ruzstd::encoding::compress_to_vec(
             src,
             ruzstd::encoding::CompressionLevel::Fastest,
         )),
+        // Refused by `encode_chunk` before any stream is compressed (`Codec::can_encode`).
+        #[cfg(not(feature = "zlib-zstd-encoder"))]
+        Codec::Zlib | Codec::Zstd => {
+            let _ = clevel;
+        }
     }
 }
 
@@ -146,7 +174,9 @@ fn compress_stream(codec: Codec, clevel: u8, src: &[u8], out: &mut Vec<u8>) {
 ///
 /// Errors: [`CodecError::InvalidArgument`] for typesize outside 1..=255, `src` longer than
 /// `i32::MAX - 32` bytes, a zero block size, or TRUNC_PREC with a typesize other than 4 or 8 or
-/// a precision that would remove the whole mantissa.
+/// a precision that would remove the whole mantissa; [`CodecError::Unsupported`] (`what`
+/// names the feature, `value` is the codec id) for ZLIB or ZSTD in a build without the cargo
+/// feature `zlib-zstd-encoder` ([`Codec::can_encode`]), whatever `clevel`.
 pub fn encode_chunk(
     src: &[u8],
     typesize: usize,
@@ -157,6 +187,12 @@ pub fn encode_chunk(
         value: value as i64,
         reason,
     };
+    if !opts.codec.can_encode() {
+        return Err(CodecError::Unsupported {
+            what: "encoder codec (ZLIB and ZSTD need chunkwise-codec's cargo feature `zlib-zstd-encoder`)",
+            value: opts.codec.id().into(),
+        });
+    }
     if typesize == 0 || typesize > 255 {
         return Err(arg("typesize", typesize, "must be 1..=255"));
     }

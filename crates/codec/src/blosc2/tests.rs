@@ -59,13 +59,18 @@ fn random(len: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
-const CODECS: [Codec; 5] = [
+const ALL_CODECS: [Codec; 5] = [
     Codec::BloscLz,
     Codec::Lz4,
     Codec::Lz4Hc,
     Codec::Zlib,
     Codec::Zstd,
 ];
+
+/// The codecs this build encodes (ZLIB and ZSTD with the feature `zlib-zstd-encoder`).
+fn codecs() -> impl Iterator<Item = Codec> {
+    ALL_CODECS.into_iter().filter(|c| c.can_encode())
+}
 const FILTERS: [Filter; 4] = [
     Filter::NoFilter,
     Filter::Shuffle,
@@ -76,7 +81,7 @@ const FILTERS: [Filter; 4] = [
 #[test]
 fn round_trip_all_options() {
     let mut cases = 0;
-    for codec in CODECS {
+    for codec in codecs() {
         for filter in FILTERS {
             for delta in [false, true] {
                 for split in [SplitMode::Always, SplitMode::Never, SplitMode::Auto] {
@@ -110,7 +115,7 @@ fn round_trip_all_options() {
             }
         }
     }
-    assert_eq!(cases, 5 * 4 * 2 * 3 * 5 * 3);
+    assert_eq!(cases, codecs().count() * 4 * 2 * 3 * 5 * 3);
 }
 
 /// Decode every block alone from its span and compare with the matching slice.
@@ -353,7 +358,7 @@ fn lying_headers_and_truncation() {
 #[test]
 fn random_byte_flips_never_panic() {
     let mut chunks = Vec::new();
-    for codec in CODECS {
+    for codec in codecs() {
         for filter in FILTERS {
             let data = smooth(6000, 4);
             let opts = EncodeOptions {
@@ -400,4 +405,38 @@ fn random_byte_flips_never_panic() {
     }
     // Some flips land in unused bits (e.g. the reserved byte) and decode to the original.
     assert!(oks > 0);
+}
+
+/// ZLIB and ZSTD encode with the feature `zlib-zstd-encoder` and, without it, are refused
+/// with `Unsupported` naming the feature and the codec id (at every level, even 0, whose
+/// chunk would be memcpyed), never a panic or a chunk of another codec.
+#[test]
+fn zlib_and_zstd_encode_only_with_their_feature() {
+    let data = smooth(4000, 4);
+    for codec in [Codec::Zlib, Codec::Zstd] {
+        for clevel in [0u8, 5] {
+            let opts = EncodeOptions {
+                codec,
+                clevel,
+                ..Default::default()
+            };
+            let got = encode_chunk(&data, 4, &opts);
+            if cfg!(feature = "zlib-zstd-encoder") {
+                assert!(codec.can_encode());
+                assert_eq!(decode_chunk(&got.unwrap()).unwrap(), data);
+            } else {
+                assert!(!codec.can_encode());
+                match got {
+                    Err(CodecError::Unsupported { what, value }) => {
+                        assert!(what.contains("zlib-zstd-encoder"), "{what}");
+                        assert_eq!(value, i64::from(codec.id()));
+                    }
+                    other => panic!("{codec:?} at clevel {clevel}: {other:?}"),
+                }
+            }
+        }
+    }
+    for codec in ALL_CODECS {
+        assert_eq!(Codec::from_id(codec.id()), Some(codec));
+    }
 }
