@@ -602,7 +602,13 @@ mod tests {
         let mut returned: std::collections::BTreeSet<&str> =
             representatives().iter().map(Error::code).collect();
         if !cfg!(feature = "partition") {
-            returned.extend(["MANIFEST_SCHEMA", "PARTITION_INVALID", "JSON", "NOT_A_ZARR_STORE", "STORE"]);
+            returned.extend([
+                "MANIFEST_SCHEMA",
+                "PARTITION_INVALID",
+                "JSON",
+                "NOT_A_ZARR_STORE",
+                "STORE",
+            ]);
         }
         if !cfg!(feature = "chunk-trace") {
             returned.insert("CHUNK_TRACE");
