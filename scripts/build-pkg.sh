@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds the npm package `chunkwise` into pkg/:
 #   pkg/web      wasm-pack --target web (browsers without a bundler, workers, workerd: init/initSync),
-#                and the one copy of the full wasm module (web/chunkwise_bg.wasm) that every
-#                target uses: wasm-bindgen 0.2.130 writes the same module for web, bundler and
-#                nodejs (all import "./chunkwise_bg.js" and the snippets; checked below), so
-#                only the glue differs. web/bundler.js + web/chunkwise_bg.js are the bundler
+#                and the one copy of the full wasm module (web/chunkwise_bg.wasm, cargo
+#                features: the defaults but zlib-zstd-encoder) that every target uses:
+#                wasm-bindgen 0.2.130 writes the same module for web, bundler and nodejs
+#                (all import "./chunkwise_bg.js" and the snippets; checked below), so only
+#                the glue differs. web/bundler.js + web/chunkwise_bg.js are the bundler
 #                target's glue (the module imports "./chunkwise_bg.js", so that glue must sit
 #                next to it), exported as `chunkwise/bundler`.
 #   pkg/node     wasm-pack --target nodejs glue (CommonJS, loads ../web/chunkwise_bg.wasm
@@ -58,6 +59,7 @@ inputs_hash() {
     printf '%s\n' Cargo.toml Cargo.lock LICENSE .cargo/config.toml
     find pkg-template -type f | LC_ALL=C sort
     echo scripts/build-pkg.sh
+    printf '%s\n' scripts/wasm-tools/prune.mjs scripts/wasm-tools/package-lock.json
   } | while read -r f; do sha256sum "$f"; done | sha256sum | cut -d' ' -f1
 }
 
@@ -99,9 +101,21 @@ build() { # target dir [cargo arguments]
   wasm-pack --log-level warn build "$here" --release --mode "$mode" --target "$target" \
     --out-dir "pkg/$dir" --out-name chunkwise --no-pack --no-gitignore -- "$@"
 }
-build web web
-build bundler bundler
-build nodejs node
+# The full module has every default feature of Cargo.toml but `zlib-zstd-encoder`: the package
+# encodes LZ4 only (the payload cache's conversion, src/cache/convert.rs), so the ZLIB and ZSTD
+# arms of the encoder are code no caller reaches (33 KB of the gzipped module). The list is
+# checked against Cargo.toml's defaults, so a new default feature cannot be left out unnoticed.
+full_features=b2nd,hdf5,zarr,png,caterva2,partition,chunk-trace
+defaults=$(sed -n 's/^default = \[\(.*\)\]$/\1/p' Cargo.toml | tr -d '" ' | tr ',' '\n' |
+  grep -vx zlib-zstd-encoder | LC_ALL=C sort | paste -sd, -)
+if [ "$defaults" != "$(tr ',' '\n' <<<"$full_features" | LC_ALL=C sort | paste -sd, -)" ]; then
+  echo "build-pkg: the full module's features ($full_features) are not Cargo.toml's defaults less zlib-zstd-encoder ($defaults)" >&2
+  exit 1
+fi
+full=(--no-default-features --features "$full_features")
+build web web "${full[@]}"
+build bundler bundler "${full[@]}"
+build nodejs node "${full[@]}"
 build web b2nd --no-default-features --features b2nd,caterva2
 rm -rf "${out:?}/.parts"
 mkdir -p "$out/.parts"
@@ -118,6 +132,12 @@ for t in bundler node; do
   }
 done
 mv "$out/bundler/chunkwise_bg.js" "$out/web/chunkwise_bg.js"
+# Unreachable code out of both modules (zstd-sys' exported libc shim, duplicate functions):
+# full module 1,229,926 -> about 1,207,000 bytes gzip -9, b2nd 486,730 -> 474,852 (one build, before
+# and after). See scripts/wasm-tools/prune.mjs.
+[ -d "$here/scripts/wasm-tools/node_modules/binaryen" ] ||
+  { echo "build-pkg: binaryen missing: run scripts/setup.sh wasm" >&2; exit 1; }
+for t in web b2nd; do node "$here/scripts/wasm-tools/prune.mjs" "$out/$t/chunkwise_bg.wasm"; done
 sed 's|/\* @ts-self-types="./chunkwise.d.ts" \*/|/* @ts-self-types="./bundler.d.ts" */|' \
   "$out/bundler/chunkwise.js" > "$out/web/bundler.js"
 rm -rf "${out:?}/bundler" "$out/node/chunkwise_bg.wasm" "$out/node/snippets" "$out/node/chunkwise_bg.wasm.d.ts"

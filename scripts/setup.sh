@@ -35,6 +35,13 @@ case "$what" in all|wasm|browser)
     cargo install -q wasm-bindgen-cli --version "$wbv"
   fi
   command -v wasm-pack >/dev/null || { echo "setup: cargo install wasm-pack"; cargo install -q wasm-pack --locked; }
+  # binaryen (npm), which scripts/build-pkg.sh prunes the package's modules with.
+  wt="$here/scripts/wasm-tools"
+  if ! cmp -s "$wt/package-lock.json" "$wt/node_modules/.chunkwise-lock"; then
+    echo "setup: npm ci in scripts/wasm-tools"
+    (cd "$wt" && npm ci --silent --no-audit --no-fund)
+    cp "$wt/package-lock.json" "$wt/node_modules/.chunkwise-lock"
+  fi
 ;; esac
 
 case "$what" in all|python|native)

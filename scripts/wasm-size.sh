@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Size of the wasm module per cargo feature set, raw and gzipped (gzip -9), as users download
 # it: a release build (LTO, as the npm package) passed through wasm-bindgen --target web,
-# without the name section (scripts/build-pkg.sh strips it from the package's modules).
+# without the name section and pruned (scripts/build-pkg.sh does both to the package's modules).
 # Usage: scripts/wasm-size.sh [FEATURES ...]
 #   FEATURES  comma-separated feature lists built with --no-default-features, or "default"
 #             (default: "default" "b2nd" "b2nd,hdf5" "b2nd,zarr")
@@ -13,6 +13,7 @@ cd "$here"
 sets=("$@")
 [ ${#sets[@]} -eq 0 ] && sets=(default b2nd b2nd,hdf5 b2nd,zarr)
 command -v wasm-bindgen >/dev/null || { echo "wasm-size: wasm-bindgen missing: run scripts/setup.sh wasm" >&2; exit 1; }
+[ -d "$here/scripts/wasm-tools/node_modules/binaryen" ] || { echo "wasm-size: binaryen missing: run scripts/setup.sh wasm" >&2; exit 1; }
 target="${CARGO_TARGET_DIR:-$here/target}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -24,6 +25,8 @@ for set in "${sets[@]}"; do
   out="$tmp/$set"
   wasm-bindgen --target web --remove-name-section --out-dir "$out" --out-name chunkwise \
     "$target/wasm32-unknown-unknown/release/chunkwise.wasm"
+  # As scripts/build-pkg.sh does for the package (scripts/wasm-tools/prune.mjs).
+  node "$here/scripts/wasm-tools/prune.mjs" "$out/chunkwise_bg.wasm" >&2
   raw=$(stat -c %s "$out/chunkwise_bg.wasm")
   gz=$(gzip -9 -c "$out/chunkwise_bg.wasm" | wc -c)
   rows+=("$(printf '%-22s %12s %12s' "$set" "$raw" "$gz")")

@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+// Removes code from a wasm-bindgen module that no caller can reach, with binaryen (npm
+// `binaryen`, pinned in this folder's package.json; install with scripts/setup.sh wasm):
+//   1. the exports `rust_zstd_wasm_shim_*`: zstd-sys' libc shim for C zstd (malloc, memcpy,
+//      qsort, ...) is `#[no_mangle] extern "C"`, which rustc exports from a cdylib, so its
+//      code stayed in the module although only C zstd calls it, from inside. The qsort alone
+//      holds five sort instantiations (about 39 KB raw) that C zstd's decoder never calls;
+//   2. binaryen's `remove-unused-module-elements` (what became unreachable) and
+//      `duplicate-function-elimination` (identical function bodies, mostly generic code
+//      instantiated for types of one layout, merged into one).
+// Nothing else is optimised: binaryen's -O levels made the gzipped module larger (-Oz: b2nd
+// 581,307 -> 615,191 bytes gzip -9; `merge-similar-functions` alone 9% smaller raw, 0.1% larger
+// gzipped). The exports wasm-bindgen's glue uses are kept; the module is validated and compiled
+// before it is written.
+// Usage: node scripts/wasm-tools/prune.mjs IN.wasm [OUT.wasm]   (OUT defaults to IN)
+// Prints one line: IN, raw bytes before -> after.
+import fs from "node:fs";
+import binaryen from "binaryen";
+
+const [input, output = input] = process.argv.slice(2);
+if (!input) {
+  console.error("usage: prune.mjs IN.wasm [OUT.wasm]");
+  process.exit(2);
+}
+const before = fs.readFileSync(input);
+const module = binaryen.readBinary(before);
+// The features rustc's wasm32 target and .cargo/config.toml give the module (SIMD128, bulk
+// memory, reference types, ...), and no more: with binaryen.Features.All it writes newer
+// encodings (its compact import section) that engines of today refuse.
+const F = binaryen.Features;
+module.setFeatures(F.MVP | F.MutableGlobals | F.NontrappingFPToInt | F.SIMD128 | F.BulkMemory | F.BulkMemoryOpt |
+  F.SignExt | F.ReferenceTypes | F.Multivalue);
+const shim = [];
+for (let i = 0; i < module.getNumExports(); i++) {
+  const { name } = binaryen.getExportInfo(module.getExportByIndex(i));
+  if (name.startsWith("rust_zstd_wasm_shim_")) shim.push(name);
+}
+for (const name of shim) module.removeExport(name);
+module.runPasses(["remove-unused-module-elements", "duplicate-function-elimination"]);
+if (!module.validate()) {
+  console.error(`prune: ${input}: binaryen's output does not validate; the module is left as it was`);
+  process.exit(1);
+}
+const after = module.emitBinary();
+module.dispose();
+// Compiled by this Node's engine before it is written: an encoding the engine refuses fails here.
+try {
+  new WebAssembly.Module(after);
+} catch (e) {
+  console.error(`prune: ${input}: the pruned module does not compile (${e.message}); the module is left as it was`);
+  process.exit(1);
+}
+fs.writeFileSync(output, after);
+console.log(`prune: ${input}: ${before.length} -> ${after.length} bytes (${shim.length} shim exports removed)`);
