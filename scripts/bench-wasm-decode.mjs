@@ -3,8 +3,8 @@
 //
 // Usage: node scripts/bench-wasm-decode.mjs [--total-mib N] [--json] [--pkg DIR] CHUNK...
 //   CHUNK      a file holding one Blosc2 chunk (or a directory: its *.chunk files, sorted)
-//   --total-mib  decoded output per file to time, MiB (default 16), in 5 rounds: the fastest
-//                round gives MB/s (after 0.3 s of warm-up decodes)
+//   --total-mib  decoded output per file to time, MiB (default 16, at least), in 5 rounds of
+//                at least 40 ms: the fastest round gives MB/s (after 0.3 s of warm-up decodes)
 //   --json     one JSON object per file ({file, nbytes, cbytes, mbps}) instead of a table
 //   --pkg      the wasm-pack nodejs build (default pkg/node of this checkout)
 // If `X.raw` exists beside `X.chunk`, the decoded bytes must equal it (a benchmark of wrong
@@ -57,6 +57,9 @@ const files = inputs.flatMap((p) => fs.statSync(p).isDirectory()
 /** The total is timed in this many rounds; the fastest counts (the machine may be shared). */
 const ROUNDS = 5;
 const WARMUP_NS = 300_000_000n;
+/** The shortest round: with 16 MiB in 5 rounds a round was one 4 MiB decode of a few ms, and
+ *  one garbage collection (a new 4 MiB buffer per `decodeChunk` call) moved a row by 2x. */
+const MIN_ROUND_NS = 40_000_000n;
 const rows = [];
 for (const file of files) {
   const chunk = new Uint8Array(fs.readFileSync(file));
@@ -76,16 +79,22 @@ for (const file of files) {
   for (let i = 0; i < 3 || process.hrtime.bigint() < warmEnd; i++) decodeChunk(chunk);
   const reps = Math.max(ROUNDS, Math.ceil((totalMiB * 1048576) / Math.max(nbytes, 1)));
   const perRound = Math.ceil(reps / ROUNDS);
-  /** MB/s of the fastest of ROUNDS rounds of perRound calls of `decode` (returns a length). */
+  /** MB/s of the fastest of ROUNDS rounds of `decode` (returns a length): a round makes at
+   *  least perRound calls and lasts at least MIN_ROUND_NS. */
   const time = (decode) => {
     let best = 0;
     for (let r = 0; r < ROUNDS; r++) {
       let sink = 0;
+      let calls = 0;
       const t0 = process.hrtime.bigint();
-      for (let i = 0; i < perRound; i++) sink += decode();
-      const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-      if (sink !== perRound * nbytes) throw new Error(`${file}: decoded size changed between runs`);
-      best = Math.max(best, (perRound * nbytes) / seconds / 1e6);
+      let elapsed = 0n;
+      while (calls < perRound || elapsed < MIN_ROUND_NS) {
+        sink += decode();
+        calls++;
+        elapsed = process.hrtime.bigint() - t0;
+      }
+      if (sink !== calls * nbytes) throw new Error(`${file}: decoded size changed between runs`);
+      best = Math.max(best, (calls * nbytes) / (Number(elapsed) / 1e9) / 1e6);
     }
     return best;
   };

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use chunkwise::codec::blosc2::decode_chunk_into;
 
@@ -256,25 +256,47 @@ fn bench_data(kind: &str) -> Vec<u8> {
 /// other work still gives comparable columns (scripts/bench-wasm-decode.mjs does the same).
 const ROUNDS: usize = 5;
 
-fn time_loop(total: usize, per: usize, mut f: impl FnMut()) -> f64 {
-    let per_round = total.div_ceil(per).max(ROUNDS).div_ceil(ROUNDS);
-    f(); // warm-up
-    (0..ROUNDS)
-        .map(|_| {
-            let t = Instant::now();
-            for _ in 0..per_round {
-                f();
-            }
-            (per_round * per) as f64 / t.elapsed().as_secs_f64() / 1e6
-        })
-        .fold(0.0, f64::max)
+/// The shortest round: a round repeats its decoder until this much time has passed. Without it
+/// a quick round was one 4 MiB decode of 2-5 ms, and one descheduling or page-fault burst
+/// moved a row's ratio by 10% from run to run.
+const MIN_ROUND: Duration = Duration::from_millis(40);
+
+/// MB/s of `ours` and of `c`, each decoding `per` bytes per call: `ROUNDS` rounds of each,
+/// alternating (ours, C, C, ours, ours, ...) so that a change in the machine's load between
+/// rounds slows both alike; a round makes at least `total / per / ROUNDS` calls and lasts at
+/// least [`MIN_ROUND`]; the fastest round of each counts.
+fn time_pair(total: usize, per: usize, mut ours: impl FnMut(), mut c: impl FnMut()) -> (f64, f64) {
+    let min_calls = total.div_ceil(per).max(ROUNDS).div_ceil(ROUNDS);
+    let round = |f: &mut dyn FnMut()| {
+        let t = Instant::now();
+        let mut calls = 0usize;
+        while calls < min_calls || t.elapsed() < MIN_ROUND {
+            f();
+            calls += 1;
+        }
+        (calls * per) as f64 / t.elapsed().as_secs_f64() / 1e6
+    };
+    ours(); // warm-up
+    c();
+    let (mut best_ours, mut best_c) = (0.0f64, 0.0f64);
+    for r in 0..ROUNDS {
+        if r % 2 == 0 {
+            best_ours = best_ours.max(round(&mut ours));
+            best_c = best_c.max(round(&mut c));
+        } else {
+            best_c = best_c.max(round(&mut c));
+            best_ours = best_ours.max(round(&mut ours));
+        }
+    }
+    (best_ours, best_c)
 }
 
 /// BYTEDELTA is absent: blosc2-sys builds C-Blosc2 without its filter plugins.
 ///
 /// Measure each codec/filter pair on 4 MiB chunks of float32 and int64 data (C-Blosc2 picks the
-/// block size). `quick`: ~16 MiB of decoded output per row and decoder; else ~128 MiB; MB/s of
-/// the fastest of 5 rounds.
+/// block size). `quick`: at least 16 MiB of decoded output per row and decoder; else 128 MiB;
+/// MB/s of the fastest of 5 rounds of each (rounds of at least 40 ms, ours and C alternating:
+/// see [`time_pair`]).
 /// Panics if a decoder's output differs from the input (a benchmark of wrong output is void).
 pub fn run(quick: bool) -> Vec<BenchRow> {
     use cblosc2::{compress, Dctx, Params};
@@ -312,19 +334,23 @@ pub fn run(quick: bool) -> Vec<BenchRow> {
                 panic!("C-Blosc2 compression failed ({codec} {filter} {data_name}): {e}")
             });
             let mut out = vec![0u8; data.len()];
-            let ours = time_loop(total, data.len(), || {
-                decode_chunk_into(&chunk, &mut out).expect("our decoder failed");
-            });
+            let mut out_c = vec![0u8; data.len()];
+            let (ours, c) = time_pair(
+                total,
+                data.len(),
+                || {
+                    decode_chunk_into(&chunk, &mut out).expect("our decoder failed");
+                },
+                || {
+                    dctx.decompress_into(&chunk, &mut out_c)
+                        .expect("C-Blosc2 decompression failed");
+                },
+            );
             assert!(
                 out == *data,
                 "our decoder output differs ({codec} {filter})"
             );
-            out.fill(0);
-            let c = time_loop(total, data.len(), || {
-                dctx.decompress_into(&chunk, &mut out)
-                    .expect("C-Blosc2 decompression failed");
-            });
-            assert!(out == *data, "C-Blosc2 output differs ({codec} {filter})");
+            assert!(out_c == *data, "C-Blosc2 output differs ({codec} {filter})");
             rows.push(BenchRow {
                 codec,
                 filter,
