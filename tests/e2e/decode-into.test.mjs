@@ -3,7 +3,10 @@
 // (cf_lz4_shuffle.b2nd: float32, chunks 16x12 of blocks 8x6, LZ4 + SHUFFLE). Expected bytes
 // from the .npy written beside it, laid out as the chunk holds them (blocks in C order, each
 // block C-ordered); a target of the wrong length is refused before decoding and left as it
-// was; a damaged chunk is a DECODE error.
+// was; a damaged chunk is a DECODE error. decodeChunk and decodeChunkInto decode chunks of up
+// to 16 MiB into one buffer of wasm memory kept between calls: a larger chunk, then a smaller
+// one, then a damaged one, then the first again give each its own values and length, and an
+// array decodeChunk returned is not changed by later calls.
 
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
@@ -49,5 +52,42 @@ describe("decodeChunkInto (pkg/node)", () => {
     // A chunk cut short: a typed decode error.
     assert.throws(() => cw.decodeChunkInto(chunk.subarray(0, chunk.length - 10), target),
       (err) => err instanceof cw.ChunkwiseError && err.code === "DECODE");
+  });
+
+  test("decodes chunks of different sizes one after another through the reused buffer", async () => {
+    const m = manifest("blosc2");
+    /** Chunk [0, 0] of a fixture and its values as the chunk holds them (C order of blocks). */
+    const load = async (name) => {
+      const f = m[name];
+      const e = readNpy(path.join(fixtures, "blosc2", f.npy));
+      const arr = await cw.RemoteArray.open(`${server.url}blosc2/${f.file}`);
+      const chunk = await arr.getChunkBytes([0, 0]);
+      arr.close();
+      const [cr, cc] = f.chunks;
+      const [br, bc] = f.blocks;
+      const want = [];
+      for (let bi = 0; bi < cr / br; bi++) for (let bj = 0; bj < cc / bc; bj++)
+        for (let r = 0; r < br; r++) for (let c = 0; c < bc; c++) want.push(e.at(bi * br + r, bj * bc + c));
+      return { chunk, want, nbytes: want.length * (f.dtype.endsWith("8") ? 8 : 4) };
+    };
+    const big = await load("exact_fit_f8"); // 16x12 float64: 1536 bytes
+    const small = await load("cf_lz4_shuffle"); // 16x12 float32: 768 bytes
+    const f64 = (u8) => Array.from(new Float64Array(u8.buffer, u8.byteOffset, u8.length / 8));
+    const f32 = (u8) => Array.from(new Float32Array(u8.buffer, u8.byteOffset, u8.length / 4));
+    const first = cw.decodeChunk(big.chunk);
+    assert.equal(first.length, big.nbytes);
+    assert.deepEqual(f64(first), big.want);
+    const second = cw.decodeChunk(small.chunk);
+    assert.equal(second.length, small.nbytes);
+    assert.deepEqual(f32(second), small.want);
+    assert.deepEqual(f64(first), big.want, "a later call changed an earlier result");
+    assert.throws(() => cw.decodeChunk(big.chunk.subarray(0, big.chunk.length - 10)),
+      (err) => err instanceof cw.ChunkwiseError && err.code === "DECODE");
+    const into = new Uint8Array(small.nbytes);
+    assert.equal(cw.decodeChunkInto(small.chunk, into), small.nbytes);
+    assert.deepEqual(f32(into), small.want);
+    const again = cw.decodeChunk(big.chunk);
+    assert.deepEqual(f64(again), big.want);
+    assert.deepEqual(f32(second), small.want);
   });
 });
