@@ -447,27 +447,8 @@ impl RemoteArray {
             Ok(j) => j,
             Err(e) => return Ok(js_sys::Promise::reject(&e)),
         };
-        Ok(wasm_bindgen_futures::future_to_promise(async move {
-            let ReadJob {
-                inner,
-                what,
-                limit,
-                signal,
-                ..
-            } = job;
-            let ReadWhat::Chunk(coords) = what else {
-                unreachable!("a chunk job")
-            };
-            let location = inner.source_info().location.clone();
-            let got = cancellable(
-                inner.chunk_bytes(&coords),
-                signal.as_ref(),
-                CancelFlag::new(),
-            );
-            let got = crate::io::deadline::operation(limit, &location, got)
-                .await
-                .map_err(|e| super::abort::operation_error(&e, signal.as_ref()))?;
-            Ok(match got {
+        Ok(chunk_promise(job, async |inner, coords, _| {
+            Ok(match inner.chunk_bytes(coords).await? {
                 Some(b) => js_sys::Uint8Array::from(&b[..]).into(),
                 None => JsValue::NULL,
             })
@@ -494,27 +475,8 @@ impl RemoteArray {
             Ok(j) => j,
             Err(e) => return Ok(js_sys::Promise::reject(&e)),
         };
-        Ok(wasm_bindgen_futures::future_to_promise(async move {
-            let ReadJob {
-                inner,
-                what,
-                limit,
-                signal,
-                ..
-            } = job;
-            let ReadWhat::Chunk(coords) = what else {
-                unreachable!("a chunk job")
-            };
-            let cancel = CancelFlag::new();
-            let ropts = ReadOptions {
-                cancel: Some(cancel.clone()),
-                ..Default::default()
-            };
-            let location = inner.source_info().location.clone();
-            let got = cancellable(inner.chunk_blosc2(&coords, &ropts), signal.as_ref(), cancel);
-            let got = crate::io::deadline::operation(limit, &location, got)
-                .await
-                .map_err(|e| super::abort::operation_error(&e, signal.as_ref()))?;
+        Ok(chunk_promise(job, async |inner, coords, ropts| {
+            let got = inner.chunk_blosc2(coords, ropts).await?;
             Ok(js_sys::Uint8Array::from(&got[..]).into())
         }))
     }
@@ -663,8 +625,40 @@ struct ReadJob {
 enum ReadWhat {
     /// A selection (`read`, `readInto`).
     Select(Selection),
-    /// One whole chunk by its grid coordinates (`getChunk`, `getChunkBytes`).
+    /// One whole chunk by its grid coordinates (`getChunk`, `getChunkBytes`, `getChunkBlosc2`).
     Chunk(Vec<u64>),
+}
+
+/// The promise of a chunk job (`getChunkBytes`, `getChunkBlosc2`): `op` run on the array, the
+/// chunk's coordinates and read options carrying the job's cancel flag, cancelled by the job's
+/// `signal` and bounded by its `timeoutMs` as `read` is.
+fn chunk_promise(
+    job: ReadJob,
+    op: impl AsyncFnOnce(&crate::array::RemoteArray, &[u64], &ReadOptions) -> crate::Result<JsValue>
+        + 'static,
+) -> js_sys::Promise {
+    wasm_bindgen_futures::future_to_promise(async move {
+        let ReadJob {
+            inner,
+            what,
+            limit,
+            signal,
+            ..
+        } = job;
+        let ReadWhat::Chunk(coords) = what else {
+            unreachable!("a chunk job")
+        };
+        let cancel = CancelFlag::new();
+        let ropts = ReadOptions {
+            cancel: Some(cancel.clone()),
+            ..Default::default()
+        };
+        let location = inner.source_info().location.clone();
+        let got = cancellable(op(&inner, &coords, &ropts), signal.as_ref(), cancel);
+        crate::io::deadline::operation(limit, &location, got)
+            .await
+            .map_err(|e| super::abort::operation_error(&e, signal.as_ref()))
+    })
 }
 
 /// Chunk coordinates from JS: an Array of non-negative integers.
