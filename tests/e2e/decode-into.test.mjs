@@ -23,19 +23,27 @@ before(async () => {
 });
 after(async () => { await server?.stop(); });
 
+/** Chunk [0, 0] of a 2-D float fixture of tests/fixtures/blosc2 as the server gives it, its
+ *  values as the chunk holds them (blocks in C order, each block C-ordered) from the .npy,
+ *  and its decoded size in bytes. */
+async function chunkOf(name) {
+  const f = manifest("blosc2")[name];
+  const e = readNpy(path.join(fixtures, "blosc2", f.npy));
+  const arr = await cw.RemoteArray.open(`${server.url}blosc2/${f.file}`);
+  const chunk = await arr.getChunkBytes([0, 0]);
+  arr.close();
+  const [cr, cc] = f.chunks;
+  const [br, bc] = f.blocks;
+  const want = [];
+  for (let bi = 0; bi < cr / br; bi++) for (let bj = 0; bj < cc / bc; bj++)
+    for (let r = 0; r < br; r++) for (let c = 0; c < bc; c++) want.push(e.at(bi * br + r, bj * bc + c));
+  return { chunk, want, nbytes: want.length * Number(f.dtype.slice(2)) };
+}
+
 describe("decodeChunkInto (pkg/node)", () => {
   test("writes a python-blosc2 chunk's values into the caller's buffer", async () => {
-    const f = manifest("blosc2").cf_lz4_shuffle;
-    const e = readNpy(path.join(fixtures, "blosc2", f.npy));
-    const arr = await cw.RemoteArray.open(`${server.url}blosc2/${f.file}`);
-    const chunk = await arr.getChunkBytes([0, 0]);
-    arr.close();
-    const [cr, cc] = f.chunks;
-    const [br, bc] = f.blocks;
-    const want = [];
-    for (let bi = 0; bi < cr / br; bi++) for (let bj = 0; bj < cc / bc; bj++)
-      for (let r = 0; r < br; r++) for (let c = 0; c < bc; c++) want.push(e.at(bi * br + r, bj * bc + c));
-    const target = new Uint8Array(4 * cr * cc);
+    const { chunk, want, nbytes } = await chunkOf("cf_lz4_shuffle");
+    const target = new Uint8Array(nbytes);
     assert.equal(cw.decodeChunkInto(chunk, target), target.length);
     assert.deepEqual(Array.from(new Float32Array(target.buffer)), want);
     // The wrong length: refused before decoding, the buffer untouched.
@@ -55,23 +63,8 @@ describe("decodeChunkInto (pkg/node)", () => {
   });
 
   test("decodes chunks of different sizes one after another through the reused buffer", async () => {
-    const m = manifest("blosc2");
-    /** Chunk [0, 0] of a fixture and its values as the chunk holds them (C order of blocks). */
-    const load = async (name) => {
-      const f = m[name];
-      const e = readNpy(path.join(fixtures, "blosc2", f.npy));
-      const arr = await cw.RemoteArray.open(`${server.url}blosc2/${f.file}`);
-      const chunk = await arr.getChunkBytes([0, 0]);
-      arr.close();
-      const [cr, cc] = f.chunks;
-      const [br, bc] = f.blocks;
-      const want = [];
-      for (let bi = 0; bi < cr / br; bi++) for (let bj = 0; bj < cc / bc; bj++)
-        for (let r = 0; r < br; r++) for (let c = 0; c < bc; c++) want.push(e.at(bi * br + r, bj * bc + c));
-      return { chunk, want, nbytes: want.length * (f.dtype.endsWith("8") ? 8 : 4) };
-    };
-    const big = await load("exact_fit_f8"); // 16x12 float64: 1536 bytes
-    const small = await load("cf_lz4_shuffle"); // 16x12 float32: 768 bytes
+    const big = await chunkOf("exact_fit_f8"); // 16x12 float64: 1536 bytes
+    const small = await chunkOf("cf_lz4_shuffle"); // 16x12 float32: 768 bytes
     const f64 = (u8) => Array.from(new Float64Array(u8.buffer, u8.byteOffset, u8.length / 8));
     const f32 = (u8) => Array.from(new Float32Array(u8.buffer, u8.byteOffset, u8.length / 4));
     const first = cw.decodeChunk(big.chunk);
