@@ -372,8 +372,29 @@ unsafe fn bitrows16(rows: *const u8, rowlen: usize, g: usize, dst: *mut u8) {
 /// Bit unshuffle of the first `rowlen / 16 * 16 * 8` elements (`rowlen = n / 8` with `n` the
 /// whole element count rounded down to a multiple of 8), for `typesize` 1 to 16; returns the
 /// number of groups of eight elements done (0 for larger type sizes). The layout is that of
-/// `filters::bitunshuffle`. Panics if `src` or `dst` is shorter than `8 * rowlen * typesize`.
+/// `filters::bitunshuffle`. On x86_64 CPUs with AVX2 (detected at run time) 256 elements at a
+/// time ([`super::simd_avx2`]), the last 128 with SSE2.
+/// Panics if `src` or `dst` is shorter than `8 * rowlen * typesize`.
 pub(super) fn bitunshuffle(typesize: usize, rowlen: usize, src: &[u8], dst: &mut [u8]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (just detected).
+        let start = unsafe { super::simd_avx2::bitunshuffle(typesize, rowlen, src, dst) };
+        if start > 0 {
+            return bitunshuffle128(typesize, start, rowlen, src, dst);
+        }
+    }
+    bitunshuffle128(typesize, 0, rowlen, src, dst)
+}
+
+/// [`bitunshuffle`] with 128-bit vectors only, from row byte `start` (a multiple of 16) on.
+fn bitunshuffle128(
+    typesize: usize,
+    start: usize,
+    rowlen: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) -> usize {
     let n = 8 * rowlen;
     if typesize == 0 || typesize > 16 {
         return 0;
@@ -382,17 +403,17 @@ pub(super) fn bitunshuffle(typesize: usize, rowlen: usize, src: &[u8], dst: &mut
     let full = rowlen / 16 * 16;
     let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
     if typesize == 1 {
-        for g in (0..full).step_by(16) {
+        for g in (start..full).step_by(16) {
             // SAFETY: g + 16 <= rowlen: row k's bytes g..g + 16 lie in src[..n]; the output
             // elements 8 g .. 8 g + 128 lie in dst[..n] (checked above).
             unsafe { bitrows16(s, rowlen, g, d.add(8 * g)) }
         }
-        return full;
+        return full.max(start);
     }
     // Per 128 elements: each byte plane into a byte-shuffled tile, then the tile unshuffled.
     let mut tile = [0u8; 16 * 128];
     let t = tile.as_mut_ptr();
-    for g in (0..full).step_by(16) {
+    for g in (start..full).step_by(16) {
         for b in 0..typesize {
             // SAFETY: byte plane b's eight rows start at b n, inside src[..n typesize]; the
             // tile holds 128 bytes per plane for typesize <= 16 planes.
@@ -408,7 +429,7 @@ pub(super) fn bitunshuffle(typesize: usize, rowlen: usize, src: &[u8], dst: &mut
             }
         }
     }
-    full
+    full.max(start)
 }
 
 /// DELTA's running XOR over `w`-byte words (`w` in {1, 2, 4, 8}) of `data[..len / 16 * 16]`,
@@ -524,6 +545,29 @@ mod tests {
                 super::bitunshuffle(ts, rowlen, &src, &mut dst),
                 rowlen / 16 * 16
             );
+        }
+        // The 128-bit bit unshuffle alone (AVX2 CPUs take the 256-bit one in `bitunshuffle`),
+        // and from a start past the first groups, as after the 256-bit one.
+        for ts in 1..=16usize {
+            for rowlen in [16usize, 40, 48, 100] {
+                let len = 8 * rowlen * ts;
+                let src: Vec<u8> = (0..len as u32).map(|i| (i * 13 + i / 7) as u8).collect();
+                let src = &src[..];
+                let mut want = vec![0u8; len];
+                crate::blosc2::filters::bitunshuffle_scalar(ts, src, &mut want, 5);
+                let done = rowlen / 16 * 16;
+                let k = 8 * done * ts;
+                let mut got = vec![0u8; len];
+                assert_eq!(super::bitunshuffle128(ts, 0, rowlen, src, &mut got), done);
+                assert_eq!(got[..k], want[..k], "typesize {ts} rowlen {rowlen}");
+                let mut got = vec![0u8; len];
+                assert_eq!(super::bitunshuffle128(ts, 16, rowlen, src, &mut got), done);
+                assert_eq!(
+                    got[8 * 16 * ts..k],
+                    want[8 * 16 * ts..k],
+                    "typesize {ts} rowlen {rowlen} from 16"
+                );
+            }
         }
         let mut d = src.clone();
         assert_eq!(super::xor_scan(4, &mut d[..1000]), 992);
