@@ -183,7 +183,7 @@ impl Element {
             }
             Element::Record { size, fields } => {
                 let mut sorted: Vec<&Field> = fields.iter().collect();
-                sorted.sort_by_key(|f| f.offset);
+                crate::sort::sort_by_key(&mut sorted, |f| f.offset);
                 let mut parts = Vec::new();
                 let mut at = 0usize;
                 for f in sorted {

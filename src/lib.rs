@@ -42,6 +42,7 @@ pub mod reference;
 #[cfg(feature = "png")]
 pub mod render;
 pub mod selection;
+pub(crate) mod sort;
 pub mod store;
 pub mod table;
 

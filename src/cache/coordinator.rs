@@ -652,7 +652,7 @@ impl CacheCoordinator {
                 out.push((e.key, b));
             }
         }
-        out.sort_by(|a, b| a.0.cmp(&b.0));
+        crate::sort::sort_by(&mut out, |a, b| a.0.cmp(&b.0));
         Ok(out)
     }
 

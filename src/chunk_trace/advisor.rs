@@ -188,7 +188,7 @@ pub fn advise(
         .filter(|(_, n)| *n > 1)
         .map(|(c, _)| c)
         .collect();
-    reread.sort_by_key(|c| grid.linear_index(c));
+    crate::sort::sort_by_key(&mut reread, |c| grid.linear_index(c));
 
     let min_reads = first.keys().filter(|&&k| grid.stored_size(k) > 0).count() as u64;
     let trace_len = t.max(1);
@@ -256,7 +256,7 @@ pub fn advise(
         .enumerate()
         .map(|(i, a)| (rank_of[&a.linear], i, a))
         .collect();
-    flat.sort_by_key(|&(r, i, _)| (r, i));
+    crate::sort::sort_by_key(&mut flat, |&(r, i, _)| (r, i));
     let grouped: Vec<Vec<ChunkAccess>> =
         flat.into_iter().map(|(_, _, a)| vec![a.clone()]).collect();
     let grouped_reads = reads_of(&grid, &grouped, config, form)?;

@@ -109,7 +109,7 @@ pub fn coalesce_ranges(
         });
     }
     let mut order: Vec<usize> = (0..wanted.len()).collect();
-    order.sort_by_key(|&i| (wanted[i].start, wanted[i].end));
+    crate::sort::sort_by_key(&mut order, |&i| (wanted[i].start, wanted[i].end));
     let mut fetches: Vec<Range<u64>> = Vec::new();
     let mut placements = vec![
         Placement {

@@ -104,7 +104,7 @@ impl DirStore {
             let meta = entry.metadata().map_err(io)?; // does not follow symlinks
             entries.push((entry.file_name().to_string_lossy().into_owned(), meta));
         }
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        crate::sort::sort_by(&mut entries, |a, b| a.0.cmp(&b.0));
         for (name, meta) in entries {
             let key = if rel.is_empty() {
                 name.clone()

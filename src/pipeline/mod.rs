@@ -520,7 +520,7 @@ async fn read_planned(r: &Reader<'_>, plan: &Plan, opts: &ReadOptions<'_>) -> Re
         };
         found.push((pos, chunk, f));
     }
-    found.sort_by_key(|(pos, _, _)| *pos);
+    crate::sort::sort_by_key(&mut found, |(pos, _, _)| *pos);
     let found: Vec<_> = found.into_iter().map(|(_, chunk, f)| (chunk, f)).collect();
 
     // Decide.

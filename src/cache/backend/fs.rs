@@ -504,7 +504,7 @@ pub fn list_namespace(dir: &Path) -> std::io::Result<Vec<Listed>> {
             });
         }
     }
-    out.sort_by(|a, b| (a.used, &a.key).cmp(&(b.used, &b.key)));
+    crate::sort::sort_by(&mut out, |a, b| (a.used, &a.key).cmp(&(b.used, &b.key)));
     Ok(out)
 }
 

@@ -545,7 +545,7 @@ pub(crate) async fn list(archive: &Archive, concurrency: usize) -> crate::Result
         )
         .into());
     }
-    leaves.sort_by(|a, b| a.path.cmp(&b.path));
+    crate::sort::sort_by(&mut leaves, |a, b| a.path.cmp(&b.path));
     // Nodes are shown and persisted (the manifest, a reference document): the reasons name
     // the archive by its URL, whose query and user info must not travel with them.
     let nodes = crate::formats::redact_node_errors(nodes.into_values().collect());

@@ -177,7 +177,7 @@ impl<'a> Known<'a> {
             .iter()
             .map(|(s, b)| *s..*s + b.len() as u64)
             .collect();
-        ranges.sort_by_key(|r| r.start);
+        crate::sort::sort_by_key(&mut ranges, |r| r.start);
         let mut merged: Vec<Range<u64>> = Vec::with_capacity(ranges.len());
         for r in ranges {
             match merged.last_mut() {

@@ -578,7 +578,7 @@ fn dense(file: &Hdf5File, info: &AttributeInfoMessage) -> Result<Vec<Stored>, St
             _ => None,
         })
         .collect();
-    ids.sort_by_key(|(o, _)| *o);
+    crate::sort::sort_by_key(&mut ids, |(o, _)| *o);
     let mut cache = FractalHeapDirectBlockCache::default();
     let mut out = Vec::with_capacity(ids.len());
     for (i, (_, id)) in ids.into_iter().enumerate() {
@@ -660,7 +660,7 @@ pub fn read(file: &Hdf5File, address: u64) -> hdf5_reader::error::Result<NodeAtt
     }
     // h5py lists by name unless creation order is tracked.
     if !creation_order {
-        stored.sort_by(|a, b| a.0.cmp(&b.0));
+        crate::sort::sort_by(&mut stored, |a, b| a.0.cmp(&b.0));
     }
     let mut ctx = Ctx {
         file,

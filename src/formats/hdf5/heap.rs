@@ -173,7 +173,7 @@ fn resolved_type(e: &Element, node: &mut usize, widths: &[usize]) -> Element {
         }
         Element::Record { size, fields } => {
             let mut order: Vec<usize> = (0..fields.len()).collect();
-            order.sort_by_key(|&i| fields[i].offset);
+            crate::sort::sort_by_key(&mut order, |&i| fields[i].offset);
             let mut new_fields = fields.clone();
             // Bytes gained (or lost: a string shorter than its 16-byte reference) so far.
             let mut grow = 0i64;

@@ -51,7 +51,7 @@ pub fn round_gap(sorted: &[Range<u64>], max_requests: usize, cap: u64) -> u64 {
     if gaps.len() < max_requests.max(1) {
         return 0;
     }
-    gaps.sort_unstable_by(|a, b| b.cmp(a));
+    crate::sort::sort_by(&mut gaps, |a, b| b.cmp(a));
     gaps[max_requests.max(1) - 1].min(cap)
 }
 
@@ -494,7 +494,7 @@ impl<'a> Discovery<'a> {
                 self.max_rounds
             )));
         }
-        want.sort_by_key(|r| (r.start, r.end));
+        crate::sort::sort_by_key(&mut want, |r| (r.start, r.end));
         let gap = round_gap(&want, INDEX_ROUND_REQUESTS, INDEX_GAP_CAP)
             .max(super::index::budget_gap(&want, self.index_over_read));
         let opts = CoalesceOptions {
@@ -535,7 +535,7 @@ impl<'a> Discovery<'a> {
                 ranges.push(start..end);
             }
         }
-        ranges.sort_by_key(|r| r.start);
+        crate::sort::sort_by_key(&mut ranges, |r| r.start);
         let mut merged: Vec<Range<u64>> = Vec::new();
         for r in ranges {
             match merged.last_mut() {

@@ -1192,7 +1192,7 @@ pub async fn list_nodes(store: &ZarrStore) -> Result<Vec<Node>, ZarrError> {
             });
         }
     }
-    nodes.sort_by(|a, b| a.path.cmp(&b.path));
+    crate::sort::sort_by(&mut nodes, |a, b| a.path.cmp(&b.path));
     Ok(nodes)
 }
 

@@ -223,7 +223,7 @@ impl ZarrStorage {
             let started = b.read.is_none();
             if started {
                 let mut ranges = std::mem::take(&mut b.ranges);
-                ranges.sort_by_key(|r| (r.start, r.end));
+                crate::sort::sort_by_key(&mut ranges, |r| (r.start, r.end));
                 ranges.dedup();
                 let size = lock(&self.sizes).get(key).copied();
                 let outside =
