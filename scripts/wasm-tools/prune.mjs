@@ -23,7 +23,13 @@ if (!input) {
   process.exit(2);
 }
 const before = fs.readFileSync(input);
-const module = binaryen.readBinary(before);
+let module;
+try {
+  module = binaryen.readBinary(before);
+} catch (e) {
+  console.error(`prune: ${input}: not a wasm module binaryen can read (${e?.message ?? e}); left as it was`);
+  process.exit(1);
+}
 // The features rustc's wasm32 target and .cargo/config.toml give the module (SIMD128, bulk
 // memory, reference types, ...), and no more: with binaryen.Features.All it writes newer
 // encodings (its compact import section) that engines of today refuse.

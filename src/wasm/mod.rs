@@ -193,6 +193,12 @@ thread_local! {
 }
 
 /// Decodes `chunk` (its header already parsed as `h`) and hands the decoded bytes to `f`.
+///
+/// `f` runs JS (the copy out of wasm memory). That JS can throw past this frame, which leaves
+/// the buffer's borrow held for good, or call back into this module while it is held (a target
+/// whose `set` is a user function). A call that finds the buffer borrowed decodes into a buffer
+/// of its own instead (`try_borrow_mut`): results stay right, and nothing leaks beyond the one
+/// kept buffer. `decodeChunkInto` refuses the common mistakes (not a `Uint8Array`) beforehand.
 fn with_decoded<R>(
     chunk: &[u8],
     h: &crate::codec::blosc2::ChunkHeader,
@@ -202,18 +208,20 @@ fn with_decoded<R>(
     if h.nbytes > DECODE_BUFFER_MAX {
         return decode_chunk(chunk).map(|out| f(&out));
     }
-    DECODE_BUFFER.with(|buffer| {
-        let mut buffer = buffer.borrow_mut();
-        if buffer.len() < h.nbytes {
-            let more = h.nbytes - buffer.len();
-            buffer
-                .try_reserve_exact(more)
-                .map_err(|_| CodecError::Allocation { bytes: h.nbytes })?;
-            buffer.resize(h.nbytes, 0);
+    DECODE_BUFFER.with(|buffer| match buffer.try_borrow_mut() {
+        Err(_) => decode_chunk(chunk).map(|out| f(&out)),
+        Ok(mut buffer) => {
+            if buffer.len() < h.nbytes {
+                let more = h.nbytes - buffer.len();
+                buffer
+                    .try_reserve_exact(more)
+                    .map_err(|_| CodecError::Allocation { bytes: h.nbytes })?;
+                buffer.resize(h.nbytes, 0);
+            }
+            let out = &mut buffer[..h.nbytes];
+            decode_chunk_into(chunk, out)?;
+            Ok(f(out))
         }
-        let out = &mut buffer[..h.nbytes];
-        decode_chunk_into(chunk, out)?;
-        Ok(f(out))
     })
 }
 
@@ -231,13 +239,18 @@ pub fn decode_chunk(chunk: &[u8]) -> Result<js_sys::Uint8Array, JsValue> {
 /// Decodes one Blosc2 (or Blosc1) chunk into `target`, a `Uint8Array` of exactly the chunk's
 /// decoded size (its header's `nbytes`), and returns that size: one copy out of wasm memory
 /// and no new JS buffer per chunk, for callers that decode many chunks into buffers they own.
-/// Throws a `ChunkwiseError` with code `INVALID_ARGUMENT` when `target`'s length is not the
-/// decoded size (checked before decoding; `target` is then untouched) and `DECODE` on
-/// malformed input.
+/// Throws a `ChunkwiseError` with code `INVALID_ARGUMENT` when `target` is not a `Uint8Array`
+/// or its length is not the decoded size (checked before decoding; `target` is then untouched)
+/// and `DECODE` on malformed input.
 #[wasm_bindgen(js_name = decodeChunkInto)]
 pub fn decode_chunk_into(chunk: &[u8], target: &js_sys::Uint8Array) -> Result<u32, JsValue> {
     let decode_error =
         |e: crate::codec::blosc2::CodecError| chunkwise_error(&e.to_string(), "DECODE", None);
+    if !target.is_instance_of::<js_sys::Uint8Array>() {
+        return Err(arg_error(
+            "decodeChunkInto: the target must be a Uint8Array".to_owned(),
+        ));
+    }
     let h = crate::codec::blosc2::ChunkHeader::parse(chunk).map_err(decode_error)?;
     if target.length() as usize != h.nbytes {
         return Err(arg_error(format!(
@@ -246,7 +259,10 @@ pub fn decode_chunk_into(chunk: &[u8], target: &js_sys::Uint8Array) -> Result<u3
             target.length()
         )));
     }
-    with_decoded(chunk, &h, |out| target.copy_from(out)).map_err(decode_error)?;
+    if h.nbytes > 0 {
+        // (An empty chunk copies nothing: a detached target, length 0, is not touched.)
+        with_decoded(chunk, &h, |out| target.copy_from(out)).map_err(decode_error)?;
+    }
     Ok(h.nbytes as u32)
 }
 

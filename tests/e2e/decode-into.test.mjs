@@ -83,4 +83,45 @@ describe("decodeChunkInto (pkg/node)", () => {
     assert.deepEqual(f64(again), big.want);
     assert.deepEqual(f32(second), small.want);
   });
+
+  test("a target that throws or calls back leaves the next decodes right", async () => {
+    const big = await chunkOf("exact_fit_f8");
+    const small = await chunkOf("cf_lz4_shuffle");
+    const f64 = (u8) => Array.from(new Float64Array(u8.buffer, u8.byteOffset, u8.length / 8));
+    // Not a Uint8Array: refused before decoding.
+    for (const bad of [new Array(big.nbytes).fill(0), new Float32Array(big.nbytes)]) {
+      assert.throws(() => cw.decodeChunkInto(big.chunk, bad), (err) => {
+        assert.ok(err instanceof cw.ChunkwiseError);
+        assert.equal(err.code, "INVALID_ARGUMENT", err.message);
+        return true;
+      });
+    }
+    // A Uint8Array behind a Proxy whose `set` throws: the throw passes through the module.
+    const inner = new Uint8Array(big.nbytes);
+    const throwing = new Proxy(inner, {
+      get(t, k) {
+        if (k === "set") return () => { throw new Error("set refused"); };
+        const v = Reflect.get(t, k);
+        return typeof v === "function" ? v.bind(t) : v;
+      },
+    });
+    assert.throws(() => cw.decodeChunkInto(big.chunk, throwing), /set refused/);
+    assert.deepEqual(f64(cw.decodeChunk(big.chunk)), big.want);
+    const into = new Uint8Array(big.nbytes);
+    cw.decodeChunkInto(big.chunk, into);
+    assert.deepEqual(f64(into), big.want);
+    // A target whose `set` decodes another chunk first: each call gets its own values.
+    let inside = null;
+    class CallsBack extends Uint8Array {
+      set(src, offset) {
+        inside = cw.decodeChunk(small.chunk);
+        return super.set(src, offset);
+      }
+    }
+    const target = new CallsBack(big.nbytes);
+    assert.equal(cw.decodeChunkInto(big.chunk, target), big.nbytes);
+    assert.deepEqual(f64(target), big.want);
+    assert.deepEqual(Array.from(new Float32Array(inside.buffer)), small.want);
+    assert.deepEqual(f64(cw.decodeChunk(big.chunk)), big.want);
+  });
 });
