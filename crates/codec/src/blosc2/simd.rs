@@ -387,6 +387,23 @@ pub(super) fn bitunshuffle(typesize: usize, rowlen: usize, src: &[u8], dst: &mut
     bitunshuffle128(typesize, 0, rowlen, src, dst)
 }
 
+/// The element count `8 * rowlen` of a bit unshuffle of `typesize`-byte elements, `None` for a
+/// type size the kernels do not handle (0, or above 16). Panics if `src` or `dst` holds fewer
+/// than `8 * rowlen * typesize` bytes.
+pub(super) fn bit_elements(
+    typesize: usize,
+    rowlen: usize,
+    src: &[u8],
+    dst: &[u8],
+) -> Option<usize> {
+    let n = 8 * rowlen;
+    if typesize == 0 || typesize > 16 {
+        return None;
+    }
+    assert!(src.len() >= n * typesize && dst.len() >= n * typesize);
+    Some(n)
+}
+
 /// [`bitunshuffle`] with 128-bit vectors only, from row byte `start` (a multiple of 16) on.
 fn bitunshuffle128(
     typesize: usize,
@@ -395,11 +412,9 @@ fn bitunshuffle128(
     src: &[u8],
     dst: &mut [u8],
 ) -> usize {
-    let n = 8 * rowlen;
-    if typesize == 0 || typesize > 16 {
+    let Some(n) = bit_elements(typesize, rowlen, src, dst) else {
         return 0;
-    }
-    assert!(src.len() >= n * typesize && dst.len() >= n * typesize);
+    };
     let full = rowlen / 16 * 16;
     let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
     if typesize == 1 {
@@ -422,11 +437,8 @@ fn bitunshuffle128(
         let out = &mut dst[8 * g * typesize..(8 * g + 128) * typesize];
         let tile = &tile[..128 * typesize];
         if unshuffle(typesize, 128, tile, out) == 0 {
-            for (i, el) in out.chunks_exact_mut(typesize).enumerate() {
-                for (j, o) in el.iter_mut().enumerate() {
-                    *o = tile[j * 128 + i];
-                }
-            }
+            // A type size without a vector kernel (3, 5, 6, ...).
+            super::filters::unshuffle_scalar(typesize, tile, out);
         }
     }
     full.max(start)

@@ -156,11 +156,9 @@ pub(super) unsafe fn bitunshuffle(
     src: &[u8],
     dst: &mut [u8],
 ) -> usize {
-    let n = 8 * rowlen;
-    if typesize == 0 || typesize > 16 {
+    let Some(n) = super::simd::bit_elements(typesize, rowlen, src, dst) else {
         return 0;
-    }
-    assert!(src.len() >= n * typesize && dst.len() >= n * typesize);
+    };
     let full = rowlen / 32 * 32;
     let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
     if typesize == 1 {
@@ -183,11 +181,8 @@ pub(super) unsafe fn bitunshuffle(
         let tile = &tile[..256 * typesize];
         // SAFETY: this CPU has AVX2, as this function's caller guarantees.
         if unsafe { unshuffle(typesize, 256, tile, out) } == 0 {
-            for (i, el) in out.chunks_exact_mut(typesize).enumerate() {
-                for (j, o) in el.iter_mut().enumerate() {
-                    *o = tile[j * 256 + i];
-                }
-            }
+            // A type size without a vector kernel (3, 5, 6, ...).
+            super::filters::unshuffle_scalar(typesize, tile, out);
         }
     }
     full
