@@ -1,12 +1,15 @@
 #!/usr/bin/env node
 // Decode speed of the wasm build: Blosc2 chunks decoded with `decodeChunk` of pkg/node.
 //
-// Usage: node scripts/bench-wasm-decode.mjs [--total-mib N] [--json] [--pkg DIR] CHUNK...
+// Usage: node scripts/bench-wasm-decode.mjs [--total-mib N] [--json] [--pkg DIR] [--chromium] CHUNK...
 //   CHUNK      a file holding one Blosc2 chunk (or a directory: its *.chunk files, sorted)
 //   --total-mib  decoded output per file to time, MiB (default 16, at least), in 5 rounds of
 //                at least 40 ms: the fastest round gives MB/s (after 0.3 s of warm-up decodes)
 //   --json     one JSON object per file ({file, nbytes, cbytes, mbps}) instead of a table
 //   --pkg      the wasm-pack nodejs build (default pkg/node of this checkout)
+//   --chromium also the web build (DIR/../web) in headless Chromium (playwright-core of tests/e2e,
+//              $CHROMIUM or /usr/bin/chromium), the same timing in the page: chromium_mbps and
+//              chromium_into_mbps (the page and files are served to it by request interception)
 // If `X.raw` exists beside `X.chunk`, the decoded bytes must equal it (a benchmark of wrong
 // output is void): the script exits with an error otherwise.
 // MB/s counts 10^6 bytes of decoded output per second, including the copy of the result out
@@ -24,6 +27,7 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 let totalMiB = 16;
 let json = false;
 let pkg = path.join(repo, "pkg/node");
+let chromium = false;
 const inputs = [];
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
@@ -31,8 +35,9 @@ for (let i = 0; i < argv.length; i++) {
   if (a === "--total-mib") totalMiB = Number(argv[++i]);
   else if (a === "--json") json = true;
   else if (a === "--pkg") pkg = path.resolve(argv[++i]);
+  else if (a === "--chromium") chromium = true;
   else if (a === "-h" || a === "--help") {
-    console.log(fs.readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1, 12).join("\n"));
+    console.log(fs.readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1, 15).join("\n"));
     process.exit(0);
   } else if (a.startsWith("-")) {
     console.error(`bench-wasm-decode: unknown option ${a}`);
@@ -40,7 +45,7 @@ for (let i = 0; i < argv.length; i++) {
   } else inputs.push(a);
 }
 if (!(totalMiB > 0) || inputs.length === 0) {
-  console.error("usage: bench-wasm-decode.mjs [--total-mib N] [--json] [--pkg DIR] CHUNK...");
+  console.error("usage: bench-wasm-decode.mjs [--total-mib N] [--json] [--pkg DIR] [--chromium] CHUNK...");
   process.exit(2);
 }
 const glue = path.join(pkg, "chunkwise.js");
@@ -114,12 +119,105 @@ for (const file of files) {
   rows.push({ file: path.basename(file), nbytes, cbytes: chunk.length, mbps, mbps_into: mbpsInto });
 }
 
+if (chromium) await inChromium(rows);
+
+/**
+ * The same measurement of the web build in a headless Chromium page: its module, the chunks
+ * and their .raw files are answered from here (page.route), so no server runs. Fills
+ * chromium_mbps and chromium_into_mbps of each row; exits with an error when the page's
+ * decoded bytes differ from the .raw file.
+ */
+async function inChromium(rows) {
+  const web = path.join(path.dirname(pkg), "web");
+  if (!fs.existsSync(path.join(web, "chunkwise.js"))) {
+    console.error(`bench-wasm-decode: ${web}/chunkwise.js is missing: build it with scripts/build-pkg.sh`);
+    process.exit(1);
+  }
+  const { launchChromium } = await import("../tests/e2e/lib.mjs");
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage();
+    const base = "http://bench.invalid/";
+    const types = { ".js": "text/javascript", ".wasm": "application/wasm", ".html": "text/html" };
+    const byName = new Map(files.map((f) => [path.basename(f), f]));
+    await page.route(`${base}**`, (route) => {
+      const rel = decodeURIComponent(new URL(route.request().url()).pathname.slice(1));
+      let file = null;
+      if (rel === "") return route.fulfill({ body: "<!doctype html><title>decode</title>", contentType: "text/html" });
+      if (rel.startsWith("chunks/")) {
+        const name = rel.slice("chunks/".length);
+        const chunk = byName.get(name.replace(/\.raw$/, ".chunk"));
+        if (chunk) file = name.endsWith(".raw") ? chunk.replace(/\.chunk$/, ".raw") : chunk;
+      } else if (rel.startsWith("web/")) {
+        const f = path.resolve(web, rel.slice("web/".length));
+        if (f.startsWith(web + path.sep)) file = f;
+      }
+      if (!file || !fs.existsSync(file)) return route.fulfill({ status: 404, body: "" });
+      return route.fulfill({ body: fs.readFileSync(file), contentType: types[path.extname(file)] ?? "application/octet-stream" });
+    });
+    await page.goto(base);
+    const got = await page.evaluate(async ({ base, names, totalMiB, rounds, warmupMs, minRoundMs }) => {
+      const cw = await import(`${base}web/chunkwise.js`);
+      await cw.default();
+      const bytes = async (u) => new Uint8Array(await (await fetch(u)).arrayBuffer());
+      const out = [];
+      for (const name of names) {
+        const chunk = await bytes(`${base}chunks/${name}`);
+        const first = cw.decodeChunk(chunk);
+        const raw = await bytes(`${base}chunks/${name.replace(/\.chunk$/, ".raw")}`);
+        if (raw.length && (raw.length !== first.length || raw.some((b, i) => b !== first[i])))
+          return { error: `${name}: decoded bytes differ from its .raw file` };
+        const nbytes = first.length;
+        const perRound = Math.ceil(Math.max(rounds, Math.ceil((totalMiB * 1048576) / Math.max(nbytes, 1))) / rounds);
+        const time = (decode) => {
+          const warmEnd = performance.now() + warmupMs;
+          for (let i = 0; i < 3 || performance.now() < warmEnd; i++) decode();
+          let best = 0;
+          for (let r = 0; r < rounds; r++) {
+            let calls = 0;
+            const t0 = performance.now();
+            let ms = 0;
+            while (calls < perRound || ms < minRoundMs) {
+              decode();
+              calls++;
+              ms = performance.now() - t0;
+            }
+            best = Math.max(best, (calls * nbytes) / (ms / 1e3) / 1e6);
+          }
+          return best;
+        };
+        const into = new Uint8Array(nbytes);
+        out.push({
+          name,
+          mbps: time(() => cw.decodeChunk(chunk).length),
+          mbps_into: time(() => cw.decodeChunkInto(chunk, into)),
+        });
+      }
+      return { out };
+    }, { base, names: rows.map((r) => r.file), totalMiB, rounds: ROUNDS, warmupMs: Number(WARMUP_NS) / 1e6,
+      minRoundMs: Number(MIN_ROUND_NS) / 1e6 });
+    if (got.error) {
+      console.error(`bench-wasm-decode: in Chromium: ${got.error}`);
+      process.exit(1);
+    }
+    for (const o of got.out) {
+      const r = rows.find((x) => x.file === o.name);
+      r.chromium_mbps = o.mbps;
+      r.chromium_into_mbps = o.mbps_into;
+    }
+  } finally {
+    await browser.close();
+  }
+}
+
 if (json) {
   for (const r of rows) console.log(JSON.stringify(r));
 } else {
-  console.log("| chunk | decoded bytes | cratio | wasm MB/s | wasm into MB/s |\n|---|---:|---:|---:|---:|");
+  const c = chromium ? " Chromium MB/s | Chromium into MB/s |" : "";
+  console.log(`| chunk | decoded bytes | cratio | wasm MB/s | wasm into MB/s |${c}\n|---|---:|---:|---:|---:|${chromium ? "---:|---:|" : ""}`);
   for (const r of rows) {
     const into = r.mbps_into === null ? "-" : r.mbps_into.toFixed(0);
-    console.log(`| ${r.file} | ${r.nbytes} | ${(r.nbytes / r.cbytes).toFixed(2)} | ${r.mbps.toFixed(0)} | ${into} |`);
+    const cc = chromium ? ` ${r.chromium_mbps.toFixed(0)} | ${r.chromium_into_mbps.toFixed(0)} |` : "";
+    console.log(`| ${r.file} | ${r.nbytes} | ${(r.nbytes / r.cbytes).toFixed(2)} | ${r.mbps.toFixed(0)} | ${into} |${cc}`);
   }
 }

@@ -200,6 +200,10 @@ pub struct BenchRow {
     /// The wasm build's `decodeChunkInto` in Node into one reused JS buffer, MB/s (`None` for
     /// a package without it).
     pub wasm_into_mbps: Option<f64>,
+    /// The web build's `decodeChunk` in headless Chromium, MB/s (`add_wasm` with `chromium`).
+    pub chromium_mbps: Option<f64>,
+    /// The web build's `decodeChunkInto` in headless Chromium, MB/s.
+    pub chromium_into_mbps: Option<f64>,
     /// The chunk decoded (compressed by C-Blosc2).
     pub chunk: Vec<u8>,
 }
@@ -218,6 +222,16 @@ impl BenchRow {
     /// `wasm_into_mbps / c_mbps`.
     pub fn wasm_into_ratio(&self) -> Option<f64> {
         self.wasm_into_mbps.map(|w| w / self.c_mbps)
+    }
+
+    /// `chromium_mbps / c_mbps`.
+    pub fn chromium_ratio(&self) -> Option<f64> {
+        self.chromium_mbps.map(|w| w / self.c_mbps)
+    }
+
+    /// `chromium_into_mbps / c_mbps`.
+    pub fn chromium_into_ratio(&self) -> Option<f64> {
+        self.chromium_into_mbps.map(|w| w / self.c_mbps)
     }
 }
 
@@ -361,6 +375,8 @@ pub fn run(quick: bool) -> Vec<BenchRow> {
                 c_mbps: c,
                 wasm_mbps: None,
                 wasm_into_mbps: None,
+                chromium_mbps: None,
+                chromium_into_mbps: None,
                 chunk,
             });
         }
@@ -370,10 +386,17 @@ pub fn run(quick: bool) -> Vec<BenchRow> {
 
 /// Times the wasm build on the rows' chunks: writes each chunk and its expected output to a
 /// temporary directory and runs `scripts/bench-wasm-decode.mjs` (Node, `repo/pkg/node`) on
-/// them, with as much decoded output per row as [`run`]. Fills `wasm_mbps`. Errors (a note
-/// for the reader) when pkg/node or node is missing, or the script fails; the script fails
-/// when a decoded chunk differs from the data compressed.
-pub fn add_wasm(rows: &mut [BenchRow], repo: &Path, quick: bool) -> Result<(), String> {
+/// them, with as much decoded output per row as [`run`]. Fills `wasm_mbps` and
+/// `wasm_into_mbps`, and with `chromium` also `chromium_mbps` and `chromium_into_mbps` (the
+/// web build in headless Chromium: the script's `--chromium`). Errors (a note for the reader)
+/// when pkg/node or node is missing, or the script fails; the script fails when a decoded
+/// chunk differs from the data compressed.
+pub fn add_wasm(
+    rows: &mut [BenchRow],
+    repo: &Path,
+    quick: bool,
+    chromium: bool,
+) -> Result<(), String> {
     let glue = repo.join("pkg/node/chunkwise.js");
     if !glue.exists() {
         return Err(format!(
@@ -418,6 +441,7 @@ pub fn add_wasm(rows: &mut [BenchRow], repo: &Path, quick: bool) -> Result<(), S
             .arg(repo.join("scripts/bench-wasm-decode.mjs"))
             .args(["--json", "--total-mib", &total_mib.to_string(), "--pkg"])
             .arg(repo.join("pkg/node"))
+            .args(chromium.then_some("--chromium"))
             .arg(&dir)
             .output()
             .map_err(|e| format!("running node: {e}"))?;
@@ -440,6 +464,8 @@ pub fn add_wasm(rows: &mut [BenchRow], repo: &Path, quick: bool) -> Result<(), S
             }
             rows[i].wasm_mbps = v["mbps"].as_f64();
             rows[i].wasm_into_mbps = v["mbps_into"].as_f64();
+            rows[i].chromium_mbps = v["chromium_mbps"].as_f64();
+            rows[i].chromium_into_mbps = v["chromium_into_mbps"].as_f64();
         }
         match rows.iter().position(|r| r.wasm_mbps.is_none()) {
             Some(i) => Err(format!("bench-wasm-decode.mjs did not report {}", names[i])),
@@ -453,10 +479,12 @@ pub fn add_wasm(rows: &mut [BenchRow], repo: &Path, quick: bool) -> Result<(), S
 /// A Markdown table of the rows: codec, filter, data, ratio of compression, MB/s of each
 /// decoder and ours / C; with wasm MB/s and wasm / C when any row has a wasm measurement
 /// (`decodeChunk`, a new JS buffer per chunk), and wasm into MB/s and into / C when any has
-/// one of `decodeChunkInto` (one reused JS buffer, as the native columns reuse theirs).
+/// one of `decodeChunkInto` (one reused JS buffer, as the native columns reuse theirs); the
+/// same two for headless Chromium when any row has them.
 pub fn format_table(rows: &[BenchRow]) -> String {
     let wasm = rows.iter().any(|r| r.wasm_mbps.is_some());
     let into = rows.iter().any(|r| r.wasm_into_mbps.is_some());
+    let chromium = rows.iter().any(|r| r.chromium_mbps.is_some());
     let mut s =
         String::from("| codec | filter | data | cratio | ours MB/s | C-Blosc2 MB/s | ours/C |");
     if wasm {
@@ -465,12 +493,18 @@ pub fn format_table(rows: &[BenchRow]) -> String {
     if into {
         s.push_str(" wasm into MB/s | into/C |");
     }
+    if chromium {
+        s.push_str(" Chromium MB/s | Chromium/C | Chromium into MB/s | Chromium into/C |");
+    }
     s.push_str("\n|---|---|---|---:|---:|---:|---:|");
     if wasm {
         s.push_str("---:|---:|");
     }
     if into {
         s.push_str("---:|---:|");
+    }
+    if chromium {
+        s.push_str("---:|---:|---:|---:|");
     }
     s.push('\n');
     let cell = |mbps: Option<f64>, ratio: Option<f64>| match (mbps, ratio) {
@@ -494,6 +528,10 @@ pub fn format_table(rows: &[BenchRow]) -> String {
         if into {
             s.push_str(&cell(r.wasm_into_mbps, r.wasm_into_ratio()));
         }
+        if chromium {
+            s.push_str(&cell(r.chromium_mbps, r.chromium_ratio()));
+            s.push_str(&cell(r.chromium_into_mbps, r.chromium_into_ratio()));
+        }
         s.push('\n');
     }
     s
@@ -501,15 +539,18 @@ pub fn format_table(rows: &[BenchRow]) -> String {
 
 /// The decode speed floors chunkwise holds itself to, as ratios to C-Blosc2 (one thread):
 /// (codec, filter, data, column, floor). Columns: "ours/C" (native Rust), "wasm/C" (the wasm
-/// build's `decodeChunk` in Node).
-pub const FLOORS: [(&str, &str, &str, &str, f64); 3] = [
+/// build's `decodeChunk` in Node), "Chromium/C" (the web build's in headless Chromium).
+pub const FLOORS: [(&str, &str, &str, &str, f64); 5] = [
     ("lz4", "shuffle", "float32", "ours/C", 0.9),
     ("lz4", "shuffle", "float32", "wasm/C", 0.5),
     ("zstd", "shuffle", "float32", "wasm/C", 0.5),
+    ("lz4", "shuffle", "float32", "Chromium/C", 0.5),
+    ("zstd", "shuffle", "float32", "Chromium/C", 0.5),
 ];
 
 /// One line per [`FLOORS`] entry: the row's measured ratio against its floor, "met" or
-/// "BELOW", or "not measured" when the column is absent (no wasm build). A report, not a test:
+/// "BELOW", or "not measured" when the column is absent (no wasm build, or no `--chromium`).
+/// A report, not a test:
 /// timings on a shared machine move by tens of percent between runs.
 pub fn format_floors(rows: &[BenchRow]) -> String {
     let mut s = String::from("floors (ratio to C-Blosc2, one thread):\n");
@@ -519,6 +560,7 @@ pub fn format_floors(rows: &[BenchRow]) -> String {
             .find(|r| r.codec == codec && r.filter == filter && r.data == data);
         let ratio = row.and_then(|r| match column {
             "ours/C" => Some(r.ratio()),
+            "Chromium/C" => r.chromium_ratio(),
             _ => r.wasm_ratio(),
         });
         let verdict = match ratio {

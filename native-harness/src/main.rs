@@ -466,6 +466,10 @@ enum BenchCommand {
         /// Less data per row.
         #[arg(long)]
         quick: bool,
+        /// Also the web build (pkg/web) in headless Chromium (playwright-core of tests/e2e,
+        /// $CHROMIUM or /usr/bin/chromium).
+        #[arg(long)]
+        chromium: bool,
     },
     /// Partition 100,000 synthetic arrays and resolve 1,000,000 keys.
     Partition,
@@ -1279,10 +1283,14 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
         Command::Bench { which } => {
             let arg = |e: String| chunkwise::Error::InvalidArgument(e);
             match which {
-                BenchCommand::Decode { quick } => {
+                BenchCommand::Decode { quick, chromium } => {
                     let mut rows = native_harness::bench_decode::run(quick);
-                    let wasm =
-                        native_harness::bench_decode::add_wasm(&mut rows, &repo_root(), quick);
+                    let wasm = native_harness::bench_decode::add_wasm(
+                        &mut rows,
+                        &repo_root(),
+                        quick,
+                        chromium,
+                    );
                     print!("{}", native_harness::bench_decode::format_table(&rows));
                     if let Err(note) = wasm {
                         println!("\nno wasm columns: {note}");
