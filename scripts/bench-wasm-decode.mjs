@@ -5,18 +5,22 @@
 //   CHUNK      a file holding one Blosc2 chunk (or a directory: its *.chunk files, sorted)
 //   --total-mib  decoded output per file to time, MiB (default 16, at least), in 5 rounds of
 //                at least 40 ms: the fastest round gives MB/s (after 0.3 s of warm-up decodes)
-//   --json     one JSON object per file ({file, nbytes, cbytes, mbps}) instead of a table
+//   --json     one JSON object per file ({file, nbytes, cbytes, mbps, mbps_into, buffer_mbps})
+//              instead of a table
 //   --pkg      the wasm-pack nodejs build (default pkg/node of this checkout)
 //   --chromium also the web build (DIR/../web) in headless Chromium (playwright-core of tests/e2e,
 //              $CHROMIUM or /usr/bin/chromium), the same timing in the page: chromium_mbps and
-//              chromium_into_mbps (the page and files are served to it by request interception)
+//              chromium_into_mbps and chromium_buffer_mbps (the page and files are served to
+//              it by request interception)
 // If `X.raw` exists beside `X.chunk`, the decoded bytes must equal it (a benchmark of wrong
 // output is void): the script exits with an error otherwise.
 // MB/s counts 10^6 bytes of decoded output per second, including the copy of the result out
 // of wasm memory into a JS Uint8Array (what a caller of `decodeChunk` gets): a new one per
 // chunk for `decodeChunk` (mbps), one reused buffer for `decodeChunkInto` (mbps_into; null
-// for a package without it). A new 4 MiB buffer per chunk costs about 1.5 ms in Node (its
-// allocation and page faults) where the copy into a reused one costs about 0.2 ms.
+// for a package without it). buffer_mbps times a new result buffer alone, no decoding (what
+// `decodeChunk` must pay beside the decode, so its ceiling): a new zeroed 4 MiB buffer costs
+// about 0.6 ms in Node and 1.5 ms in Chromium (allocation and page faults), where a copy into
+// a reused one costs about 0.07 ms.
 
 import fs from "node:fs";
 import { createRequire } from "node:module";
@@ -37,7 +41,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === "--pkg") pkg = path.resolve(argv[++i]);
   else if (a === "--chromium") chromium = true;
   else if (a === "-h" || a === "--help") {
-    console.log(fs.readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1, 15).join("\n"));
+    console.log(fs.readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1).filter((l, i, a) => a.slice(0, i + 1).every((x) => x.startsWith("//"))).join("\n"));
     process.exit(0);
   } else if (a.startsWith("-")) {
     console.error(`bench-wasm-decode: unknown option ${a}`);
@@ -65,6 +69,10 @@ const WARMUP_NS = 300_000_000n;
 /** The shortest round: with 16 MiB in 5 rounds a round was one 4 MiB decode of a few ms, and
  *  one garbage collection (a new 4 MiB buffer per `decodeChunk` call) moved a row by 2x. */
 const MIN_ROUND_NS = 40_000_000n;
+/** A new result buffer of `n` bytes, as `decodeChunk` returns one per call: the same text
+ *  runs in Node and in the page (`Function`), so both time the same thing. */
+const NEW_BUFFER = "return new Uint8Array(n).length;";
+const newBuffer = new Function("n", NEW_BUFFER);
 const rows = [];
 for (const file of files) {
   const chunk = new Uint8Array(fs.readFileSync(file));
@@ -116,7 +124,9 @@ for (const file of files) {
     for (let i = 0; i < 3 || process.hrtime.bigint() < warm; i++) decodeChunkInto(chunk, into);
     mbpsInto = time(() => decodeChunkInto(chunk, into));
   }
-  rows.push({ file: path.basename(file), nbytes, cbytes: chunk.length, mbps, mbps_into: mbpsInto });
+  const bufferMbps = time(() => newBuffer(nbytes));
+  rows.push({ file: path.basename(file), nbytes, cbytes: chunk.length, mbps, mbps_into: mbpsInto,
+    buffer_mbps: bufferMbps });
 }
 
 if (chromium) await inChromium(rows);
@@ -156,8 +166,9 @@ async function inChromium(rows) {
       return route.fulfill({ body: fs.readFileSync(file), contentType: types[path.extname(file)] ?? "application/octet-stream" });
     });
     await page.goto(base);
-    const got = await page.evaluate(async ({ base, names, totalMiB, rounds, warmupMs, minRoundMs }) => {
+    const got = await page.evaluate(async ({ base, names, totalMiB, rounds, warmupMs, minRoundMs, newBufferText }) => {
       const cw = await import(`${base}web/chunkwise.js`);
+      const newBuffer = new Function("n", newBufferText);
       await cw.default();
       const bytes = async (u) => new Uint8Array(await (await fetch(u)).arrayBuffer());
       const out = [];
@@ -191,11 +202,12 @@ async function inChromium(rows) {
           name,
           mbps: time(() => cw.decodeChunk(chunk).length),
           mbps_into: time(() => cw.decodeChunkInto(chunk, into)),
+          buffer_mbps: time(() => newBuffer(nbytes)),
         });
       }
       return { out };
     }, { base, names: rows.map((r) => r.file), totalMiB, rounds: ROUNDS, warmupMs: Number(WARMUP_NS) / 1e6,
-      minRoundMs: Number(MIN_ROUND_NS) / 1e6 });
+      minRoundMs: Number(MIN_ROUND_NS) / 1e6, newBufferText: NEW_BUFFER });
     if (got.error) {
       console.error(`bench-wasm-decode: in Chromium: ${got.error}`);
       process.exit(1);
@@ -204,6 +216,7 @@ async function inChromium(rows) {
       const r = rows.find((x) => x.file === o.name);
       r.chromium_mbps = o.mbps;
       r.chromium_into_mbps = o.mbps_into;
+      r.chromium_buffer_mbps = o.buffer_mbps;
     }
   } finally {
     await browser.close();
@@ -213,11 +226,13 @@ async function inChromium(rows) {
 if (json) {
   for (const r of rows) console.log(JSON.stringify(r));
 } else {
-  const c = chromium ? " Chromium MB/s | Chromium into MB/s |" : "";
-  console.log(`| chunk | decoded bytes | cratio | wasm MB/s | wasm into MB/s |${c}\n|---|---:|---:|---:|---:|${chromium ? "---:|---:|" : ""}`);
+  const c = chromium ? " Chromium MB/s | Chromium into MB/s | Chromium new buffer MB/s |" : "";
+  console.log(`| chunk | decoded bytes | cratio | wasm MB/s | wasm into MB/s | new buffer MB/s |${c}\n|---|---:|---:|---:|---:|---:|${chromium ? "---:|---:|---:|" : ""}`);
   for (const r of rows) {
     const into = r.mbps_into === null ? "-" : r.mbps_into.toFixed(0);
-    const cc = chromium ? ` ${r.chromium_mbps.toFixed(0)} | ${r.chromium_into_mbps.toFixed(0)} |` : "";
-    console.log(`| ${r.file} | ${r.nbytes} | ${(r.nbytes / r.cbytes).toFixed(2)} | ${r.mbps.toFixed(0)} | ${into} |${cc}`);
+    const cc = chromium
+      ? ` ${r.chromium_mbps.toFixed(0)} | ${r.chromium_into_mbps.toFixed(0)} | ${r.chromium_buffer_mbps.toFixed(0)} |`
+      : "";
+    console.log(`| ${r.file} | ${r.nbytes} | ${(r.nbytes / r.cbytes).toFixed(2)} | ${r.mbps.toFixed(0)} | ${into} | ${r.buffer_mbps.toFixed(0)} |${cc}`);
   }
 }

@@ -204,6 +204,11 @@ pub struct BenchRow {
     pub chromium_mbps: Option<f64>,
     /// The web build's `decodeChunkInto` in headless Chromium, MB/s.
     pub chromium_into_mbps: Option<f64>,
+    /// A new JS result buffer of `chunk_nbytes` alone, no decoding, in Node, MB/s: what
+    /// `decodeChunk` pays beside the decode, so the ceiling of [`Self::wasm_mbps`].
+    pub wasm_buffer_mbps: Option<f64>,
+    /// The same in headless Chromium, MB/s: the ceiling of [`Self::chromium_mbps`].
+    pub chromium_buffer_mbps: Option<f64>,
     /// The chunk decoded (compressed by C-Blosc2).
     pub chunk: Vec<u8>,
 }
@@ -377,6 +382,8 @@ pub fn run(quick: bool) -> Vec<BenchRow> {
                 wasm_into_mbps: None,
                 chromium_mbps: None,
                 chromium_into_mbps: None,
+                wasm_buffer_mbps: None,
+                chromium_buffer_mbps: None,
                 chunk,
             });
         }
@@ -466,6 +473,8 @@ pub fn add_wasm(
             rows[i].wasm_into_mbps = v["mbps_into"].as_f64();
             rows[i].chromium_mbps = v["chromium_mbps"].as_f64();
             rows[i].chromium_into_mbps = v["chromium_into_mbps"].as_f64();
+            rows[i].wasm_buffer_mbps = v["buffer_mbps"].as_f64();
+            rows[i].chromium_buffer_mbps = v["chromium_buffer_mbps"].as_f64();
         }
         match rows.iter().position(|r| r.wasm_mbps.is_none()) {
             Some(i) => Err(format!("bench-wasm-decode.mjs did not report {}", names[i])),
@@ -550,8 +559,12 @@ pub const FLOORS: [(&str, &str, &str, &str, f64); 5] = [
 
 /// One line per [`FLOORS`] entry: the row's measured ratio against its floor, "met" or
 /// "BELOW", or "not measured" when the column is absent (no wasm build, or no `--chromium`).
-/// A report, not a test:
-/// timings on a shared machine move by tens of percent between runs.
+/// A wasm or Chromium line also gives the ratio of a new result buffer alone, no decoding
+/// (`decodeChunk` allocates one per call, so it can be no faster): a floor above that
+/// ceiling is out of reach of `decodeChunk`, whatever the decoder. A ratio is printed with
+/// two decimals, or three where two would round it up to the floor ("0.498 BELOW", never
+/// "0.50 BELOW"). A report, not a test: timings on a shared machine move by tens of percent
+/// between runs.
 pub fn format_floors(rows: &[BenchRow]) -> String {
     let mut s = String::from("floors (ratio to C-Blosc2, one thread):\n");
     for (codec, filter, data, column, floor) in FLOORS {
@@ -563,14 +576,86 @@ pub fn format_floors(rows: &[BenchRow]) -> String {
             "Chromium/C" => r.chromium_ratio(),
             _ => r.wasm_ratio(),
         });
-        let verdict = match ratio {
-            Some(q) if q >= floor => format!("{q:.2} met"),
-            Some(q) => format!("{q:.2} BELOW"),
+        let digits = |q: f64| {
+            if q < floor && format!("{q:.2}").parse::<f64>().is_ok_and(|r| r >= floor) {
+                format!("{q:.3}")
+            } else {
+                format!("{q:.2}")
+            }
+        };
+        let mut verdict = match ratio {
+            Some(q) if q >= floor => format!("{} met", digits(q)),
+            Some(q) => format!("{} BELOW", digits(q)),
             None => "not measured".to_string(),
         };
+        let buffer = row.and_then(|r| match column {
+            "wasm/C" => r.wasm_buffer_mbps,
+            "Chromium/C" => r.chromium_buffer_mbps,
+            _ => None,
+        });
+        if let (Some(b), Some(r), true) = (buffer, row, ratio.is_some()) {
+            verdict.push_str(&format!(
+                " (a new buffer alone, no decoding: {:.2})",
+                b / r.c_mbps
+            ));
+        }
         s.push_str(&format!(
             "  {codec} {filter} {data} {column} >= {floor}: {verdict}\n"
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(codec: &'static str, ours: f64, wasm: Option<f64>, buffer: Option<f64>) -> BenchRow {
+        BenchRow {
+            codec,
+            filter: "shuffle",
+            data: "float32",
+            chunk_nbytes: 4 << 20,
+            cratio: 3.0,
+            ours_mbps: ours,
+            c_mbps: 1000.0,
+            wasm_mbps: wasm,
+            wasm_into_mbps: None,
+            chromium_mbps: wasm.map(|w| w / 2.0),
+            chromium_into_mbps: None,
+            wasm_buffer_mbps: buffer,
+            chromium_buffer_mbps: buffer.map(|b| b / 4.0),
+            chunk: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn floors_name_the_verdict_and_the_new_buffer_ceiling() {
+        let rows = [
+            row("lz4", 949.0, Some(498.0), Some(1800.0)),
+            row("zstd", 900.0, Some(620.0), None),
+        ];
+        let text = format_floors(&rows);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[1], "  lz4 shuffle float32 ours/C >= 0.9: 0.95 met");
+        // 0.498 would print as "0.50 BELOW" with two decimals: three are given.
+        assert_eq!(
+            lines[2],
+            "  lz4 shuffle float32 wasm/C >= 0.5: 0.498 BELOW (a new buffer alone, no decoding: 1.80)"
+        );
+        assert_eq!(lines[3], "  zstd shuffle float32 wasm/C >= 0.5: 0.62 met");
+        assert_eq!(
+            lines[4],
+            "  lz4 shuffle float32 Chromium/C >= 0.5: 0.25 BELOW (a new buffer alone, no decoding: 0.45)"
+        );
+        assert_eq!(
+            lines[5],
+            "  zstd shuffle float32 Chromium/C >= 0.5: 0.31 BELOW"
+        );
+        let unmeasured = format_floors(&[row("lz4", 949.0, None, None)]);
+        assert!(
+            unmeasured.contains("wasm/C >= 0.5: not measured\n"),
+            "{unmeasured}"
+        );
+    }
 }
