@@ -55,7 +55,9 @@ stamp="$out/.inputs.sha256"
 # Fingerprint of everything the package is made from.
 inputs_hash() {
   {
-    find src crates -type f \( -name '*.rs' -o -name '*.js' -o -name Cargo.toml \) | LC_ALL=C sort
+    # Every file of src and crates: Rust and JS sources, and the objects Rust embeds
+    # (include_bytes!, e.g. src/open/warm_up/).
+    find src crates -type f | LC_ALL=C sort
     printf '%s\n' Cargo.toml Cargo.lock LICENSE .cargo/config.toml
     find pkg-template -type f | LC_ALL=C sort
     echo scripts/build-pkg.sh

@@ -27,6 +27,8 @@ pub mod b2z;
 #[cfg(feature = "caterva2")]
 pub mod caterva2;
 pub mod options;
+#[cfg(any(feature = "zarr", feature = "hdf5", feature = "b2nd"))]
+pub mod warm_up;
 #[cfg(feature = "zarr")]
 mod zarr;
 #[cfg(not(feature = "zarr"))]

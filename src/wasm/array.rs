@@ -292,6 +292,7 @@ impl RemoteArray {
             crate::open::open_array(&location, req.headers, req.options, coordinator).await
         };
         let open = cancellable(open, signal.as_ref(), CancelFlag::new());
+        let open = super::with_warm_up(&url, open);
         let result = crate::io::deadline::operation(timeout, &url, open).await;
         let inner = result.map_err(|e| super::abort::operation_error(&e, signal.as_ref()))?;
         Ok(RemoteArray {

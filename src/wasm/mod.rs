@@ -109,6 +109,19 @@ pub(crate) fn string_arg(value: &JsValue, what: &str) -> Result<String, JsValue>
     )))
 }
 
+/// `open` with [`crate::open::warm_up::beside`] for the format `url` names
+/// ([`crate::open::warm_up::format_of`]): the instance's first open of that format compiles
+/// its read path while the first request is in flight. Other opens run `open` alone.
+pub(crate) async fn with_warm_up<T>(url: &str, open: impl std::future::Future<Output = T>) -> T {
+    #[cfg(any(feature = "zarr", feature = "hdf5", feature = "b2nd"))]
+    return crate::open::warm_up::beside(crate::open::warm_up::format_of(url), open).await;
+    #[cfg(not(any(feature = "zarr", feature = "hdf5", feature = "b2nd")))]
+    {
+        let _ = url;
+        open.await
+    }
+}
+
 /// The URL argument of an open: a string ([`string_arg`]) that is absolute, unless the
 /// runtime has a page address to resolve a relative one against (`globalThis.location`:
 /// windows and workers). Node and workerd have none, and their `fetch` would fail later

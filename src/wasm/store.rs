@@ -185,6 +185,7 @@ impl RemoteStore {
             crate::open::open_store(&location, req.headers, req.options, coordinator).await
         };
         let open = cancellable(open, signal.as_ref(), CancelFlag::new());
+        let open = super::with_warm_up(&url, open);
         let store = crate::io::deadline::operation(timeout, &url, open)
             .await
             .map_err(|e| super::abort::operation_error(&e, signal.as_ref()))?;
