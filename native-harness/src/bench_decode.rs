@@ -204,8 +204,9 @@ pub struct BenchRow {
     pub chromium_mbps: Option<f64>,
     /// The web build's `decodeChunkInto` in headless Chromium, MB/s.
     pub chromium_into_mbps: Option<f64>,
-    /// A new JS result buffer of `chunk_nbytes` alone, no decoding, in Node, MB/s: what
-    /// `decodeChunk` pays beside the decode, so the ceiling of [`Self::wasm_mbps`].
+    /// `chunk_nbytes` copied into a new JS buffer, no decoding, in Node, MB/s: what
+    /// `decodeChunk` adds to a decode (its result copied out of wasm memory), so the
+    /// ceiling of [`Self::wasm_mbps`].
     pub wasm_buffer_mbps: Option<f64>,
     /// The same in headless Chromium, MB/s: the ceiling of [`Self::chromium_mbps`].
     pub chromium_buffer_mbps: Option<f64>,
@@ -559,9 +560,9 @@ pub const FLOORS: [(&str, &str, &str, &str, f64); 5] = [
 
 /// One line per [`FLOORS`] entry: the row's measured ratio against its floor, "met" or
 /// "BELOW", or "not measured" when the column is absent (no wasm build, or no `--chromium`).
-/// A wasm or Chromium line also gives the ratio of a new result buffer alone, no decoding
-/// (`decodeChunk` allocates one per call, so it can be no faster): a floor above that
-/// ceiling is out of reach of `decodeChunk`, whatever the decoder. A ratio is printed with
+/// A wasm or Chromium line also gives the ratio of a copy into a new buffer alone, no
+/// decoding (`decodeChunk` copies its result into a new one per call, so it can be no
+/// faster): a floor above that ceiling is out of reach of `decodeChunk`, whatever the decoder. A ratio is printed with
 /// two decimals, or three where two would round it up to the floor ("0.498 BELOW", never
 /// "0.50 BELOW"). A report, not a test: timings on a shared machine move by tens of percent
 /// between runs.
@@ -595,7 +596,7 @@ pub fn format_floors(rows: &[BenchRow]) -> String {
         });
         if let (Some(b), Some(r), true) = (buffer, row, ratio.is_some()) {
             verdict.push_str(&format!(
-                " (a new buffer alone, no decoding: {:.2})",
+                " (a copy into a new buffer alone, no decoding: {:.2})",
                 b / r.c_mbps
             ));
         }
@@ -641,12 +642,12 @@ mod tests {
         // 0.498 would print as "0.50 BELOW" with two decimals: three are given.
         assert_eq!(
             lines[2],
-            "  lz4 shuffle float32 wasm/C >= 0.5: 0.498 BELOW (a new buffer alone, no decoding: 1.80)"
+            "  lz4 shuffle float32 wasm/C >= 0.5: 0.498 BELOW (a copy into a new buffer alone, no decoding: 1.80)"
         );
         assert_eq!(lines[3], "  zstd shuffle float32 wasm/C >= 0.5: 0.62 met");
         assert_eq!(
             lines[4],
-            "  lz4 shuffle float32 Chromium/C >= 0.5: 0.25 BELOW (a new buffer alone, no decoding: 0.45)"
+            "  lz4 shuffle float32 Chromium/C >= 0.5: 0.25 BELOW (a copy into a new buffer alone, no decoding: 0.45)"
         );
         assert_eq!(
             lines[5],
