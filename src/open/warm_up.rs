@@ -6,12 +6,12 @@
 //! read pipeline and the decoder: for a Zarr v3 array about 30 ms of CPU between the
 //! metadata's answer and the chunk request and 20 ms between the chunk's answer and the
 //! values, measured in headless Chromium (`scripts/bench-first-preview.mjs`, "Critical path
-//! by phase"). During the first round trip the thread only waits. [`beside`] spends that
+//! by phase"). During the first round trip the thread only waits. `beside` spends that
 //! wait opening and reading a tiny array of the same format held in memory ([`read`]), so
 //! that the same functions are compiled before the real answers arrive. The format is
 //! guessed from the location's name ([`format_of`]); each format warms up once per wasm
 //! instance, and only while the open still waits: an open that completes first (a cached
-//! one) drops its warm-up.
+//! one) stops its warm-up at its next step.
 
 use crate::array::{OpenOptions, RemoteArray};
 use crate::cache::CacheCoordinator;
@@ -22,7 +22,9 @@ use crate::io::Traffic;
 use crate::io::{IoError, RangeSource};
 use crate::pipeline::{ArrayData, ReadOptions};
 use crate::selection::Selection;
+#[cfg(target_arch = "wasm32")]
 use std::future::Future;
+#[cfg(target_arch = "wasm32")]
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,6 +48,7 @@ pub enum Format {
     B2nd,
 }
 
+#[cfg(target_arch = "wasm32")]
 impl Format {
     /// The bit of this format in [`STARTED`].
     fn bit(self) -> u8 {
@@ -102,9 +105,11 @@ const ZARR_OBJECTS: [(&str, &[u8]); 3] = [
 ];
 
 /// Formats whose warm-up has started in this instance (bits of [`Format::bit`]).
+#[cfg(target_arch = "wasm32")]
 static STARTED: AtomicU8 = AtomicU8::new(0);
 
 /// Formats whose warm-up read its values to the end.
+#[cfg(target_arch = "wasm32")]
 static FINISHED: AtomicU8 = AtomicU8::new(0);
 
 /// Opens the warm-up array of `format` and reads it whole, through the same steps as a
@@ -112,14 +117,18 @@ static FINISHED: AtomicU8 = AtomicU8::new(0);
 /// [`crate::formats::zarr::ZarrStore`] for Zarr; objects in [`MemorySource`]s, a memory
 /// cache of its own; the one read pipeline). Returns the values read (16x16 `<f4`).
 ///
-/// Between the open and the read it lets the host's event loop turn once, so that an
-/// answer to the real open that arrived meanwhile is handled first ([`beside`] polls the
-/// open before the warm-up).
+/// Between the open and the read it lets the host's event loop turn once (a zero-length
+/// timer), so that an answer to the real open that arrived meanwhile is handled first.
 ///
 /// # Errors
 /// None expected: the arrays are fixed. An error would be the open's or
 /// [`RemoteArray::read`]'s.
 pub async fn read(format: Format) -> Result<ArrayData> {
+    Ok(read_unless(format, || false).await?.expect("never stopped"))
+}
+
+/// [`read`], which stops before the read (`Ok(None)`) when `stop()` says so after the open.
+async fn read_unless(format: Format, stop: impl Fn() -> bool) -> Result<Option<ArrayData>> {
     let coordinator = CacheCoordinator::memory(1 << 20);
     let options = OpenOptions {
         path: Some("/field".to_string()),
@@ -176,8 +185,14 @@ pub async fn read(format: Format) -> Result<ArrayData> {
         }
     };
     crate::io::sleep::sleep(Duration::ZERO).await;
+    if stop() {
+        return Ok(None);
+    }
     let selection = Selection::parse("0:16, 0:16").map_err(crate::Error::from)?;
-    array.read(&selection, &ReadOptions::default()).await
+    array
+        .read(&selection, &ReadOptions::default())
+        .await
+        .map(Some)
 }
 
 /// Opens the single-object source `bytes` named `location` as [`super::open_array`] opens
@@ -195,11 +210,13 @@ async fn single(
 }
 
 /// Runs `open` with the warm-up of `format` ([`read`]) beside it, the first time one of
-/// that format is opened in this instance (`format` `None`: `open` alone): `open` is
-/// polled first (so its first request is sent before any warm-up work), the warm-up starts
-/// after a zero-length timer (the host's event loop turns once) and goes on only while
-/// `open` waits; `open`'s result is returned as soon as it is ready, the warm-up dropped
-/// where it stands. Later opens of the format run alone.
+/// that format is opened in this instance (`format` `None`: `open` alone). The warm-up is a
+/// task of its own (`spawn_local`: polled from the event loop, not from inside `open`, whose
+/// poll stack it would deepen), started after a zero-length timer, so that `open` sends its
+/// first request first; it stops at its next step once `open` has completed (an open from
+/// the cache then skips it), since the read that follows compiles what it needs itself.
+/// Later opens of the format run alone.
+#[cfg(target_arch = "wasm32")]
 pub async fn beside<T>(format: Option<Format>, open: impl Future<Output = T>) -> T {
     let Some(format) = format else {
         return open.await;
@@ -207,18 +224,36 @@ pub async fn beside<T>(format: Option<Format>, open: impl Future<Output = T>) ->
     if STARTED.fetch_or(format.bit(), Ordering::Relaxed) & format.bit() != 0 {
         return open.await;
     }
-    let warm = async {
+    let done = std::rc::Rc::new(std::cell::Cell::new(false));
+    let stop = done.clone();
+    wasm_bindgen_futures::spawn_local(async move {
         crate::io::sleep::sleep(Duration::ZERO).await;
+        if stop.get() {
+            return;
+        }
         // A failure only means less was compiled ahead.
-        if read(format).await.is_ok() {
+        if let Ok(Some(_)) = read_unless(format, || stop.get()).await {
             FINISHED.fetch_or(format.bit(), Ordering::Relaxed);
         }
-    };
-    let (open, warm) = (std::pin::pin!(open), std::pin::pin!(warm));
-    match futures::future::select(open, warm).await {
-        futures::future::Either::Left((value, _)) => value,
-        futures::future::Either::Right(((), open)) => open.await,
-    }
+    });
+    let value = open.await;
+    done.set(true);
+    value
+}
+
+/// Forgets that `format` warmed up in this instance, so that the next `beside` runs its
+/// warm-up again (for tests: a test binary shares one instance).
+#[cfg(target_arch = "wasm32")]
+#[doc(hidden)]
+pub fn forget(format: Format) {
+    STARTED.fetch_and(!format.bit(), Ordering::Relaxed);
+    FINISHED.fetch_and(!format.bit(), Ordering::Relaxed);
+}
+
+/// Whether a warm-up of `format` (`beside`) read its values to the end in this instance.
+#[cfg(target_arch = "wasm32")]
+pub fn finished(format: Format) -> bool {
+    FINISHED.load(Ordering::Relaxed) & format.bit() != 0
 }
 
 #[cfg(test)]
@@ -273,26 +308,5 @@ mod tests {
         );
         assert_eq!(format_of("https://h.test/a/b.bin"), None);
         assert_eq!(format_of("https://h.test/a/b.h5.gz"), None);
-    }
-
-    #[tokio::test(flavor = "current_thread")]
-    async fn beside_returns_the_open_result_while_the_warm_up_runs() {
-        for format in formats() {
-            // An open that waits longer than the warm-up: the warm-up runs to its end
-            // meanwhile, and the open's own value comes back.
-            let slow = async {
-                crate::io::sleep::sleep(Duration::from_millis(200)).await;
-                7
-            };
-            assert_eq!(beside(Some(format), slow).await, 7);
-            assert_ne!(
-                FINISHED.load(Ordering::Relaxed) & format.bit(),
-                0,
-                "{format:?}"
-            );
-            // Later opens of the format run alone.
-            assert_eq!(beside(Some(format), async { 8 }).await, 8);
-        }
-        assert_eq!(beside(None, async { 9 }).await, 9);
     }
 }

@@ -112,13 +112,24 @@ pub(crate) fn string_arg(value: &JsValue, what: &str) -> Result<String, JsValue>
 /// `open` with [`crate::open::warm_up::beside`] for the format `url` names
 /// ([`crate::open::warm_up::format_of`]): the instance's first open of that format compiles
 /// its read path while the first request is in flight. Other opens run `open` alone.
-pub(crate) async fn with_warm_up<T>(url: &str, open: impl std::future::Future<Output = T>) -> T {
+///
+/// `open` is moved to the heap at once, and what is returned is boxed: an open's future is
+/// large, and every async layer holding it by value adds a copy of it to the poll stack of
+/// an unoptimised build (wasm's stack is 1 MiB, and overflowing it corrupts memory).
+pub(crate) fn with_warm_up<'a, T: 'a>(
+    url: &str,
+    open: impl std::future::Future<Output = T> + 'a,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'a>> {
+    let open = Box::pin(open);
     #[cfg(any(feature = "zarr", feature = "hdf5", feature = "b2nd"))]
-    return crate::open::warm_up::beside(crate::open::warm_up::format_of(url), open).await;
+    return Box::pin(crate::open::warm_up::beside(
+        crate::open::warm_up::format_of(url),
+        open,
+    ));
     #[cfg(not(any(feature = "zarr", feature = "hdf5", feature = "b2nd")))]
     {
         let _ = url;
-        open.await
+        open
     }
 }
 

@@ -208,3 +208,28 @@ async fn js_bindings_list_read_and_share() {
         assert!(msg.contains("nodeFsStore"), "{msg}");
     }
 }
+
+/// The warm-up beside an open that waits (src/open/warm_up.rs): it runs to its end as a task
+/// of its own while the open waits, and the open's value comes back.
+#[wasm_bindgen_test]
+async fn warm_up_runs_beside_a_waiting_open() {
+    use chunkwise::open::warm_up::{beside, finished, forget, Format};
+    for format in [Format::Zarr, Format::Hdf5, Format::B2nd] {
+        // Earlier tests of this instance may have opened the format already.
+        forget(format);
+        let slow = async {
+            chunkwise::io::sleep::sleep(std::time::Duration::from_millis(1500)).await;
+            7
+        };
+        assert_eq!(beside(Some(format), slow).await, 7);
+        assert!(finished(format), "{format:?}");
+        // An open that completes before the warm-up's first step stops it there.
+        forget(format);
+        assert_eq!(beside(Some(format), async { 6 }).await, 6);
+        chunkwise::io::sleep::sleep(std::time::Duration::from_millis(100)).await;
+        assert!(!finished(format), "{format:?}");
+        // Later opens of the format run alone.
+        assert_eq!(beside(Some(format), async { 8 }).await, 8);
+    }
+    assert_eq!(beside(None, async { 9 }).await, 9);
+}
