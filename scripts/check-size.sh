@@ -43,9 +43,9 @@ pkg="${1:-$here/pkg}"
 # 1,174,933 -> 1,163,214 (3,358,593 -> 3,305,111 raw), b2nd 475,272 -> 472,117 (1,302,947 ->
 # 1,285,807 raw). The ceilings below are those plus under 0.5%. The warm-up arrays
 # (src/open/warm_up.rs: a tiny Zarr store, HDF5 file and .b2nd embedded, opened and read
-# during the first round trip; 20-45 ms less CPU on a first preview's critical path in
-# headless Chromium), on one machine, one build after the other: full 1,163,299 -> 1,168,011
-# (3,304,920 -> 3,319,461 raw), b2nd 471,869 -> 474,645 (1,285,616 -> 1,291,714 raw). The
+# during the first round trip; 15-40 ms less CPU on a first preview's critical path in
+# headless Chromium), on one machine, one build after the other: full 1,163,299 -> 1,168,455
+# (3,304,920 -> 3,322,902 raw), b2nd 471,869 -> 474,671 (1,285,616 -> 1,291,971 raw). The
 # ceilings below are those plus under 0.5%.
 # feature set, build directory, ceiling and target for the gzipped module (bytes)
 checks=(
