@@ -42,7 +42,8 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === "--pkg") pkg = path.resolve(argv[++i]);
   else if (a === "--chromium") chromium = true;
   else if (a === "-h" || a === "--help") {
-    console.log(fs.readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1).filter((l, i, a) => a.slice(0, i + 1).every((x) => x.startsWith("//"))).join("\n"));
+    const lines = fs.readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1);
+    console.log(lines.slice(0, lines.findIndex((l) => !l.startsWith("//"))).join("\n"));
     process.exit(0);
   } else if (a.startsWith("-")) {
     console.error(`bench-wasm-decode: unknown option ${a}`);
@@ -202,11 +203,12 @@ async function inChromium(rows) {
           return best;
         };
         const into = new Uint8Array(nbytes);
+        const src = new Uint8Array(nbytes).fill(0x5a);
         out.push({
           name,
           mbps: time(() => cw.decodeChunk(chunk).length),
           mbps_into: time(() => cw.decodeChunkInto(chunk, into)),
-          buffer_mbps: ((src) => time(() => newBuffer(src)))(new Uint8Array(nbytes).fill(0x5a)),
+          buffer_mbps: time(() => newBuffer(src)),
         });
       }
       return { out };

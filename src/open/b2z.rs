@@ -20,8 +20,7 @@ pub(crate) const B2Z_SCOPE: &str = "#b2z";
 /// Whether `location` names a `.b2z` archive by its suffix (ignoring a URL's query and
 /// fragment, RFC 3986 section 3.4).
 pub fn looks_like_b2z(location: &str) -> bool {
-    let path = location.split(['?', '#']).next().unwrap_or(location);
-    path.to_ascii_lowercase().ends_with(".b2z")
+    super::name_ends_with(location, ".b2z")
 }
 
 /// Opens the `.b2z` at `location` as a store whose caches `coordinator` owns.

@@ -160,19 +160,20 @@ pub(crate) const B2ND_TAIL_BYTES: u64 = 16 * 1024;
 /// name, without query or fragment, ends in `.b2nd`; else 0, none): the format is known only
 /// once the head answers, so the name is the hint.
 fn b2nd_tail_bytes(location: &str) -> u64 {
-    if !cfg!(feature = "b2nd") {
-        return 0;
-    }
-    let path = location
-        .split(['?', '#'])
-        .next()
-        .unwrap_or_default()
-        .as_bytes();
-    if path.len() >= 5 && path[path.len() - 5..].eq_ignore_ascii_case(b".b2nd") {
+    if cfg!(feature = "b2nd") && name_ends_with(location, ".b2nd") {
         B2ND_TAIL_BYTES
     } else {
         0
     }
+}
+
+/// Whether the name of `location` (its path, without query or fragment) ends in `suffix`,
+/// ASCII case ignored: the one reading of a name's extension, the hint an open takes from a
+/// name before any byte answers (`.b2nd` tail, `.b2z`, the warm-up's format).
+pub(crate) fn name_ends_with(location: &str, suffix: &str) -> bool {
+    let path = location.split(['?', '#']).next().unwrap_or_default();
+    path.len() >= suffix.len()
+        && path.as_bytes()[path.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
 }
 
 /// The first 8 bytes in hex, for the message of a source of no known format.

@@ -27,6 +27,7 @@ use std::future::Future;
 #[cfg(target_arch = "wasm32")]
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
+#[cfg(target_arch = "wasm32")]
 use std::time::Duration;
 
 /// A format with a warm-up array. Each holds the same 16x16 float32 array, values `0.5 * i`
@@ -72,20 +73,18 @@ pub fn format_of(location: &str) -> Option<Format> {
     if super::is_zarr_root(location) {
         return Some(Format::Zarr);
     }
-    let path = location.split(['?', '#']).next().unwrap_or(location);
-    let name = path.to_ascii_lowercase();
     #[cfg(feature = "hdf5")]
     if [".h5", ".hdf5", ".he5", ".nc"]
         .iter()
-        .any(|e| name.ends_with(e))
+        .any(|e| super::name_ends_with(location, e))
     {
         return Some(Format::Hdf5);
     }
     #[cfg(feature = "b2nd")]
-    if name.ends_with(".b2nd") {
+    if super::name_ends_with(location, ".b2nd") {
         return Some(Format::B2nd);
     }
-    let _ = name;
+    let _ = location;
     None
 }
 
@@ -112,29 +111,37 @@ static STARTED: AtomicU8 = AtomicU8::new(0);
 #[cfg(target_arch = "wasm32")]
 static FINISHED: AtomicU8 = AtomicU8::new(0);
 
-/// Opens the warm-up array of `format` and reads it whole, through the same steps as a
-/// remote one (the one opener's format detection and discovery for HDF5 and `.b2nd`, a
-/// [`crate::formats::zarr::ZarrStore`] for Zarr; objects in [`MemorySource`]s, a memory
-/// cache of its own; the one read pipeline). Returns the values read (16x16 `<f4`).
-///
-/// Between the open and the read it lets the host's event loop turn once (a zero-length
-/// timer), so that an answer to the real open that arrived meanwhile is handled first.
+/// Opens the warm-up array of `format` and reads it whole ([`open_array`], then the read).
+/// Returns the values read (16x16 `<f4`).
 ///
 /// # Errors
-/// None expected: the arrays are fixed. An error would be the open's or
+/// None expected: the arrays are fixed. An error would be [`open_array`]'s or
 /// [`RemoteArray::read`]'s.
 pub async fn read(format: Format) -> Result<ArrayData> {
-    Ok(read_unless(format, || false).await?.expect("never stopped"))
+    read_all(&open_array(format).await?).await
 }
 
-/// [`read`], which stops before the read (`Ok(None)`) when `stop()` says so after the open.
-async fn read_unless(format: Format, stop: impl Fn() -> bool) -> Result<Option<ArrayData>> {
+/// The whole of a warm-up array, read through the one read pipeline.
+async fn read_all(array: &RemoteArray) -> Result<ArrayData> {
+    let selection = Selection::parse("0:16, 0:16").map_err(crate::Error::from)?;
+    array.read(&selection, &ReadOptions::default()).await
+}
+
+/// Opens the warm-up array of `format` through the same steps as a remote one (the one
+/// opener's format detection and discovery for HDF5 and `.b2nd`, a
+/// [`crate::formats::zarr::ZarrStore`] for Zarr), its objects in [`MemorySource`]s, with a
+/// memory cache of its own.
+///
+/// # Errors
+/// None expected: the arrays are fixed. An error would be [`RemoteArray::open_with_cache`]'s
+/// or [`RemoteArray::open_zarr_with_cache`]'s.
+pub async fn open_array(format: Format) -> Result<RemoteArray> {
     let coordinator = CacheCoordinator::memory(1 << 20);
     let options = OpenOptions {
         path: Some("/field".to_string()),
         ..Default::default()
     };
-    let array = match format {
+    match format {
         #[cfg(feature = "zarr")]
         Format::Zarr => {
             let base = format!("{BASE}v3.zarr");
@@ -167,12 +174,12 @@ async fn read_unless(format: Format, stop: impl Fn() -> bool) -> Result<Option<A
                 options,
                 coordinator,
             )
-            .await?
+            .await
         }
         #[cfg(feature = "hdf5")]
         Format::Hdf5 => {
             let bytes: &'static [u8] = include_bytes!("warm_up/field.h5");
-            single(&format!("{BASE}field.h5"), bytes, options, coordinator).await?
+            single(&format!("{BASE}field.h5"), bytes, options, coordinator).await
         }
         #[cfg(feature = "b2nd")]
         Format::B2nd => {
@@ -181,18 +188,9 @@ async fn read_unless(format: Format, stop: impl Fn() -> bool) -> Result<Option<A
                 path: None,
                 ..options
             };
-            single(&format!("{BASE}field.b2nd"), bytes, options, coordinator).await?
+            single(&format!("{BASE}field.b2nd"), bytes, options, coordinator).await
         }
-    };
-    crate::io::sleep::sleep(Duration::ZERO).await;
-    if stop() {
-        return Ok(None);
     }
-    let selection = Selection::parse("0:16, 0:16").map_err(crate::Error::from)?;
-    array
-        .read(&selection, &ReadOptions::default())
-        .await
-        .map(Some)
 }
 
 /// Opens the single-object source `bytes` named `location` as [`super::open_array`] opens
@@ -227,12 +225,21 @@ pub async fn beside<T>(format: Option<Format>, open: impl Future<Output = T>) ->
     let done = std::rc::Rc::new(std::cell::Cell::new(false));
     let stop = done.clone();
     wasm_bindgen_futures::spawn_local(async move {
+        // Each step after a turn of the event loop (a zero-length timer), so that an answer
+        // to the real open that arrived meanwhile is handled first. A failure only means
+        // less was compiled ahead.
         crate::io::sleep::sleep(Duration::ZERO).await;
         if stop.get() {
             return;
         }
-        // A failure only means less was compiled ahead.
-        if let Ok(Some(_)) = read_unless(format, || stop.get()).await {
+        let Ok(array) = open_array(format).await else {
+            return;
+        };
+        crate::io::sleep::sleep(Duration::ZERO).await;
+        if stop.get() {
+            return;
+        }
+        if read_all(&array).await.is_ok() {
             FINISHED.fetch_or(format.bit(), Ordering::Relaxed);
         }
     });
