@@ -405,7 +405,8 @@ function printProfile(run) {
     return "js";
   };
   const phases = [["navigation", 0, run.marks.script], ["page script -> imported", run.marks.script, run.marks.imported],
-    ["imported -> ready (init)", run.marks.imported, run.marks.ready], ["ready -> opened", run.marks.ready, run.marks.opened],
+    ["imported -> ready (init)", run.marks.imported, run.marks.ready], ["ready -> first request", run.marks.ready, run.marks.request],
+    ["first request -> opened", run.marks.request, run.marks.opened],
     ["opened -> data (read)", run.marks.opened, run.marks.data], ["data -> drawn", run.marks.data, run.marks.drawn]];
   const kinds = ["wasm", "js", "program", "gc", "idle"];
   console.log(`\nProfile: chunkwise on ${run.format}, one run (CDP sampling profiler, 100 us, main thread); marks (ms since navigation): ${Object.entries(run.marks).sort((a, b) => a[1] - b[1]).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(", ")}`);
@@ -486,7 +487,7 @@ function printTrace(run, names) {
   const main = ev.filter((e) => e.pid === s.pid && e.tid === s.tid);
   const lazy = main.filter((e) => e.name === "wasm.CompileLazy" && e.ph === "X");
   const size = new Map(main.filter((e) => e.name === "wasm.CompileBaseline").map((e) => [e.args.funcIndex, e.args.bodySize]));
-  const order = ["script", "imported", "ready", "opened", "data", "drawn"].filter((k) => markTs[k]);
+  const order = ["script", "imported", "ready", "request", "opened", "data", "drawn"].filter((k) => markTs[k]);
   const at = (ts) => (ts - s.ts) / 1000 + run.marks.script;
   // The thread's CPU time (tdur): a busy machine stretches the wall time (dur) of many events.
   const cpu = (e) => e.tdur ?? e.dur;

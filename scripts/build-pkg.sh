@@ -58,7 +58,7 @@ inputs_hash() {
     # Every file of src and crates: Rust and JS sources, and the objects Rust embeds
     # (include_bytes!, e.g. src/open/warm_up/).
     find src crates -type f | LC_ALL=C sort
-    printf '%s\n' Cargo.toml Cargo.lock LICENSE .cargo/config.toml
+    printf '%s\n' Cargo.toml Cargo.lock LICENSE .cargo/config.toml scripts/env.sh
     find pkg-template -type f | LC_ALL=C sort
     echo scripts/build-pkg.sh
     printf '%s\n' scripts/wasm-tools/prune.mjs scripts/wasm-tools/package-lock.json
@@ -88,6 +88,8 @@ fi
 # The wasm-pack builds (skipped by --assemble-only).
 if [ "$assemble_only" = 0 ]; then
 command -v wasm-pack >/dev/null || { echo "build-pkg: wasm-pack missing: run scripts/setup.sh wasm" >&2; exit 1; }
+rustup "+$CHUNKWISE_PKG_TOOLCHAIN" component list --installed 2>/dev/null | grep -q '^rust-src' ||
+  { echo "build-pkg: toolchain $CHUNKWISE_PKG_TOOLCHAIN with rust-src missing: run scripts/setup.sh wasm" >&2; exit 1; }
 # wasm-pack uses the wasm-bindgen on PATH only when its version equals the lockfile's;
 # with a match, forbid it from installing anything.
 wbv=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock)
@@ -95,13 +97,16 @@ mode=normal
 if wasm-bindgen --version 2>/dev/null | grep -q " $wbv\$"; then mode=no-install; fi
 
 rm -f "$stamp"
+# The modules are built by the pinned nightly of scripts/env.sh, with the standard library
+# rebuilt for size (CHUNKWISE_PKG_RUSTFLAGS, CHUNKWISE_PKG_CARGO_ARGS: see there).
 build() { # target dir [cargo arguments]
   local target=$1 dir=$2
   shift 2
-  echo "build-pkg: wasm-pack --target $target -> pkg/$dir $*"
+  echo "build-pkg: wasm-pack --target $target -> pkg/$dir $* ($CHUNKWISE_PKG_TOOLCHAIN, build-std)"
   rm -rf "${out:?}/$dir"
-  wasm-pack --log-level warn build "$here" --release --mode "$mode" --target "$target" \
-    --out-dir "pkg/$dir" --out-name chunkwise --no-pack --no-gitignore -- "$@"
+  RUSTUP_TOOLCHAIN="$CHUNKWISE_PKG_TOOLCHAIN" RUSTFLAGS="$CHUNKWISE_PKG_RUSTFLAGS" \
+    wasm-pack --log-level warn build "$here" --release --mode "$mode" --target "$target" \
+    --out-dir "pkg/$dir" --out-name chunkwise --no-pack --no-gitignore -- "${CHUNKWISE_PKG_CARGO_ARGS[@]}" "$@"
 }
 # The full module has every default feature of Cargo.toml but `zlib-zstd-encoder`: the package
 # encodes LZ4 only (the payload cache's conversion, src/cache/convert.rs), so the ZLIB and ZSTD

@@ -34,6 +34,14 @@ case "$what" in all|wasm|browser)
     # no --locked: its lockfile pins a crate version the registry here lacks
     cargo install -q wasm-bindgen-cli --version "$wbv"
   fi
+  # The package's toolchain (scripts/env.sh): minimal profile, the standard library's source
+  # for -Z build-std, and the wasm32 target wasm-pack checks for.
+  if ! rustup "+$CHUNKWISE_PKG_TOOLCHAIN" component list --installed 2>/dev/null | grep -q '^rust-src' ||
+    ! rustup "+$CHUNKWISE_PKG_TOOLCHAIN" target list --installed 2>/dev/null | grep -q '^wasm32-unknown-unknown$'; then
+    echo "setup: rustup toolchain install $CHUNKWISE_PKG_TOOLCHAIN (rust-src, wasm32)"
+    rustup -q toolchain install "$CHUNKWISE_PKG_TOOLCHAIN" --profile minimal --component rust-src \
+      --target wasm32-unknown-unknown
+  fi
   command -v wasm-pack >/dev/null || { echo "setup: cargo install wasm-pack"; cargo install -q wasm-pack --locked; }
   # binaryen (npm), which scripts/build-pkg.sh prunes the package's modules with.
   wt="$here/scripts/wasm-tools"

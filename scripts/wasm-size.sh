@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Size of the wasm module per cargo feature set, raw and gzipped (gzip -9), as users download
-# it: a release build (LTO, as the npm package) passed through wasm-bindgen --target web,
+# it: a release build (LTO, the package's toolchain and standard library build of
+# scripts/env.sh, as the npm package) passed through wasm-bindgen --target web,
 # without the name section and pruned (scripts/build-pkg.sh does both to the package's modules).
 # Usage: scripts/wasm-size.sh [FEATURES ...]
 #   FEATURES  comma-separated feature lists built with --no-default-features, or "default"
@@ -21,7 +22,9 @@ rows=()
 for set in "${sets[@]}"; do
   if [ "$set" = default ]; then flags=(); else flags=(--no-default-features --features "$set"); fi
   echo "wasm-size: building features: $set" >&2
-  cargo build -q --release --target wasm32-unknown-unknown --lib "${flags[@]}"
+  # The package's toolchain and standard library build (scripts/env.sh).
+  RUSTUP_TOOLCHAIN="$CHUNKWISE_PKG_TOOLCHAIN" RUSTFLAGS="$CHUNKWISE_PKG_RUSTFLAGS" \
+    cargo build -q --release --target wasm32-unknown-unknown --lib "${CHUNKWISE_PKG_CARGO_ARGS[@]}" "${flags[@]}"
   out="$tmp/$set"
   wasm-bindgen --target web --remove-name-section --out-dir "$out" --out-name chunkwise \
     "$target/wasm32-unknown-unknown/release/chunkwise.wasm"

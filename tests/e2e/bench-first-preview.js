@@ -77,6 +77,8 @@ const pageFetch = window.fetch;
 window.fetch = function (input, init) {
   const rec = { name: String(input && input.url !== undefined ? input.url : input), start: performance.now(), end: null };
   fetches.push(rec);
+  // The first request after the library is ready: the end of its CPU before a request.
+  if (marks.ready !== undefined && marks.request === undefined) mark("request");
   const p = pageFetch.call(this, input, init);
   p.then(() => { rec.end = performance.now(); }, () => { rec.end = performance.now(); });
   return p;
