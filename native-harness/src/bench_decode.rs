@@ -392,13 +392,62 @@ pub fn run(quick: bool) -> Vec<BenchRow> {
     rows
 }
 
+/// Times our decoder and C-Blosc2 on every row's chunk again (as [`run`], `total` decoded
+/// bytes per row and decoder) and keeps the faster measurement of each: the native columns of
+/// a row are then the best over the same span of time as the wasm passes of [`add_wasm`].
+/// Panics if a decoder's output differs from the data compressed.
+fn retime(rows: &mut [BenchRow], total: usize) {
+    let mut dctx = cblosc2::Dctx::new(1);
+    for r in rows.iter_mut() {
+        let data = bench_data(r.data);
+        let mut out = vec![0u8; r.chunk_nbytes];
+        let mut out_c = vec![0u8; r.chunk_nbytes];
+        let chunk = &r.chunk;
+        let (ours, c) = time_pair(
+            total,
+            r.chunk_nbytes,
+            || {
+                decode_chunk_into(chunk, &mut out).expect("our decoder failed");
+            },
+            || {
+                dctx.decompress_into(chunk, &mut out_c)
+                    .expect("C-Blosc2 decompression failed");
+            },
+        );
+        assert!(
+            out == data,
+            "our decoder output differs ({} {})",
+            r.codec,
+            r.filter
+        );
+        assert!(
+            out_c == data,
+            "C-Blosc2 output differs ({} {})",
+            r.codec,
+            r.filter
+        );
+        r.ours_mbps = r.ours_mbps.max(ours);
+        r.c_mbps = r.c_mbps.max(c);
+    }
+}
+
+/// Passes of the wasm measurement in [`add_wasm`], each followed (but the last) by a native
+/// one ([`retime`]). The wasm build runs in another process, so its rounds cannot alternate
+/// with C-Blosc2's as [`time_pair`]'s do; timed in one stretch after the native columns, a
+/// wasm / C ratio compared two moments of a machine whose speed drifts (on a shared 2-core
+/// machine, LZ4 + SHUFFLE float32 wasm / C read 0.33 in one run and 0.72 in the next). Passes
+/// spread both over the same minutes, and every column keeps its fastest measurement.
+const WASM_PASSES: usize = 3;
+
 /// Times the wasm build on the rows' chunks: writes each chunk and its expected output to a
 /// temporary directory and runs `scripts/bench-wasm-decode.mjs` (Node, `repo/pkg/node`) on
-/// them, with as much decoded output per row as [`run`]. Fills `wasm_mbps` and
-/// `wasm_into_mbps`, and with `chromium` also `chromium_mbps` and `chromium_into_mbps` (the
-/// web build in headless Chromium: the script's `--chromium`). Errors (a note for the reader)
-/// when pkg/node or node is missing, or the script fails; the script fails when a decoded
-/// chunk differs from the data compressed.
+/// them in [`WASM_PASSES`] passes, between which the native decoders are timed again
+/// ([`retime`]); each pass decodes a third of what [`run`] decodes per row (at least 16 MiB),
+/// and every column keeps the fastest pass. Fills `wasm_mbps` and `wasm_into_mbps`, and with
+/// `chromium` also `chromium_mbps` and `chromium_into_mbps` (the web build in headless
+/// Chromium: the script's `--chromium`). Errors (a note for the reader) when pkg/node or node
+/// is missing, or the script fails; the script fails when a decoded chunk differs from the
+/// data compressed.
 pub fn add_wasm(
     rows: &mut [BenchRow],
     repo: &Path,
@@ -444,38 +493,49 @@ pub fn add_wasm(
             write("raw", raw)?;
             names.push(format!("{name}.chunk"));
         }
-        let total_mib = if quick { 16 } else { 128 };
-        let out = Command::new("node")
-            .arg(repo.join("scripts/bench-wasm-decode.mjs"))
-            .args(["--json", "--total-mib", &total_mib.to_string(), "--pkg"])
-            .arg(repo.join("pkg/node"))
-            .args(chromium.then_some("--chromium"))
-            .arg(&dir)
-            .output()
-            .map_err(|e| format!("running node: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "bench-wasm-decode.mjs failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        for line in stdout.lines().filter(|l| !l.trim().is_empty()) {
-            let v: serde_json::Value = serde_json::from_str(line)
-                .map_err(|e| format!("bench-wasm-decode.mjs printed {line:?}: {e}"))?;
-            let file = v["file"].as_str().unwrap_or_default();
-            let i = names.iter().position(|n| n == file).ok_or_else(|| {
-                format!("bench-wasm-decode.mjs reported an unknown file {file:?}")
-            })?;
-            if v["nbytes"].as_u64() != Some(rows[i].chunk_nbytes as u64) {
-                return Err(format!("{file}: wasm decoded {} bytes", v["nbytes"]));
+        let total_mib: usize = if quick { 16 } else { 128 };
+        let pass_mib = (total_mib / WASM_PASSES).max(16);
+        for pass in 0..WASM_PASSES {
+            if pass > 0 {
+                retime(rows, total_mib << 20);
             }
-            rows[i].wasm_mbps = v["mbps"].as_f64();
-            rows[i].wasm_into_mbps = v["mbps_into"].as_f64();
-            rows[i].chromium_mbps = v["chromium_mbps"].as_f64();
-            rows[i].chromium_into_mbps = v["chromium_into_mbps"].as_f64();
-            rows[i].wasm_buffer_mbps = v["buffer_mbps"].as_f64();
-            rows[i].chromium_buffer_mbps = v["chromium_buffer_mbps"].as_f64();
+            let out = Command::new("node")
+                .arg(repo.join("scripts/bench-wasm-decode.mjs"))
+                .args(["--json", "--total-mib", &pass_mib.to_string(), "--pkg"])
+                .arg(repo.join("pkg/node"))
+                .args(chromium.then_some("--chromium"))
+                .arg(&dir)
+                .output()
+                .map_err(|e| format!("running node: {e}"))?;
+            if !out.status.success() {
+                return Err(format!(
+                    "bench-wasm-decode.mjs failed: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+            }
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            for line in stdout.lines().filter(|l| !l.trim().is_empty()) {
+                let v: serde_json::Value = serde_json::from_str(line)
+                    .map_err(|e| format!("bench-wasm-decode.mjs printed {line:?}: {e}"))?;
+                let file = v["file"].as_str().unwrap_or_default();
+                let i = names.iter().position(|n| n == file).ok_or_else(|| {
+                    format!("bench-wasm-decode.mjs reported an unknown file {file:?}")
+                })?;
+                if v["nbytes"].as_u64() != Some(rows[i].chunk_nbytes as u64) {
+                    return Err(format!("{file}: wasm decoded {} bytes", v["nbytes"]));
+                }
+                let r = &mut rows[i];
+                let best = |kept: Option<f64>, key: &str| match (kept, v[key].as_f64()) {
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                    (a, b) => a.or(b),
+                };
+                r.wasm_mbps = best(r.wasm_mbps, "mbps");
+                r.wasm_into_mbps = best(r.wasm_into_mbps, "mbps_into");
+                r.chromium_mbps = best(r.chromium_mbps, "chromium_mbps");
+                r.chromium_into_mbps = best(r.chromium_into_mbps, "chromium_into_mbps");
+                r.wasm_buffer_mbps = best(r.wasm_buffer_mbps, "buffer_mbps");
+                r.chromium_buffer_mbps = best(r.chromium_buffer_mbps, "chromium_buffer_mbps");
+            }
         }
         match rows.iter().position(|r| r.wasm_mbps.is_none()) {
             Some(i) => Err(format!("bench-wasm-decode.mjs did not report {}", names[i])),
@@ -628,6 +688,34 @@ mod tests {
             chromium_buffer_mbps: buffer.map(|b| b / 4.0),
             chunk: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_native_pass_keeps_the_faster_measurement_of_each_decoder() {
+        // One LZ4 + SHUFFLE float32 row compressed by C-Blosc2: a kept measurement above any
+        // this machine reaches stays, a zero one is replaced by what the pass measured.
+        let data = bench_data("float32");
+        let p = cblosc2::Params {
+            codec: 1,
+            clevel: 5,
+            typesize: 4,
+            blocksize: 0,
+            splitmode: 4,
+            filters: [0, 0, 0, 0, 0, 1],
+            filters_meta: [0; 6],
+            nthreads: 1,
+        };
+        let mut r = row("lz4", 1e12, None, None);
+        r.c_mbps = 0.0;
+        r.chunk = cblosc2::compress(&p, &data).expect("C-Blosc2 compresses");
+        let mut rows = [r];
+        retime(&mut rows, 4 << 20);
+        assert_eq!(rows[0].ours_mbps, 1e12);
+        assert!(
+            rows[0].c_mbps > 10.0,
+            "C-Blosc2 measured {} MB/s",
+            rows[0].c_mbps
+        );
     }
 
     #[test]

@@ -461,7 +461,8 @@ enum Command {
 #[derive(Subcommand)]
 enum BenchCommand {
     /// Our Blosc2 decoder against C-Blosc2 (single thread) per codec and filter, MB/s; also the
-    /// wasm build in Node (pkg/node) when it is built.
+    /// wasm build in Node (pkg/node) when it is built, in three passes with the native
+    /// decoders timed again between them (each column the fastest).
     Decode {
         /// Less data per row.
         #[arg(long)]
