@@ -502,6 +502,14 @@ impl Plan {
         let mut parts = Vec::with_capacity(ndim);
         for (d, sel) in dims.iter().enumerate() {
             let mut list: Vec<DimPart> = Vec::new();
+            if elements == 0 {
+                // An empty selection touches no chunk: no dimension's list is built. Beside an
+                // empty axis, a long one would otherwise be walked position by position (the
+                // result-size bound above sees 0 bytes): 2^40 positions for `0:0, :` of a
+                // (2, 2^40) array.
+                parts.push(list);
+                continue;
+            }
             for k in 0..sel.count {
                 let pos = sel.position(k);
                 let chunk = pos / grid.chunks[d];

@@ -468,6 +468,41 @@ async fn identical_reads_in_flight_are_made_once() {
     }
 }
 
+/// zarr-python's (2, 2^40) float32 array with no chunk written (tests/fixtures/gen_long_axis.py):
+/// a selection empty on its first axis reads nothing, at once, without walking the 2^40
+/// positions of the other (the planner once listed them one by one and ran out of memory);
+/// a window of the long axis reads the fill value written, 1.5.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_selection_beside_a_long_axis_reads_nothing() {
+    let server = server().await;
+    let arr = open_array(
+        &server.url("zarr/long_axis.zarr"),
+        vec![],
+        OpenOptions::default(),
+    )
+    .await
+    .expect("open");
+    assert_eq!(arr.shape(), &[2, 1u64 << 40]);
+    let empty = arr
+        .read(
+            &Selection::parse("0:0, :").unwrap(),
+            &ReadOptions::default(),
+        )
+        .await
+        .expect("empty read");
+    assert_eq!(empty.shape, vec![0, 1u64 << 40]);
+    assert!(empty.data.is_empty());
+    let window = arr
+        .read(
+            &Selection::parse("1, 1099511627770:").unwrap(),
+            &ReadOptions::default(),
+        )
+        .await
+        .expect("window read");
+    assert_eq!(window.shape, vec![6]);
+    assert_eq!(window.data, 1.5f32.to_le_bytes().repeat(6));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversized_geometry_is_refused_before_allocating() {
     let dir = tempfile::tempdir().unwrap();

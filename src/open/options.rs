@@ -398,10 +398,17 @@ fn invalid(msg: impl Into<String>) -> Error {
     Error::InvalidArgument(msg.into())
 }
 
-/// `timeoutMs`: a positive finite number of milliseconds.
+/// The longest deadline `timeoutMs` gives, in ms: 2^31 - 1 (about 24.8 days), the longest
+/// delay `setTimeout` takes (`io::sleep` clamps to it in wasm). A longer `timeoutMs` waits that
+/// long; `Duration::from_secs_f64` would panic on one past `Duration::MAX` (`1e308`).
+const MAX_TIMEOUT_MS: f64 = i32::MAX as f64;
+
+/// `timeoutMs`: a positive finite number of milliseconds, at most [`MAX_TIMEOUT_MS`] taken.
 fn timeout(v: Option<Loose>) -> Result<Option<Duration>> {
     v.map(|v| match v {
-        Loose::Number(ms) if ms.is_finite() && ms > 0.0 => Ok(Duration::from_secs_f64(ms / 1000.0)),
+        Loose::Number(ms) if ms.is_finite() && ms > 0.0 => {
+            Ok(Duration::from_secs_f64(ms.min(MAX_TIMEOUT_MS) / 1000.0))
+        }
         _ => Err(invalid("timeoutMs must be a positive number")),
     })
     .transpose()
@@ -841,6 +848,18 @@ mod tests {
             Some(Duration::from_millis(250))
         );
         assert_eq!(read(r#"{"onProgress": {}}"#).unwrap(), None);
+        // Past the longest timer delay (and past `Duration::MAX`, which once panicked): the
+        // longest deadline, 2^31 - 1 ms.
+        let longest = Some(Duration::from_millis(i32::MAX as u64));
+        for ms in ["2147483647", "1e10", "1.9e22", "1e308"] {
+            assert_eq!(
+                read(&format!(r#"{{"timeoutMs": {ms}}}"#)).unwrap(),
+                longest,
+                "{ms}"
+            );
+            let r = open(&format!(r#"{{"timeoutMs": {ms}}}"#)).unwrap();
+            assert_eq!(r.timeout, longest, "{ms}");
+        }
         match read(r#"{"timeoutMs": -1}"#) {
             Err(Error::InvalidArgument(m)) => assert_eq!(m, "timeoutMs must be a positive number"),
             other => panic!("{other:?}"),
