@@ -88,8 +88,7 @@ fi
 # The wasm-pack builds (skipped by --assemble-only).
 if [ "$assemble_only" = 0 ]; then
 command -v wasm-pack >/dev/null || { echo "build-pkg: wasm-pack missing: run scripts/setup.sh wasm" >&2; exit 1; }
-{ rustup "+$CHUNKWISE_PKG_TOOLCHAIN" component list --installed 2>/dev/null | grep -q '^rust-src' &&
-  rustup "+$CHUNKWISE_PKG_TOOLCHAIN" target list --installed 2>/dev/null | grep -q '^wasm32-unknown-unknown$'; } ||
+chunkwise_pkg_toolchain_ready ||
   { echo "build-pkg: toolchain $CHUNKWISE_PKG_TOOLCHAIN with rust-src and wasm32 missing: run scripts/setup.sh wasm" >&2; exit 1; }
 # wasm-pack uses the wasm-bindgen on PATH only when its version equals the lockfile's;
 # with a match, forbid it from installing anything.

@@ -18,3 +18,8 @@ export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
 export CHUNKWISE_PKG_TOOLCHAIN="${CHUNKWISE_PKG_TOOLCHAIN:-nightly-2026-05-20}"
 CHUNKWISE_PKG_RUSTFLAGS="-C target-feature=+simd128 -Zunstable-options -Cpanic=immediate-abort"
 CHUNKWISE_PKG_CARGO_ARGS=(-Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size)
+# True when the package's toolchain has what the build needs (rust-src, the wasm32 target).
+chunkwise_pkg_toolchain_ready() {
+  rustup "+$CHUNKWISE_PKG_TOOLCHAIN" component list --installed 2>/dev/null | grep -q '^rust-src' &&
+    rustup "+$CHUNKWISE_PKG_TOOLCHAIN" target list --installed 2>/dev/null | grep -q '^wasm32-unknown-unknown$'
+}

@@ -36,8 +36,7 @@ case "$what" in all|wasm|browser)
   fi
   # The package's toolchain (scripts/env.sh): minimal profile, the standard library's source
   # for -Z build-std, and the wasm32 target wasm-pack checks for.
-  if ! rustup "+$CHUNKWISE_PKG_TOOLCHAIN" component list --installed 2>/dev/null | grep -q '^rust-src' ||
-    ! rustup "+$CHUNKWISE_PKG_TOOLCHAIN" target list --installed 2>/dev/null | grep -q '^wasm32-unknown-unknown$'; then
+  if ! chunkwise_pkg_toolchain_ready; then
     echo "setup: rustup toolchain install $CHUNKWISE_PKG_TOOLCHAIN (rust-src, wasm32)"
     rustup -q toolchain install "$CHUNKWISE_PKG_TOOLCHAIN" --profile minimal --component rust-src \
       --target wasm32-unknown-unknown

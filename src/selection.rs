@@ -502,15 +502,11 @@ impl Plan {
         let mut parts = Vec::with_capacity(ndim);
         for (d, sel) in dims.iter().enumerate() {
             let mut list: Vec<DimPart> = Vec::new();
-            if elements == 0 {
-                // An empty selection touches no chunk: no dimension's list is built. Beside an
-                // empty axis, a long one would otherwise be walked position by position (the
-                // result-size bound above sees 0 bytes): 2^40 positions for `0:0, :` of a
-                // (2, 2^40) array.
-                parts.push(list);
-                continue;
-            }
-            for k in 0..sel.count {
+            // An empty selection touches no chunk, so no axis is walked: beside an empty axis a
+            // long one would be, position by position (the result-size bound above sees 0
+            // bytes): 2^40 positions for `0:0, :` of a (2, 2^40) array.
+            let walked = if elements == 0 { 0 } else { sel.count };
+            for k in 0..walked {
                 let pos = sel.position(k);
                 let chunk = pos / grid.chunks[d];
                 let within = pos % grid.chunks[d];

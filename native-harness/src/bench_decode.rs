@@ -353,24 +353,7 @@ pub fn run(quick: bool) -> Vec<BenchRow> {
             let chunk = compress(&p, data).unwrap_or_else(|e| {
                 panic!("C-Blosc2 compression failed ({codec} {filter} {data_name}): {e}")
             });
-            let mut out = vec![0u8; data.len()];
-            let mut out_c = vec![0u8; data.len()];
-            let (ours, c) = time_pair(
-                total,
-                data.len(),
-                || {
-                    decode_chunk_into(&chunk, &mut out).expect("our decoder failed");
-                },
-                || {
-                    dctx.decompress_into(&chunk, &mut out_c)
-                        .expect("C-Blosc2 decompression failed");
-                },
-            );
-            assert!(
-                out == *data,
-                "our decoder output differs ({codec} {filter})"
-            );
-            assert!(out_c == *data, "C-Blosc2 output differs ({codec} {filter})");
+            let (ours, c) = time_decoders(&chunk, data, total, &mut dctx, codec, filter);
             rows.push(BenchRow {
                 codec,
                 filter,
@@ -392,6 +375,35 @@ pub fn run(quick: bool) -> Vec<BenchRow> {
     rows
 }
 
+/// MB/s of our decoder and of C-Blosc2 (`dctx`) decoding `chunk`, which holds `data`
+/// compressed, `total` decoded bytes each ([`time_pair`]). Panics if either output differs
+/// from `data` (a benchmark of wrong output is void); `codec` and `filter` name the row.
+fn time_decoders(
+    chunk: &[u8],
+    data: &[u8],
+    total: usize,
+    dctx: &mut cblosc2::Dctx,
+    codec: &str,
+    filter: &str,
+) -> (f64, f64) {
+    let mut out = vec![0u8; data.len()];
+    let mut out_c = vec![0u8; data.len()];
+    let pair = time_pair(
+        total,
+        data.len(),
+        || {
+            decode_chunk_into(chunk, &mut out).expect("our decoder failed");
+        },
+        || {
+            dctx.decompress_into(chunk, &mut out_c)
+                .expect("C-Blosc2 decompression failed");
+        },
+    );
+    assert!(out == data, "our decoder output differs ({codec} {filter})");
+    assert!(out_c == data, "C-Blosc2 output differs ({codec} {filter})");
+    pair
+}
+
 /// Times our decoder and C-Blosc2 on every row's chunk again (as [`run`], `total` decoded
 /// bytes per row and decoder) and keeps the faster measurement of each: the native columns of
 /// a row are then the best over the same span of time as the wasm passes of [`add_wasm`].
@@ -400,32 +412,7 @@ fn retime(rows: &mut [BenchRow], total: usize) {
     let mut dctx = cblosc2::Dctx::new(1);
     for r in rows.iter_mut() {
         let data = bench_data(r.data);
-        let mut out = vec![0u8; r.chunk_nbytes];
-        let mut out_c = vec![0u8; r.chunk_nbytes];
-        let chunk = &r.chunk;
-        let (ours, c) = time_pair(
-            total,
-            r.chunk_nbytes,
-            || {
-                decode_chunk_into(chunk, &mut out).expect("our decoder failed");
-            },
-            || {
-                dctx.decompress_into(chunk, &mut out_c)
-                    .expect("C-Blosc2 decompression failed");
-            },
-        );
-        assert!(
-            out == data,
-            "our decoder output differs ({} {})",
-            r.codec,
-            r.filter
-        );
-        assert!(
-            out_c == data,
-            "C-Blosc2 output differs ({} {})",
-            r.codec,
-            r.filter
-        );
+        let (ours, c) = time_decoders(&r.chunk, &data, total, &mut dctx, r.codec, r.filter);
         r.ours_mbps = r.ours_mbps.max(ours);
         r.c_mbps = r.c_mbps.max(c);
     }

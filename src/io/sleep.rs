@@ -6,6 +6,11 @@
 
 use std::time::Duration;
 
+/// The longest delay [`sleep`] waits in wasm, in ms: 2^31 - 1 (about 24.8 days), the largest
+/// delay `setTimeout` takes (a longer one fires at once). Deadlines are capped to it
+/// (`open::options`, `timeoutMs`), so they mean the same natively and in wasm.
+pub const MAX_DELAY_MS: u64 = i32::MAX as u64;
+
 /// Waits for `duration`.
 ///
 /// Natively this is `tokio::time::sleep`, so it must run inside a tokio runtime with the time
@@ -29,7 +34,7 @@ pub async fn sleep(duration: Duration) {
         return;
     };
     // setTimeout takes a 32-bit signed delay in ms; longer delays fire at once, so clamp.
-    let ms = duration.as_millis().min(i32::MAX as u128) as f64;
+    let ms = duration.as_millis().min(MAX_DELAY_MS as u128) as f64;
     let mut id = wasm_bindgen::JsValue::UNDEFINED;
     let promise = js_sys::Promise::new(&mut |resolve, _reject| {
         id = set_timeout

@@ -398,16 +398,14 @@ fn invalid(msg: impl Into<String>) -> Error {
     Error::InvalidArgument(msg.into())
 }
 
-/// The longest deadline `timeoutMs` gives, in ms: 2^31 - 1 (about 24.8 days), the longest
-/// delay `setTimeout` takes (`io::sleep` clamps to it in wasm). A longer `timeoutMs` waits that
-/// long; `Duration::from_secs_f64` would panic on one past `Duration::MAX` (`1e308`).
-const MAX_TIMEOUT_MS: f64 = i32::MAX as f64;
-
-/// `timeoutMs`: a positive finite number of milliseconds, at most [`MAX_TIMEOUT_MS`] taken.
+/// `timeoutMs`: a positive finite number of milliseconds, capped to the longest timer delay
+/// ([`crate::io::sleep::MAX_DELAY_MS`], about 24.8 days): a longer one waits that long, where
+/// `Duration::from_secs_f64` would panic on one past `Duration::MAX` (`1e308`).
 fn timeout(v: Option<Loose>) -> Result<Option<Duration>> {
+    let longest = crate::io::sleep::MAX_DELAY_MS as f64;
     v.map(|v| match v {
         Loose::Number(ms) if ms.is_finite() && ms > 0.0 => {
-            Ok(Duration::from_secs_f64(ms.min(MAX_TIMEOUT_MS) / 1000.0))
+            Ok(Duration::from_secs_f64(ms.min(longest) / 1000.0))
         }
         _ => Err(invalid("timeoutMs must be a positive number")),
     })
