@@ -133,6 +133,51 @@ export type StoreOptions = Omit<OpenOptions, "path">;
 /// callback) rather than deserialise.
 pub const JS_OBJECT_FIELDS: &[&str] = &["signal", "onProgress", "cacheStore"];
 
+/// The field names serde's derive gives struct `T` (what its `Deserialize` passes to
+/// `deserialize_struct`), in declaration order and renamed as the input spells them; skipped
+/// fields are not among them. Learnt without any input: a deserialiser that only records
+/// the names and stops. The bindings read exactly these names of a JS options object
+/// (`src/wasm/options.rs`). Empty for a type that is no struct.
+pub fn struct_fields<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
+    struct Names(std::cell::Cell<&'static [&'static str]>);
+    #[derive(Debug)]
+    struct Stop;
+    impl std::fmt::Display for Stop {
+        fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("stop")
+        }
+    }
+    impl std::error::Error for Stop {}
+    impl serde::de::Error for Stop {
+        fn custom<M: std::fmt::Display>(_: M) -> Self {
+            Stop
+        }
+    }
+    impl<'de> Deserializer<'de> for &Names {
+        type Error = Stop;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> std::result::Result<V::Value, Stop> {
+            Err(Stop)
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> std::result::Result<V::Value, Stop> {
+            self.0.set(fields);
+            Err(Stop)
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+            bytes byte_buf option unit unit_struct newtype_struct seq tuple
+            tuple_struct map enum identifier ignored_any
+        }
+    }
+    let names = Names(std::cell::Cell::new(&[]));
+    let _ = T::deserialize(&names);
+    names.0.get()
+}
+
 /// Any JS (or JSON) value, kept for the checks of [`OpenOptionsInput::resolve`], which give
 /// each option its own message whatever was passed.
 #[derive(Debug, Clone, PartialEq)]
@@ -641,45 +686,8 @@ mod tests {
         }
     }
 
-    /// Field names a `Deserialize` struct asks for (what `deserialize_struct` is given).
     fn serde_fields<T: for<'de> Deserialize<'de>>() -> Vec<String> {
-        struct Names(std::cell::RefCell<Vec<String>>);
-        #[derive(Debug)]
-        struct Stop;
-        impl std::fmt::Display for Stop {
-            fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("stop")
-            }
-        }
-        impl std::error::Error for Stop {}
-        impl serde::de::Error for Stop {
-            fn custom<M: std::fmt::Display>(_: M) -> Self {
-                Stop
-            }
-        }
-        impl<'de> Deserializer<'de> for &Names {
-            type Error = Stop;
-            fn deserialize_any<V: Visitor<'de>>(self, _: V) -> std::result::Result<V::Value, Stop> {
-                Err(Stop)
-            }
-            fn deserialize_struct<V: Visitor<'de>>(
-                self,
-                _: &'static str,
-                fields: &'static [&'static str],
-                _: V,
-            ) -> std::result::Result<V::Value, Stop> {
-                *self.0.borrow_mut() = fields.iter().map(|f| f.to_string()).collect();
-                Err(Stop)
-            }
-            serde::forward_to_deserialize_any! {
-                bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-                bytes byte_buf option unit unit_struct newtype_struct seq tuple
-                tuple_struct map enum identifier ignored_any
-            }
-        }
-        let names = Names(Default::default());
-        let _ = T::deserialize(&names);
-        let mut v = names.0.into_inner();
+        let mut v: Vec<String> = struct_fields::<T>().iter().map(|f| f.to_string()).collect();
         v.sort();
         v
     }

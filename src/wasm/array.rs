@@ -192,8 +192,9 @@ pub(crate) async fn open_coordinator(
     }
 }
 
-/// The `timeoutMs` of `RemoteArray.read`'s options ([`crate::open::options::ReadOptionsInput`]).
-fn read_timeout(options: &JsValue) -> Result<Option<std::time::Duration>, JsValue> {
+/// The `timeoutMs` of a read's options ([`crate::open::options::ReadOptionsInput`]):
+/// `RemoteArray.read` and `RemoteTable.readRows`, on their [`super::options::read`] copy.
+pub(crate) fn read_timeout(options: &JsValue) -> Result<Option<std::time::Duration>, JsValue> {
     use crate::open::options::ReadOptionsInput;
     if options.is_undefined() || options.is_null() {
         return Ok(None);
@@ -281,6 +282,7 @@ impl RemoteArray {
         #[wasm_bindgen(unchecked_optional_param_type = "OpenOptions")] options: JsValue,
     ) -> Result<RemoteArray, JsValue> {
         let url = super::url_arg(&url)?;
+        let options = super::options::open(&options)?;
         let req = parse_open_options(&options)?;
         super::caterva2::check_host_credentials(&url, req.options.credentials.as_ref())?;
         let signal: Option<web_sys::AbortSignal> =
@@ -690,6 +692,7 @@ impl RemoteArray {
 
     fn job(&self, what: ReadWhat, options: &JsValue) -> Result<ReadJob, JsValue> {
         let inner = self.inner()?;
+        let options = &super::options::read(options, &[])?;
         let limit = read_timeout(options)?;
         Ok(ReadJob {
             inner,

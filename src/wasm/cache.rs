@@ -389,6 +389,8 @@ pub(crate) async fn disk_coordinator(
 /// The cache named by `clearCache`/`cacheUsage` options: `{ cacheName, cacheBackend,
 /// cacheStore }` (defaults: "chunkwise", IndexedDB).
 async fn named_cache(options: &JsValue) -> Result<CacheCoordinator, JsValue> {
+    let options =
+        &super::options::snapshot(options, &["cacheName", "cacheBackend"], &["cacheStore"])?;
     let get = |n: &str| super::array::get_opt(options, n);
     let name = match get("cacheName") {
         None => DEFAULT_CACHE_NAME.to_string(),

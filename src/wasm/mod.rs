@@ -23,6 +23,7 @@ pub mod cache;
 mod caterva2;
 #[cfg(feature = "chunk-trace")]
 mod chunk_trace;
+mod options;
 #[cfg(feature = "partition")]
 pub mod partition;
 #[cfg(feature = "png")]

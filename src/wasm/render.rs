@@ -59,6 +59,7 @@ fn number_opt(options: &JsValue, name: &str) -> Result<Option<f64>, JsValue> {
 }
 
 fn render_options(options: &JsValue) -> Result<RenderOptions, JsValue> {
+    let options = &super::options::snapshot(options, &["cmap", "vmin", "vmax", "maxPixels"], &[])?;
     let mut o = RenderOptions::default();
     if let Some(c) = super::array::get_opt(options, "cmap") {
         let name = super::string_arg(&c, "renderPng: cmap")?;

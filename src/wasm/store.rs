@@ -92,7 +92,10 @@ export interface ChunkwiseReference {
 
 /// The `withPayload` option of an export (default false).
 fn with_payload(options: &JsValue) -> Result<bool, JsValue> {
-    match get_opt(options, "withPayload") {
+    match get_opt(
+        &super::options::snapshot(options, &["withPayload"], &[])?,
+        "withPayload",
+    ) {
         None => Ok(false),
         Some(v) => v
             .as_bool()
@@ -155,6 +158,7 @@ impl RemoteStore {
             Some(r) => r.url.clone(),
             None => super::url_arg(&url)?,
         };
+        let options = super::options::open(&options)?;
         let req = parse_open_options(&options)?;
         super::caterva2::check_host_credentials(&url, req.options.credentials.as_ref())?;
         let signal: Option<web_sys::AbortSignal> =

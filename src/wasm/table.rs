@@ -1,8 +1,8 @@
 //! `RemoteTable` for JavaScript: rows of a table ([`crate::table::RemoteTable`]) read column
 //! by column, each column a typed array (numbers) or an Array of strings.
 
+use super::arg_error;
 use super::array::{cancellable, get_opt, parse_open_options, value_js};
-use super::{arg_error, js_error};
 use crate::array::{CancelFlag, ReadOptions};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -114,6 +114,7 @@ impl RemoteTable {
         #[wasm_bindgen(unchecked_optional_param_type = "OpenOptions")] options: JsValue,
     ) -> Result<RemoteTable, JsValue> {
         let url = super::url_arg(&url)?;
+        let options = super::options::open(&options)?;
         let mut req = parse_open_options(&options)?;
         let path = req.options.path.take();
         let signal: Option<web_sys::AbortSignal> =
@@ -184,6 +185,7 @@ impl RemoteTable {
             let n = self.nrows as u64;
             let start = bound(&start, 0, n, "start")?;
             let stop = bound(&stop, n, n, "stop")?;
+            let options = super::options::read(&options, &["columns"])?;
             let columns = match get_opt(&options, "columns") {
                 None => None,
                 Some(c) => Some(
@@ -198,7 +200,7 @@ impl RemoteTable {
                         .collect::<Result<Vec<String>, JsValue>>()?,
                 ),
             };
-            let limit = read_timeout(&options)?;
+            let limit = super::array::read_timeout(&options)?;
             let signal: Option<web_sys::AbortSignal> =
                 get_opt(&options, "signal").map(|s| s.unchecked_into());
             let on_progress: Option<js_sys::Function> =
@@ -235,18 +237,4 @@ impl RemoteTable {
     pub fn close(&mut self) {
         self.inner.take();
     }
-}
-
-/// The `timeoutMs` of `readRows`'s options ([`crate::open::options::ReadOptionsInput`]).
-fn read_timeout(options: &JsValue) -> Result<Option<std::time::Duration>, JsValue> {
-    use crate::open::options::ReadOptionsInput;
-    if options.is_undefined() || options.is_null() {
-        return Ok(None);
-    }
-    // `columns` is this method's own field: the rest are `ReadOptions`'.
-    let rest = js_sys::Object::assign(&js_sys::Object::new(), options.unchecked_ref());
-    let _ = js_sys::Reflect::delete_property(&rest, &"columns".into());
-    ReadOptionsInput::from_deserializer(serde_wasm_bindgen::Deserializer::from(JsValue::from(rest)))
-        .and_then(ReadOptionsInput::timeout)
-        .map_err(|e| js_error(&e))
 }

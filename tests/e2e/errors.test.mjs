@@ -105,6 +105,57 @@ describe("ChunkwiseError", () => {
       "its own class, not the full build's");
   });
 
+  test("options whose reading throws fail the call with INVALID_ARGUMENT, and the module still reads", async () => {
+    // A throwing getter, a Proxy whose trap throws, a cyclic or a huge value: each call
+    // settles (within 5 s here: before the options were read once in JS, an open's promise
+    // never settled and the exception escaped uncaught), and later calls read the values.
+    const cw = require(path.join(pkgDir, "node/chunkwise.js"));
+    const f = blosc2.nd3_u2;
+    const url = `${server.url}blosc2/${f.file}`;
+    const e = readNpy(path.join(fixtures, "blosc2", f.npy));
+    const throwing = (name) => Object.defineProperty({}, name, { enumerable: true, get() { throw new Error(`getter ${name}`); } });
+    const trap = new Proxy({}, { get() { throw new Error("trap"); } });
+    const cyclic = {};
+    cyclic.self = cyclic;
+    const settles = (p, what) => Promise.race([p, new Promise((_, reject) =>
+      setTimeout(() => reject(new Error(`${what}: not settled after 5 s`)), 5000).unref())]);
+    const arr = await cw.RemoteArray.open(url);
+    const store = await cw.RemoteStore.open(`${server.url}hdf5/groups.h5`);
+    const cases = [
+      ["open: a getter", () => cw.RemoteArray.open(url, throwing("coalesceGap")), "getter coalesceGap"],
+      ["open: a getter inside headers", () => cw.RemoteArray.open(url, { headers: throwing("x-a") }), "getter x-a"],
+      ["open: a Proxy", () => cw.RemoteArray.open(url, trap), "trap"],
+      ["open: a getter of signal", () => cw.RemoteArray.open(url, throwing("signal")), "getter signal"],
+      ["open: cyclic headers", () => cw.RemoteArray.open(url, { headers: cyclic }), "nests deeper than 16 levels"],
+      ["open: a huge credentials array", () => cw.RemoteArray.open(url, { credentials: new Array(2 ** 32 - 1) }), "more than 65536 items"],
+      ["RemoteStore.open: a getter", () => cw.RemoteStore.open(`${server.url}hdf5/groups.h5`, throwing("timeoutMs")), "getter timeoutMs"],
+      ["read: a getter", () => arr.read("0, 0, 0", throwing("timeoutMs")), "getter timeoutMs"],
+      ["read: a getter of onProgress", () => arr.read("0, 0, 0", throwing("onProgress")), "getter onProgress"],
+      ["getChunk: a Proxy", () => arr.getChunk([0, 0, 0], trap), "trap"],
+      ["exportReference: a getter", () => store.exportReference(throwing("withPayload")), "getter withPayload"],
+      ["clearCache: a getter", () => cw.clearCache(throwing("cacheName")), "getter cacheName"],
+      ["renderPng: a getter", () => cw.renderPng(new Float32Array(4), [2, 2], throwing("cmap")), "getter cmap"],
+    ];
+    for (const [what, call, message] of cases) {
+      const err = await failsWith(cw, settles(Promise.resolve().then(call), what), "INVALID_ARGUMENT", what);
+      assert.match(err.message, /^options could not be read: /, what);
+      assert.ok(err.message.includes(message), `${what}: ${err.message}`);
+    }
+    const long = Object.defineProperty({}, "cache", { get() { throw new Error("y".repeat(1 << 20)); } });
+    const err = await failsWith(cw, cw.RemoteArray.open(url, long), "INVALID_ARGUMENT", "a getter throwing 1 MiB");
+    assert.ok(err.message.length < 300, `the thrown message is cut (${err.message.length} characters)`);
+    // The same values as before, through the same module instance.
+    const { shape, data } = await arr.read("1, 2:4, ::5", { timeoutMs: 10000 });
+    assert.deepEqual(shape, [2, 3]);
+    assert.deepEqual(Array.from(data), [2, 3].flatMap((j) => [0, 5, 10].map((k) => e.at(1, j, k))));
+    const again = await cw.RemoteArray.open(url, { headers: { "x-a": "1" }, cache: "none" });
+    assert.deepEqual(Array.from((await again.read("1, 2:4, ::5")).data), Array.from(data));
+    assert.deepEqual((await store.get("/time")).shape, [100]);
+    again.close();
+    arr.close();
+    store.close();
+  });
+
   test("the web build exports the class its errors use", async () => {
     const web = await import(pathToFileURL(path.join(pkgDir, "web/chunkwise.js")).href);
     web.initSync({ module: fs.readFileSync(path.join(pkgDir, "web/chunkwise_bg.wasm")) });

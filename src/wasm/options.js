@@ -1,0 +1,56 @@
+// The options object of a call, read once inside one `try` (the binding imports this with
+// `catch`). Everything the bindings read of the options is then read from the copy, where
+// no getter, Proxy trap or cycle runs: a JS exception thrown while Rust code reads the
+// caller's object itself (serde-wasm-bindgen reads `obj[key]` and `Object.entries(obj)`)
+// would unwind through the module's frames, leaving an open's promise that never settles.
+
+// Nesting past this depth is refused (a cyclic object would otherwise recurse without end).
+const MAX_DEPTH = 16;
+// An array past this length is refused (`{ length: 2 ** 32 - 1 }`-sized sparse arrays
+// would otherwise be walked index by index). Options hold short lists: headers, columns.
+const MAX_ITEMS = 65536;
+
+/**
+ * A plain copy of `options`: each name of `fields` read once and copied as data (a plain
+ * object as its own enumerable entries, an array by index, a Map as a Map of copies; a typed
+ * array, an ArrayBuffer and a function as they are; any other iterable, which no option
+ * takes, as a symbol), each name of `references` kept as it is (an AbortSignal, a callback,
+ * a cache store). `options` that is not an object (undefined, null, a string) is returned
+ * as it is. Throws what a getter or a trap threw, or a TypeError for nesting deeper than
+ * 16 levels or an array of more than 65536 items.
+ */
+export function snapshotOptions(options, fields, references) {
+  if (options === null || typeof options !== "object") return options;
+  const copy = {};
+  for (const key of fields) {
+    const v = options[key];
+    if (v !== undefined) copy[key] = plain(v, 1, key);
+  }
+  for (const key of references) {
+    const v = options[key];
+    if (v !== undefined) copy[key] = v;
+  }
+  return copy;
+}
+
+function plain(v, depth, path) {
+  if (v === null || typeof v !== "object") return v;
+  if (depth > MAX_DEPTH) throw new TypeError(`${path} nests deeper than ${MAX_DEPTH} levels`);
+  if (Array.isArray(v)) {
+    const n = v.length;
+    if (n > MAX_ITEMS) throw new TypeError(`${path} has more than ${MAX_ITEMS} items`);
+    const a = new Array(n);
+    for (let i = 0; i < n; i++) a[i] = plain(v[i], depth + 1, path);
+    return a;
+  }
+  if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return v;
+  if (v instanceof Map) {
+    const m = new Map();
+    for (const [k, x] of v) m.set(k, plain(x, depth + 1, path));
+    return m;
+  }
+  if (Symbol.iterator in v) return Symbol("an iterable");
+  const o = {};
+  for (const [k, x] of Object.entries(v)) o[k] = plain(x, depth + 1, path);
+  return o;
+}
