@@ -99,6 +99,17 @@ impl Error {
 /// Result with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The first 64 characters of a caller's string, for a message that repeats a value it
+/// refuses (an unknown option name): a megabyte option is not echoed whole.
+pub fn excerpt(s: &str) -> String {
+    const SHOWN: usize = 64;
+    let mut cut: String = s.chars().take(SHOWN).collect();
+    if cut.len() < s.len() {
+        cut.push_str("...");
+    }
+    cut
+}
+
 /// Writes [`ERROR_CODES`] and [`ERROR_CODES_TS`] from one list, so the two cannot drift.
 macro_rules! error_codes {
     ($first:literal $(, $rest:literal)* $(,)?) => {

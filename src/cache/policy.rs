@@ -28,8 +28,9 @@ impl std::str::FromStr for CachePolicy {
             "memory" => Ok(CachePolicy::Memory),
             "disk" => Ok(CachePolicy::Disk),
             "none" => Ok(CachePolicy::None),
-            other => Err(format!(
-                "unknown cache policy {other:?} (expected memory, disk or none)"
+            _ => Err(format!(
+                "unknown cache policy {:?} (expected memory, disk or none)",
+                crate::error::excerpt(s)
             )),
         }
     }

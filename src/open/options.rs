@@ -529,7 +529,8 @@ impl OpenOptionsInput {
                 "opfs" => Some(DiskBackend::Opfs),
                 _ => {
                     return Err(invalid(format!(
-                        "unknown cacheBackend {s:?} (expected indexeddb or opfs)"
+                        "unknown cacheBackend {:?} (expected indexeddb or opfs)",
+                        crate::error::excerpt(&s)
                     )))
                 }
             },
@@ -563,7 +564,7 @@ impl OpenOptionsInput {
                 return Err(invalid(format!(
                     "unknown source {:?} (expected \"caterva2\", or no source to detect the \
                      format)",
-                    s.chars().take(64).collect::<String>()
+                    crate::error::excerpt(&s)
                 )))
             }
             Some(_) => return Err(invalid("source must be a string")),
@@ -771,6 +772,15 @@ mod tests {
             refused(r#"{"cache": "tape"}"#),
             "unknown cache policy \"tape\" (expected memory, disk or none)"
         );
+        // A refused value is repeated up to 64 characters, not whole.
+        for field in ["cache", "cacheBackend", "source"] {
+            let m = refused(&format!(r#"{{"{field}": "{}"}}"#, "é".repeat(1 << 20)));
+            assert!(
+                m.contains(&format!("\"{}...\"", "é".repeat(64))),
+                "{field}: {m:.200}"
+            );
+            assert!(m.len() < 300, "{field}: {} bytes", m.len());
+        }
         assert_eq!(
             open(r#"{"cache": "NONE"}"#).unwrap().options.cache,
             CachePolicy::None
