@@ -88,6 +88,13 @@ describe("table.b2z (a CTable with deleted rows) in Node", () => {
     const note = table.columns.find((c) => c.name === "note");
     assert.ok(note && note.error && note.error.includes(".b2b"), JSON.stringify(note));
     await assert.rejects(table.readRows(0, 3, { columns: ["note"] }), (e) => e.code === "UNSUPPORTED");
+    // Options whose reading throws fail the call (errors.test.mjs has the other calls).
+    const throwing = (name) => Object.defineProperty({}, name, { enumerable: true, get() { throw new Error(`getter ${name}`); } });
+    const refused = (e) => e.code === "INVALID_ARGUMENT" && e.message.startsWith("options could not be read: ");
+    await assert.rejects(table.readRows(0, 3, throwing("columns")), refused);
+    await assert.rejects(table.readRows(0, 3, { columns: new Proxy([], { get() { throw new Error("trap"); } }) }), refused);
+    await assert.rejects(cw.RemoteTable.open(`${server.url}table.b2z`, throwing("path")), refused);
+    assert.deepEqual(plain((await table.readRows(0, table.nrows, { columns: ["id"] })).id), tableNpy("id").values);
   });
 });
 
