@@ -181,6 +181,21 @@ for t in web b2nd; do
   e=$web_err; [ "$t" = b2nd ] && e=$b2nd_err
   printf '\n// The class of every error this module throws (src/wasm/error.js).\nexport { ChunkwiseError } from "./%s";\n' "$e" >> "$out/$t/chunkwise.js"
 done
+# free() as close() on the three handle classes, in every glue file (web, bundler, b2nd, node): the
+# generated free() drops the Rust object at once, after which every call (close() included)
+# threw wasm-bindgen's bare "null pointer passed to rust" Error. Now a call after free()
+# throws the ChunkwiseError of a closed handle; the emptied object (a few bytes) is dropped
+# when collected, as a handle dropped without either.
+free_is_close='
+// free() is close(): later calls throw the ChunkwiseError of a closed handle (scripts/build-pkg.sh).
+for (const C of [RemoteArray, RemoteStore, RemoteTable]) {
+  C.prototype.free = function free() { this.close(); };
+  if (Symbol.dispose) C.prototype[Symbol.dispose] = C.prototype.free;
+}'
+for f in "$out/web/chunkwise.js" "$out/web/chunkwise_bg.js" "$out/b2nd/chunkwise.js" "$out/node/chunkwise.js"; do
+  grep -q '^    free() {$' "$f" || { echo "build-pkg: no free() in $f (wasm-bindgen changed?)" >&2; exit 1; }
+  printf '%s\n' "$free_is_close" >> "$f"
+done
 # SIMD128 (.cargo/config.toml): the module needs it, and no baseline module is built. An
 # engine without it would fail to compile the module with a bare CompileError; init and
 # initSync of the web builds first validate a 31-byte SIMD module (i8x16.splat, i8x16.popcnt:

@@ -205,6 +205,7 @@ pub(crate) fn read_timeout(options: &JsValue) -> Result<Option<std::time::Durati
 }
 
 fn selection_from_js(sel: &JsValue) -> Result<Selection, JsValue> {
+    let sel = &super::options::list(sel, "the selection")?;
     if sel.is_undefined() || sel.is_null() {
         return Ok(Selection::all());
     }
@@ -285,8 +286,7 @@ impl RemoteArray {
         let options = super::options::open(&options)?;
         let req = parse_open_options(&options)?;
         super::caterva2::check_host_credentials(&url, req.options.credentials.as_ref())?;
-        let signal: Option<web_sys::AbortSignal> =
-            get_opt(&options, "signal").map(|s| s.unchecked_into());
+        let signal: Option<web_sys::AbortSignal> = super::options::signal(&options)?;
         let (timeout, store, location) =
             (req.timeout, get_opt(&options, "cacheStore"), url.clone());
         let open = async move {
@@ -666,6 +666,7 @@ fn chunk_promise(
 
 /// Chunk coordinates from JS: an Array of non-negative integers.
 fn coords_from_js(coords: &JsValue) -> Result<Vec<u64>, JsValue> {
+    let coords = &super::options::list(coords, "chunk coordinates")?;
     let arr = coords
         .dyn_ref::<js_sys::Array>()
         .ok_or_else(|| arg_error("chunk coordinates must be an array of numbers"))?;
@@ -698,8 +699,8 @@ impl RemoteArray {
             inner,
             what,
             limit,
-            signal: get_opt(options, "signal").map(|s| s.unchecked_into()),
-            on_progress: get_opt(options, "onProgress").and_then(|f| f.dyn_into().ok()),
+            signal: super::options::signal(options)?,
+            on_progress: super::options::on_progress(options)?,
             result_buffer: None,
         })
     }

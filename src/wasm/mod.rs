@@ -161,16 +161,27 @@ pub(crate) fn url_arg(value: &JsValue) -> Result<String, JsValue> {
 }
 
 /// The read progress callback of an `onProgress` option: calls `f({ done, total })` (chunks)
-/// as the read advances; nothing when no function was given.
+/// as the read advances; nothing when no function was given. What `f` throws is ignored and
+/// so is the rejection of a promise it returns (an `async` callback): a failing callback does
+/// not fail the read, nor leave an unhandled rejection (which ends a Node process).
 pub(crate) fn progress_callback(
     on_progress: Option<js_sys::Function>,
 ) -> impl Fn(crate::pipeline::Progress) {
+    thread_local! {
+        static IGNORE: Closure<dyn FnMut(JsValue)> = Closure::new(|_: JsValue| {});
+    }
     move |p: crate::pipeline::Progress| {
         if let Some(f) = &on_progress {
             let o = js_sys::Object::new();
             let _ = js_sys::Reflect::set(&o, &"done".into(), &(p.done as f64).into());
             let _ = js_sys::Reflect::set(&o, &"total".into(), &(p.total as f64).into());
-            let _ = f.call1(&JsValue::NULL, &o);
+            if let Ok(returned) = f.call1(&JsValue::NULL, &o) {
+                if let Some(promise) = returned.dyn_ref::<js_sys::Promise>() {
+                    IGNORE.with(|ignore| {
+                        let _ = promise.catch(ignore);
+                    });
+                }
+            }
         }
     }
 }

@@ -16,11 +16,15 @@ const MAX_ITEMS = 65536;
  * array, an ArrayBuffer and a function as they are; any other iterable, which no option
  * takes, as a symbol), each name of `references` kept as it is (an AbortSignal, a callback,
  * a cache store). `options` that is not an object (undefined, null, a string) is returned
- * as it is. Throws what a getter or a trap threw, or a TypeError for nesting deeper than
- * 16 levels or an array of more than 65536 items.
+ * as it is. Throws an Error with the message of what a getter or a trap threw, or of nesting
+ * deeper than 16 levels or an array of more than 65536 items.
  */
 export function snapshotOptions(options, fields, references) {
   if (options === null || typeof options !== "object") return options;
+  return guarded(() => copyOptions(options, fields, references));
+}
+
+function copyOptions(options, fields, references) {
   const copy = {};
   for (const key of fields) {
     const v = options[key];
@@ -31,6 +35,31 @@ export function snapshotOptions(options, fields, references) {
     if (v !== undefined) copy[key] = v;
   }
   return copy;
+}
+
+/**
+ * A plain copy of `value` when it is an array (a selection, chunk coordinates, a shape: its
+ * items copied as `snapshotOptions` copies an option), else `value` itself. Throws as
+ * `snapshotOptions` does.
+ */
+export function snapshotList(value, what) {
+  return Array.isArray(value) ? guarded(() => plain(value, 1, what)) : value;
+}
+
+// Runs `f`; what it throws is thrown again as an Error of that message (a string read here,
+// where an Error whose own `message` getter throws cannot reach the module).
+function guarded(f) {
+  try {
+    return f();
+  } catch (e) {
+    let message;
+    try {
+      message = e instanceof Error ? String(e.message) : String(e);
+    } catch {
+      message = "a value that gives no message";
+    }
+    throw new Error(message);
+  }
 }
 
 function plain(v, depth, path) {

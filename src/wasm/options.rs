@@ -11,6 +11,8 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(module = "/src/wasm/options.js")]
 extern "C" {
+    #[wasm_bindgen(js_name = snapshotList, catch)]
+    fn snapshot_list(value: &JsValue, what: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = snapshotOptions, catch)]
     fn snapshot_options(
         options: &JsValue,
@@ -38,23 +40,41 @@ pub(crate) fn snapshot(
         return Ok(options.clone());
     }
     let names = |list: &[&str]| list.iter().map(|&n| JsValue::from_str(n)).collect();
-    snapshot_options(options, names(fields), names(references)).map_err(|thrown| {
-        let message = match thrown.dyn_ref::<js_sys::Error>() {
-            Some(e) => String::from(e.message()),
-            None => thrown
-                .as_string()
-                .unwrap_or_else(|| "a value that is no Error".into()),
-        };
-        let mut end = message.len().min(MAX_MESSAGE);
-        while !message.is_char_boundary(end) {
-            end -= 1;
-        }
-        let cut = if end < message.len() { "..." } else { "" };
-        arg_error(format!(
-            "options could not be read: {}{cut}",
-            &message[..end]
-        ))
-    })
+    snapshot_options(options, names(fields), names(references))
+        .map_err(|thrown| unreadable("options", &thrown))
+}
+
+/// A plain copy of `value` when it is an array (a selection, chunk coordinates, a shape;
+/// `what` names it), else `value` itself: its items are then read without running a
+/// getter or a trap (see `snapshotList` in `options.js`).
+///
+/// # Errors
+/// `INVALID_ARGUMENT` "{what} could not be read: ..." when reading it threw (a Proxy's trap,
+/// more than 65536 items).
+pub(crate) fn list(value: &JsValue, what: &str) -> Result<JsValue, JsValue> {
+    if !js_sys::Array::is_array(value) {
+        return Ok(value.clone());
+    }
+    snapshot_list(value, what).map_err(|thrown| unreadable(what, &thrown))
+}
+
+/// The `INVALID_ARGUMENT` error of a value whose reading threw `thrown`: "{what} could not be
+/// read: " and the thrown message, cut to [`MAX_MESSAGE`] bytes.
+fn unreadable(what: &str, thrown: &JsValue) -> JsValue {
+    // `options.js` throws an `Error` of its own with the message as a string.
+    let message = match thrown.dyn_ref::<js_sys::Error>() {
+        Some(e) => String::from(e.message()),
+        None => String::from("a value that gives no message"),
+    };
+    let mut end = message.len().min(MAX_MESSAGE);
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = if end < message.len() { "..." } else { "" };
+    arg_error(format!(
+        "{what} could not be read: {}{cut}",
+        &message[..end]
+    ))
 }
 
 /// [`snapshot`] of the options of `RemoteArray.open`, `RemoteStore.open` and the table
@@ -76,4 +96,41 @@ pub(crate) fn read(options: &JsValue, extra: &[&str]) -> Result<JsValue, JsValue
         .copied()
         .collect();
     snapshot(options, &fields, JS_OBJECT_FIELDS)
+}
+
+/// The `signal` of a copy from [`snapshot`]: an `AbortSignal` (of this realm, or of another
+/// one by its `Symbol.toStringTag`, as `fetch` takes it), or none for `undefined`/`null`.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` "signal must be an AbortSignal" for any other value (a plain object's
+/// `aborted` and `addEventListener` would be called as if it were one).
+pub(crate) fn signal(options: &JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue> {
+    let Some(v) = super::array::get_opt(options, "signal") else {
+        return Ok(None);
+    };
+    let tagged = || {
+        js_sys::Reflect::get(&v, &js_sys::Symbol::to_string_tag().into())
+            .ok()
+            .and_then(|t| t.as_string())
+            .is_some_and(|t| t == "AbortSignal")
+    };
+    if v.is_instance_of::<web_sys::AbortSignal>() || tagged() {
+        Ok(Some(v.unchecked_into()))
+    } else {
+        Err(arg_error("signal must be an AbortSignal"))
+    }
+}
+
+/// The `onProgress` of a copy from [`snapshot`]: a function, or none for `undefined`/`null`.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` "onProgress must be a function" for any other value.
+pub(crate) fn on_progress(options: &JsValue) -> Result<Option<js_sys::Function>, JsValue> {
+    match super::array::get_opt(options, "onProgress") {
+        None => Ok(None),
+        Some(f) => f
+            .dyn_into()
+            .map(Some)
+            .map_err(|_| arg_error("onProgress must be a function")),
+    }
 }

@@ -119,6 +119,7 @@ pub fn render_png(
 
 /// A shape from JS: an Array of non-negative integers.
 fn shape_from_js(shape: &JsValue) -> Result<Vec<u64>, JsValue> {
+    let shape = &super::options::list(shape, "renderPng: shape")?;
     let arr = shape
         .dyn_ref::<js_sys::Array>()
         .ok_or_else(|| super::arg_error("renderPng: shape must be an array of numbers"))?;

@@ -6,7 +6,6 @@ use super::{arg_error, js_error};
 use crate::array::CancelFlag;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_STORE_TYPES: &'static str = r#"
@@ -161,8 +160,7 @@ impl RemoteStore {
         let options = super::options::open(&options)?;
         let req = parse_open_options(&options)?;
         super::caterva2::check_host_credentials(&url, req.options.credentials.as_ref())?;
-        let signal: Option<web_sys::AbortSignal> =
-            get_opt(&options, "signal").map(|s| s.unchecked_into());
+        let signal: Option<web_sys::AbortSignal> = super::options::signal(&options)?;
         let (timeout, cache_store, location) =
             (req.timeout, get_opt(&options, "cacheStore"), url.clone());
         let open = async move {

@@ -117,8 +117,7 @@ impl RemoteTable {
         let options = super::options::open(&options)?;
         let mut req = parse_open_options(&options)?;
         let path = req.options.path.take();
-        let signal: Option<web_sys::AbortSignal> =
-            get_opt(&options, "signal").map(|s| s.unchecked_into());
+        let signal: Option<web_sys::AbortSignal> = super::options::signal(&options)?;
         let (timeout, cache_store, location) =
             (req.timeout, get_opt(&options, "cacheStore"), url.clone());
         let open = async move {
@@ -201,10 +200,8 @@ impl RemoteTable {
                 ),
             };
             let limit = super::array::read_timeout(&options)?;
-            let signal: Option<web_sys::AbortSignal> =
-                get_opt(&options, "signal").map(|s| s.unchecked_into());
-            let on_progress: Option<js_sys::Function> =
-                get_opt(&options, "onProgress").and_then(|f| f.dyn_into().ok());
+            let signal: Option<web_sys::AbortSignal> = super::options::signal(&options)?;
+            let on_progress: Option<js_sys::Function> = super::options::on_progress(&options)?;
             Ok::<_, JsValue>((inner, start, stop, columns, limit, signal, on_progress))
         })();
         let (inner, start, stop, columns, limit, signal, on_progress) = match prepared {

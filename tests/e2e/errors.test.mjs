@@ -141,6 +141,47 @@ describe("ChunkwiseError", () => {
       assert.match(err.message, /^options could not be read: /, what);
       assert.ok(err.message.includes(message), `${what}: ${err.message}`);
     }
+    // A signal that is no AbortSignal is refused, as fetch refuses it (its `aborted` and
+    // `addEventListener` were called as if it were one); so is an onProgress that is no function.
+    const fakeSignal = { aborted: false, addEventListener() {}, removeEventListener() {} };
+    for (const [what, call, message] of [
+      ["open: signal {}", () => cw.RemoteArray.open(url, { signal: {} }), "signal must be an AbortSignal"],
+      ["open: signal 5", () => cw.RemoteArray.open(url, { signal: 5 }), "signal must be an AbortSignal"],
+      ["RemoteStore.open: a look-alike signal", () => cw.RemoteStore.open(`${server.url}hdf5/groups.h5`, { signal: fakeSignal }), "signal must be an AbortSignal"],
+      ["read: a look-alike signal", () => arr.read("0, 0, 0", { signal: fakeSignal }), "signal must be an AbortSignal"],
+      ["read: onProgress 5", () => arr.read("0, 0, 0", { onProgress: 5 }), "onProgress must be a function"],
+    ]) {
+      const err = await failsWith(cw, settles(Promise.resolve().then(call), what), "INVALID_ARGUMENT", what);
+      assert.equal(err.message, message, what);
+    }
+    assert.equal((await arr.read("0, 0, 0", { signal: new AbortController().signal, onProgress: null })).data[0], e.at(0, 0, 0));
+    // A selection, chunk coordinates or a shape whose reading throws: the same, named.
+    const listTrap = new Proxy([0, 0, 0], { get() { throw new Error("list trap"); } });
+    for (const [what, call, message] of [
+      ["read: a Proxy selection", () => arr.read(listTrap), "the selection could not be read: list trap"],
+      ["readInto: a Proxy selection", () => arr.readInto(new Uint16Array(1), listTrap), "the selection could not be read: list trap"],
+      ["getChunk: Proxy coordinates", () => arr.getChunk(listTrap), "chunk coordinates could not be read: list trap"],
+      ["getChunk: 2^32 - 1 coordinates", () => arr.getChunk(new Array(2 ** 32 - 1)), "chunk coordinates could not be read: chunk coordinates has more than 65536 items"],
+      ["renderPng: a Proxy shape", () => cw.renderPng(new Float32Array(4), listTrap), "renderPng: shape could not be read: list trap"],
+    ]) {
+      const err = await failsWith(cw, settles(Promise.resolve().then(call), what), "INVALID_ARGUMENT", what);
+      assert.equal(err.message, message, what);
+    }
+    // An async onProgress that rejects (and one that throws) does not fail the read, nor
+    // leave an unhandled rejection, which ends a Node process.
+    const unhandled = [];
+    const onUnhandled = (reason) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      for (const onProgress of [async () => { throw new Error("async progress"); }, () => { throw new Error("progress"); }]) {
+        const { data } = await arr.read("1, 2:4, ::5", { onProgress });
+        assert.deepEqual(Array.from(data), [2, 3].flatMap((j) => [0, 5, 10].map((k) => e.at(1, j, k))));
+      }
+      await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(unhandled.map(String), [], "no unhandled rejection");
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
     const long = Object.defineProperty({}, "cache", { get() { throw new Error("y".repeat(1 << 20)); } });
     const err = await failsWith(cw, cw.RemoteArray.open(url, long), "INVALID_ARGUMENT", "a getter throwing 1 MiB");
     assert.ok(err.message.length < 300, `the thrown message is cut (${err.message.length} characters)`);
@@ -154,6 +195,32 @@ describe("ChunkwiseError", () => {
     again.close();
     arr.close();
     store.close();
+  });
+
+  test("free() is close(): calls after either throw the ChunkwiseError of a closed handle", async () => {
+    for (const cw of [require(path.join(pkgDir, "node/chunkwise.js")),
+      await import(pathToFileURL(path.join(pkgDir, "b2nd/chunkwise.js")).href).then((b2nd) => {
+        b2nd.initSync({ module: fs.readFileSync(path.join(pkgDir, "b2nd/chunkwise_bg.wasm")) });
+        return b2nd;
+      })]) {
+      const url = `${server.url}blosc2/${blosc2.nd3_u2.file}`;
+      for (const order of [["free", "free"], ["free", "close"], ["close", "free"], ["close", "close"]]) {
+        const arr = await cw.RemoteArray.open(url);
+        for (const m of order) assert.doesNotThrow(() => arr[m](), `${order}: ${m}`);
+        const err = await failsWith(cw, () => arr.read("0, 0, 0"), "INVALID_ARGUMENT", `${order}: read`);
+        assert.equal(err.message, "the array is closed");
+        await failsWith(cw, () => arr.shape, "INVALID_ARGUMENT", `${order}: shape`);
+      }
+      if (Symbol.dispose) {
+        const arr = await cw.RemoteArray.open(url);
+        arr[Symbol.dispose]();
+        await failsWith(cw, () => arr.shape, "INVALID_ARGUMENT", "Symbol.dispose");
+      }
+    }
+    const cw = require(path.join(pkgDir, "node/chunkwise.js"));
+    const store = await cw.RemoteStore.open(`${server.url}hdf5/groups.h5`);
+    store.free();
+    await failsWith(cw, () => store.get("/time"), "INVALID_ARGUMENT", "store.get after free");
   });
 
   test("the web build exports the class its errors use", async () => {
