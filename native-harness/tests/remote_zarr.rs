@@ -503,6 +503,33 @@ async fn an_empty_selection_beside_a_long_axis_reads_nothing() {
     assert_eq!(window.data, 1.5f32.to_le_bytes().repeat(6));
 }
 
+/// zarr-python's (2^53, 2^53) int16 array with chunks (5, 4) (tests/fixtures/gen_long_axis.py):
+/// about 4e30 chunks, more than the u64 the planner numbers them with. It opens (shape, dtype);
+/// a read is refused as UNSUPPORTED saying so (it said chunk 0 was "outside the chunk grid").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grid_of_more_than_2_pow_64_chunks_is_refused_as_unsupported() {
+    let server = server().await;
+    let arr = open_array(
+        &server.url("zarr/huge_grid.zarr"),
+        vec![],
+        OpenOptions::default(),
+    )
+    .await
+    .expect("open");
+    assert_eq!(arr.shape(), &[1u64 << 53, 1u64 << 53]);
+    let err = arr
+        .read(&Selection::parse("0, 0").unwrap(), &ReadOptions::default())
+        .await
+        .expect_err("a read cannot number the chunks");
+    assert_eq!(err.code(), "UNSUPPORTED", "{err}");
+    let message = err.to_string();
+    assert!(
+        message.contains("[1801439850948199, 2251799813685248]")
+            && message.contains("2^64 chunks or more"),
+        "{message}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversized_geometry_is_refused_before_allocating() {
     let dir = tempfile::tempdir().unwrap();
