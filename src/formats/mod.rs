@@ -72,6 +72,21 @@ pub enum FormatError {
 }
 
 impl FormatError {
+    /// The error of a read of an array whose chunk grid holds 2^64 chunks or more: a valid
+    /// array (zarr-python and h5py write a (2^53, 2^53) one with chunks (5, 4)) whose chunks
+    /// the shared planner cannot number, as it counts them in a u64 ([`Grid::nchunks`]).
+    pub fn uncountable_grid(location: &str, format: &'static str, grid: &Grid) -> FormatError {
+        FormatError::Unsupported {
+            location: location.to_string(),
+            format,
+            detail: format!(
+                "the chunk grid {:?} (chunks per dimension) holds 2^64 chunks or more, past \
+                 what chunkwise numbers (64 bits)",
+                grid.chunk_counts()
+            ),
+        }
+    }
+
     /// This error with the stored byte range of its chunk, if it is a
     /// [`FormatError::Chunk`] that does not name one yet.
     pub fn at_bytes(self, stored: Option<&Range<u64>>) -> FormatError {

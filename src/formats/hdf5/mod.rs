@@ -871,7 +871,13 @@ impl ArrayFormat for Hdf5Array {
     }
 
     fn locate(&self, chunk: u64) -> Result<ChunkPlace, FormatError> {
-        let n = self.grid.nchunks().unwrap_or(0);
+        let Some(n) = self.grid.nchunks() else {
+            return Err(FormatError::uncountable_grid(
+                &self.location,
+                FORMAT,
+                &self.grid,
+            ));
+        };
         if chunk >= n {
             return Err(self.chunk_err(
                 chunk,

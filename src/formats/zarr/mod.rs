@@ -941,17 +941,11 @@ impl ArrayFormat for Arc<ZarrArray> {
     fn locate(&self, chunk: u64) -> Result<ChunkPlace, FormatError> {
         match self.grid.nchunks() {
             Some(n) if chunk < n => Ok(ChunkPlace::Loaded),
-            // A valid array (zarr-python writes a (2^53, 2^53) one with chunks (5, 4)) whose
-            // chunks the shared planner cannot number: it counts them in a u64.
-            None => Err(FormatError::Unsupported {
-                location: self.store.url(&self.path),
-                format: "zarr",
-                detail: format!(
-                    "the chunk grid {:?} (chunks per dimension) holds 2^64 chunks or more, \
-                     past what chunkwise numbers (64 bits)",
-                    self.grid.chunk_counts()
-                ),
-            }),
+            None => Err(FormatError::uncountable_grid(
+                &self.store.url(&self.path),
+                "zarr",
+                &self.grid,
+            )),
             _ => Err(FormatError::Invalid {
                 location: self.store.url(&self.path),
                 format: "zarr",
