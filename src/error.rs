@@ -99,8 +99,9 @@ impl Error {
 /// Result with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// The first 64 characters of a caller's string, for a message that repeats a value it
-/// refuses (an unknown option name): a megabyte option is not echoed whole.
+/// The first 64 characters (Unicode scalar values) of a caller's string, then "..." if it was
+/// longer: for a message that repeats a value it refuses (a `cache`, `cacheBackend` or `source`
+/// that names nothing known), so that a megabyte string is not echoed whole.
 pub fn excerpt(s: &str) -> String {
     const SHOWN: usize = 64;
     let mut cut: String = s.chars().take(SHOWN).collect();

@@ -193,11 +193,12 @@ function showMeta(info) {
     ["chunks", `(${info.chunks.join(", ")})`],
     ["blocks", `(${info.blocks.join(", ")})`],
     ["codecs", info.codecs],
-    ["chunk count", fmt.format(Number(info.nchunks))],
-    ["size", bytesText(info.nbytes)],
+    // null: 2^64 or more, past what the reader numbers (its reads are refused)
+    ["chunk count", info.nchunks == null ? "2^64 or more" : fmt.format(Number(info.nchunks))],
+    ["size", info.nbytes == null ? "2^64 bytes or more" : bytesText(info.nbytes)],
     ["compressed", unknown(info.cbytes) ? "unknown (stored chunk sizes are not listed)"
       : `${bytesText(info.cbytes)}${Number(info.cbytes) > 0
-        ? ` · ratio ${(Number(info.nbytes) / Number(info.cbytes)).toFixed(2)}` : ""}`],
+        && info.nbytes != null ? ` · ratio ${(Number(info.nbytes) / Number(info.cbytes)).toFixed(2)}` : ""}`],
     ["source", unknown(info.source_bytes) ? "unknown" : bytesText(info.source_bytes)],
   ];
   ui.meta.replaceChildren();

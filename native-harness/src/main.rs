@@ -628,6 +628,12 @@ fn fail(e: &chunkwise::Error) -> ! {
 
 /// Whether the root group holds exactly one member, a dataset (then an open without a path
 /// picks it, and its failure is the error to report).
+/// A count of `chunkwise info`'s text (chunks, bytes), or "2^64 or more" where
+/// [`chunkwise::formats::ArrayInfo`] has none because it does not fit in 64 bits.
+fn past_u64(n: Option<u64>) -> String {
+    n.map_or_else(|| "2^64 or more".to_string(), |n| n.to_string())
+}
+
 fn one_root_dataset(nodes: &[chunkwise::formats::Node]) -> bool {
     let root: Vec<&chunkwise::formats::Node> = nodes
         .iter()
@@ -979,19 +985,25 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                 println!("format:  {}", info.format);
                 println!("shape:   {:?}", info.shape);
                 println!("dtype:   {}", info.dtype);
-                println!("chunks:  {:?} ({} chunks)", info.chunks, info.nchunks);
+                println!(
+                    "chunks:  {:?} ({} chunks)",
+                    info.chunks,
+                    past_u64(info.nchunks)
+                );
                 println!("blocks:  {:?}", info.blocks);
                 println!("codecs:  {}", info.codecs);
                 if zarr {
                     println!(
                         "bytes:   {} uncompressed, stored size unknown (Zarr chunk objects are \
                          not listed; a read counts the bytes it moves)",
-                        info.nbytes
+                        past_u64(info.nbytes)
                     );
                 } else {
                     println!(
                         "bytes:   {} uncompressed, {} stored, source {} bytes",
-                        info.nbytes, info.cbytes, info.source_bytes
+                        past_u64(info.nbytes),
+                        info.cbytes,
+                        info.source_bytes
                     );
                 }
                 if let Some(dims) = arr.dims() {

@@ -350,14 +350,10 @@ impl ArrayFormat for B2ndArray {
             chunks: self.grid.chunks.clone(),
             blocks: self.grid.blocks.clone(),
             codecs: describe_codecs(&self.header),
-            nchunks: self.places.len() as u64,
-            // numpy's nbytes (elements times itemsize), as the other formats report it; the
-            // frame header's uncompressed size counts edge chunks padded to whole chunks.
-            nbytes: self
-                .grid
-                .shape
-                .iter()
-                .fold(self.dtype.itemsize as u64, |n, &d| n.saturating_mul(d)),
+            nchunks: Some(self.places.len() as u64),
+            // numpy's nbytes, as the other formats report it; the frame header's uncompressed
+            // size counts edge chunks padded to whole chunks.
+            nbytes: ArrayInfo::nbytes_of(&self.grid.shape, self.dtype.itemsize),
             cbytes: self.header.cbytes.max(0) as u64,
             source_bytes: self.source_len,
         }

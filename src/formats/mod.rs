@@ -236,10 +236,13 @@ pub struct ArrayInfo {
     pub blocks: Vec<u64>,
     /// Codec and filters, e.g. `ZSTD(5) + SHUFFLE`.
     pub codecs: String,
-    /// Number of chunks in the grid.
-    pub nchunks: u64,
-    /// Uncompressed bytes of the array.
-    pub nbytes: u64,
+    /// Number of chunks in the grid; `None` (JSON `null`) for a grid of 2^64 chunks or more,
+    /// which a read refuses ([`FormatError::uncountable_grid`]).
+    pub nchunks: Option<u64>,
+    /// Uncompressed bytes of the array (numpy's `nbytes`: elements times item size, edge
+    /// chunks not padded); `None` (JSON `null`) when that is 2^64 bytes or more
+    /// ([`ArrayInfo::nbytes_of`]).
+    pub nbytes: Option<u64>,
     /// Stored bytes of the data chunks.
     pub cbytes: u64,
     /// Total size of the source in bytes.
@@ -247,6 +250,16 @@ pub struct ArrayInfo {
 }
 
 impl ArrayInfo {
+    /// numpy's `nbytes` of an array of `shape` (elements) and `itemsize` bytes per element,
+    /// or `None` when it is 2^64 bytes or more: a valid file may declare such a shape (h5py
+    /// and zarr-python write (2^53, 2^53) float64), and a wrapped or saturated count would be
+    /// a wrong value.
+    pub fn nbytes_of(shape: &[u64], itemsize: usize) -> Option<u64> {
+        shape
+            .iter()
+            .try_fold(itemsize as u64, |n, &d| n.checked_mul(d))
+    }
+
     /// Whether `cbytes` and `source_bytes` are known. A Zarr store's chunk objects are not
     /// listed (HTTP has no listing), so their stored sizes are unknown there; both fields
     /// then hold 0, which is no size.

@@ -76,8 +76,8 @@ export interface RemoteArray {
 }
 /** What discovery found (`RemoteArray.info`; `chunkwise info --json` prints the same). */
 export interface ArrayInfo {
-  /** "b2nd", "b2z" (an array of a .b2z container), "hdf5", "zarr2" or "zarr3". */
-  format: "b2nd" | "b2z" | "hdf5" | "zarr2" | "zarr3";
+  /** "b2nd", "b2z" (an array of a .b2z container), "hdf5", "zarr2", "zarr3" or "caterva2". */
+  format: "b2nd" | "b2z" | "hdf5" | "zarr2" | "zarr3" | "caterva2";
   /** Array shape (elements). */
   shape: number[];
   /** numpy typestr as stored, or numpy's descr list for a record; "|S" for variable-length
@@ -89,10 +89,12 @@ export interface ArrayInfo {
   blocks: number[];
   /** Codec and filters, e.g. "ZSTD(5) + SHUFFLE". */
   codecs: string;
-  /** Number of chunks in the grid. */
-  nchunks: number;
-  /** Uncompressed bytes of the array. */
-  nbytes: number;
+  /** Number of chunks in the grid; null for a grid of 2^64 chunks or more (a read of such
+   *  an array is refused with code UNSUPPORTED). */
+  nchunks: number | null;
+  /** Uncompressed bytes of the array (numpy's nbytes); null when that is 2^64 bytes or
+   *  more. Above 2^53 a number is not exact. */
+  nbytes: number | null;
   /** Stored bytes of the data chunks; null where unknown (a Zarr store: its chunk objects
    *  are not listed). */
   cbytes: number | null;
@@ -737,7 +739,7 @@ impl ReadJob {
             result_buffer,
         } = self;
         let cancel = CancelFlag::new();
-        let progress = super::progress_callback(on_progress);
+        let progress = super::options::progress_callback(on_progress);
         let ropts = ReadOptions {
             progress: Some(&progress),
             cancel: Some(cancel.clone()),

@@ -90,17 +90,20 @@ export async function everything(): Promise<void> {
   const units: AttrValue | undefined = attrs["units"];
   const dims: (string | null)[] | null = arr.dims;
   const info: ArrayInfo = arr.info;
-  const format: "b2nd" | "b2z" | "hdf5" | "zarr2" | "zarr3" = info.format;
-  // Stored sizes are null where unknown (a Zarr store lists no chunk objects).
-  const sizes: number = info.nbytes + (info.cbytes ?? 0) + (info.source_bytes ?? 0) + info.nchunks;
+  const format: "b2nd" | "b2z" | "hdf5" | "zarr2" | "zarr3" | "caterva2" = info.format;
+  // Stored sizes are null where unknown (a Zarr store lists no chunk objects); the chunk and
+  // byte counts are null from 2^64 up.
+  const sizes: number = (info.nbytes ?? 0) + (info.cbytes ?? 0) + (info.source_bytes ?? 0) + (info.nchunks ?? 0);
   // @ts-expect-error: cbytes may be null
   const storedBytes: number = info.cbytes;
+  // @ts-expect-error: nchunks may be null
+  const chunkCount: number = info.nchunks;
   const codecs: string = info.codecs;
   const status: "created" | "reused" | "invalidated" = arr.cacheStatus;
   const held: number = arr.cacheBytes + arr.cacheErrors;
   const traffic: Traffic = arr.traffic;
   const moved: number = traffic.requests + traffic.bytes + traffic.roundTrips;
-  console.log(shape, dtype, chunks, blocks, units, dims, format, sizes, storedBytes, codecs, status, held, moved);
+  console.log(shape, dtype, chunks, blocks, units, dims, format, sizes, storedBytes, chunkCount, codecs, status, held, moved);
 
   // Reads: a selection and options are optional; data is one of the read types.
   const all: ReadResult = await arr.read();

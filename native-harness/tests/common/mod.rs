@@ -99,6 +99,75 @@ pub fn versions() -> &'static std::path::Path {
     })
 }
 
+/// Checks an array of shape (2^53, 2^53) in chunks of (5, 4) (the `huge_grid` fixtures of
+/// Zarr and HDF5: about 4e30 chunks, more than the u64 the planner numbers chunks with): its
+/// info has no chunk count and no byte count (`None`: 2^64 or more; they wrapped or
+/// saturated, and overflowed in debug builds), and reading `selection` is refused as
+/// UNSUPPORTED naming its chunk grid.
+pub async fn assert_uncountable_grid(arr: &chunkwise::array::RemoteArray, selection: &str) {
+    assert_eq!(arr.shape(), &[1u64 << 53, 1u64 << 53]);
+    let info = arr.info();
+    assert_eq!((info.nchunks, info.nbytes), (None, None), "{info:?}");
+    let err = arr
+        .read(
+            &chunkwise::selection::Selection::parse(selection).unwrap(),
+            &chunkwise::array::ReadOptions::default(),
+        )
+        .await
+        .expect_err("a read cannot number the chunks");
+    assert_eq!(err.code(), "UNSUPPORTED", "{err}");
+    let message = err.to_string();
+    assert!(
+        message.contains("[1801439850948199, 2251799813685248]")
+            && message.contains("2^64 chunks or more"),
+        "{message}"
+    );
+}
+
+/// Checks `chunkwise info` (the real binary) on such an array at `url` (`args` after it,
+/// e.g. `--path /d`): `--json` gives `"nchunks": null` and `"nbytes": null`, the text says
+/// "2^64 or more" for both.
+pub async fn assert_cli_info_of_uncountable_grid(url: &str, args: &[&str]) {
+    let run = |json: bool| {
+        let mut a: Vec<String> = vec!["info".into(), url.into()];
+        a.extend(args.iter().map(|s| s.to_string()));
+        if json {
+            a.push("--json".into());
+        }
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_chunkwise"))
+                .args(&a)
+                .output()
+                .unwrap()
+        })
+    };
+    let out = run(true).await.unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        j["shape"],
+        serde_json::json!([1u64 << 53, 1u64 << 53]),
+        "{j}"
+    );
+    assert!(j["nchunks"].is_null() && j["nbytes"].is_null(), "{j}");
+    let out = run(false).await.unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("(2^64 or more chunks)")
+            && text.contains("bytes:   2^64 or more uncompressed"),
+        "{text}"
+    );
+}
+
 /// A quiet range server (`chunkwise serve`'s code) on 127.0.0.1, a free port, serving `root`.
 pub async fn serve_dir(root: std::path::PathBuf) -> native_harness::serve::ServerHandle {
     serve_dir_with_latency(root, 0).await

@@ -281,12 +281,8 @@ impl ArrayFormat for Caterva2Array {
                 (None, Some(c)) => api::describe_codecs(c),
                 (None, None) => String::new(),
             },
-            nchunks: schunk.map_or(0, |s| s.nchunks),
-            nbytes: self
-                .grid
-                .shape
-                .iter()
-                .fold(self.dtype.itemsize as u64, |n, &d| n.saturating_mul(d)),
+            nchunks: Some(schunk.map_or(0, |s| s.nchunks)),
+            nbytes: ArrayInfo::nbytes_of(&self.grid.shape, self.dtype.itemsize),
             cbytes: schunk.map_or(0, |s| s.cbytes),
             source_bytes: schunk.map_or(0, |s| s.cbytes),
         }

@@ -843,12 +843,6 @@ impl ArrayFormat for Hdf5Array {
             }
             Layout::Chunked { entries, .. } => ("chunked", entries.iter().map(|c| c.size).sum()),
         };
-        let nbytes = self
-            .grid
-            .shape
-            .iter()
-            .product::<u64>()
-            .saturating_mul(self.dtype.itemsize as u64);
         ArrayInfo {
             format: FORMAT,
             shape: self.grid.shape.clone(),
@@ -863,8 +857,8 @@ impl ArrayFormat for Hdf5Array {
             } else {
                 format!("{} ({layout})", codecs.join(" + "))
             },
-            nchunks: self.grid.nchunks().unwrap_or(0),
-            nbytes,
+            nchunks: self.grid.nchunks(),
+            nbytes: ArrayInfo::nbytes_of(&self.grid.shape, self.dtype.itemsize),
             cbytes,
             source_bytes: self.source_len,
         }

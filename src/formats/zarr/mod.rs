@@ -874,7 +874,6 @@ impl ZarrArray {
     }
 
     fn describe(&self) -> ArrayInfo {
-        let nbytes = self.meta.shape.iter().product::<u64>() * self.meta.dtype.itemsize as u64;
         ArrayInfo {
             format: if self.meta.zarr_format == 3 {
                 "zarr3"
@@ -886,8 +885,8 @@ impl ZarrArray {
             chunks: self.grid.chunks.clone(),
             blocks: self.grid.blocks.clone(),
             codecs: self.meta.codecs.clone(),
-            nchunks: self.grid.nchunks().unwrap_or(u64::MAX),
-            nbytes,
+            nchunks: self.grid.nchunks(),
+            nbytes: ArrayInfo::nbytes_of(&self.meta.shape, self.meta.dtype.itemsize),
             // Stored sizes are unknown without reading every chunk object's size.
             cbytes: 0,
             source_bytes: 0,
