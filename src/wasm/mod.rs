@@ -160,32 +160,6 @@ pub(crate) fn url_arg(value: &JsValue) -> Result<String, JsValue> {
     )))
 }
 
-/// The read progress callback of an `onProgress` option: calls `f({ done, total })` (chunks)
-/// as the read advances; nothing when no function was given. What `f` throws is ignored and
-/// so is the rejection of a promise it returns (an `async` callback): a failing callback does
-/// not fail the read, nor leave an unhandled rejection (which ends a Node process).
-pub(crate) fn progress_callback(
-    on_progress: Option<js_sys::Function>,
-) -> impl Fn(crate::pipeline::Progress) {
-    thread_local! {
-        static IGNORE: Closure<dyn FnMut(JsValue)> = Closure::new(|_: JsValue| {});
-    }
-    move |p: crate::pipeline::Progress| {
-        if let Some(f) = &on_progress {
-            let o = js_sys::Object::new();
-            let _ = js_sys::Reflect::set(&o, &"done".into(), &(p.done as f64).into());
-            let _ = js_sys::Reflect::set(&o, &"total".into(), &(p.total as f64).into());
-            if let Ok(returned) = f.call1(&JsValue::NULL, &o) {
-                if let Some(promise) = returned.dyn_ref::<js_sys::Promise>() {
-                    IGNORE.with(|ignore| {
-                        let _ = promise.catch(ignore);
-                    });
-                }
-            }
-        }
-    }
-}
-
 /// JSON text of a JS value (`JSON.stringify`), or why there is none (a `BigInt`, a cycle,
 /// `undefined` or a function at top level).
 ///
@@ -263,23 +237,30 @@ fn with_decoded<R>(
 
 /// Decodes one Blosc2 (or Blosc1) chunk: the bytes of the chunk in, the decompressed bytes out
 /// (a new `Uint8Array` of the header's `nbytes`).
-/// Throws a `ChunkwiseError` with code `DECODE` on malformed input.
+/// Throws a `ChunkwiseError` with code `INVALID_ARGUMENT` when `chunk` is not a `Uint8Array`
+/// (see [`options::bytes`]) and `DECODE` on malformed input.
 #[wasm_bindgen(js_name = decodeChunk)]
-pub fn decode_chunk(chunk: &[u8]) -> Result<js_sys::Uint8Array, JsValue> {
+pub fn decode_chunk(
+    #[wasm_bindgen(unchecked_param_type = "Uint8Array")] chunk: JsValue,
+) -> Result<js_sys::Uint8Array, JsValue> {
     let decode_error =
         |e: crate::codec::blosc2::CodecError| chunkwise_error(&e.to_string(), "DECODE", None);
-    let h = crate::codec::blosc2::ChunkHeader::parse(chunk).map_err(decode_error)?;
-    with_decoded(chunk, &h, |out| js_sys::Uint8Array::from(out)).map_err(decode_error)
+    let chunk = options::bytes(&chunk, "decodeChunk's chunk")?;
+    let h = crate::codec::blosc2::ChunkHeader::parse(&chunk).map_err(decode_error)?;
+    with_decoded(&chunk, &h, |out| js_sys::Uint8Array::from(out)).map_err(decode_error)
 }
 
 /// Decodes one Blosc2 (or Blosc1) chunk into `target`, a `Uint8Array` of exactly the chunk's
 /// decoded size (its header's `nbytes`), and returns that size: one copy out of wasm memory
 /// and no new JS buffer per chunk, for callers that decode many chunks into buffers they own.
-/// Throws a `ChunkwiseError` with code `INVALID_ARGUMENT` when `target` is not a `Uint8Array`
-/// or its length is not the decoded size (checked before decoding; `target` is then untouched)
-/// and `DECODE` on malformed input.
+/// Throws a `ChunkwiseError` with code `INVALID_ARGUMENT` when `chunk` or `target` is not a
+/// `Uint8Array` or `target`'s length is not the decoded size (checked before decoding;
+/// `target` is then untouched) and `DECODE` on malformed input.
 #[wasm_bindgen(js_name = decodeChunkInto)]
-pub fn decode_chunk_into(chunk: &[u8], target: &js_sys::Uint8Array) -> Result<u32, JsValue> {
+pub fn decode_chunk_into(
+    #[wasm_bindgen(unchecked_param_type = "Uint8Array")] chunk: JsValue,
+    target: &js_sys::Uint8Array,
+) -> Result<u32, JsValue> {
     let decode_error =
         |e: crate::codec::blosc2::CodecError| chunkwise_error(&e.to_string(), "DECODE", None);
     if !target.is_instance_of::<js_sys::Uint8Array>() {
@@ -287,6 +268,8 @@ pub fn decode_chunk_into(chunk: &[u8], target: &js_sys::Uint8Array) -> Result<u3
             "decodeChunkInto: the target must be a Uint8Array".to_owned(),
         ));
     }
+    let chunk = options::bytes(&chunk, "decodeChunkInto's chunk")?;
+    let chunk = &chunk[..];
     let h = crate::codec::blosc2::ChunkHeader::parse(chunk).map_err(decode_error)?;
     if target.length() as usize != h.nbytes {
         return Err(arg_error(format!(

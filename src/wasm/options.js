@@ -3,6 +3,8 @@
 // no getter, Proxy trap or cycle runs: a JS exception thrown while Rust code reads the
 // caller's object itself (serde-wasm-bindgen reads `obj[key]` and `Object.entries(obj)`)
 // would unwind through the module's frames, leaving an open's promise that never settles.
+// A chunk argument's bytes and the calls of a read's onProgress go through here for the
+// same reason.
 
 // Nesting past this depth is refused (a cyclic object would otherwise recurse without end).
 const MAX_DEPTH = 16;
@@ -44,6 +46,55 @@ function copyOptions(options, fields, references) {
  */
 export function snapshotList(value, what) {
   return Array.isArray(value) ? guarded(() => plain(value, 1, what)) : value;
+}
+
+/**
+ * The bytes of `value` as a Uint8Array of this realm over the same memory, when `value` is a
+ * typed array of one byte per element (a Uint8Array of any realm, a Node Buffer, an
+ * Int8Array, a Uint8ClampedArray). Throws a TypeError for anything else (null, a string, a
+ * plain array, whose items wasm-bindgen's own glue would have copied one by one, a Proxy)
+ * and what a getter of `value` throws, as `snapshotOptions` does.
+ */
+export function byteView(value) {
+  return guarded(() => {
+    // ArrayBuffer.isView is false for a Proxy: the getters read below are the view's own.
+    if (!ArrayBuffer.isView(value) || value.BYTES_PER_ELEMENT !== 1) {
+      throw new TypeError(`${value === null ? "null" : typeof value} is not a Uint8Array`);
+    }
+    return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  });
+}
+
+/**
+ * Whether `value` is an AbortSignal, of this realm or another (a frame's, a worker's): the
+ * `aborted` getter of this realm's `AbortSignal.prototype` checks that its receiver is one and
+ * throws for anything else (a look-alike object, one that fakes `Symbol.toStringTag`, a
+ * Proxy), whose own properties are never read.
+ */
+export function isAbortSignal(value) {
+  if (value === null || typeof value !== "object") return false;
+  try {
+    const aborted = Object.getOwnPropertyDescriptor(AbortSignal.prototype, "aborted").get;
+    Reflect.apply(aborted, value, []);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Calls a read's `onProgress` callback `f` with `{ done, total }` (chunks). What `f` throws is
+ * ignored, and so is the rejection of a promise it returns (an `async` callback), also where
+ * that promise's own `then` throws: a failing callback neither fails the read nor leaves an
+ * unhandled rejection, which ends a Node process.
+ */
+export function reportProgress(f, done, total) {
+  try {
+    const returned = f({ done, total });
+    if (returned instanceof Promise) returned.then(undefined, () => {});
+  } catch {
+    // ignored, as the doc comment says
+  }
 }
 
 // Runs `f`; what it throws is thrown again as an Error of that message (a string read here,

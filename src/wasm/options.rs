@@ -11,6 +11,12 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(module = "/src/wasm/options.js")]
 extern "C" {
+    #[wasm_bindgen(js_name = isAbortSignal, catch)]
+    fn is_abort_signal(value: &JsValue) -> Result<bool, JsValue>;
+    #[wasm_bindgen(js_name = reportProgress)]
+    fn report_progress(f: &js_sys::Function, done: f64, total: f64);
+    #[wasm_bindgen(js_name = byteView, catch)]
+    fn byte_view(value: &JsValue) -> Result<js_sys::Uint8Array, JsValue>;
     #[wasm_bindgen(js_name = snapshotList, catch)]
     fn snapshot_list(value: &JsValue, what: &str) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = snapshotOptions, catch)]
@@ -58,6 +64,34 @@ pub(crate) fn list(value: &JsValue, what: &str) -> Result<JsValue, JsValue> {
     snapshot_list(value, what).map_err(|thrown| unreadable(what, &thrown))
 }
 
+/// The read progress callback of an `onProgress` option: calls `f({ done, total })` (chunks)
+/// as the read advances; nothing when no function was given. What `f` throws is ignored and
+/// so is the rejection of a promise it returns (an `async` callback), inside
+/// `reportProgress` of `options.js`: a failing callback does not fail the read, nor leave an
+/// unhandled rejection (which ends a Node process), nor throw through the module's frames (a
+/// `Promise` subclass whose `then` throws did, from `catch` called here).
+pub(crate) fn progress_callback(
+    on_progress: Option<js_sys::Function>,
+) -> impl Fn(crate::pipeline::Progress) {
+    move |p: crate::pipeline::Progress| {
+        if let Some(f) = &on_progress {
+            report_progress(f, p.done as f64, p.total as f64);
+        }
+    }
+}
+
+/// A copy in wasm memory of the bytes of `value`, a `Uint8Array` or another typed array of
+/// one byte per element (see `byteView` in `options.js`); `what` names the argument.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` "{what} could not be read: ..." for any other value (`null`, a string,
+/// a plain array): wasm-bindgen's `&[u8]` glue threw a bare `TypeError` for `null`.
+pub(crate) fn bytes(value: &JsValue, what: &str) -> Result<Vec<u8>, JsValue> {
+    byte_view(value)
+        .map(|view| view.to_vec())
+        .map_err(|thrown| unreadable(what, &thrown))
+}
+
 /// The `INVALID_ARGUMENT` error of a value whose reading threw `thrown`: "{what} could not be
 /// read: " and the thrown message, cut to [`MAX_MESSAGE`] bytes.
 fn unreadable(what: &str, thrown: &JsValue) -> JsValue {
@@ -98,23 +132,19 @@ pub(crate) fn read(options: &JsValue, extra: &[&str]) -> Result<JsValue, JsValue
     snapshot(options, &fields, JS_OBJECT_FIELDS)
 }
 
-/// The `signal` of a copy from [`snapshot`]: an `AbortSignal` (of this realm, or of another
-/// one by its `Symbol.toStringTag`, as `fetch` takes it), or none for `undefined`/`null`.
+/// The `signal` of a copy from [`snapshot`]: an `AbortSignal` (of this realm or another: the
+/// brand check of `isAbortSignal` in `options.js`, as `fetch` takes it), or none for
+/// `undefined`/`null`.
 ///
 /// # Errors
-/// `INVALID_ARGUMENT` "signal must be an AbortSignal" for any other value (a plain object's
-/// `aborted` and `addEventListener` would be called as if it were one).
+/// `INVALID_ARGUMENT` "signal must be an AbortSignal" for any other value, a look-alike
+/// included (its `aborted` and `addEventListener` would be called as if it were one, outside
+/// any `catch`, also where it fakes `Symbol.toStringTag`).
 pub(crate) fn signal(options: &JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue> {
     let Some(v) = super::array::get_opt(options, "signal") else {
         return Ok(None);
     };
-    let tagged = || {
-        js_sys::Reflect::get(&v, &js_sys::Symbol::to_string_tag().into())
-            .ok()
-            .and_then(|t| t.as_string())
-            .is_some_and(|t| t == "AbortSignal")
-    };
-    if v.is_instance_of::<web_sys::AbortSignal>() || tagged() {
+    if is_abort_signal(&v).unwrap_or(false) {
         Ok(Some(v.unchecked_into()))
     } else {
         Err(arg_error("signal must be an AbortSignal"))

@@ -210,7 +210,7 @@ impl RemoteTable {
         };
         Ok(wasm_bindgen_futures::future_to_promise(async move {
             let cancel = CancelFlag::new();
-            let progress = super::progress_callback(on_progress);
+            let progress = super::options::progress_callback(on_progress);
             let ropts = ReadOptions {
                 progress: Some(&progress),
                 cancel: Some(cancel.clone()),

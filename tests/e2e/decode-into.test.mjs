@@ -6,7 +6,9 @@
 // was; a damaged chunk is a DECODE error. decodeChunk and decodeChunkInto decode chunks of up
 // to 16 MiB into one buffer of wasm memory kept between calls: a larger chunk, then a smaller
 // one, then a damaged one, then the first again give each its own values and length, and an
-// array decodeChunk returned is not changed by later calls.
+// array decodeChunk returned is not changed by later calls. The chunk may be any byte view
+// (a Buffer, another realm's Uint8Array); null, a string, a plain array or a Proxy is a
+// ChunkwiseError INVALID_ARGUMENT.
 
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
@@ -82,6 +84,40 @@ describe("decodeChunkInto (pkg/node)", () => {
     const again = cw.decodeChunk(big.chunk);
     assert.deepEqual(f64(again), big.want);
     assert.deepEqual(f32(second), small.want);
+  });
+
+  test("the chunk is a byte view of any realm; anything else is INVALID_ARGUMENT, not the glue's TypeError", async () => {
+    const { chunk, want, nbytes } = await chunkOf("cf_lz4_shuffle");
+    const f32 = (u8) => Array.from(new Float32Array(u8.buffer, u8.byteOffset, u8.length / 4));
+    const vm = await import("node:vm");
+    // The same bytes as a Node Buffer, a Uint8Array of another realm and a view into a larger
+    // buffer at an offset: each decodes to the values written.
+    const padded = new Uint8Array(chunk.length + 7);
+    padded.set(chunk, 3);
+    for (const [what, view] of [["a Buffer", Buffer.from(chunk)],
+      ["another realm's Uint8Array", vm.runInNewContext("new Uint8Array(bytes)", { bytes: Array.from(chunk) })],
+      ["a view at an offset", padded.subarray(3, 3 + chunk.length)]]) {
+      assert.deepEqual(f32(cw.decodeChunk(view)), want, what);
+      const into = new Uint8Array(nbytes);
+      assert.equal(cw.decodeChunkInto(view, into), nbytes, what);
+      assert.deepEqual(f32(into), want, what);
+    }
+    const throwingView = new Uint8Array(chunk);
+    Object.defineProperty(throwingView, "buffer", { get() { throw new Error("buffer refused"); } });
+    for (const [what, bad] of [["null", null], ["undefined", undefined], ["a string", "abc"],
+      ["a plain array", Array.from(chunk)], ["a Float32Array", new Float32Array(chunk.length)],
+      ["a Proxy of the chunk", new Proxy(chunk, {})], ["a view whose buffer getter throws", throwingView]]) {
+      for (const [name, call] of [["decodeChunk", () => cw.decodeChunk(bad)],
+        ["decodeChunkInto", () => cw.decodeChunkInto(bad, new Uint8Array(nbytes))]]) {
+        assert.throws(call, (err) => {
+          assert.ok(err instanceof cw.ChunkwiseError, `${name}(${what}): ${err && err.name}: ${err && err.message}`);
+          assert.equal(err.code, "INVALID_ARGUMENT", `${name}(${what})`);
+          assert.match(err.message, /chunk could not be read/, `${name}(${what})`);
+          return true;
+        });
+      }
+    }
+    assert.deepEqual(f32(cw.decodeChunk(chunk)), want, "the module still decodes");
   });
 
   test("a target that throws or calls back leaves the next decodes right", async () => {

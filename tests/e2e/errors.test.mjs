@@ -144,11 +144,23 @@ describe("ChunkwiseError", () => {
     // A signal that is no AbortSignal is refused, as fetch refuses it (its `aborted` and
     // `addEventListener` were called as if it were one); so is an onProgress that is no function.
     const fakeSignal = { aborted: false, addEventListener() {}, removeEventListener() {} };
+    // One that also says it is an AbortSignal, and whose members throw (they were called
+    // outside any catch: the exception went through the module, and the call never settled).
+    const taggedSignal = {
+      [Symbol.toStringTag]: "AbortSignal",
+      get aborted() { throw new Error("aborted refused"); },
+      addEventListener() { throw new Error("addEventListener refused"); },
+    };
     for (const [what, call, message] of [
       ["open: signal {}", () => cw.RemoteArray.open(url, { signal: {} }), "signal must be an AbortSignal"],
       ["open: signal 5", () => cw.RemoteArray.open(url, { signal: 5 }), "signal must be an AbortSignal"],
       ["RemoteStore.open: a look-alike signal", () => cw.RemoteStore.open(`${server.url}hdf5/groups.h5`, { signal: fakeSignal }), "signal must be an AbortSignal"],
       ["read: a look-alike signal", () => arr.read("0, 0, 0", { signal: fakeSignal }), "signal must be an AbortSignal"],
+      ["open: a signal that fakes its toStringTag", () => cw.RemoteArray.open(url, { signal: taggedSignal }), "signal must be an AbortSignal"],
+      ["read: a signal that fakes its toStringTag", () => arr.read("0, 0, 0", { signal: taggedSignal }), "signal must be an AbortSignal"],
+      ["read: a real signal behind a throwing Proxy", () => arr.read("0, 0, 0", {
+        signal: new Proxy(new AbortController().signal, { get() { throw new Error("signal trap"); } }),
+      }), "signal must be an AbortSignal"],
       ["read: onProgress 5", () => arr.read("0, 0, 0", { onProgress: 5 }), "onProgress must be a function"],
     ]) {
       const err = await failsWith(cw, settles(Promise.resolve().then(call), what), "INVALID_ARGUMENT", what);
@@ -167,14 +179,19 @@ describe("ChunkwiseError", () => {
       const err = await failsWith(cw, settles(Promise.resolve().then(call), what), "INVALID_ARGUMENT", what);
       assert.equal(err.message, message, what);
     }
-    // An async onProgress that rejects (and one that throws) does not fail the read, nor
-    // leave an unhandled rejection, which ends a Node process.
+    // An async onProgress that rejects (and one that throws, and one returning a Promise
+    // subclass whose `then` throws: it threw through the module, and the read never settled)
+    // does not fail the read, nor leave an unhandled rejection, which ends a Node process.
     const unhandled = [];
     const onUnhandled = (reason) => unhandled.push(reason);
     process.on("unhandledRejection", onUnhandled);
+    class ThrowingThen extends Promise {
+      then() { throw new Error("then refused"); }
+    }
     try {
-      for (const onProgress of [async () => { throw new Error("async progress"); }, () => { throw new Error("progress"); }]) {
-        const { data } = await arr.read("1, 2:4, ::5", { onProgress });
+      for (const onProgress of [async () => { throw new Error("async progress"); }, () => { throw new Error("progress"); },
+        () => new ThrowingThen(() => {})]) {
+        const { data } = await settles(arr.read("1, 2:4, ::5", { onProgress }), `onProgress ${onProgress}`);
         assert.deepEqual(Array.from(data), [2, 3].flatMap((j) => [0, 5, 10].map((k) => e.at(1, j, k))));
       }
       await new Promise((r) => setTimeout(r, 50));
@@ -221,6 +238,21 @@ describe("ChunkwiseError", () => {
     const store = await cw.RemoteStore.open(`${server.url}hdf5/groups.h5`);
     store.free();
     await failsWith(cw, () => store.get("/time"), "INVALID_ARGUMENT", "store.get after free");
+  });
+
+  test("a grid of 2^64 chunks or more (h5py's and zarr-python's (2^53, 2^53) in chunks of (5, 4)): info has null counts, a read is UNSUPPORTED", async () => {
+    const cw = require(path.join(pkgDir, "node/chunkwise.js"));
+    for (const [url, options] of [[`${server.url}zarr/huge_grid.zarr`, {}], [`${server.url}hdf5/huge_grid.h5`, { path: "/d" }]]) {
+      const arr = await cw.RemoteArray.open(url, options);
+      const info = arr.info;
+      assert.deepEqual(info.shape, [2 ** 53, 2 ** 53], url);
+      // They were 0 (HDF5) or 2^64 - 1 (Zarr) chunks, and 0 bytes (the product wrapped).
+      assert.equal(info.nchunks, null, url);
+      assert.equal(info.nbytes, null, url);
+      const e = await failsWith(cw, arr.read("0:2, 0:3"), "UNSUPPORTED", url);
+      assert.match(e.message, /2\^64 chunks or more/, url);
+      arr.close();
+    }
   });
 
   test("the web build exports the class its errors use", async () => {

@@ -5,7 +5,7 @@
 // plus the cache budget plus a small margin, and after the first window grows by no more than
 // the payload cache filling its budget; elements are
 // spot-checked against the generator's formula. Also float16 reads as a Float16Array where the
-// browser has one.
+// browser has one, and aborts reject as the browser's own APIs do (an iframe's signal too).
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -113,12 +113,23 @@ describe("large arrays and dtypes in Chromium (pkg/web)", () => {
         const signal = AbortSignal.timeout(200);
         const timed = await seen(RemoteArray.open(url, { signal }));
         const deadline = await seen(RemoteArray.open(url, { timeoutMs: 200 }));
+        // A signal of another realm (an iframe's) is an AbortSignal all the same; a look-alike
+        // that says it is one is refused.
+        const frame = document.createElement("iframe");
+        document.body.append(frame);
+        const c3 = new frame.contentWindow.AbortController();
+        setTimeout(() => c3.abort(), 200);
+        const foreign = await seen(RemoteArray.open(url, { signal: c3.signal }));
+        const fake = await seen(RemoteArray.open(url, { signal: { [Symbol.toStringTag]: "AbortSignal", aborted: false } }));
+        frame.remove();
         const d = (e) => ({ dom: e instanceof DOMException, name: e.name, code: e.code });
         return {
           custom: custom === reason,
           plain: { ...d(plain), same: plain === c2.signal.reason },
           timed: { ...d(timed), same: timed === signal.reason },
           deadline: d(deadline),
+          foreign: { name: foreign.name, same: foreign === c3.signal.reason },
+          fake: { name: fake.name, code: fake.code, message: fake.message },
         };
       }, `${silent.url}blosc2/nd3_u2.b2nd`);
       assert.deepEqual(out, {
@@ -126,6 +137,8 @@ describe("large arrays and dtypes in Chromium (pkg/web)", () => {
         plain: { dom: true, name: "AbortError", code: "CANCELLED", same: true },
         timed: { dom: true, name: "TimeoutError", code: "TIMEOUT", same: true },
         deadline: { dom: true, name: "TimeoutError", code: "TIMEOUT" },
+        foreign: { name: "AbortError", same: true },
+        fake: { name: "ChunkwiseError", code: "INVALID_ARGUMENT", message: "signal must be an AbortSignal" },
       });
     } finally {
       await silent.stop();
