@@ -25,6 +25,10 @@ run() { # run a step, keep its output for the summary, remember failure
   if [ "$rc" -ne 0 ]; then echo "!!! failed ($rc): $*" | tee -a "$log"; status=1; fi
 }
 
+# Disk: a whole run fills about 7 GB under target/ (plus what setup installs). Say what is
+# free first, so that a "No space left on device" later in a log explains itself.
+echo "disk: $(df -h --output=avail "$here" | tail -1 | tr -d ' ') free where target/ is ($here)"
+
 step "setup"
 scripts/setup.sh all || { echo "setup failed"; exit 1; }
 
@@ -68,5 +72,6 @@ step "summary"
 echo "time per step:"
 printf '%s' "$times"
 echo
+echo "disk: target/ holds $(du -sh "${CARGO_TARGET_DIR:-$here/target}" 2>/dev/null | cut -f1); $(df -h --output=avail "$here" | tail -1 | tr -d ' ') free"
 echo "$passed passed, $failed failed in $((SECONDS - start)) s"
 exit $status
