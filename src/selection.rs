@@ -25,7 +25,8 @@ pub enum SelectionError {
     /// A slice step of zero.
     #[error("slice step cannot be zero")]
     ZeroStep,
-    /// The result would exceed the allowed size.
+    /// The result would exceed the allowed size (`elements` and `bytes` saturate at
+    /// `u128::MAX`).
     #[error("selection of {elements} elements ({bytes} bytes) exceeds the limit of {limit} bytes")]
     TooLarge {
         elements: u128,
@@ -364,11 +365,14 @@ impl Grid {
             .collect()
     }
 
-    /// Total number of chunks, or None on overflow.
+    /// Total number of chunks, or None on overflow (2^64 or more). A grid with a dimension of
+    /// no chunks has none, whatever the other dimensions hold.
     pub fn nchunks(&self) -> Option<u64> {
-        self.chunk_counts()
-            .iter()
-            .try_fold(1u64, |a, &n| a.checked_mul(n))
+        let counts = self.chunk_counts();
+        if counts.contains(&0) {
+            return Some(0);
+        }
+        counts.iter().try_fold(1u64, |a, &n| a.checked_mul(n))
     }
 
     /// Blocks per dimension inside one chunk.
@@ -480,8 +484,16 @@ impl Plan {
                 grid.shape.len()
             )));
         }
-        let elements: u128 = dims.iter().map(|d| d.count as u128).product();
-        let bytes = elements * itemsize as u128;
+        // Saturating: a selection of 2^128 elements or more is too large all the same, and one
+        // with an axis of none selects nothing whatever the other axes select (their product
+        // alone may pass 2^128: (2^40, 2^40, 2^40, 2^40, 0)).
+        let elements: u128 = if dims.iter().any(|d| d.count == 0) {
+            0
+        } else {
+            dims.iter()
+                .fold(1u128, |n, d| n.saturating_mul(d.count as u128))
+        };
+        let bytes = elements.saturating_mul(itemsize as u128);
         if bytes > max_result_bytes as u128 {
             return Err(SelectionError::TooLarge {
                 elements,
@@ -557,8 +569,13 @@ impl Plan {
         })
     }
 
-    /// Number of result elements.
+    /// Number of result elements: 0 when an axis selects none, whatever the others select
+    /// (their product alone may pass 2^64); otherwise at most the result bytes
+    /// [`Plan::new`] allowed.
     pub fn result_elements(&self) -> u64 {
+        if self.dims.iter().any(|d| d.count == 0) {
+            return 0;
+        }
         self.dims.iter().map(|d| d.count).product()
     }
 
@@ -989,5 +1006,27 @@ mod tests {
         let c = &plan.chunks()[0];
         assert!(plan.copy_chunk(c, &[0u8; 8], &mut dst).is_err());
         assert!(Grid::new(vec![4], vec![0], vec![1]).is_err());
+    }
+
+    /// Counts whose product passes 2^128 (it overflowed: a panic in debug builds, and in
+    /// release builds a wrapped count of 0 that passed the size limit), and an axis of none
+    /// beside axes whose product passes 2^64 (0 elements; `result_elements` overflowed).
+    #[test]
+    fn products_past_2_pow_128_and_empty_axes() {
+        let big = 1u64 << 40;
+        let g = Grid::new(vec![big; 4], vec![1 << 10; 4], vec![1 << 10; 4]).unwrap();
+        let dims = Selection::all().resolve(&g.shape).unwrap();
+        match Plan::new(&g, &dims, 2, u64::MAX) {
+            Err(SelectionError::TooLarge {
+                elements, bytes, ..
+            }) => assert_eq!((elements, bytes), (u128::MAX, u128::MAX)),
+            other => panic!("{other:?}"),
+        }
+        let g = Grid::new(vec![big, big, big, big, 0], vec![1; 5], vec![1; 5]).unwrap();
+        let dims = Selection::all().resolve(&g.shape).unwrap();
+        let plan = Plan::new(&g, &dims, 2, 0).unwrap();
+        assert_eq!((plan.result_elements(), plan.result_bytes()), (0, 0));
+        assert!(plan.chunks().is_empty());
+        assert_eq!(g.nchunks(), Some(0));
     }
 }

@@ -183,6 +183,17 @@ async fn a_grid_of_more_than_2_pow_64_chunks_is_refused_as_unsupported() {
     .await;
 }
 
+/// h5py's (2^40, 2^40, 0) int16 dataset in chunks of (1, 1, 1), its last axis extendible
+/// (tests/fixtures/gen_hdf5_huge_grid.py): 0 chunks and 0 bytes, as h5py counts them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_axis_beside_huge_ones_has_no_chunk_and_no_byte() {
+    let server = common::serve_dir(fixtures()).await;
+    let arr = open_array(&server.url("hdf5/huge_grid.h5"), vec![], with_path("/e"))
+        .await
+        .expect("open");
+    common::assert_empty_beside_huge(&arr).await;
+}
+
 /// Unallocated chunks are never fetched: a read of only fill-value chunks of a >8 MiB-like
 /// source needs no request beyond discovery. Checked on the small sparse fixture served
 /// without the whole-file copy (`small_source_bytes: 0`).

@@ -522,6 +522,21 @@ async fn a_grid_of_more_than_2_pow_64_chunks_is_refused_as_unsupported() {
     common::assert_cli_info_of_uncountable_grid(&server.url("zarr/huge_grid.zarr"), &[]).await;
 }
 
+/// zarr-python's (2^40, 2^40, 0) int16 array in chunks of (1, 1, 1)
+/// (tests/fixtures/gen_long_axis.py): 0 chunks and 0 bytes, as zarr-python counts them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_axis_beside_huge_ones_has_no_chunk_and_no_byte() {
+    let server = server().await;
+    let arr = open_array(
+        &server.url("zarr/empty_beside_huge.zarr"),
+        vec![],
+        OpenOptions::default(),
+    )
+    .await
+    .expect("open");
+    common::assert_empty_beside_huge(&arr).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversized_geometry_is_refused_before_allocating() {
     let dir = tempfile::tempdir().unwrap();

@@ -240,7 +240,8 @@ pub struct ArrayInfo {
     /// which a read refuses ([`FormatError::uncountable_grid`]).
     pub nchunks: Option<u64>,
     /// Uncompressed bytes of the array (numpy's `nbytes`: elements times item size, edge
-    /// chunks not padded); `None` (JSON `null`) when that is 2^64 bytes or more
+    /// chunks not padded; for variable-length strings the item size is that of their stored
+    /// heap references); `None` (JSON `null`) when that is 2^64 bytes or more
     /// ([`ArrayInfo::nbytes_of`]).
     pub nbytes: Option<u64>,
     /// Stored bytes of the data chunks.
@@ -254,7 +255,12 @@ impl ArrayInfo {
     /// or `None` when it is 2^64 bytes or more: a valid file may declare such a shape (h5py
     /// and zarr-python write (2^53, 2^53) float64), and a wrapped or saturated count would be
     /// a wrong value.
+    /// An array with a dimension of length 0 holds 0 bytes, whatever the others are
+    /// (zarr-python's and h5py's `nbytes` of shape (2^40, 2^40, 0) are 0).
     pub fn nbytes_of(shape: &[u64], itemsize: usize) -> Option<u64> {
+        if shape.contains(&0) {
+            return Some(0);
+        }
         shape
             .iter()
             .try_fold(itemsize as u64, |n, &d| n.checked_mul(d))

@@ -89,10 +89,14 @@ export interface ArrayInfo {
   blocks: number[];
   /** Codec and filters, e.g. "ZSTD(5) + SHUFFLE". */
   codecs: string;
-  /** Number of chunks in the grid; null for a grid of 2^64 chunks or more (a read of such
-   *  an array is refused with code UNSUPPORTED). */
+  /** Number of chunks in the grid (0 when an axis has none); null for a grid of 2^64 chunks
+   *  or more (a read of such an array is refused with code UNSUPPORTED). Above 2^53 a number
+   *  is not exact: 2^64 - 1 arrives as 2^64. */
   nchunks: number | null;
-  /** Uncompressed bytes of the array (numpy's nbytes); null when that is 2^64 bytes or
+  /** Uncompressed bytes of the array: numpy's nbytes (elements times item size; 0 when an
+   *  axis is empty) for fixed-size dtypes, and for variable-length strings ("|S") elements
+   *  times the size of their stored heap references (16 bytes in HDF5 files of 8-byte
+   *  offsets; h5py counts its 8-byte object pointers); null when that is 2^64 bytes or
    *  more. Above 2^53 a number is not exact. */
   nbytes: number | null;
   /** Stored bytes of the data chunks; null where unknown (a Zarr store: its chunk objects

@@ -124,6 +124,31 @@ pub async fn assert_uncountable_grid(arr: &chunkwise::array::RemoteArray, select
     );
 }
 
+/// Checks an array of shape (2^40, 2^40, 0) in chunks of (1, 1, 1) (the `empty_beside_huge`
+/// Zarr array and the `/e` dataset of `huge_grid.h5`): no element and no chunk, as zarr-python
+/// and h5py count them, though its first two axes alone hold 2^80 chunks. Its info says 0
+/// chunks and 0 bytes (they said none, as for a grid of 2^64 chunks or more), and reads give
+/// empty results of the selected shape.
+pub async fn assert_empty_beside_huge(arr: &chunkwise::array::RemoteArray) {
+    assert_eq!(arr.shape(), &[1u64 << 40, 1u64 << 40, 0]);
+    let info = arr.info();
+    assert_eq!((info.nchunks, info.nbytes), (Some(0), Some(0)), "{info:?}");
+    for (selection, shape) in [
+        ("0:2, 0:3", vec![2, 3, 0]),
+        ("...", vec![1u64 << 40, 1u64 << 40, 0]),
+    ] {
+        let got = arr
+            .read(
+                &chunkwise::selection::Selection::parse(selection).unwrap(),
+                &chunkwise::array::ReadOptions::default(),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{selection}: {e}"));
+        assert_eq!(got.shape, shape, "{selection}");
+        assert!(got.data.is_empty(), "{selection}");
+    }
+}
+
 /// Checks `chunkwise info` (the real binary) on such an array at `url` (`args` after it,
 /// e.g. `--path /d`): `--json` gives `"nchunks": null` and `"nbytes": null`, the text says
 /// "2^64 or more" for both.
