@@ -253,21 +253,20 @@ pub fn decode_chunk(
 /// Decodes one Blosc2 (or Blosc1) chunk into `target`, a `Uint8Array` of exactly the chunk's
 /// decoded size (its header's `nbytes`), and returns that size: one copy out of wasm memory
 /// and no new JS buffer per chunk, for callers that decode many chunks into buffers they own.
+/// Both are taken as [`options::view`] takes them (a `Uint8Array` of any realm, or another typed
+/// array of one byte per element): the target's memory is written through a view of this
+/// module's, so none of its own getters or methods runs.
 /// Throws a `ChunkwiseError` with code `INVALID_ARGUMENT` when `chunk` or `target` is not a
-/// `Uint8Array` or `target`'s length is not the decoded size (checked before decoding;
-/// `target` is then untouched) and `DECODE` on malformed input.
+/// `Uint8Array` (a detached target included) or `target`'s length is not the decoded size
+/// (checked before decoding; `target` is then untouched) and `DECODE` on malformed input.
 #[wasm_bindgen(js_name = decodeChunkInto)]
 pub fn decode_chunk_into(
     #[wasm_bindgen(unchecked_param_type = "Uint8Array")] chunk: JsValue,
-    target: &js_sys::Uint8Array,
+    #[wasm_bindgen(unchecked_param_type = "Uint8Array")] target: JsValue,
 ) -> Result<u32, JsValue> {
     let decode_error =
         |e: crate::codec::blosc2::CodecError| chunkwise_error(&e.to_string(), "DECODE", None);
-    if !target.is_instance_of::<js_sys::Uint8Array>() {
-        return Err(arg_error(
-            "decodeChunkInto: the target must be a Uint8Array".to_owned(),
-        ));
-    }
+    let target = options::view(&target, "decodeChunkInto's target")?;
     let chunk = options::bytes(&chunk, "decodeChunkInto's chunk")?;
     let chunk = &chunk[..];
     let h = crate::codec::blosc2::ChunkHeader::parse(chunk).map_err(decode_error)?;
@@ -279,7 +278,6 @@ pub fn decode_chunk_into(
         )));
     }
     if h.nbytes > 0 {
-        // (An empty chunk copies nothing: a detached target, length 0, is not touched.)
         with_decoded(chunk, &h, |out| target.copy_from(out)).map_err(decode_error)?;
     }
     Ok(h.nbytes as u32)

@@ -66,32 +66,40 @@ export function byteView(value) {
 }
 
 /**
- * Whether `value` is an AbortSignal, of this realm or another (a frame's, a worker's): the
- * `aborted` getter of this realm's `AbortSignal.prototype` checks that its receiver is one and
- * throws for anything else (a look-alike object, one that fakes `Symbol.toStringTag`, a
- * Proxy), whose own properties are never read.
+ * The AbortSignal the module listens to for `value`, or null when `value` is no AbortSignal:
+ * one of this realm that follows `value` (`AbortSignal.any([value])`: aborted when it is, with
+ * its reason), so that no getter or method of the caller's object runs later, outside any
+ * `try` (an own `aborted` getter that throws, on a real signal, hung the call). Whether
+ * `value` is a signal is asked of the `aborted` getter of this realm's
+ * `AbortSignal.prototype`, which throws for anything else (a look-alike object, one that fakes
+ * `Symbol.toStringTag`) and takes a real signal of any realm (a frame's, a worker's); Node's
+ * `AbortSignal.any` alone would take a look-alike. Throws, as `snapshotOptions` does, what
+ * `AbortSignal.any` throws (Node's reads `value.aborted`, an own getter included); where a
+ * runtime has no `AbortSignal.any`, `value` itself is returned.
  */
-export function isAbortSignal(value) {
-  if (value === null || typeof value !== "object") return false;
+export function abortSignal(value) {
+  if (value === null || typeof value !== "object") return null;
   try {
-    const aborted = Object.getOwnPropertyDescriptor(AbortSignal.prototype, "aborted").get;
-    Reflect.apply(aborted, value, []);
-    return true;
+    Reflect.apply(Object.getOwnPropertyDescriptor(AbortSignal.prototype, "aborted").get, value, []);
   } catch {
-    return false;
+    return null;
   }
+  if (typeof AbortSignal.any !== "function") return value;
+  return guarded(() => AbortSignal.any([value]));
 }
 
 /**
  * Calls a read's `onProgress` callback `f` with `{ done, total }` (chunks). What `f` throws is
  * ignored, and so is the rejection of a promise it returns (an `async` callback), also where
- * that promise's own `then` throws: a failing callback neither fails the read nor leaves an
- * unhandled rejection, which ends a Node process.
+ * that promise has a `then` of its own that throws: a failing callback neither fails the read
+ * nor leaves an unhandled rejection, which ends a Node process.
  */
 export function reportProgress(f, done, total) {
   try {
     const returned = f({ done, total });
-    if (returned instanceof Promise) returned.then(undefined, () => {});
+    // The intrinsic `then`, not the promise's own: one that throws would leave the rejection
+    // unhandled.
+    if (returned instanceof Promise) Promise.prototype.then.call(returned, undefined, () => {});
   } catch {
     // ignored, as the doc comment says
   }

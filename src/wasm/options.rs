@@ -11,8 +11,8 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(module = "/src/wasm/options.js")]
 extern "C" {
-    #[wasm_bindgen(js_name = isAbortSignal, catch)]
-    fn is_abort_signal(value: &JsValue) -> Result<bool, JsValue>;
+    #[wasm_bindgen(js_name = abortSignal, catch)]
+    fn abort_signal(value: &JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue>;
     #[wasm_bindgen(js_name = reportProgress)]
     fn report_progress(f: &js_sys::Function, done: f64, total: f64);
     #[wasm_bindgen(js_name = byteView, catch)]
@@ -87,9 +87,18 @@ pub(crate) fn progress_callback(
 /// `INVALID_ARGUMENT` "{what} could not be read: ..." for any other value (`null`, a string,
 /// a plain array): wasm-bindgen's `&[u8]` glue threw a bare `TypeError` for `null`.
 pub(crate) fn bytes(value: &JsValue, what: &str) -> Result<Vec<u8>, JsValue> {
-    byte_view(value)
-        .map(|view| view.to_vec())
-        .map_err(|thrown| unreadable(what, &thrown))
+    view(value, what).map(|view| view.to_vec())
+}
+
+/// A `Uint8Array` of this realm over the memory of `value`, a `Uint8Array` or another typed
+/// array of one byte per element (see `byteView` in `options.js`): its real length, and no
+/// getter or method of the caller's object (an overridden `length` or `set`) runs when it is
+/// read or written; `what` names the argument.
+///
+/// # Errors
+/// As [`bytes`].
+pub(crate) fn view(value: &JsValue, what: &str) -> Result<js_sys::Uint8Array, JsValue> {
+    byte_view(value).map_err(|thrown| unreadable(what, &thrown))
 }
 
 /// The `INVALID_ARGUMENT` error of a value whose reading threw `thrown`: "{what} could not be
@@ -132,22 +141,23 @@ pub(crate) fn read(options: &JsValue, extra: &[&str]) -> Result<JsValue, JsValue
     snapshot(options, &fields, JS_OBJECT_FIELDS)
 }
 
-/// The `signal` of a copy from [`snapshot`]: an `AbortSignal` (of this realm or another: the
-/// brand check of `isAbortSignal` in `options.js`, as `fetch` takes it), or none for
+/// The `signal` of a copy from [`snapshot`], as the signal the module listens to: one of this
+/// realm that follows the caller's `AbortSignal` (of this realm or another; `abortSignal` in
+/// `options.js`), so that none of the caller's getters runs outside a `catch`; none for
 /// `undefined`/`null`.
 ///
 /// # Errors
 /// `INVALID_ARGUMENT` "signal must be an AbortSignal" for any other value, a look-alike
-/// included (its `aborted` and `addEventListener` would be called as if it were one, outside
-/// any `catch`, also where it fakes `Symbol.toStringTag`).
+/// included (also one that fakes `Symbol.toStringTag`), and "signal could not be read: ..."
+/// when following it threw (in Node, a real signal whose own `aborted` getter throws).
 pub(crate) fn signal(options: &JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue> {
     let Some(v) = super::array::get_opt(options, "signal") else {
         return Ok(None);
     };
-    if is_abort_signal(&v).unwrap_or(false) {
-        Ok(Some(v.unchecked_into()))
-    } else {
-        Err(arg_error("signal must be an AbortSignal"))
+    match abort_signal(&v) {
+        Ok(Some(signal)) => Ok(Some(signal)),
+        Ok(None) => Err(arg_error("signal must be an AbortSignal")),
+        Err(thrown) => Err(unreadable("signal", &thrown)),
     }
 }
 

@@ -167,6 +167,21 @@ describe("ChunkwiseError", () => {
       assert.equal(err.message, message, what);
     }
     assert.equal((await arr.read("0, 0, 0", { signal: new AbortController().signal, onProgress: null })).data[0], e.at(0, 0, 0));
+    // A real signal with an own `aborted` getter that throws: it was read outside any catch
+    // (an uncaught exception, and the call never settled). The module listens to a signal of
+    // its own that follows it; Node's AbortSignal.any, which makes that one, reads the getter,
+    // so in Node the call is refused (in Chromium it goes on: window.test.mjs).
+    for (const [what, call] of [["open", (signal) => cw.RemoteArray.open(url, { signal })],
+      ["read", (signal) => arr.read("1, 2:4, ::5", { signal })]]) {
+      for (const aborted of [false, true]) {
+        const ctrl = new AbortController();
+        Object.defineProperty(ctrl.signal, "aborted", { get() { throw new Error("aborted getter"); } });
+        if (aborted) ctrl.abort();
+        const err = await failsWith(cw, settles(call(ctrl.signal), `${what}: a throwing own aborted getter`),
+          "INVALID_ARGUMENT", `${what}: a throwing own aborted getter (aborted: ${aborted})`);
+        assert.equal(err.message, "signal could not be read: aborted getter");
+      }
+    }
     // A selection, chunk coordinates or a shape whose reading throws: the same, named.
     const listTrap = new Proxy([0, 0, 0], { get() { throw new Error("list trap"); } });
     for (const [what, call, message] of [
@@ -179,8 +194,9 @@ describe("ChunkwiseError", () => {
       const err = await failsWith(cw, settles(Promise.resolve().then(call), what), "INVALID_ARGUMENT", what);
       assert.equal(err.message, message, what);
     }
-    // An async onProgress that rejects (and one that throws, and one returning a Promise
-    // subclass whose `then` throws: it threw through the module, and the read never settled)
+    // An async onProgress that rejects (and one that throws, one returning a Promise subclass
+    // whose `then` throws: it threw through the module, and the read never settled; and
+    // rejected promises whose own `then` throws)
     // does not fail the read, nor leave an unhandled rejection, which ends a Node process.
     const unhandled = [];
     const onUnhandled = (reason) => unhandled.push(reason);
@@ -190,7 +206,10 @@ describe("ChunkwiseError", () => {
     }
     try {
       for (const onProgress of [async () => { throw new Error("async progress"); }, () => { throw new Error("progress"); },
-        () => new ThrowingThen(() => {})]) {
+        () => new ThrowingThen(() => {}),
+        // Rejected promises whose own `then` throws: their rejection was left unhandled.
+        () => Object.assign(Promise.reject(new Error("rejected")), { then() { throw new Error("own then"); } }),
+        () => ThrowingThen.reject(new Error("rejected subclass"))]) {
         const { data } = await settles(arr.read("1, 2:4, ::5", { onProgress }), `onProgress ${onProgress}`);
         assert.deepEqual(Array.from(data), [2, 3].flatMap((j) => [0, 5, 10].map((k) => e.at(1, j, k))));
       }

@@ -121,6 +121,13 @@ describe("large arrays and dtypes in Chromium (pkg/web)", () => {
         setTimeout(() => c3.abort(), 200);
         const foreign = await seen(RemoteArray.open(url, { signal: c3.signal }));
         const fake = await seen(RemoteArray.open(url, { signal: { [Symbol.toStringTag]: "AbortSignal", aborted: false } }));
+        // A real signal whose own `aborted` getter throws: never read (the module follows it
+        // with a signal of its own), so the open goes on until its controller aborts it.
+        const c4 = new AbortController();
+        Object.defineProperty(c4.signal, "aborted", { get() { throw new Error("aborted getter"); } });
+        const reason4 = { fourth: true };
+        setTimeout(() => c4.abort(reason4), 200);
+        const sabotaged = await seen(RemoteArray.open(url, { signal: c4.signal }));
         frame.remove();
         const d = (e) => ({ dom: e instanceof DOMException, name: e.name, code: e.code });
         return {
@@ -130,6 +137,7 @@ describe("large arrays and dtypes in Chromium (pkg/web)", () => {
           deadline: d(deadline),
           foreign: { name: foreign.name, same: foreign === c3.signal.reason },
           fake: { name: fake.name, code: fake.code, message: fake.message },
+          sabotaged: sabotaged === reason4,
         };
       }, `${silent.url}blosc2/nd3_u2.b2nd`);
       assert.deepEqual(out, {
@@ -139,6 +147,7 @@ describe("large arrays and dtypes in Chromium (pkg/web)", () => {
         deadline: { dom: true, name: "TimeoutError", code: "TIMEOUT" },
         foreign: { name: "AbortError", same: true },
         fake: { name: "ChunkwiseError", code: "INVALID_ARGUMENT", message: "signal must be an AbortSignal" },
+        sabotaged: true,
       });
     } finally {
       await silent.stop();
