@@ -100,7 +100,10 @@ impl FetchSource {
     }
 
     fn aborted(&self) -> bool {
-        self.options.signal.as_ref().is_some_and(|s| s.aborted())
+        self.options
+            .signal
+            .as_ref()
+            .is_some_and(super::signal::aborted)
     }
 
     /// Maps a rejection of `fetch` or of a body read onto an [`IoError`].
@@ -265,7 +268,7 @@ impl AbortListener {
     /// Calls `on_abort` when `signal` aborts, until the listener is dropped.
     pub(crate) fn new(signal: &AbortSignal, on_abort: impl FnMut() + 'static) -> Self {
         let callback = Closure::<dyn FnMut()>::new(on_abort);
-        let _ = signal.add_event_listener_with_callback("abort", callback.as_ref().unchecked_ref());
+        super::signal::add_abort_listener(signal, callback.as_ref().unchecked_ref());
         Self {
             signal: signal.clone(),
             callback,
@@ -275,9 +278,7 @@ impl AbortListener {
 
 impl Drop for AbortListener {
     fn drop(&mut self) {
-        let _ = self
-            .signal
-            .remove_event_listener_with_callback("abort", self.callback.as_ref().unchecked_ref());
+        super::signal::remove_abort_listener(&self.signal, self.callback.as_ref().unchecked_ref());
     }
 }
 

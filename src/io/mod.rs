@@ -38,6 +38,8 @@ pub mod fetch;
 pub mod file;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod http;
+#[cfg(target_arch = "wasm32")]
+pub mod signal;
 
 pub mod sleep;
 

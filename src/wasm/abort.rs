@@ -25,7 +25,7 @@ pub(crate) fn operation_error(e: &crate::Error, signal: Option<&web_sys::AbortSi
             scope: TimeoutScope::Operation,
             ..
         }) => dom_exception(&e.message(), "TimeoutError").unwrap_or_else(|| js_error(e)),
-        _ if e.code() == "CANCELLED" => match signal.filter(|s| s.aborted()) {
+        _ if e.code() == "CANCELLED" => match signal.filter(|s| crate::io::signal::aborted(s)) {
             Some(s) => abort_reason(s).unwrap_or_else(|| js_error(e)),
             None => js_error(e),
         },
@@ -36,7 +36,7 @@ pub(crate) fn operation_error(e: &crate::Error, signal: Option<&web_sys::AbortSi
 /// `signal.reason`, with a `code` added when it is an `AbortError`/`TimeoutError`
 /// `DOMException`; an `AbortError` of ours when the runtime gives no reason (`undefined`).
 fn abort_reason(signal: &web_sys::AbortSignal) -> Option<JsValue> {
-    let reason = js_sys::Reflect::get(signal, &"reason".into()).ok()?;
+    let reason = crate::io::signal::reason(signal);
     if reason.is_undefined() {
         return dom_exception("the operation was aborted", "AbortError");
     }

@@ -774,7 +774,7 @@ pub(crate) async fn cancellable<T>(
     let Some(signal) = signal else {
         return fut.await;
     };
-    if signal.aborted() {
+    if crate::io::signal::aborted(signal) {
         cancel.cancel();
         return Err(crate::Error::Io(crate::io::IoError::Cancelled));
     }

@@ -4,7 +4,7 @@
 // caller's object itself (serde-wasm-bindgen reads `obj[key]` and `Object.entries(obj)`)
 // would unwind through the module's frames, leaving an open's promise that never settles.
 // A chunk argument's bytes and the calls of a read's onProgress go through here for the
-// same reason.
+// same reason (and the signal through src/io/signal.js).
 
 // Nesting past this depth is refused (a cyclic object would otherwise recurse without end).
 const MAX_DEPTH = 16;
@@ -63,29 +63,6 @@ export function byteView(value) {
     }
     return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
   });
-}
-
-/**
- * The AbortSignal the module listens to for `value`, or null when `value` is no AbortSignal:
- * one of this realm that follows `value` (`AbortSignal.any([value])`: aborted when it is, with
- * its reason), so that no getter or method of the caller's object runs later, outside any
- * `try` (an own `aborted` getter that throws, on a real signal, hung the call). Whether
- * `value` is a signal is asked of the `aborted` getter of this realm's
- * `AbortSignal.prototype`, which throws for anything else (a look-alike object, one that fakes
- * `Symbol.toStringTag`) and takes a real signal of any realm (a frame's, a worker's); Node's
- * `AbortSignal.any` alone would take a look-alike. Throws, as `snapshotOptions` does, what
- * `AbortSignal.any` throws (Node's reads `value.aborted`, an own getter included); where a
- * runtime has no `AbortSignal.any`, `value` itself is returned.
- */
-export function abortSignal(value) {
-  if (value === null || typeof value !== "object") return null;
-  try {
-    Reflect.apply(Object.getOwnPropertyDescriptor(AbortSignal.prototype, "aborted").get, value, []);
-  } catch {
-    return null;
-  }
-  if (typeof AbortSignal.any !== "function") return value;
-  return guarded(() => AbortSignal.any([value]));
 }
 
 /**

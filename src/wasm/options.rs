@@ -11,8 +11,6 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(module = "/src/wasm/options.js")]
 extern "C" {
-    #[wasm_bindgen(js_name = abortSignal, catch)]
-    fn abort_signal(value: &JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue>;
     #[wasm_bindgen(js_name = reportProgress)]
     fn report_progress(f: &js_sys::Function, done: f64, total: f64);
     #[wasm_bindgen(js_name = byteView, catch)]
@@ -141,24 +139,20 @@ pub(crate) fn read(options: &JsValue, extra: &[&str]) -> Result<JsValue, JsValue
     snapshot(options, &fields, JS_OBJECT_FIELDS)
 }
 
-/// The `signal` of a copy from [`snapshot`], as the signal the module listens to: one of this
-/// realm that follows the caller's `AbortSignal` (of this realm or another; `abortSignal` in
-/// `options.js`), so that none of the caller's getters runs outside a `catch`; none for
-/// `undefined`/`null`.
+/// The `signal` of a copy from [`snapshot`]: an `AbortSignal` of this realm or another
+/// ([`crate::io::signal::abort_signal`], as `fetch` takes it), which the module then uses only
+/// through the realm's own getters and methods; none for `undefined`/`null`.
 ///
 /// # Errors
 /// `INVALID_ARGUMENT` "signal must be an AbortSignal" for any other value, a look-alike
-/// included (also one that fakes `Symbol.toStringTag`), and "signal could not be read: ..."
-/// when following it threw (in Node, a real signal whose own `aborted` getter throws).
+/// included (also one that fakes `Symbol.toStringTag`: its members ran outside any `catch`).
 pub(crate) fn signal(options: &JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue> {
     let Some(v) = super::array::get_opt(options, "signal") else {
         return Ok(None);
     };
-    match abort_signal(&v) {
-        Ok(Some(signal)) => Ok(Some(signal)),
-        Ok(None) => Err(arg_error("signal must be an AbortSignal")),
-        Err(thrown) => Err(unreadable("signal", &thrown)),
-    }
+    crate::io::signal::abort_signal(&v)
+        .map(Some)
+        .ok_or_else(|| arg_error("signal must be an AbortSignal"))
 }
 
 /// The `onProgress` of a copy from [`snapshot`]: a function, or none for `undefined`/`null`.
