@@ -642,6 +642,14 @@ fn one_root_dataset(nodes: &[chunkwise::formats::Node]) -> bool {
     root.len() == 1 && root[0].kind == chunkwise::formats::NodeKind::Array
 }
 
+/// Whether the container's root node `/` is itself an array (a Zarr store whose root is an
+/// array), not a group.
+fn root_is_array(nodes: &[chunkwise::formats::Node]) -> bool {
+    nodes
+        .iter()
+        .any(|n| n.path == "/" && n.kind == chunkwise::formats::NodeKind::Array)
+}
+
 fn no_path(path: &Option<String>) -> Result<(), chunkwise::Error> {
     match path {
         Some(p) if !p.is_empty() && p != "/" => Err(chunkwise::Error::InvalidArgument(format!(
@@ -942,7 +950,12 @@ async fn run_command(cli: Cli) -> Result<(), chunkwise::Error> {
                     )
                     .await
                     {
-                        Ok(store) if !one_root_dataset(store.nodes()) => {
+                        // A root that is itself an array (a Zarr root array) failed to open
+                        // for a reason of its own: its listing would hide that error.
+                        Ok(store)
+                            if !one_root_dataset(store.nodes())
+                                && !root_is_array(store.nodes()) =>
+                        {
                             if json {
                                 // The documented fields; attributes are `chunkwise attrs`'s.
                                 println!(

@@ -537,6 +537,42 @@ async fn an_empty_axis_beside_huge_ones_has_no_chunk_and_no_byte() {
     common::assert_empty_beside_huge(&arr).await;
 }
 
+/// `chunkwise info` without --path on zarr-python's root array of 2 GiB chunks
+/// (tests/fixtures/gen_long_axis.py), past the 1 GiB chunks chunkwise decodes: the open's
+/// UNSUPPORTED error, exit 1, as text and --json (it listed the store's one node, with
+/// `"error": null`, and exited 0).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_info_of_a_root_array_that_cannot_open_is_its_error() {
+    let server = server().await;
+    let url = server.url("zarr/chunk_2gib.zarr");
+    for json in [false, true] {
+        let mut args = vec!["info".to_string(), url.clone()];
+        if json {
+            args.push("--json".into());
+        }
+        let out = tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_chunkwise"))
+                .args(&args)
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "json {json}: {stderr}");
+        assert!(
+            out.stdout.is_empty(),
+            "json {json}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let line: serde_json::Value =
+            serde_json::from_str(stderr.lines().last().unwrap_or("")).unwrap();
+        assert_eq!(line["error"]["code"], "UNSUPPORTED", "{line}");
+        let message = line["error"]["message"].as_str().unwrap();
+        assert!(message.contains("exceed 1073741824 bytes"), "{message}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversized_geometry_is_refused_before_allocating() {
     let dir = tempfile::tempdir().unwrap();
