@@ -322,6 +322,21 @@ pub struct Grid {
     pub blocks: Vec<u64>,
 }
 
+/// `unit` times the product of `factors` (a count of chunks, elements or bytes), or `None`
+/// when it is 2^64 or more. A zero factor makes it 0 whatever the others are: the product of
+/// the others alone may pass 2^64 (an array of shape (2^40, 2^40, 0) holds no element).
+pub fn count_product<I>(unit: u64, factors: I) -> Option<u64>
+where
+    I: IntoIterator<Item = u64>,
+    I::IntoIter: Clone,
+{
+    let mut factors = factors.into_iter();
+    if factors.clone().any(|f| f == 0) {
+        return Some(0);
+    }
+    factors.try_fold(unit, |n, f| n.checked_mul(f))
+}
+
 impl Grid {
     /// Checks ranks agree and sizes are non-zero.
     ///
@@ -366,13 +381,9 @@ impl Grid {
     }
 
     /// Total number of chunks, or None on overflow (2^64 or more). A grid with a dimension of
-    /// no chunks has none, whatever the other dimensions hold.
+    /// no chunks has none, whatever the other dimensions hold ([`count_product`]).
     pub fn nchunks(&self) -> Option<u64> {
-        let counts = self.chunk_counts();
-        if counts.contains(&0) {
-            return Some(0);
-        }
-        counts.iter().try_fold(1u64, |a, &n| a.checked_mul(n))
+        count_product(1, self.chunk_counts())
     }
 
     /// Blocks per dimension inside one chunk.
@@ -573,10 +584,8 @@ impl Plan {
     /// (their product alone may pass 2^64); otherwise at most the result bytes
     /// [`Plan::new`] allowed.
     pub fn result_elements(&self) -> u64 {
-        if self.dims.iter().any(|d| d.count == 0) {
-            return 0;
-        }
-        self.dims.iter().map(|d| d.count).product()
+        // Within u64 by Plan::new's bound on the result bytes.
+        count_product(1, self.dims.iter().map(|d| d.count)).unwrap_or(u64::MAX)
     }
 
     /// Number of result bytes.

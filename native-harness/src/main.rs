@@ -626,14 +626,14 @@ fn fail(e: &chunkwise::Error) -> ! {
     std::process::exit(1)
 }
 
-/// Whether the root group holds exactly one member, a dataset (then an open without a path
-/// picks it, and its failure is the error to report).
 /// A count of `chunkwise info`'s text (chunks, bytes), or "2^64 or more" where
 /// [`chunkwise::formats::ArrayInfo`] has none because it does not fit in 64 bits.
 fn past_u64(n: Option<u64>) -> String {
     n.map_or_else(|| "2^64 or more".to_string(), |n| n.to_string())
 }
 
+/// Whether the root group holds exactly one member, a dataset (then an open without a path
+/// picks it, and its failure is the error to report).
 fn one_root_dataset(nodes: &[chunkwise::formats::Node]) -> bool {
     let root: Vec<&chunkwise::formats::Node> = nodes
         .iter()

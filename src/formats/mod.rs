@@ -253,17 +253,13 @@ pub struct ArrayInfo {
 impl ArrayInfo {
     /// numpy's `nbytes` of an array of `shape` (elements) and `itemsize` bytes per element,
     /// or `None` when it is 2^64 bytes or more: a valid file may declare such a shape (h5py
-    /// and zarr-python write (2^53, 2^53) float64), and a wrapped or saturated count would be
-    /// a wrong value.
+    /// and zarr-python write (2^53, 2^53) int16), and a wrapped or saturated count would be a
+    /// wrong value.
+    ///
     /// An array with a dimension of length 0 holds 0 bytes, whatever the others are
     /// (zarr-python's and h5py's `nbytes` of shape (2^40, 2^40, 0) are 0).
     pub fn nbytes_of(shape: &[u64], itemsize: usize) -> Option<u64> {
-        if shape.contains(&0) {
-            return Some(0);
-        }
-        shape
-            .iter()
-            .try_fold(itemsize as u64, |n, &d| n.checked_mul(d))
+        crate::selection::count_product(itemsize as u64, shape.iter().copied())
     }
 
     /// Whether `cbytes` and `source_bytes` are known. A Zarr store's chunk objects are not

@@ -268,7 +268,7 @@ impl AbortListener {
     /// Calls `on_abort` when `signal` aborts, until the listener is dropped.
     pub(crate) fn new(signal: &AbortSignal, on_abort: impl FnMut() + 'static) -> Self {
         let callback = Closure::<dyn FnMut()>::new(on_abort);
-        super::signal::add_abort_listener(signal, callback.as_ref().unchecked_ref());
+        super::signal::listen_abort(signal, callback.as_ref().unchecked_ref(), true);
         Self {
             signal: signal.clone(),
             callback,
@@ -278,7 +278,7 @@ impl AbortListener {
 
 impl Drop for AbortListener {
     fn drop(&mut self) {
-        super::signal::remove_abort_listener(&self.signal, self.callback.as_ref().unchecked_ref());
+        super::signal::listen_abort(&self.signal, self.callback.as_ref().unchecked_ref(), false);
     }
 }
 

@@ -204,9 +204,10 @@ thread_local! {
 
 /// Decodes `chunk` (its header already parsed as `h`) and hands the decoded bytes to `f`.
 ///
-/// `f` runs JS (the copy out of wasm memory). That JS can throw past this frame, which leaves
-/// the buffer's borrow held for good, or call back into this module while it is held (a target
-/// whose `set` is a user function). A call that finds the buffer borrowed decodes into a buffer
+/// `f` runs JS (the copy out of wasm memory). The bindings copy only into views of their own
+/// (`options::view`), which run no caller code; should JS ever throw past this frame (leaving
+/// the buffer's borrow held for good) or call back into this module while the buffer is held,
+/// a call that finds the buffer borrowed decodes into a buffer
 /// of its own instead (`try_borrow_mut`): results stay right, and nothing leaks beyond the one
 /// kept buffer. `decodeChunkInto` refuses the common mistakes (not a `Uint8Array`) beforehand.
 fn with_decoded<R>(
