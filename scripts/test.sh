@@ -73,5 +73,12 @@ echo "time per step:"
 printf '%s' "$times"
 echo
 echo "disk: target/ holds $(du -sh "${CARGO_TARGET_DIR:-$here/target}" 2>/dev/null | cut -f1); $(df -h --output=avail "$here" | tail -1 | tr -d ' ') free"
+# What failed, next to the closing line: a log is often read from its end only.
+if [ "$status" -ne 0 ]; then
+  echo
+  echo "what failed (steps, then tests; the full report is above):"
+  grep -E '^!!! failed|^test .* \.\.\. FAILED$|^ *not ok |^test-wasm: .*(FAILED|stalled|never loaded)|Failed to detect test' \
+    "$log" | head -40 | sed 's/^/  /'
+fi
 echo "$passed passed, $failed failed in $((SECONDS - start)) s"
 exit $status
