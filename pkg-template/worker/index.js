@@ -268,6 +268,17 @@ async function openIn(op, url, options, Class, what) {
   }
 }
 
+// True for a Headers object of this realm or another (the intrinsic `has` checks its brand).
+function isHeaders(v) {
+  if (typeof Headers !== "function") return false;
+  try {
+    Headers.prototype.has.call(v, "a");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Posts `op` to `worker`. `opts` (a method's options) lose what cannot cross: `signal` is
  * watched here, `onProgress` kept here, `cacheStore` given an id.
@@ -297,6 +308,22 @@ function call(worker, op, args, opts, owner) {
       // every key it does not know; they cannot cross (and a DataCloneError's message would
       // show their source), so they stay here.
       for (const k of Object.keys(o)) if (typeof o[k] === "function") delete o[k];
+      // A Headers object or another iterable of pairs (a generator) cannot cross: its pairs
+      // can. The main entry reads them as it reads any HeadersInit.
+      const h = o.headers;
+      if (h !== null && typeof h === "object" && !Array.isArray(h) && Symbol.iterator in h) {
+        try {
+          const pairs = [];
+          for (const pair of isHeaders(h) ? Headers.prototype.entries.call(h) : h) {
+            if (pairs.length === 65536) throw new TypeError("headers has more than 65536 items");
+            pairs.push(pair);
+          }
+          o.headers = pairs;
+        } catch (e) {
+          reject(argError(`options could not be read: ${e?.message ?? e}`));
+          return;
+        }
+      }
       if (o.signal) {
         signal = o.signal;
         o.__signal = true;

@@ -56,8 +56,10 @@ export interface OpenOptions {
    *  first out; with cache "disk", null is no bound. Discovery records, decoded results and
    *  small-source copies are not counted. */
   maxCacheBytes?: number | null;
-  /** Extra request headers, e.g. { Authorization: "Bearer ..." }. */
-  headers?: Record<string, string>;
+  /** Extra request headers, as fetch takes them: a record such as
+   *  { Authorization: "Bearer ..." }, a Headers object, or [name, value] pairs (a name given
+   *  twice, in any case, is sent once with its values joined by ", "). */
+  headers?: Record<string, string> | Headers | Iterable<readonly [string, string]>;
   /** Dataset path inside an HDF5 file, e.g. "/group/data" (default: the root group's only
    *  dataset), or array path inside a Zarr store, e.g. "/temperature" (default: the store
    *  root). Ignored for single-array formats. */

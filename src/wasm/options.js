@@ -30,7 +30,7 @@ function copyOptions(options, fields, references) {
   const copy = {};
   for (const key of fields) {
     const v = options[key];
-    if (v !== undefined) copy[key] = plain(v, 1, key);
+    if (v !== undefined) copy[key] = key === "headers" ? headersRecord(v) : plain(v, 1, key);
   }
   for (const key of references) {
     const v = options[key];
@@ -95,6 +95,63 @@ function guarded(f) {
       message = "a value that gives no message";
     }
     throw new Error(message);
+  }
+}
+
+/**
+ * The `headers` option, which takes what fetch takes (its HeadersInit), as one plain record:
+ * a record is copied as any option; a Headers object (of any realm, read through the
+ * intrinsic `Headers.prototype.entries`, so that none of its own members run), an array or
+ * any other iterable of `[name, value]` pairs give their pairs in order. A name given twice,
+ * in any case, has its string values joined by ", ", as Headers joins them (the first
+ * spelling of the name is kept). Values that are no string are kept for the core to refuse,
+ * naming the header. Throws a TypeError for an item that is no pair of two, or past 65536
+ * items.
+ */
+function headersRecord(v) {
+  if (v === null || typeof v !== "object") return v;
+  let pairs;
+  if (isHeaders(v)) {
+    pairs = Headers.prototype.entries.call(v);
+  } else if (Symbol.iterator in v) {
+    pairs = v;
+  } else {
+    return plain(v, 1, "headers");
+  }
+  const record = Object.create(null); // a header named __proto__ is a header
+  const spelling = new Map(); // lowercased name -> the name as first given
+  let n = 0;
+  for (const pair of pairs) {
+    n += 1;
+    if (n > MAX_ITEMS) throw new TypeError(`headers has more than ${MAX_ITEMS} items`);
+    if (!Array.isArray(pair) || pair.length !== 2) {
+      throw new TypeError(`headers: item ${n} is not a [name, value] pair`);
+    }
+    const name = pair[0];
+    const value = plain(pair[1], 2, "headers");
+    if (typeof name !== "string") throw new TypeError(`headers: the name of item ${n} is not a string`);
+    const key = spelling.get(name.toLowerCase());
+    if (key === undefined) {
+      spelling.set(name.toLowerCase(), name);
+      record[name] = value;
+    } else if (typeof record[key] === "string" && typeof value === "string") {
+      record[key] = `${record[key]}, ${value}`;
+    } else if (typeof record[key] === "string") {
+      record[key] = value;
+    }
+  }
+  return record;
+}
+
+// True for a Headers object of this realm or another: the WebIDL brand check of the
+// intrinsic `has` throws for anything else, a look-alike included.
+function isHeaders(v) {
+  if (typeof Headers !== "function") return false;
+  try {
+    Headers.prototype.has.call(v, "a");
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -189,8 +189,21 @@ async function readProbed(url) {
   return { ...r, probed: probed.slice(before) };
 }
 
+/** readAll with `headers` of `form` ("Headers", "Map", "generator" or "pairs") made here, in
+ *  the page (page.evaluate can send none but the pairs). */
+async function readWithHeaders(url, form) {
+  // A name of each form's own: a preflight is then asked for each (not served from the
+  // preflight cache).
+  const pairs = [[`X-Form-${form}`, "t1"], [`x-form-${form.toLowerCase()}`, "t2"]];
+  const headers = form === "Headers" ? new Headers(pairs)
+    : form === "Map" ? new Map(pairs)
+      : form === "generator" ? (function* () { yield* pairs; })()
+        : pairs;
+  return readAll(url, { headers, cache: "none" });
+}
+
 window.workerEntry = {
-  table, readProbed, probed: () => probed,
+  table, readProbed, probed: () => probed, readWithHeaders,
   readAll, api, store, errors, cancel, timeoutKept, readWithPageStore,
   usage: async (o) => { await ready; return cacheUsage(o); },
   clear: async (o) => { await ready; return clearCache(o); },

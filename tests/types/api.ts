@@ -69,6 +69,12 @@ export async function everything(): Promise<void> {
     timeoutMs: 1000,
   };
   await RemoteArray.open(url, opts);
+  // Headers as fetch takes them.
+  await RemoteArray.open(url, { headers: new Headers({ Authorization: "Bearer x" }) });
+  await RemoteArray.open(url, { headers: [["Authorization", "Bearer x"]] });
+  await RemoteArray.open(url, { headers: new Map([["Authorization", "Bearer x"]]) });
+  // @ts-expect-error: a pair of three
+  await RemoteArray.open(url, { headers: [["Authorization", "Bearer", "x"]] });
   // @ts-expect-error: not a cache policy
   await RemoteArray.open(url, { cache: "ram" });
   // A Caterva2 dataset, with a login or a token.
