@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Size of the wasm module per cargo feature set, raw and gzipped (gzip -9), as users download
 # it: a release build (LTO, the package's toolchain and standard library build of
-# scripts/env.sh, as the npm package) passed through wasm-bindgen --target web,
-# without the name section and pruned (scripts/build-pkg.sh does both to the package's modules).
+# scripts/env.sh, as the npm package) passed through wasm-bindgen --target web and pruned
+# (scripts/wasm-tools/prune.mjs, as scripts/build-pkg.sh does: it orders the functions by the
+# name section and writes the module without it).
 # Usage: scripts/wasm-size.sh [FEATURES ...]
 #   FEATURES  comma-separated feature lists built with --no-default-features, or "default"
 #             (default: "default" "b2nd" "b2nd,hdf5" "b2nd,zarr")
@@ -26,7 +27,7 @@ for set in "${sets[@]}"; do
   RUSTUP_TOOLCHAIN="$CHUNKWISE_PKG_TOOLCHAIN" RUSTFLAGS="$CHUNKWISE_PKG_RUSTFLAGS" \
     cargo build -q --release --target wasm32-unknown-unknown --lib "${CHUNKWISE_PKG_CARGO_ARGS[@]}" "${flags[@]}"
   out="$tmp/$set"
-  wasm-bindgen --target web --remove-name-section --out-dir "$out" --out-name chunkwise \
+  wasm-bindgen --target web --out-dir "$out" --out-name chunkwise \
     "$target/wasm32-unknown-unknown/release/chunkwise.wasm"
   # As scripts/build-pkg.sh does for the package (scripts/wasm-tools/prune.mjs).
   node "$here/scripts/wasm-tools/prune.mjs" "$out/chunkwise_bg.wasm" >&2
