@@ -35,14 +35,20 @@ export function percentiles(values, ps, { positive = false } = {}) {
   });
 }
 
-/** The normaliser of a scale: value -> t in [0, 1] (outside when outside vmin..vmax; NaN when it cannot be shown). */
+/**
+ * The normaliser of a scale: value -> t in [0, 1] (outside when outside vmin..vmax; NaN when it
+ * cannot be shown). Linear: (v - vmin) / (vmax - vmin), 0.5 when vmax <= vmin; when vmax - vmin
+ * overflows a double (vmin -1.7e308, vmax 1.7e308) the ratio of the halved values, which cannot
+ * overflow (every t was 0 otherwise): the rule of chunkwise's PNG previews (src/render/mod.rs).
+ */
 export function normaliser(scale, vmin, vmax) {
   if (scale === "log") {
     const a = Math.log10(vmin), span = Math.log10(vmax) - a;
     return (v) => (v > 0 ? (span > 0 ? (Math.log10(v) - a) / span : 0.5) : NaN);
   }
-  const span = vmax - vmin;
-  return (v) => (span > 0 ? (v - vmin) / span : 0.5);
+  const h = Math.abs(vmax - vmin) === Infinity ? 0.5 : 1;
+  const lo = vmin * h, span = vmax * h - lo;
+  return (v) => (span > 0 ? (v * h - lo) / span : 0.5);
 }
 
 /**

@@ -4,7 +4,8 @@
 //!
 //! The rule, as the preview page (`www/plot.js`, `www/colormaps.js`) and matplotlib's
 //! `imshow` apply it: each value v becomes t = (v - vmin) / (vmax - vmin) (0.5 when
-//! vmax <= vmin, so constant data takes the middle of the map), t picks the entry
+//! vmax <= vmin, so constant data takes the middle of the map; the same ratio of halved
+//! values when vmax - vmin overflows a double), t picks the entry
 //! [`colormap::lut_index`] of the map (clamped at its ends) and the pixel is that colour,
 //! opaque. NaN and infinite values are transparent pixels (RGBA 0, 0, 0, 0). vmin and vmax
 //! default to the smallest and largest finite value. Row 0 of the array is the top row of the
@@ -46,8 +47,8 @@ impl Default for RenderOptions {
 }
 
 /// Why a preview was refused. Codes ([`crate::Error::code`]): `INVALID_SELECTION` for
-/// [`RenderError::TooManyPixels`] (the code of every size limit, as a read over its result
-/// limit), `INVALID_ARGUMENT` for the rest.
+/// [`RenderError::TooManyPixels`] and [`RenderError::TooLong`] (the code of every size limit,
+/// as a read over its result limit), `INVALID_ARGUMENT` for the rest.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RenderError {
@@ -76,6 +77,15 @@ pub enum RenderError {
         pixels: u128,
         /// The limit in force.
         limit: u64,
+    },
+    /// A side longer than a PNG image has (2^31 - 1 rows or columns, PNG 1.2 section 11.2.2),
+    /// whatever the pixel limit.
+    #[error("a preview of {rows} x {cols} pixels: a PNG image has at most 2147483647 rows and 2147483647 columns")]
+    TooLong {
+        /// Image rows.
+        rows: u64,
+        /// Image columns.
+        cols: u64,
     },
     /// A dtype that has no single real value per element.
     #[error("a preview shows numbers and bools; dtype {dtype} is not one")]
@@ -118,7 +128,7 @@ impl RenderError {
     /// The stable code of this error ([`crate::Error::code`]).
     pub fn code(&self) -> &'static str {
         match self {
-            RenderError::TooManyPixels { .. } => "INVALID_SELECTION",
+            RenderError::TooManyPixels { .. } | RenderError::TooLong { .. } => "INVALID_SELECTION",
             _ => "INVALID_ARGUMENT",
         }
     }
@@ -162,13 +172,17 @@ pub fn image_size(shape: &[u64]) -> Result<(u64, u64), RenderError> {
 /// request.
 ///
 /// # Errors
-/// [`RenderError::Rank`], [`RenderError::Empty`], [`RenderError::TooManyPixels`].
+/// [`RenderError::Rank`], [`RenderError::Empty`], [`RenderError::TooLong`],
+/// [`RenderError::TooManyPixels`].
 pub fn check_size(shape: &[u64], max_pixels: u64) -> Result<(u64, u64), RenderError> {
     let (rows, cols) = image_size(shape)?;
     let pixels = rows as u128 * cols as u128;
     // PNG's width and height are at most 2^31 - 1 (PNG 1.2, section 11.2.2).
     let side = i32::MAX as u64;
-    if pixels > max_pixels as u128 || rows > side || cols > side {
+    if rows > side || cols > side {
+        return Err(RenderError::TooLong { rows, cols });
+    }
+    if pixels > max_pixels as u128 {
         return Err(RenderError::TooManyPixels {
             rows,
             cols,
@@ -266,10 +280,47 @@ pub fn pixel(v: f64, vmin: f64, vmax: f64, cmap: Colormap) -> [u8; 4] {
     if !v.is_finite() {
         return [0, 0, 0, 0];
     }
-    let span = vmax - vmin;
-    let t = if span > 0.0 { (v - vmin) / span } else { 0.5 };
-    let [r, g, b] = cmap.rgb(colormap::lut_index(t));
+    let [r, g, b] = cmap.rgb(colormap::lut_index(Scale::new(vmin, vmax).t(v)));
     [r, g, b, 255]
+}
+
+/// The module's t of a value between `vmin` and `vmax`: (v - vmin) / (vmax - vmin), 0.5 for
+/// every value when vmax <= vmin (or either is NaN). When vmax - vmin overflows a double (vmin
+/// -1.7e308, vmax 1.7e308), every t would be 0 (a finite difference over an infinite span):
+/// the ratio is then taken on halved values, which cannot overflow and keep the ratio
+/// (halving a double is exact above the subnormals). The page's `normaliser` (www/plot.js)
+/// applies the same rule.
+#[derive(Debug, Clone, Copy)]
+struct Scale {
+    /// 1, or 0.5 when the span overflows: the factor of every operand.
+    h: f64,
+    /// vmin x h.
+    lo: f64,
+    /// vmax x h - vmin x h.
+    span: f64,
+}
+
+impl Scale {
+    fn new(vmin: f64, vmax: f64) -> Scale {
+        let h = if (vmax - vmin).is_infinite() {
+            0.5
+        } else {
+            1.0
+        };
+        Scale {
+            h,
+            lo: vmin * h,
+            span: vmax * h - vmin * h,
+        }
+    }
+
+    fn t(self, v: f64) -> f64 {
+        if self.span > 0.0 {
+            (v * self.h - self.lo) / self.span
+        } else {
+            0.5
+        }
+    }
 }
 
 /// A rendered preview: the PNG file and what it shows.
@@ -312,14 +363,13 @@ pub fn render_png(
     }
     let values = values(data, dtype)?;
     let (vmin, vmax) = value_range(&values, options.vmin, options.vmax)?;
-    // `pixel` for each value, with the table and span looked up once; non-finite values
+    // `pixel` for each value, with the table and scale looked up once; non-finite values
     // keep the zeros (transparent).
-    let (table, span) = (options.cmap.table(), vmax - vmin);
+    let (table, scale) = (options.cmap.table(), Scale::new(vmin, vmax));
     let mut rgba = vec![0u8; values.len() * 4];
     for (px, &v) in rgba.chunks_exact_mut(4).zip(&values) {
         if v.is_finite() {
-            let t = if span > 0.0 { (v - vmin) / span } else { 0.5 };
-            let k = 3 * colormap::lut_index(t) as usize;
+            let k = 3 * colormap::lut_index(scale.t(v)) as usize;
             px.copy_from_slice(&[table[k], table[k + 1], table[k + 2], 255]);
         }
     }
@@ -560,6 +610,35 @@ mod tests {
     }
 
     #[test]
+    fn a_range_wider_than_a_double_keeps_each_value_in_its_place() {
+        // vmax - vmin overflows f64: before, every t was finite / inf = 0 and every pixel took
+        // the map's first entry. t by hand: for -1..2 between -1.7e308 and 1.7e308, 0.5 (entry
+        // floor(0.5 * 256) = 128); for the data's own range -MAX..MAX, 0, 0.5, 0.5, 1.
+        let gray = |data: &[f64], vmin, vmax| -> Vec<u8> {
+            let opts = RenderOptions {
+                cmap: Colormap::Gray,
+                vmin,
+                vmax,
+                ..Default::default()
+            };
+            let p = render_png(&f8(data), DType::parse("<f8").unwrap(), &[2, 2], &opts).unwrap();
+            decode(&p.png).2.chunks_exact(4).map(|p| p[0]).collect()
+        };
+        let wide = gray(&[-1.0, 0.0, 1.0, 2.0], Some(-1.7e308), Some(1.7e308));
+        assert_eq!(wide, [128, 128, 128, 128]);
+        let own = gray(&[-f64::MAX, 0.0, 1.0, f64::MAX], None, None);
+        assert_eq!(own, [0, 128, 128, 255]);
+        // pixel() follows the same rule.
+        assert_eq!(
+            pixel(f64::MAX, -f64::MAX, f64::MAX, Colormap::Gray),
+            [255; 4]
+        );
+        assert_eq!(pixel(0.0, -f64::MAX, f64::MAX, Colormap::Gray)[0], 128);
+        // A span that does not overflow is computed as before: 7 between 0 and 100.
+        assert_eq!(pixel(7.0, 0.0, 100.0, Colormap::Gray)[0], 17);
+    }
+
+    #[test]
     fn refusals_are_typed() {
         let dtype = DType::parse("<f4").unwrap();
         let o = RenderOptions::default();
@@ -588,6 +667,25 @@ mod tests {
         assert_eq!(e.code(), "INVALID_SELECTION");
         assert!(e.to_string().contains("limit of 5 pixels"), "{e}");
         assert!(render_png(&[0; 20], dtype, &[1, 5], &small).is_ok());
+        // A side past PNG's 2^31 - 1 is named as such, whatever maxPixels allows (the message
+        // said the pixel limit was exceeded).
+        let e = check_size(&[1 << 31, 1], u64::MAX).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RenderError::TooLong {
+                    rows: 2147483648,
+                    cols: 1
+                }
+            ),
+            "{e}"
+        );
+        assert_eq!(e.code(), "INVALID_SELECTION");
+        assert!(e.to_string().contains("at most 2147483647 rows"), "{e}");
+        assert_eq!(
+            check_size(&[(1 << 31) - 1, 1], u64::MAX),
+            Ok(((1 << 31) - 1, 1))
+        );
         let bad = RenderOptions {
             vmin: Some(2.0),
             vmax: Some(1.0),

@@ -9,7 +9,7 @@ import {
   boundSteps, defaultItems, formatSelection, parseSelection, sliceLength,
 } from "../../www/selection.js";
 import { COLORMAPS, lutIndex } from "../../www/colormaps.js";
-import { niceTicks, percentiles } from "../../www/plot.js";
+import { niceTicks, normaliser, percentiles } from "../../www/plot.js";
 import { attrText, f32Text } from "../../www/attrs-view.js";
 
 describe("viewer logic", () => {
@@ -71,6 +71,18 @@ describe("viewer logic", () => {
     assert.deepEqual(percentiles([-1, 0, 5], [0], { positive: true }), [5]);
     assert.deepEqual(niceTicks(0, 511, 6, { integer: true }), [0, 100, 200, 300, 400, 500]);
     assert.deepEqual(niceTicks(-0.3, 0.3, 6), [-0.3, -0.2, -0.1, 0, 0.1, 0.2, 0.3]);
+  });
+
+  test("the linear scale keeps values in place over a range wider than a double", () => {
+    // vmax - vmin overflows: every t was 0 (a finite difference over Infinity). By hand: -1..2
+    // between -1.7e308 and 1.7e308 sit at t 0.5; -MAX, 0, MAX between -MAX and MAX at 0, 0.5, 1.
+    const wide = normaliser("linear", -1.7e308, 1.7e308);
+    for (const v of [-1, 0, 1, 2]) assert.equal(wide(v), 0.5);
+    const own = normaliser("linear", -Number.MAX_VALUE, Number.MAX_VALUE);
+    assert.deepEqual([-Number.MAX_VALUE, 0, Number.MAX_VALUE].map(own), [0, 0.5, 1]);
+    // A range that does not overflow: as before; constant data takes the middle.
+    assert.equal(normaliser("linear", 0, 100)(7), 0.07);
+    assert.equal(normaliser("linear", 3, 3)(3), 0.5);
   });
 
   test("attribute values as text: typed arrays elided with count and type", () => {
