@@ -1,8 +1,15 @@
 //! The codecs chunkwise registers with `zarrs` for what its build does not decode:
 //! `blosc` (Blosc1 chunks, through [`crate::codec::blosc2`]), `zstd` (through C zstd, the
-//! decoder of [`crate::codec::zstd`] that Blosc2 and HDF5 share),
-//! numcodecs `lz4` and numcodecs `delta`. `zarrs` itself runs the codec chain, `bytes`,
-//! `transpose`, `gzip`, `zlib`, `crc32c` and `sharding_indexed`.
+//! decoder of [`crate::codec::zstd`] that Blosc2 and HDF5 share), `gzip` and numcodecs `zlib`
+//! (through zlib-rs' inflate), numcodecs `lz4` and numcodecs `delta`. `zarrs` itself runs the
+//! codec chain, `bytes`, `transpose`, `crc32c` and `sharding_indexed`.
+//!
+//! `zarrs`' own `gzip` and `zlib` codecs (flate2) inflate with no bound (`read_to_end`: a
+//! chunk of a few KB may ask for gigabytes) and bring flate2's compressors, which a reader
+//! never calls, into the wasm module (about 22 KB of the gzipped module): these inflate into
+//! the decoded size the codec chain gives, or at most deflate's largest expansion of the
+//! stored bytes, and a gzip member's CRC-32 and length are checked (zlib-rs, as zlib's
+//! `uncompress` with a gzip window).
 //!
 //! `zarrs`' own `blosc` codec wraps C-Blosc (blosc-src), which needs a C sysroot to build for
 //! wasm32; its `zstd` codec would be a second copy of the zstd decoder, without the window
@@ -68,6 +75,10 @@ pub fn crc32c(data: &[u8]) -> u32 {
 enum Kind2 {
     Blosc,
     Zstd,
+    /// RFC 1952 gzip member (Zarr v3 `gzip`, numcodecs `GZip`).
+    Gzip,
+    /// RFC 1950 zlib stream (numcodecs `Zlib`).
+    Zlib,
     Lz4,
     /// numcodecs `Delta`: the array's element type `dtype` and the stored `astype`.
     Delta {
@@ -177,6 +188,46 @@ fn zstd(data: &[u8], size: DecodedSize) -> Result<Vec<u8>, CodecError> {
         .decompress(data, &mut out, ZSTD_STREAM_WINDOW)
         .map_err(other)?;
     out.truncate(got);
+    Ok(out)
+}
+
+/// Deflate's largest expansion: a 258-byte match costs at least 2 bits, so one stored byte
+/// yields at most 1032 decoded bytes (zlib's `inflate` documentation).
+const DEFLATE_MAX_EXPANSION: usize = 1032;
+
+/// Inflates one zlib stream (`window_bits` 15) or gzip member (31: its CRC-32 and length are
+/// checked) into at most the size the codec chain allows, and never into more than deflate's
+/// largest expansion of `data`: a small chunk cannot make it allocate much.
+fn inflate(data: &[u8], size: DecodedSize, window_bits: i32) -> Result<Vec<u8>, CodecError> {
+    let what = if window_bits > 15 { "gzip" } else { "zlib" };
+    let cap = match size {
+        DecodedSize::Exact(n) => n,
+        _ => size
+            .limit()
+            .min(data.len().saturating_mul(DEFLATE_MAX_EXPANSION)),
+    };
+    let mut out = Vec::new();
+    out.try_reserve_exact(cap)
+        .map_err(|_| other(format!("cannot allocate {cap} bytes for a {what} chunk")))?;
+    out.resize(cap, 0);
+    let config = zlib_rs::InflateConfig { window_bits };
+    let (done, rc) = zlib_rs::decompress_slice(&mut out, data, config);
+    let n = done.len();
+    match rc {
+        zlib_rs::ReturnCode::Ok => {}
+        zlib_rs::ReturnCode::BufError if n == cap => {
+            return Err(other(format!(
+                "{what} stream decodes to more than {}",
+                match size {
+                    DecodedSize::Exact(m) => format!("the {m} bytes expected"),
+                    _ => format!("{cap} bytes"),
+                }
+            )))
+        }
+        zlib_rs::ReturnCode::BufError => return Err(other(format!("{what} stream cut short"))),
+        rc => return Err(other(format!("{what} stream invalid ({rc:?})"))),
+    }
+    out.truncate(n);
     Ok(out)
 }
 
@@ -301,6 +352,8 @@ impl OwnCodec {
                 blosc2::decode_chunk(data).map_err(blosc)?
             }
             Kind2::Zstd => zstd(data, size)?,
+            Kind2::Gzip => inflate(data, size, 16 + 15)?,
+            Kind2::Zlib => inflate(data, size, 15)?,
             Kind2::Lz4 => {
                 // numcodecs LZ4: u32 little-endian decoded size, then one LZ4 block.
                 let n = data
@@ -494,6 +547,8 @@ macro_rules! own_codec {
 
 own_codec!(BloscPlugin, v3: "blosc", ["numcodecs.blosc"], v2: "blosc", |_| Ok(Kind2::Blosc));
 own_codec!(ZstdPlugin, v3: "zstd", ["numcodecs.zstd"], v2: "zstd", |_| Ok(Kind2::Zstd));
+own_codec!(GzipPlugin, v3: "gzip", [], v2: "gzip", |_| Ok(Kind2::Gzip));
+own_codec!(ZlibPlugin, v3: "numcodecs.zlib", [], v2: "zlib", |_| Ok(Kind2::Zlib));
 own_codec!(Lz4Plugin, v3: "numcodecs.lz4", [], v2: "lz4", |_| Ok(Kind2::Lz4));
 own_codec!(DeltaPlugin, v3: "numcodecs.delta", [], v2: "delta", delta_types);
 
@@ -505,6 +560,84 @@ mod tests {
     fn crc32c_known_value() {
         // RFC 3720 B.4: 32 bytes of zeros.
         assert_eq!(crc32c(&[0u8; 32]), 0x8A91_36AA);
+    }
+
+    /// A gzip member (`window_bits` 31) or zlib stream (15) of `data`, by zlib-rs' deflate.
+    fn deflated(data: &[u8], window_bits: i32) -> Vec<u8> {
+        let mut out = vec![0u8; data.len() + data.len() / 100 + 64];
+        let config = zlib_rs::DeflateConfig {
+            window_bits,
+            ..zlib_rs::DeflateConfig::new(6)
+        };
+        let (done, rc) = zlib_rs::compress_slice(&mut out, data, config);
+        assert_eq!(rc, zlib_rs::ReturnCode::Ok);
+        done.to_vec()
+    }
+
+    #[test]
+    fn gzip_and_zlib_inflate_into_the_decoded_size_and_no_further() {
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        for (bits, kind) in [(31, Kind2::Gzip), (15, Kind2::Zlib)] {
+            let codec = OwnCodec {
+                kind,
+                name: "test".into(),
+                configuration: Configuration::default(),
+            };
+            let z = deflated(&data, bits);
+            for size in [
+                DecodedSize::Exact(data.len()),
+                DecodedSize::AtMost(data.len() + 1),
+                DecodedSize::Unknown,
+            ] {
+                assert_eq!(
+                    codec.decode_vec(&z, size).unwrap(),
+                    data,
+                    "{kind:?} {size:?}"
+                );
+            }
+            let e = codec.decode_vec(&z, DecodedSize::Exact(4096)).unwrap_err();
+            assert!(
+                e.to_string().contains("more than the 4096 bytes expected"),
+                "{e}"
+            );
+            let e = codec
+                .decode_vec(&z, DecodedSize::Exact(data.len() + 1))
+                .unwrap_err();
+            assert!(e.to_string().contains("100001"), "{e}");
+            assert!(codec
+                .decode_vec(&z[..z.len() / 2], DecodedSize::Unknown)
+                .is_err());
+            assert!(codec
+                .decode_vec(b"not deflate at all", DecodedSize::Unknown)
+                .is_err());
+        }
+        // A gzip member's CRC-32 is checked (its last 8 bytes: CRC-32, then length).
+        let mut z = deflated(&data, 31);
+        let at = z.len() - 8;
+        z[at] ^= 1;
+        let e = inflate(&z, DecodedSize::Exact(data.len()), 31).unwrap_err();
+        assert!(e.to_string().contains("gzip stream invalid"), "{e}");
+        // The other format's stream is refused.
+        assert!(inflate(&deflated(&data, 15), DecodedSize::Unknown, 31).is_err());
+    }
+
+    #[test]
+    fn a_gzip_bomb_is_refused_at_the_bound() {
+        // 16 MiB of zeros deflate to about 16 KB: where the codec chain bounds the chunk to
+        // 1 MiB, the inflater stops there; where it bounds nothing, at 1032 x the stored size.
+        let zeros = vec![0u8; 16 << 20];
+        let z = deflated(&zeros, 31);
+        assert!(z.len() < 32 << 10, "{} stored bytes", z.len());
+        let e = inflate(&z, DecodedSize::AtMost(1 << 20), 31).unwrap_err();
+        assert!(e.to_string().contains("more than 1048576 bytes"), "{e}");
+        let small = deflated(&zeros[..4 << 20], 31);
+        let e = inflate(&small[..], DecodedSize::Unknown, 31);
+        assert_eq!(
+            e.unwrap().len(),
+            4 << 20,
+            "within 1032 x its {} bytes",
+            small.len()
+        );
     }
 
     #[test]
