@@ -195,10 +195,14 @@ fn zstd(data: &[u8], size: DecodedSize) -> Result<Vec<u8>, CodecError> {
 /// yields at most 1032 decoded bytes (zlib's `inflate` documentation).
 const DEFLATE_MAX_EXPANSION: usize = 1032;
 
-/// Inflates one zlib stream (`window_bits` 15) or gzip member (31: its CRC-32 and length are
-/// checked) into at most the size the codec chain allows, and never into more than deflate's
-/// largest expansion of `data`: a small chunk cannot make it allocate much.
-fn inflate(data: &[u8], size: DecodedSize, window_bits: i32) -> Result<Vec<u8>, CodecError> {
+/// Inflates one zlib stream (`window_bits` 15) or the gzip members of a chunk (31: each
+/// member's CRC-32 and length are checked; members follow one another as RFC 1952 section 2.2
+/// allows and Python's `gzip`, numcodecs' `GZip`, reads them) into at most the size the codec
+/// chain allows, and never into more than deflate's largest expansion of `data`: a small
+/// chunk cannot make it allocate much. Bytes after the stream (after the last member) are
+/// ignored. Errors name what is wrong: more output than allowed, a stream cut short, or
+/// zlib's reason (a check value that does not match, a bad block, ...).
+fn inflate(data: &[u8], size: DecodedSize, window_bits: u8) -> Result<Vec<u8>, CodecError> {
     let what = if window_bits > 15 { "gzip" } else { "zlib" };
     let cap = match size {
         DecodedSize::Exact(n) => n,
@@ -210,24 +214,44 @@ fn inflate(data: &[u8], size: DecodedSize, window_bits: i32) -> Result<Vec<u8>, 
     out.try_reserve_exact(cap)
         .map_err(|_| other(format!("cannot allocate {cap} bytes for a {what} chunk")))?;
     out.resize(cap, 0);
-    let config = zlib_rs::InflateConfig { window_bits };
-    let (done, rc) = zlib_rs::decompress_slice(&mut out, data, config);
-    let n = done.len();
-    match rc {
-        zlib_rs::ReturnCode::Ok => {}
-        zlib_rs::ReturnCode::BufError if n == cap => {
-            return Err(other(format!(
-                "{what} stream decodes to more than {}",
-                match size {
-                    DecodedSize::Exact(m) => format!("the {m} bytes expected"),
-                    _ => format!("{cap} bytes"),
+    let finish = zlib_rs::InflateFlush::Finish;
+    let (mut read, mut written) = (0, 0);
+    loop {
+        let mut z = zlib_rs::Inflate::new(true, window_bits);
+        let mut status = z.decompress(&data[read..], &mut out[written..], finish);
+        if written + z.total_out() as usize == cap && status.is_ok() {
+            // The output is full before the stream's end: one more byte of room tells a
+            // stream that decodes to more from one cut short.
+            if !matches!(status, Ok(zlib_rs::Status::StreamEnd)) {
+                let rest = &data[(read + z.total_in() as usize).min(data.len())..];
+                let before = z.total_out();
+                status = z.decompress(rest, &mut [0u8; 1], finish);
+                if z.total_out() > before {
+                    return Err(other(format!(
+                        "{what} stream decodes to more than {}",
+                        match size {
+                            DecodedSize::Exact(m) => format!("the {m} bytes expected"),
+                            _ => format!("{cap} bytes"),
+                        }
+                    )));
                 }
-            )))
+            }
         }
-        zlib_rs::ReturnCode::BufError => return Err(other(format!("{what} stream cut short"))),
-        rc => return Err(other(format!("{what} stream invalid ({rc:?})"))),
+        match status {
+            Ok(zlib_rs::Status::StreamEnd) => {}
+            Ok(_) => return Err(other(format!("{what} stream cut short"))),
+            Err(e) => {
+                let why = z.error_message().unwrap_or(e.as_str());
+                return Err(other(format!("{what} stream invalid: {why}")));
+            }
+        }
+        read = (read + z.total_in() as usize).min(data.len());
+        written += z.total_out() as usize;
+        if !(what == "gzip" && data[read..].starts_with(&[0x1f, 0x8b])) {
+            break;
+        }
     }
-    out.truncate(n);
+    out.truncate(written);
     Ok(out)
 }
 
@@ -611,14 +635,64 @@ mod tests {
                 .decode_vec(b"not deflate at all", DecodedSize::Unknown)
                 .is_err());
         }
-        // A gzip member's CRC-32 is checked (its last 8 bytes: CRC-32, then length).
+        // A gzip member's CRC-32 is checked (its last 8 bytes: CRC-32, then length), and the
+        // error says so.
         let mut z = deflated(&data, 31);
         let at = z.len() - 8;
         z[at] ^= 1;
         let e = inflate(&z, DecodedSize::Exact(data.len()), 31).unwrap_err();
-        assert!(e.to_string().contains("gzip stream invalid"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("gzip stream invalid: incorrect data check"),
+            "{e}"
+        );
+        // A stream cut inside its trailer, with the output full, is cut short (not "more").
+        for (bits, what) in [(31, "gzip"), (15, "zlib")] {
+            let z = deflated(&data, bits);
+            let e = inflate(
+                &z[..z.len() - 2],
+                DecodedSize::Exact(data.len()),
+                bits as u8,
+            );
+            let e = e.unwrap_err().to_string();
+            assert!(e.contains(&format!("{what} stream cut short")), "{e}");
+        }
         // The other format's stream is refused.
         assert!(inflate(&deflated(&data, 15), DecodedSize::Unknown, 31).is_err());
+    }
+
+    #[test]
+    fn gzip_members_follow_one_another() {
+        // Two members (RFC 1952 2.2: a gzip file is a series of members), as Python's gzip
+        // reads them: the chunk is both members' contents, in order. An empty member too.
+        let data: Vec<u8> = (0..50_000u32).map(|i| (i * 13 % 241) as u8).collect();
+        let mut z = deflated(&data[..20_000], 31);
+        z.extend(deflated(&[], 31));
+        z.extend(deflated(&data[20_000..], 31));
+        assert_eq!(
+            inflate(&z, DecodedSize::Exact(data.len()), 31).unwrap(),
+            data
+        );
+        assert_eq!(inflate(&z, DecodedSize::Unknown, 31).unwrap(), data);
+        // Two members holding more than the chunk: refused, not cut to size.
+        let e = inflate(&z, DecodedSize::Exact(30_000), 31).unwrap_err();
+        assert!(
+            e.to_string().contains("more than the 30000 bytes expected"),
+            "{e}"
+        );
+        // Bytes after the last member that start no member are ignored, as before.
+        z.extend_from_slice(b"\0\0trailing");
+        assert_eq!(
+            inflate(&z, DecodedSize::Exact(data.len()), 31).unwrap(),
+            data
+        );
+        // zlib has no members: a second stream after the first is not read.
+        let mut y = deflated(&data[..20_000], 15);
+        y.extend(deflated(&data[20_000..], 15));
+        assert_eq!(
+            inflate(&y, DecodedSize::Unknown, 15).unwrap(),
+            &data[..20_000]
+        );
     }
 
     #[test]
