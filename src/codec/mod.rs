@@ -6,8 +6,9 @@
 //! attributes, is here.
 
 pub mod blosc2;
-// inflate is used by the HDF5 reader, zstd by it and the Zarr reader: unused without them.
-#[cfg_attr(not(feature = "hdf5"), allow(unused_imports))]
+// inflate is used by the HDF5 reader (and its bound by the Zarr one), zstd by it and the
+// Zarr reader: unused without them.
+#[cfg_attr(not(any(feature = "hdf5", feature = "zarr")), allow(unused_imports))]
 pub(crate) use chunkwise_codec::inflate;
 #[cfg_attr(not(any(feature = "hdf5", feature = "zarr")), allow(unused_imports))]
 pub(crate) use chunkwise_codec::zstd;

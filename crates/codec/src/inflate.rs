@@ -18,8 +18,8 @@ pub struct Inflater {
 
 /// Deflate's largest expansion: a 258-byte match costs at least 2 bits, so one input byte
 /// yields at most 1032 output bytes (zlib's `inflate` docs; the bound `compressBound` mirrors).
-#[cfg(target_arch = "wasm32")]
-const MAX_EXPANSION: usize = 1032;
+/// The bound of every inflate of unknown decoded size (here, and Zarr's gzip and zlib codecs).
+pub const MAX_EXPANSION: usize = 1032;
 
 impl Inflater {
     /// Inflates one zlib stream from `src` into `out`; returns the bytes written. Bytes after

@@ -26,7 +26,7 @@
 //! it tells the codec after it ([`BytesToBytesCodecTraits::encoded_representation`]), so a
 //! compressor that needs the decoded size (zstd, blosc, lz4) knows it.
 
-use crate::codec::{blosc2, zstd};
+use crate::codec::{blosc2, inflate, zstd};
 use crate::dtype::{ByteOrder, DType, Kind};
 use crate::formats::ChunkDecodeError;
 use std::borrow::Cow;
@@ -191,24 +191,22 @@ fn zstd(data: &[u8], size: DecodedSize) -> Result<Vec<u8>, CodecError> {
     Ok(out)
 }
 
-/// Deflate's largest expansion: a 258-byte match costs at least 2 bits, so one stored byte
-/// yields at most 1032 decoded bytes (zlib's `inflate` documentation).
-const DEFLATE_MAX_EXPANSION: usize = 1032;
-
 /// Inflates one zlib stream (`window_bits` 15) or the gzip members of a chunk (31: each
 /// member's CRC-32 and length are checked; members follow one another as RFC 1952 section 2.2
 /// allows and Python's `gzip`, numcodecs' `GZip`, reads them) into at most the size the codec
 /// chain allows, and never into more than deflate's largest expansion of `data`: a small
 /// chunk cannot make it allocate much. Bytes after the stream (after the last member) are
 /// ignored. Errors name what is wrong: more output than allowed, a stream cut short, or
-/// zlib's reason (a check value that does not match, a bad block, ...).
-fn inflate(data: &[u8], size: DecodedSize, window_bits: u8) -> Result<Vec<u8>, CodecError> {
+/// zlib's reason (a check value that does not match, a bad block, ...). zlib-rs on every
+/// target, not [`inflate::Inflater`] (miniz_oxide natively), for its gzip wrapper: the
+/// member's header, CRC-32 and length.
+fn inflate_chunk(data: &[u8], size: DecodedSize, window_bits: u8) -> Result<Vec<u8>, CodecError> {
     let what = if window_bits > 15 { "gzip" } else { "zlib" };
     let cap = match size {
         DecodedSize::Exact(n) => n,
         _ => size
             .limit()
-            .min(data.len().saturating_mul(DEFLATE_MAX_EXPANSION)),
+            .min(data.len().saturating_mul(inflate::MAX_EXPANSION)),
     };
     let mut out = Vec::new();
     out.try_reserve_exact(cap)
@@ -376,8 +374,8 @@ impl OwnCodec {
                 blosc2::decode_chunk(data).map_err(blosc)?
             }
             Kind2::Zstd => zstd(data, size)?,
-            Kind2::Gzip => inflate(data, size, 16 + 15)?,
-            Kind2::Zlib => inflate(data, size, 15)?,
+            Kind2::Gzip => inflate_chunk(data, size, 16 + 15)?,
+            Kind2::Zlib => inflate_chunk(data, size, 15)?,
             Kind2::Lz4 => {
                 // numcodecs LZ4: u32 little-endian decoded size, then one LZ4 block.
                 let n = data
@@ -640,7 +638,7 @@ mod tests {
         let mut z = deflated(&data, 31);
         let at = z.len() - 8;
         z[at] ^= 1;
-        let e = inflate(&z, DecodedSize::Exact(data.len()), 31).unwrap_err();
+        let e = inflate_chunk(&z, DecodedSize::Exact(data.len()), 31).unwrap_err();
         assert!(
             e.to_string()
                 .contains("gzip stream invalid: incorrect data check"),
@@ -649,7 +647,7 @@ mod tests {
         // A stream cut inside its trailer, with the output full, is cut short (not "more").
         for (bits, what) in [(31, "gzip"), (15, "zlib")] {
             let z = deflated(&data, bits);
-            let e = inflate(
+            let e = inflate_chunk(
                 &z[..z.len() - 2],
                 DecodedSize::Exact(data.len()),
                 bits as u8,
@@ -658,7 +656,7 @@ mod tests {
             assert!(e.contains(&format!("{what} stream cut short")), "{e}");
         }
         // The other format's stream is refused.
-        assert!(inflate(&deflated(&data, 15), DecodedSize::Unknown, 31).is_err());
+        assert!(inflate_chunk(&deflated(&data, 15), DecodedSize::Unknown, 31).is_err());
     }
 
     #[test]
@@ -670,12 +668,12 @@ mod tests {
         z.extend(deflated(&[], 31));
         z.extend(deflated(&data[20_000..], 31));
         assert_eq!(
-            inflate(&z, DecodedSize::Exact(data.len()), 31).unwrap(),
+            inflate_chunk(&z, DecodedSize::Exact(data.len()), 31).unwrap(),
             data
         );
-        assert_eq!(inflate(&z, DecodedSize::Unknown, 31).unwrap(), data);
+        assert_eq!(inflate_chunk(&z, DecodedSize::Unknown, 31).unwrap(), data);
         // Two members holding more than the chunk: refused, not cut to size.
-        let e = inflate(&z, DecodedSize::Exact(30_000), 31).unwrap_err();
+        let e = inflate_chunk(&z, DecodedSize::Exact(30_000), 31).unwrap_err();
         assert!(
             e.to_string().contains("more than the 30000 bytes expected"),
             "{e}"
@@ -683,14 +681,14 @@ mod tests {
         // Bytes after the last member that start no member are ignored, as before.
         z.extend_from_slice(b"\0\0trailing");
         assert_eq!(
-            inflate(&z, DecodedSize::Exact(data.len()), 31).unwrap(),
+            inflate_chunk(&z, DecodedSize::Exact(data.len()), 31).unwrap(),
             data
         );
         // zlib has no members: a second stream after the first is not read.
         let mut y = deflated(&data[..20_000], 15);
         y.extend(deflated(&data[20_000..], 15));
         assert_eq!(
-            inflate(&y, DecodedSize::Unknown, 15).unwrap(),
+            inflate_chunk(&y, DecodedSize::Unknown, 15).unwrap(),
             &data[..20_000]
         );
     }
@@ -702,10 +700,10 @@ mod tests {
         let zeros = vec![0u8; 16 << 20];
         let z = deflated(&zeros, 31);
         assert!(z.len() < 32 << 10, "{} stored bytes", z.len());
-        let e = inflate(&z, DecodedSize::AtMost(1 << 20), 31).unwrap_err();
+        let e = inflate_chunk(&z, DecodedSize::AtMost(1 << 20), 31).unwrap_err();
         assert!(e.to_string().contains("more than 1048576 bytes"), "{e}");
         let small = deflated(&zeros[..4 << 20], 31);
-        let e = inflate(&small[..], DecodedSize::Unknown, 31);
+        let e = inflate_chunk(&small[..], DecodedSize::Unknown, 31);
         assert_eq!(
             e.unwrap().len(),
             4 << 20,
