@@ -92,8 +92,9 @@ fn render_error(e: RenderError) -> JsValue {
 /// middle of the map). Returns the file's bytes. Throws a `ChunkwiseError`:
 /// `INVALID_ARGUMENT` for data that is no numeric typed array, a length that does not
 /// match `shape`, a shape not 2-D, an unknown `cmap`, a non-finite or reversed
-/// `vmin`/`vmax`; `INVALID_SELECTION` (the code of size limits) for more pixels than
-/// `maxPixels`, naming the limit.
+/// `vmin`/`vmax`, a typed array whose buffer was detached (no bytes); `INVALID_SELECTION`
+/// (the code of size limits) for more pixels than `maxPixels`, naming the limit, or a side
+/// longer than a PNG image's 2^31 - 1.
 #[wasm_bindgen(js_name = renderPng)]
 pub fn render_png(
     #[wasm_bindgen(unchecked_param_type = "ReadData")] data: JsValue,
@@ -106,12 +107,19 @@ pub fn render_png(
     let dtype = dtype_of(&data).ok_or_else(|| {
         super::arg_error("renderPng: data must be a numeric typed array (Float32Array, Int16Array, BigInt64Array, ...)")
     })?;
-    let view: &js_sys::Uint8Array = &js_sys::Uint8Array::new_with_byte_offset_and_length(
-        &js_sys::Reflect::get(&data, &"buffer".into())?,
-        number_opt(&data, "byteOffset")?.unwrap_or(0.0) as u32,
-        number_opt(&data, "byteLength")?.unwrap_or(0.0) as u32,
-    );
-    let bytes = view.to_vec();
+    let byte_length = number_opt(&data, "byteLength")?.unwrap_or(0.0) as u32;
+    // A view of a detached buffer (transferred to a worker, say) has length 0, and viewing
+    // its buffer again throws a TypeError: it holds no bytes, which the length check refuses.
+    let bytes = if byte_length == 0 {
+        Vec::new()
+    } else {
+        js_sys::Uint8Array::new_with_byte_offset_and_length(
+            &js_sys::Reflect::get(&data, &"buffer".into())?,
+            number_opt(&data, "byteOffset")?.unwrap_or(0.0) as u32,
+            byte_length,
+        )
+        .to_vec()
+    };
     let preview =
         crate::render::render_png(&bytes, dtype, &shape, &options).map_err(render_error)?;
     Ok(preview.png)

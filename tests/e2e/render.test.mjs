@@ -107,6 +107,13 @@ test("renderPng takes every numeric typed array and refuses bad input with a cod
   refused(() => chunkwise.renderPng(new Float32Array(4), [2, 2], { vmin: 2, vmax: 1 }), "INVALID_ARGUMENT");
   refused(() => chunkwise.renderPng(new Float32Array(6), [2, 3], { maxPixels: 5 }), "INVALID_SELECTION",
     /2 x 3 = 6 pixels exceeds the limit of 5 pixels/);
+  // A side past PNG's 2^31 - 1 is named as such, not as the pixel limit.
+  refused(() => chunkwise.renderPng(new Uint8Array(0), [2 ** 31, 1], { maxPixels: 2 ** 60 }), "INVALID_SELECTION",
+    /at most 2147483647 rows/);
+  // A typed array whose buffer was transferred away holds no bytes (it threw the glue's TypeError).
+  const gone = new Float32Array(4);
+  structuredClone(gone.buffer, { transfer: [gone.buffer] });
+  refused(() => chunkwise.renderPng(gone, [2, 2]), "INVALID_ARGUMENT", /0 bytes of data/);
   // NaN transparent, constant data the middle of the map.
   const nan = await decodePng(Buffer.from(chunkwise.renderPng(new Float32Array([NaN, 5, 5, Infinity]), [2, 2], { cmap: "gray" })));
   assert.deepEqual(Array.from(nan.pixels), [0, 0, 0, 0, 128, 128, 128, 255, 128, 128, 128, 255, 0, 0, 0, 0]);
