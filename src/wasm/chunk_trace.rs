@@ -128,7 +128,7 @@ fn from_js<T: serde::de::DeserializeOwned>(v: JsValue, what: &str) -> Result<T, 
         return Err(arg_error(format!("{what} is required")));
     }
     let text = super::stringify(&v).map_err(|e| arg_error(format!("{what}: {e}")))?;
-    serde_json::from_str(&text).map_err(|e| arg_error(format!("{what}: {e}")))
+    serde_json::from_slice(text.as_bytes()).map_err(|e| arg_error(format!("{what}: {e}")))
 }
 
 fn options_from_js(v: JsValue) -> Result<CacheOptions, JsValue> {

@@ -67,7 +67,8 @@ impl Marker {
         if raw.len() as u64 > MAX_MARKER_BYTES {
             return None;
         }
-        let m: Marker = serde_json::from_slice(raw).ok()?;
+        // Through a `Value`, as discovery records are (`crate::cache::discovery::from_json`).
+        let m: Marker = serde_json::from_value(serde_json::from_slice(raw).ok()?).ok()?;
         (m.schema == SCHEMA_VERSION && m.sha256.len() == 64).then_some(m)
     }
 

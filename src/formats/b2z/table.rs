@@ -45,7 +45,7 @@ pub fn schema(attrs: &crate::attrs::Attrs) -> Option<serde_json::Value> {
         _ => return None,
     }
     match get("schema") {
-        Some(AttrValue::String(s)) => serde_json::from_str(s).ok(),
+        Some(AttrValue::String(s)) => serde_json::from_slice(s.as_bytes()).ok(),
         _ => None,
     }
 }

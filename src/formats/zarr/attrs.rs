@@ -25,10 +25,10 @@ const NON_FINITE: char = '\u{F8FF}';
 /// # Errors
 /// `serde_json`'s error for text that is not JSON even with those tokens.
 pub fn parse_json(raw: &str) -> Result<Value, serde_json::Error> {
-    match serde_json::from_str(raw) {
+    match serde_json::from_slice(raw.as_bytes()) {
         Ok(v) => Ok(v),
         Err(e) => match quote_non_finite(raw) {
-            Some(fixed) => serde_json::from_str(&fixed),
+            Some(fixed) => serde_json::from_slice(fixed.as_bytes()),
             None => Err(e),
         },
     }

@@ -773,7 +773,7 @@ impl ZarrArray {
     /// `bytes` codec, from the `sharding_indexed` codec's configuration; `None` for index
     /// codecs other than those.
     fn shard_index_layout(&self) -> Option<(bool, bool)> {
-        let codecs: Value = serde_json::from_str(&self.meta.codec_config).ok()?;
+        let codecs: Value = serde_json::from_slice(self.meta.codec_config.as_bytes()).ok()?;
         let conf = codecs
             .as_array()?
             .iter()

@@ -72,7 +72,7 @@ pub fn parse_listing(body: &[u8], dir_path: &str) -> Option<Vec<String>> {
         }
     };
     if t.starts_with('[') {
-        let v: serde_json::Value = serde_json::from_str(t).ok()?;
+        let v: serde_json::Value = serde_json::from_slice(t.as_bytes()).ok()?;
         for e in v.as_array()? {
             if e.get("type").and_then(|t| t.as_str()) == Some("directory") {
                 if let Some(n) = e.get("name").and_then(|n| n.as_str()) {
