@@ -59,7 +59,7 @@ function deserialiseError(e) {
 /** `signal.reason` as the main entry rejects with it (src/wasm/abort.rs): an own `code`
  *  "CANCELLED" or "TIMEOUT" on an AbortError or TimeoutError DOMException. */
 function abortReason(signal) {
-  let r = signal.reason;
+  let r = signalGetter("reason").call(signal);
   if (r === undefined) r = new DOMException("the operation was aborted", "AbortError");
   if (typeof DOMException === "function" && r instanceof DOMException &&
       !Object.prototype.hasOwnProperty.call(r, "code")) {
@@ -74,10 +74,13 @@ function onMessage(worker, ev) {
   if (m.op === "progress") {
     const p = pending.get(m.id);
     if (p?.onProgress) {
+      // What the callback throws, or the promise it returns rejects with, is ignored, as the
+      // main entry ignores it (src/wasm/options.js reportProgress).
       try {
-        p.onProgress({ done: m.done, total: m.total });
-      } catch (e) {
-        setTimeout(() => { throw e; });
+        const returned = p.onProgress({ done: m.done, total: m.total });
+        if (returned instanceof Promise) Promise.prototype.then.call(returned, undefined, () => {});
+      } catch {
+        // ignored
       }
     }
     return;
@@ -255,13 +258,28 @@ function release(w) {
   load.set(w, Math.max(0, (load.get(w) ?? 0) - 1));
 }
 
+/** `url` resolved as the main entry's fetch would resolve it here: against the document's
+ *  base URL in a window, the location in a worker. In the worker, a relative URL would
+ *  resolve against worker.js (another file, or a 404). Other values (a reference object, an
+ *  absolute URL) are left as they are. */
+function absoluteUrl(url) {
+  if (typeof url !== "string" || url.includes("://") || url.startsWith("data:") || url.startsWith("blob:")) return url;
+  const base = globalThis.document?.baseURI ?? globalThis.location?.href;
+  if (typeof base !== "string") return url;
+  try {
+    return new URL(url, base).href;
+  } catch {
+    return url;
+  }
+}
+
 /** Opens with `op` in a picked worker; the place is given back when the open fails. */
 async function openIn(op, url, options, Class, what) {
   const gen = generation;
   const opts = await withPersist(options);
   const w = await pick(gen);
   try {
-    return new Class(w, await call(w, op, { url }, opts), what);
+    return new Class(w, await call(w, op, { url: absoluteUrl(url) }, opts), what);
   } catch (e) {
     release(w);
     throw e;
@@ -277,6 +295,50 @@ function isHeaders(v) {
   } catch {
     return false;
   }
+}
+
+/** AbortSignal.prototype's getter `name`: the signal's own properties never run (as in the
+ *  main entry, src/io/signal.js). */
+function signalGetter(name) {
+  return Object.getOwnPropertyDescriptor(AbortSignal.prototype, name).get;
+}
+
+/** Whether `v` is an AbortSignal of any realm (the intrinsic getter checks its receiver):
+ *  a look-alike object is not, as the main entry refuses it. */
+function isAbortSignal(v) {
+  if (v === null || typeof v !== "object") return false;
+  try {
+    signalGetter("aborted").call(v);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The message of what a getter or a Proxy trap threw. */
+function messageOf(e) {
+  try {
+    return e instanceof Error ? String(e.message) : String(e);
+  } catch {
+    return "a value that gives no message";
+  }
+}
+
+/** The options as an object of their own: every name `opts` or its prototypes (short of
+ *  Object.prototype) have, read once. The main entry reads each option by name, so a class
+ *  instance's getters count there; a spread would copy own enumerable properties only.
+ *  Throws what a getter or a Proxy trap throws. */
+function readOptions(opts) {
+  const o = {};
+  const seen = new Set(["__proto__"]);
+  for (let p = opts; p !== null && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+    for (const k of Object.getOwnPropertyNames(p)) {
+      if (seen.has(k)) continue;
+      seen.add(k);
+      o[k] = opts[k];
+    }
+  }
+  return o;
 }
 
 /**
@@ -298,7 +360,13 @@ function call(worker, op, args, opts, owner) {
         reject(argError("options must be an object"));
         return;
       }
-      const o = { ...opts };
+      let o;
+      try {
+        o = readOptions(opts);
+      } catch (e) {
+        reject(argError(`options could not be read: ${messageOf(e)}`));
+        return;
+      }
       if (typeof o.onProgress === "function") {
         onProgress = o.onProgress;
         o.__progress = true;
@@ -307,7 +375,8 @@ function call(worker, op, args, opts, owner) {
       // Other functions are no option of the main entry, which ignores them as it ignores
       // every key it does not know; they cannot cross (and a DataCloneError's message would
       // show their source), so they stay here.
-      for (const k of Object.keys(o)) if (typeof o[k] === "function") delete o[k];
+      // Symbols cannot cross either; no option takes one.
+      for (const k of Object.keys(o)) if (typeof o[k] === "function" || typeof o[k] === "symbol") delete o[k];
       // A Headers object or another iterable of pairs (a generator) cannot cross: its pairs
       // can. The main entry reads them as it reads any HeadersInit.
       const h = o.headers;
@@ -324,7 +393,11 @@ function call(worker, op, args, opts, owner) {
           return;
         }
       }
-      if (o.signal) {
+      if (o.signal !== undefined && o.signal !== null) {
+        if (!isAbortSignal(o.signal)) {
+          reject(argError("signal must be an AbortSignal"));
+          return;
+        }
         signal = o.signal;
         o.__signal = true;
       }
@@ -347,7 +420,7 @@ function call(worker, op, args, opts, owner) {
       }
       msg.opts = o;
     }
-    if (signal?.aborted) {
+    if (signal && signalGetter("aborted").call(signal)) {
       reject(abortReason(signal));
       return;
     }
@@ -362,8 +435,8 @@ function call(worker, op, args, opts, owner) {
         worker.postMessage({ op: "cancel", target: id });
         reject(abortReason(signal));
       };
-      signal.addEventListener("abort", onAbort, { once: true });
-      const done = () => signal.removeEventListener("abort", onAbort);
+      EventTarget.prototype.addEventListener.call(signal, "abort", onAbort, { once: true });
+      const done = () => EventTarget.prototype.removeEventListener.call(signal, "abort", onAbort);
       entry.resolve = (v) => { done(); resolve(v); };
       entry.reject = (e) => { done(); reject(e); };
     }
@@ -427,6 +500,17 @@ class Handle {
     this.close();
   }
 }
+// `using` releases a handle, as the main entry's classes (where the engine has Symbol.dispose).
+if (typeof Symbol.dispose === "symbol") Handle.prototype[Symbol.dispose] = Handle.prototype.close;
+
+/** `selection` if it can cross to the worker; a function or a symbol (which cannot) gets the
+ *  main entry's error for it. */
+function checkSelection(selection) {
+  const bad = (v) => typeof v === "function" || typeof v === "symbol";
+  if (bad(selection)) throw argError("selection must be a string or an array");
+  if (Array.isArray(selection) && selection.some(bad)) throw argError("selection items must be numbers, strings or null");
+  return selection;
+}
 
 /** The name of the built-in typed array class `target` is an instance of (a subclass counts
  *  as its base class, as the main entry's `instanceof` checks count it), or "" for none. */
@@ -459,7 +543,13 @@ export class RemoteArray extends Handle {
   get cacheErrors() { this._check(); return this._stats.cacheErrors ?? 0; }
 
   /** Reads a selection; `data` arrives transferred from the worker. */
-  read(selection, options) { return this._call("read", { selection }, options); }
+  read(selection, options) {
+    try {
+      return this._call("read", { selection: checkSelection(selection) }, options);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
 
   /** Reads a selection into `target` (class and length checked by the worker before any
    *  request, as the main entry checks them); the values arrive transferred and are copied
@@ -469,8 +559,15 @@ export class RemoteArray extends Handle {
       throw argError("readInto needs a typed array as its target");
     }
     const desc = { ctor: typedArrayClass(target), length: target.length ?? 0, byteLength: target.byteLength };
-    const r = await this._call("readInto", { target: desc, selection }, options);
-    target.set(r.data);
+    const r = await this._call("readInto", { target: desc, selection: checkSelection(selection) }, options);
+    // Detached (transferred away) or resized while the worker read: the main entry's error.
+    const changed = () => argError("readInto: the target buffer changed size during the read");
+    if (target.byteLength !== desc.byteLength) throw changed();
+    try {
+      target.set(r.data);
+    } catch {
+      throw changed();
+    }
     return { ...r, data: target };
   }
 

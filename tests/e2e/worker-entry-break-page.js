@@ -2,7 +2,7 @@
 // (pkg/web) and through `chunkwise/worker` (pkg/worker), each outcome described as plain data
 // (values, classes, error name/code/field/message) for the test to compare.
 // The page's Worker is wrapped first, so that the test can see what the worker reports with
-// each answer (the live handles it holds: the keys of an answer's `stats`).
+// each answer (the live handles it holds: an answer's `handles`).
 const RealWorker = globalThis.Worker;
 /** Live array/store handles the worker reported with its latest answer. */
 window.workerHandles = () => lastHandles;
@@ -11,7 +11,7 @@ globalThis.Worker = class extends RealWorker {
   constructor(...a) {
     super(...a);
     this.addEventListener("message", (ev) => {
-      if (ev.data && ev.data.stats) lastHandles = Object.keys(ev.data.stats).length;
+      if (ev.data && typeof ev.data.handles === "number") lastHandles = ev.data.handles;
     });
   }
 };

@@ -11,9 +11,14 @@
 // - terminate() while an open waits for the pool rejects it CANCELLED (a ChunkwiseError), not
 //   with a TypeError;
 // - a table's "<U3" column (RemoteStore.table, readRows) reads as strings equal to the .npy
-//   in both entries.
+//   in both entries;
+// - a relative URL resolves against the page, not against worker.js;
+// - options read as the main entry reads them: a class instance's getters, a getter that
+//   throws (INVALID_ARGUMENT), a signal that is no AbortSignal (refused); onProgress failures
+//   ignored; `using` (Symbol.dispose); readInto into a buffer detached mid-read; a selection
+//   that cannot cross; traffic and a shared cache's cacheBytes after another array's read.
 // The page (worker-entry-break-page.js) wraps Worker to read the live handles each answer of
-// the worker reports (the keys of its `stats`).
+// the worker reports (an answer's `handles`).
 
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -186,5 +191,102 @@ describe("chunkwise/worker next to the main entry", () => {
     // And the entry works on: a later open starts new workers.
     const again = await inWorker(`const a = await api.RemoteArray.open(url); return Array.from((await a.read("0")).data);`);
     assert.deepEqual(again.value, int8.values.slice(0, int8.shape[1]));
+  });
+  test("a relative URL opens the file next to the page, in both entries", async () => {
+    // The page is tests/e2e/worker-entry-break-page.html; worker.js is pkg/worker/worker.js,
+    // where the same relative URL names no file (or another one).
+    const rel = "../fixtures/blosc2/dtype_int8.b2nd";
+    const r = await both(`const a = await api.RemoteArray.open(${JSON.stringify(rel)});
+      return [a.shape, Array.from((await a.read()).data)];`);
+    assert.equal(r.main.threw, undefined, r.main.message);
+    assert.deepEqual(r.main.value, [int8.shape, int8.values], "main entry: the values written");
+    assert.deepEqual(r.worker, r.main);
+    const s = await both(`const s = await api.RemoteStore.open("../fixtures/b2z/store_with_table.b2z");
+      return s.nodes.map((n) => n.path);`);
+    assert.equal(s.main.threw, undefined, s.main.message);
+    assert.ok(s.main.value.includes("/tables/t"), "main entry: the store's nodes");
+    assert.deepEqual(s.worker, s.main);
+  });
+
+  test("options are read as the main entry reads them: getters of a class, throwing getters, signals", async () => {
+    // A class instance: its getters are options (the worker entry copied own properties only,
+    // and opened with an aborted signal given by a getter).
+    const cls = await both(`class Opts { constructor(s) { this.s = s; } get signal() { return this.s; } }
+      const c = new AbortController(); c.abort();
+      try { await api.RemoteArray.open(url, new Opts(c.signal)); return "opened"; } catch (e) { return [e.name, e.code]; }`);
+    assert.deepEqual(cls.main, { value: ["AbortError", "CANCELLED"] });
+    assert.deepEqual(cls.worker, cls.main);
+    const progress = await both(`let n = 0; class P { get onProgress() { return () => { n++; }; } }
+      const a = await api.RemoteArray.open(url); await a.read(null, new P()); return n > 0;`);
+    assert.deepEqual(progress.main, { value: true });
+    assert.deepEqual(progress.worker, progress.main);
+    // A getter that throws: INVALID_ARGUMENT naming what it threw.
+    for (const opts of ['{ get timeoutMs() { throw new Error("boom"); } }',
+      'Object.create({ get onProgress() { throw new Error("boom"); } })']) {
+      const r = await both(`try { await api.RemoteArray.open(url, ${opts}); return "opened"; }
+        catch (e) { return [e instanceof api.ChunkwiseError, e.code, e.message]; }`);
+      assert.deepEqual(r.main, { value: [true, "INVALID_ARGUMENT", "options could not be read: boom"] }, opts);
+      assert.deepEqual(r.worker, r.main, opts);
+    }
+    // A signal that is no AbortSignal is refused, not used.
+    for (const signal of ["{ aborted: false }", '"x"', "0", "Object.assign(new EventTarget(), { aborted: false })"]) {
+      const r = await both(`try { await api.RemoteArray.open(url, { signal: ${signal} }); return "opened"; }
+        catch (e) { return [e instanceof api.ChunkwiseError, e.code, e.message]; }`);
+      assert.deepEqual(r.main, { value: [true, "INVALID_ARGUMENT", "signal must be an AbortSignal"] }, signal);
+      assert.deepEqual(r.worker, r.main, signal);
+    }
+  });
+
+  test("what onProgress throws or rejects is ignored, in both entries", async () => {
+    page.errors.length = 0;
+    const r = await both(`const a = await api.RemoteArray.open(url);
+      const x = await a.read(null, { onProgress: () => { throw new Error("callback"); } });
+      const y = await a.read(null, { onProgress: async () => { throw new Error("callback"); } });
+      await new Promise((r) => setTimeout(r, 200));
+      return [Array.from(x.data), Array.from(y.data)];`);
+    assert.equal(r.main.threw, undefined, r.main.message);
+    assert.deepEqual(r.main.value, [int8.values, int8.values]);
+    assert.deepEqual(r.worker, r.main);
+    assert.deepEqual(page.errors, [], "no uncaught error or unhandled rejection on the page");
+  });
+
+  test("using: Symbol.dispose closes, as on the main entry's classes", async () => {
+    const r = await both(`const a = await api.RemoteArray.open(url);
+      for (const C of [api.RemoteArray, api.RemoteStore, api.RemoteTable]) {
+        if (typeof C.prototype[Symbol.dispose] !== "function") return "no dispose";
+      }
+      a[Symbol.dispose]();
+      try { await a.read("0"); return "read after dispose"; } catch (e) { return e instanceof Error; }`);
+    assert.deepEqual(r.main, { value: true });
+    assert.deepEqual(r.worker, r.main);
+  });
+
+  test("readInto a buffer detached during the read, and selections that cannot cross", async () => {
+    const r = await both(`const a = await api.RemoteArray.open(url);
+      const t = new Int8Array(a.shape.reduce((x, y) => x * y, 1));
+      const p = a.readInto(t);
+      structuredClone(t.buffer, { transfer: [t.buffer] });
+      try { await p; return "read"; } catch (e) { return [e instanceof api.ChunkwiseError, e.code, e.message]; }`);
+    assert.deepEqual(r.main, { value: [true, "INVALID_ARGUMENT", "readInto: the target buffer changed size during the read"] });
+    assert.deepEqual(r.worker, r.main);
+    for (const sel of ["() => 0", "Symbol()", "[0, () => 0]"]) {
+      const s = await both(`const a = await api.RemoteArray.open(url);
+        try { await a.read(${sel}); return "read"; } catch (e) { return [e instanceof api.ChunkwiseError, e.code, e.message]; }`);
+      assert.equal(s.main.value?.[1], "INVALID_ARGUMENT", `${sel}: ${JSON.stringify(s.main)}`);
+      assert.deepEqual(s.worker, s.main, sel);
+    }
+  });
+
+  test("traffic, and the cacheBytes of a cache two arrays share, after a read", async () => {
+    // The worker sends only the stats that changed since its last answer: b's must follow a's
+    // read as they do in the main entry.
+    const r = await both(`const a = await api.RemoteArray.open(url); const b = await api.RemoteArray.open(url);
+      const before = [b.traffic, b.cacheBytes];
+      await a.read();
+      const x = [before, a.traffic, a.cacheBytes, b.traffic, b.cacheBytes];
+      a.close(); b.close(); return x;`);
+    assert.equal(r.main.threw, undefined, r.main.message);
+    assert.ok(r.main.value[1].requests > 0 && r.main.value[2] > 0, JSON.stringify(r.main));
+    assert.deepEqual(r.worker, r.main);
   });
 });
