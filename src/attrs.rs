@@ -15,7 +15,13 @@ use crate::dtype::{DType, Kind};
 pub const MAX_ATTR_BYTES: usize = 16 << 20;
 
 /// One attribute value, as its source stores it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+///
+/// Persisted (discovery records, store listings, portable references) as serde's adjacently
+/// tagged form, `{"t": "Int", "v": 3}`; read back by a hand-written `Deserialize` through a
+/// `serde_json::Value` (see [`AttrValue::from_persisted`]) rather than the derived one,
+/// which buffers each value in serde's private `Content` and was compiled once per
+/// deserializer: about 20 KB of the wasm module for one type.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(tag = "t", content = "v")]
 pub enum AttrValue {
     /// No value (JSON `null`, an HDF5 null dataspace or empty attribute).
@@ -28,7 +34,7 @@ pub enum AttrValue {
     UInt(u64),
     /// A float (a scalar of any float width). NaN and infinities are kept (serialised as the
     /// strings `"NaN"`, `"Infinity"`, `"-Infinity"`, which JSON has no numbers for).
-    Float(#[serde(with = "float_serde")] f64),
+    Float(#[serde(serialize_with = "float_serde::serialize")] f64),
     /// Text (UTF-8; invalid bytes were replaced by U+FFFD).
     String(String),
     /// A numeric (or bool) array of any rank: elements in C order, little-endian.
@@ -162,7 +168,7 @@ impl AttrValue {
 /// Serde form of [`AttrValue::Float`]: a number, or for NaN and infinities the strings
 /// `"NaN"`, `"Infinity"`, `"-Infinity"` (serde_json would write `null`, losing the value).
 mod float_serde {
-    use serde::{Deserialize, Deserializer, Serializer};
+    use serde::Serializer;
 
     pub fn serialize<S: Serializer>(f: &f64, s: S) -> Result<S::Ok, S::Error> {
         if f.is_nan() {
@@ -173,25 +179,128 @@ mod float_serde {
             s.serialize_f64(*f)
         }
     }
+}
 
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Repr {
-        Number(f64),
-        Text(String),
+impl<'de> serde::Deserialize<'de> for AttrValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<AttrValue, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        AttrValue::from_persisted(v).map_err(serde::de::Error::custom)
     }
+}
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-        match Repr::deserialize(d)? {
-            Repr::Number(f) => Ok(f),
-            Repr::Text(t) => match t.as_str() {
-                "NaN" => Ok(f64::NAN),
-                "Infinity" => Ok(f64::INFINITY),
-                "-Infinity" => Ok(f64::NEG_INFINITY),
-                other => Err(serde::de::Error::custom(format!("not a float: {other:?}"))),
+impl AttrValue {
+    /// The value of its persisted form (`{"t": tag, "v": content}`, as the derived
+    /// `Serialize` writes it): what serde's derived reader of that form accepts (a unit
+    /// `Null` with or without `"v": null`, any number for a `Float`, unknown fields of an
+    /// `Array` ignored), and the same refusals.
+    ///
+    /// # Errors
+    /// A message naming what is wrong: no object, an unknown or missing tag, content of the
+    /// wrong type or out of range (`Int` past `i64`, a byte past 255), a `Map` item that is
+    /// no `[name, value]` pair.
+    pub fn from_persisted(v: serde_json::Value) -> Result<AttrValue, String> {
+        use serde_json::Value as J;
+        let J::Object(mut m) = v else {
+            return Err(format!("an attribute value is no object: {v}"));
+        };
+        let tag = match m.remove("t") {
+            Some(J::String(t)) => t,
+            _ => return Err("an attribute value has no tag \"t\"".into()),
+        };
+        let content = m.remove("v");
+        let wrong = |what: &str| format!("attribute value {tag:?}: \"v\" is not {what}");
+        let need = |c: Option<J>| c.ok_or_else(|| format!("attribute value {tag:?} has no \"v\""));
+        Ok(match tag.as_str() {
+            "Null" => match content {
+                None | Some(J::Null) => AttrValue::Null,
+                Some(_) => return Err(wrong("null")),
             },
-        }
+            "Bool" => AttrValue::Bool(need(content)?.as_bool().ok_or_else(|| wrong("a boolean"))?),
+            "Int" => AttrValue::Int(need(content)?.as_i64().ok_or_else(|| wrong("an i64"))?),
+            "UInt" => AttrValue::UInt(need(content)?.as_u64().ok_or_else(|| wrong("a u64"))?),
+            "Float" => AttrValue::Float(match need(content)? {
+                J::Number(n) => n.as_f64().ok_or_else(|| wrong("a float"))?,
+                J::String(t) => match t.as_str() {
+                    "NaN" => f64::NAN,
+                    "Infinity" => f64::INFINITY,
+                    "-Infinity" => f64::NEG_INFINITY,
+                    _ => return Err(wrong("a float")),
+                },
+                _ => return Err(wrong("a float")),
+            }),
+            "String" | "Omitted" => {
+                let J::String(s) = need(content)? else {
+                    return Err(wrong("a string"));
+                };
+                if tag == "String" {
+                    AttrValue::String(s)
+                } else {
+                    AttrValue::Omitted(s)
+                }
+            }
+            "Array" => {
+                let J::Object(mut a) = need(content)? else {
+                    return Err(wrong("an object"));
+                };
+                let mut field = |name: &str| {
+                    a.remove(name)
+                        .ok_or_else(|| format!("attribute value \"Array\" has no {name:?}"))
+                };
+                let dtype = serde_json::from_value::<DType>(field("dtype")?)
+                    .map_err(|e| format!("attribute value \"Array\": dtype: {e}"))?;
+                let shape = integers(field("shape")?, u64::MAX)
+                    .ok_or_else(|| wrong("an array whose shape is a list of u64"))?;
+                let data = integers(field("data")?, 255)
+                    .ok_or_else(|| wrong("an array whose data is a list of bytes"))?
+                    .into_iter()
+                    .map(|b| b as u8)
+                    .collect();
+                AttrValue::Array { dtype, shape, data }
+            }
+            "List" => {
+                let J::Array(items) = need(content)? else {
+                    return Err(wrong("a list"));
+                };
+                AttrValue::List(
+                    items
+                        .into_iter()
+                        .map(AttrValue::from_persisted)
+                        .collect::<Result<_, _>>()?,
+                )
+            }
+            "Map" => {
+                let J::Array(items) = need(content)? else {
+                    return Err(wrong("a list"));
+                };
+                let mut fields = Vec::with_capacity(items.len());
+                for item in items {
+                    match item {
+                        J::Array(pair) if pair.len() == 2 => {
+                            let mut pair = pair.into_iter();
+                            let (Some(J::String(k)), Some(v)) = (pair.next(), pair.next()) else {
+                                return Err(wrong("a list of [name, value] pairs"));
+                            };
+                            fields.push((k, AttrValue::from_persisted(v)?));
+                        }
+                        _ => return Err(wrong("a list of [name, value] pairs")),
+                    }
+                }
+                AttrValue::Map(fields)
+            }
+            other => return Err(format!("unknown attribute value tag {other:?}")),
+        })
     }
+}
+
+/// The items of a JSON array of integers, each at most `max`; `None` for anything else.
+fn integers(v: serde_json::Value, max: u64) -> Option<Vec<u64>> {
+    let serde_json::Value::Array(items) = v else {
+        return None;
+    };
+    items
+        .iter()
+        .map(|x| x.as_u64().filter(|&n| n <= max))
+        .collect()
 }
 
 fn float_json(f: f64) -> serde_json::Value {
@@ -311,6 +420,84 @@ mod tests {
         assert!(matches!(back.get("n"), Some(AttrValue::Float(f)) if f.is_nan()));
         assert_eq!(back.get("i"), Some(&AttrValue::Float(f64::NEG_INFINITY)));
         assert_eq!(back.get("f"), Some(&AttrValue::Float(0.5)));
+    }
+
+    /// The persisted form (discovery records and store listings in DISK caches, portable
+    /// references) is a contract: records written by earlier builds must read back as the
+    /// same values, and a value must be written as they wrote it.
+    #[test]
+    fn persisted_form_is_stable() {
+        let every = Attrs(vec![
+            ("null".into(), AttrValue::Null),
+            ("b".into(), AttrValue::Bool(true)),
+            ("i".into(), AttrValue::Int(-7)),
+            ("u".into(), AttrValue::UInt(u64::MAX)),
+            ("f".into(), AttrValue::Float(2.5)),
+            ("nan".into(), AttrValue::Float(f64::INFINITY)),
+            ("s".into(), AttrValue::String("K é".into())),
+            (
+                "a".into(),
+                AttrValue::Array {
+                    dtype: DType::parse(">M8[ns]").unwrap(),
+                    shape: vec![1, 2],
+                    data: (0u8..16).collect(),
+                },
+            ),
+            (
+                "l".into(),
+                AttrValue::List(vec![AttrValue::Int(1), AttrValue::String("x".into())]),
+            ),
+            (
+                "m".into(),
+                AttrValue::Map(vec![
+                    ("z".into(), AttrValue::Null),
+                    ("a".into(), AttrValue::Float(-0.0)),
+                ]),
+            ),
+            ("o".into(), AttrValue::Omitted("reference (not shown)".into())),
+        ]);
+        let text = concat!(
+            r#"[["null",{"t":"Null"}],["b",{"t":"Bool","v":true}],["i",{"t":"Int","v":-7}],"#,
+            r#"["u",{"t":"UInt","v":18446744073709551615}],["f",{"t":"Float","v":2.5}],"#,
+            r#"["nan",{"t":"Float","v":"Infinity"}],["s",{"t":"String","v":"K é"}],"#,
+            r#"["a",{"t":"Array","v":{"dtype":{"kind":{"Datetime":"Nanosecond"},"itemsize":8,"order":"Big"},"#,
+            r#""shape":[1,2],"data":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]}}],"#,
+            r#"["l",{"t":"List","v":[{"t":"Int","v":1},{"t":"String","v":"x"}]}],"#,
+            r#"["m",{"t":"Map","v":[["z",{"t":"Null"}],["a",{"t":"Float","v":-0.0}]]}],"#,
+            r#"["o",{"t":"Omitted","v":"reference (not shown)"}]]"#
+        );
+        assert_eq!(serde_json::to_string(&every).unwrap(), text);
+        let value = serde_json::to_value(&every).unwrap();
+        assert_eq!(value, serde_json::from_str::<serde_json::Value>(text).unwrap());
+        // Read back from text and from a parsed document (records are read both ways).
+        assert_eq!(serde_json::from_str::<Attrs>(text).unwrap(), every);
+        assert_eq!(serde_json::from_value::<Attrs>(value).unwrap(), every);
+        // A unit variant with its content given as null, an integral Float, and an
+        // unknown field of Array are read as the derived reader read them.
+        let loose: Attrs = serde_json::from_str(
+            r#"[["n",{"t":"Null","v":null}],["f",{"v":3,"t":"Float"}],
+                ["a",{"t":"Array","v":{"data":[1],"shape":[1],"x":0,
+                "dtype":{"kind":"UInt","itemsize":1,"order":"NotApplicable"}}}]]"#,
+        )
+        .unwrap();
+        assert_eq!(loose.get("n"), Some(&AttrValue::Null));
+        assert_eq!(loose.get("f"), Some(&AttrValue::Float(3.0)));
+        assert!(matches!(loose.get("a"), Some(AttrValue::Array { data, .. }) if data == &[1]));
+        // What is no AttrValue is an error, not a value.
+        for bad in [
+            r#"[["x",{"t":"Int","v":1.5}]]"#,
+            r#"[["x",{"t":"Int","v":9223372036854775808}]]"#,
+            r#"[["x",{"t":"Float","v":"nan"}]]"#,
+            r#"[["x",{"t":"Bool"}]]"#,
+            r#"[["x",{"t":"Nope","v":1}]]"#,
+            r#"[["x",{"v":1}]]"#,
+            r#"[["x",{"t":"Array","v":{"shape":[1],"data":[1]}}]]"#,
+            r#"[["x",{"t":"Array","v":{"dtype":{"kind":"UInt","itemsize":1,"order":"NotApplicable"},"shape":[1],"data":[256]}}]]"#,
+            r#"[["x",{"t":"Map","v":[["k"]]}]]"#,
+            r#"[["x",7]]"#,
+        ] {
+            assert!(serde_json::from_str::<Attrs>(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
