@@ -1,6 +1,7 @@
-// The large fixture (a 2000 x 2000 float32 frame over 8 MiB, so reads go to the network instead
-// of the copy held from open). It is written at test time by the pinned python-blosc2
-// (tests/fixtures/gen_blosc2.py --big) into a temporary directory and reused afterwards.
+// The large fixtures (a 2000 x 2000 float32 frame over 8 MiB, so reads go to the network instead
+// of the copy held from open, and big_store.b2z, a DictStore holding the same array as "/big").
+// They are written at test time by the pinned python-blosc2 (tests/fixtures/gen_blosc2.py
+// --big) into a temporary directory and reused afterwards.
 
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -11,12 +12,13 @@ import { fixtures } from "./lib.mjs";
 const dir = path.join(os.tmpdir(), "chunkwise-e2e-big");
 const venv = process.env.CHUNKWISE_VENV || path.join(os.homedir(), ".cache/chunkwise/venv");
 
-/** { ok: true, file, npy } or { ok: false, reason }. */
+/** { ok: true, file, npy, store } or { ok: false, reason }. */
 export function ensureBigFixture() {
   const file = path.join(dir, "big_f4.b2nd");
   const npy = path.join(dir, "big_f4.npy");
-  if (fs.existsSync(file) && fs.existsSync(npy) && fs.statSync(file).size > 8 << 20) {
-    return { ok: true, file, npy };
+  const store = path.join(dir, "big_store.b2z");
+  if (fs.existsSync(file) && fs.existsSync(npy) && fs.existsSync(store) && fs.statSync(file).size > 8 << 20) {
+    return { ok: true, file, npy, store };
   }
   const python = path.join(venv, "bin/python");
   const gen = path.join(fixtures, "gen_blosc2.py");
@@ -31,9 +33,10 @@ export function ensureBigFixture() {
       throw new Error(`gen_blosc2.py --big failed (${r.status}): ${r.stderr}`);
     }
     fs.renameSync(path.join(aside, "big_f4.npy"), npy);
+    fs.renameSync(path.join(aside, "big_store.b2z"), store);
     fs.renameSync(path.join(aside, "big_f4.b2nd"), file);
   } finally {
     fs.rmSync(aside, { recursive: true, force: true });
   }
-  return { ok: true, file, npy };
+  return { ok: true, file, npy, store };
 }

@@ -16,7 +16,9 @@
 // - options read as the main entry reads them: a class instance's getters, a getter that
 //   throws (INVALID_ARGUMENT), a signal that is no AbortSignal (refused); onProgress failures
 //   ignored; `using` (Symbol.dispose); readInto into a buffer detached mid-read; a selection
-//   that cannot cross; traffic and a shared cache's cacheBytes after another array's read.
+//   that cannot cross; traffic and a shared cache's cacheBytes after another array's read;
+//   the stats of the handles sharing a cache (shareCache, a store's table) after a call on
+//   one of them, and of a private cache not changed by others' calls.
 // The page (worker-entry-break-page.js) wraps Worker to read the live handles each answer of
 // the worker reports (an answer's `handles`).
 
@@ -24,6 +26,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
+import { ensureBigFixture } from "./big-fixture.mjs";
 import { chromiumPath, fixtures, readNpy, repo, startServer } from "./lib.mjs";
 
 const INT8 = "tests/fixtures/blosc2/dtype_int8.b2nd";
@@ -49,11 +52,14 @@ function readUnicodeNpy(file) {
   return out;
 }
 
-let pageServer, dataServer, browser, page;
+let pageServer, dataServer, bigServer, big, browser, page;
 
 before(async () => {
   assert.ok(fs.existsSync(path.join(repo, "pkg/worker/index.js")), "pkg/worker is missing: run scripts/build-pkg.sh");
-  [pageServer, dataServer] = await Promise.all([startServer({ quiet: true }), startServer({ quiet: true })]);
+  big = ensureBigFixture();
+  assert.ok(big.ok, big.reason);
+  [pageServer, dataServer, bigServer] = await Promise.all([startServer({ quiet: true }), startServer({ quiet: true }),
+    startServer({ root: path.dirname(big.store), quiet: true })]);
   const { chromium } = await import("playwright-core");
   browser = await chromium.launch({
     executablePath: chromiumPath, headless: true, timeout: 30000,
@@ -65,7 +71,7 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  await Promise.all([pageServer?.stop(), dataServer?.stop()]);
+  await Promise.all([pageServer?.stop(), dataServer?.stop(), bigServer?.stop()]);
 });
 
 async function freshPage() {
@@ -287,6 +293,35 @@ describe("chunkwise/worker next to the main entry", () => {
       a.close(); b.close(); return x;`);
     assert.equal(r.main.threw, undefined, r.main.message);
     assert.ok(r.main.value[1].requests > 0 && r.main.value[2] > 0, JSON.stringify(r.main));
+    assert.deepEqual(r.worker, r.main);
+  });
+
+  test("the stats of every handle sharing the caller's cache follow a call, and no other's", async () => {
+    // The worker reads after a call only the handles of the caller's cache: the page-wide
+    // MEMORY cache (shareCache), a store with the arrays it opened, or the handle alone.
+    const r = await both(`const a = await api.RemoteArray.open(url, { shareCache: true });
+      const b = await api.RemoteArray.open(url, { shareCache: true });
+      const p = await api.RemoteArray.open(url);
+      const shared0 = b.cacheBytes, private0 = [p.traffic, p.cacheBytes];
+      await a.read();
+      const x = { shared0, shared: [a.cacheBytes, b.cacheBytes], private0, private: [p.traffic, p.cacheBytes] };
+      // A store over 8 MiB (held whole below that, its arrays' reads would move no byte).
+      const s = await api.RemoteStore.open(${JSON.stringify(bigServer.url + "big_store.b2z")});
+      const g = await s.get("/big");
+      const store0 = [s.traffic, s.cacheBytes];
+      x.values = Array.from((await g.read("1000:1002, 5:8")).data);
+      x.store0 = store0; x.store = [s.traffic, s.cacheBytes];
+      await p.read(); x.afterPrivate = [b.cacheBytes, s.traffic, p.cacheBytes];
+      a.close(); b.close(); p.close(); g.close(); s.close(); return x;`);
+    assert.equal(r.main.threw, undefined, r.main.message);
+    const m = r.main.value;
+    assert.ok(m.shared0 === 0 && m.shared[0] > 0 && m.shared[1] === m.shared[0], JSON.stringify(m));
+    assert.deepEqual(m.private, m.private0, "a private cache is not changed by another handle's read");
+    const npy = readNpy(big.npy);
+    const want = [1000, 1001].flatMap((i) => [5, 6, 7].map((j) => npy.values[i * 2000 + j]));
+    assert.deepEqual(m.values, want, "the values written");
+    assert.ok(m.store[0].requests > m.store0[0].requests && m.store[1] > m.store0[1], JSON.stringify(m));
+    assert.ok(m.afterPrivate[2] > 0, JSON.stringify(m));
     assert.deepEqual(r.worker, r.main);
   });
 });
