@@ -17,7 +17,8 @@ export interface RenderPngOptions {
   vmin?: number;
   /** Value at the map's last entry (default: the largest finite value). */
   vmax?: number;
-  /** Largest image allowed, rows x columns (default 16,777,216 = 4096 x 4096). */
+  /** Largest image allowed, rows x columns (default 16,777,216 = 4096 x 4096); Infinity for
+   *  no bound but PNG's (2^31 - 1 rows and columns). */
   maxPixels?: number;
 }
 "#;
@@ -68,9 +69,11 @@ fn render_options(options: &JsValue) -> Result<RenderOptions, JsValue> {
     o.vmin = number_opt(options, "vmin")?;
     o.vmax = number_opt(options, "vmax")?;
     if let Some(m) = number_opt(options, "maxPixels")? {
-        if !(m >= 0.0 && m.fract() == 0.0 && m <= u64::MAX as f64) {
+        // Integers past u64 (1e300, 2 ** 64) and Infinity all mean no bound short of PNG's
+        // own (2^31 - 1 rows and columns): the cast saturates.
+        if !(m >= 0.0 && (m.fract() == 0.0 || m == f64::INFINITY)) {
             return Err(super::arg_error(
-                "renderPng: maxPixels must be a non-negative integer",
+                "renderPng: maxPixels must be a non-negative integer or Infinity",
             ));
         }
         o.max_pixels = m as u64;

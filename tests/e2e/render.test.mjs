@@ -107,6 +107,15 @@ test("renderPng takes every numeric typed array and refuses bad input with a cod
   refused(() => chunkwise.renderPng(new Float32Array(4), [2, 2], { vmin: 2, vmax: 1 }), "INVALID_ARGUMENT");
   refused(() => chunkwise.renderPng(new Float32Array(6), [2, 3], { maxPixels: 5 }), "INVALID_SELECTION",
     /2 x 3 = 6 pixels exceeds the limit of 5 pixels/);
+  // Any integer past 2^64, and Infinity, is no bound: the same image; a bound that is no
+  // non-negative integer is refused.
+  for (const maxPixels of [6, 2 ** 64, 1e300, Infinity]) {
+    const png = await decodePng(Buffer.from(chunkwise.renderPng(new Float32Array([0, 1, 2, 3, 4, 5]), [2, 3], { cmap: "gray", maxPixels })));
+    assert.deepEqual([png.width, png.height, png.pixels[0], png.pixels[4 * 5]], [3, 2, 0, 255], String(maxPixels));
+  }
+  for (const maxPixels of [-1, 1.5, NaN, -Infinity, "6"]) {
+    refused(() => chunkwise.renderPng(new Float32Array(6), [2, 3], { maxPixels }), "INVALID_ARGUMENT", /maxPixels/);
+  }
   // A side past PNG's 2^31 - 1 is named as such, not as the pixel limit.
   refused(() => chunkwise.renderPng(new Uint8Array(0), [2 ** 31, 1], { maxPixels: 2 ** 60 }), "INVALID_SELECTION",
     /at most 2147483647 rows/);
