@@ -1286,3 +1286,54 @@ async fn check_npy(arr: &RemoteArray, sel: &str, want: &chunkwise::npy::Npy, wha
         "{what}: [{sel}] differs from the written array"
     );
 }
+
+/// A stepped read of a sharded array reads and decodes only the inner chunks it touches: the
+/// box around them (what was read before) holds every inner chunk between them too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stepped_read_of_a_shard_reads_only_the_touched_inner_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    // zarr 3.1.6 (scripts/requirements.txt): 24x24 float32 in 12x12 shards of 2x2 inner
+    // chunks (6x6 per shard), uncompressed so that every inner chunk is 16 bytes and every
+    // shard index 6 * 6 * 16 + 4 (CRC-32C) bytes. The data written is saved as a.npy.
+    let script = r#"
+import sys, numpy as np, zarr
+data = np.random.default_rng(20261206).standard_normal((24, 24)).astype("<f4")
+g = zarr.open_group(sys.argv[1] + "/s.zarr", mode="w", zarr_format=3)
+a = g.create_array("a", shape=data.shape, dtype="<f4", chunks=(2, 2), shards=(12, 12),
+                   compressors=None)
+a[...] = data
+np.save(sys.argv[1] + "/a.npy", data)
+"#;
+    let status = std::process::Command::new(native_harness::venv_python())
+        .args(["-c", script, dir.path().to_str().unwrap()])
+        .status()
+        .expect("the Python venv (scripts/setup.sh python) writes the store");
+    assert!(status.success());
+    let data = read_npy(&std::fs::read(dir.path().join("a.npy")).unwrap()).unwrap();
+    let server = common::fault_server(dir.path(), &[], false).await;
+    let opts = OpenOptions {
+        path: Some("a".into()),
+        // No gap bridged: the bytes moved are the ranges asked for.
+        coalesce_gap: 0,
+        ..Default::default()
+    };
+    let arr = open_array(&server.url("s.zarr"), vec![], opts).await.unwrap();
+    let before = arr.traffic();
+    // Rows and columns 0, 5, 10, 15, 20: inner chunks 0, 2, 5 of the first shard along each
+    // axis and 1, 4 of the second: 3x3 + 3x2 + 2x3 + 2x2 = 25 of the 144 inner chunks (the
+    // boxes around them hold 6x6 + 6x4 + 4x6 + 4x4 = 100: 3,920 bytes moved, not 2,720).
+    let got = arr
+        .read(&Selection::parse("::5, ::5").unwrap(), &ReadOptions::default())
+        .await
+        .unwrap();
+    let want: Vec<u8> = (0..24)
+        .step_by(5)
+        .flat_map(|i| (0..24).step_by(5).map(move |j| (i, j)))
+        .flat_map(|(i, j)| data.data[(i * 24 + j) * 4..(i * 24 + j + 1) * 4].to_vec())
+        .collect();
+    assert_eq!(got.shape, vec![5, 5]);
+    assert_eq!(got.data, want, "the values written");
+    let moved = arr.traffic().bytes - before.bytes;
+    assert_eq!(moved, 4 * (6 * 6 * 16 + 4) + 25 * 16, "four shard indexes and 25 inner chunks");
+    server.shutdown().await;
+}

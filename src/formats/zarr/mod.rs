@@ -822,52 +822,58 @@ impl ZarrArray {
         members: &[(u64, Vec<u64>)],
     ) -> Result<Vec<(u64, Option<Vec<u8>>)>, ZarrError> {
         let key = self.chunk_key(shard);
-        // The box of inner chunks touched in this shard (the planner's chunks of one shard
-        // for a box selection are a box): `zarrs` reads the shard index (remembered in
-        // `cache`) and then the stored inner chunks of the box, gathered by the storage into
-        // one coalesced read, and decodes them.
+        // The touched inner chunks of this shard as boxes that hold no other inner chunk
+        // (`touched_boxes`: a stepped selection touches every k-th inner chunk, and the box
+        // around them all would read them all). For each box `zarrs` reads the shard index
+        // (remembered in `cache`) and the box's stored inner chunks, and decodes them; the
+        // boxes are read together, so the storage gathers their inner chunks into one
+        // coalesced batch.
         let nd = self.grid.chunks.len();
-        let lo: Vec<u64> = (0..nd)
-            .map(|d| members.iter().map(|(_, c)| c[d]).min().unwrap_or(0))
-            .collect();
-        let hi: Vec<u64> = (0..nd)
-            .map(|d| members.iter().map(|(_, c)| c[d] + 1).max().unwrap_or(0))
-            .collect();
-        let subset = ArraySubset::new_with_ranges(
-            &lo.iter().zip(&hi).map(|(a, b)| *a..*b).collect::<Vec<_>>(),
-        );
+        let boxes = touched_boxes(members, nd);
         let first = members.first().map_or(0, |m| m.0);
-        let got = self
-            .array
-            .async_retrieve_subchunks_opt::<ArrayBytes<'static>>(
-                cache,
-                &subset,
-                &CodecOptions::default(),
-            )
-            .await
-            .map_err(|e| {
-                self.array_error(e, |source| ZarrError::Chunk {
-                    key: self.store.url(&key),
-                    chunk: first,
-                    source,
-                })
-            })?;
+        let chunk_error = |source| ZarrError::Chunk {
+            key: self.store.url(&key),
+            chunk: first,
+            source,
+        };
+        let reads = boxes.iter().map(|(lo, hi)| {
+            let subset = ArraySubset::new_with_ranges(
+                &lo.iter().zip(hi).map(|(a, b)| *a..*b).collect::<Vec<_>>(),
+            );
+            async move {
+                self.array
+                    .async_retrieve_subchunks_opt::<ArrayBytes<'static>>(
+                        cache,
+                        &subset,
+                        &CodecOptions::default(),
+                    )
+                    .await
+            }
+        });
+        let mut got = Vec::with_capacity(boxes.len());
+        for r in futures::future::join_all(reads).await {
+            got.push(r.map_err(|e| self.array_error(e, chunk_error))?);
+        }
         if self.storage.was_absent(&key) {
             // The whole shard is absent: every touched inner chunk is missing (fill value).
             return Ok(members.iter().map(|(lin, _)| (*lin, None)).collect());
         }
-        let all = self.decoded(got).map_err(|source| ZarrError::Chunk {
-            key: self.store.url(&key),
-            chunk: first,
-            source,
-        })?;
+        let mut decoded = Vec::with_capacity(got.len());
+        for bytes in got {
+            decoded.push(self.decoded(bytes).map_err(chunk_error)?);
+        }
         let item = self.meta.dtype.itemsize;
         Ok(members
             .iter()
             .map(|(lin, c)| {
+                let b = boxes
+                    .iter()
+                    .position(|(lo, hi)| (0..nd).all(|d| lo[d] <= c[d] && c[d] < hi[d]))
+                    .expect("every touched inner chunk is in a box");
+                let (lo, hi) = &boxes[b];
                 (
                     *lin,
-                    Some(cut_inner(&all, &lo, &hi, &self.grid.chunks, c, item)),
+                    Some(cut_inner(&decoded[b], lo, hi, &self.grid.chunks, c, item)),
                 )
             })
             .collect())
@@ -890,6 +896,61 @@ impl ZarrArray {
             // Stored sizes are unknown without reading every chunk object's size.
             cbytes: 0,
             source_bytes: 0,
+        }
+    }
+}
+
+/// The inner chunks `members` (read-grid coordinates, `nd` dimensions, no two alike) as
+/// boxes `lo..hi` that together hold exactly them: when they are the product of one set of
+/// coordinates per dimension (what a box selection, stepped or not, touches), the products of
+/// those sets' runs of consecutive coordinates (one box for a dense selection; one per inner
+/// chunk for `::k` past the inner chunk size); otherwise one box per inner chunk.
+fn touched_boxes(members: &[(u64, Vec<u64>)], nd: usize) -> Vec<(Vec<u64>, Vec<u64>)> {
+    let single = || {
+        members
+            .iter()
+            .map(|(_, c)| (c.clone(), c.iter().map(|x| x + 1).collect()))
+            .collect()
+    };
+    // The coordinates each dimension takes, as runs of consecutive ones.
+    let mut runs: Vec<Vec<(u64, u64)>> = Vec::with_capacity(nd);
+    let mut product: u128 = 1;
+    for d in 0..nd {
+        let mut xs: Vec<u64> = members.iter().map(|(_, c)| c[d]).collect();
+        xs.sort_unstable();
+        xs.dedup();
+        product = product.saturating_mul(xs.len() as u128);
+        let mut r: Vec<(u64, u64)> = Vec::new();
+        for x in xs {
+            match r.last_mut() {
+                Some(last) if last.1 == x => last.1 = x + 1,
+                _ => r.push((x, x + 1)),
+            }
+        }
+        runs.push(r);
+    }
+    if product != members.len() as u128 {
+        return single();
+    }
+    // Every combination of runs, in C order.
+    let mut boxes = Vec::new();
+    let mut at = vec![0usize; nd];
+    loop {
+        boxes.push((
+            (0..nd).map(|d| runs[d][at[d]].0).collect(),
+            (0..nd).map(|d| runs[d][at[d]].1).collect(),
+        ));
+        let mut d = nd;
+        loop {
+            if d == 0 {
+                return boxes;
+            }
+            d -= 1;
+            at[d] += 1;
+            if at[d] < runs[d].len() {
+                break;
+            }
+            at[d] = 0;
         }
     }
 }
@@ -1342,6 +1403,37 @@ mod tests {
             let fill = f32::NAN.to_be_bytes().repeat(8);
             assert!(d.is_none_or(|d| d == fill));
         }
+    }
+
+    #[test]
+    fn touched_boxes_hold_only_touched_inner_chunks() {
+        let m = |cs: &[[u64; 2]]| -> Vec<(u64, Vec<u64>)> {
+            cs.iter().enumerate().map(|(i, c)| (i as u64, c.to_vec())).collect()
+        };
+        // A dense box: one box.
+        let dense = m(&[[2, 3], [2, 4], [3, 3], [3, 4]]);
+        assert_eq!(touched_boxes(&dense, 2), vec![(vec![2, 3], vec![4, 5])]);
+        // Every third inner chunk along both axes: one box each, no untouched one read.
+        let stepped = m(&[[0, 0], [0, 3], [3, 0], [3, 3]]);
+        let b = touched_boxes(&stepped, 2);
+        assert_eq!(b.len(), 4);
+        assert!(b.iter().all(|(lo, hi)| hi[0] - lo[0] == 1 && hi[1] - lo[1] == 1));
+        // Runs along one axis, steps along the other: a box per run.
+        let rows = m(&[[0, 1], [0, 2], [5, 1], [5, 2]]);
+        assert_eq!(
+            touched_boxes(&rows, 2),
+            vec![(vec![0, 1], vec![1, 3]), (vec![5, 1], vec![6, 3])]
+        );
+        // Not a product (a diagonal): one box per inner chunk.
+        let diagonal = m(&[[0, 0], [1, 1], [2, 2]]);
+        assert_eq!(
+            touched_boxes(&diagonal, 2),
+            vec![
+                (vec![0, 0], vec![1, 1]),
+                (vec![1, 1], vec![2, 2]),
+                (vec![2, 2], vec![3, 3])
+            ]
+        );
     }
 
     #[test]
