@@ -454,7 +454,10 @@ mod tests {
                     ("a".into(), AttrValue::Float(-0.0)),
                 ]),
             ),
-            ("o".into(), AttrValue::Omitted("reference (not shown)".into())),
+            (
+                "o".into(),
+                AttrValue::Omitted("reference (not shown)".into()),
+            ),
         ]);
         let text = concat!(
             r#"[["null",{"t":"Null"}],["b",{"t":"Bool","v":true}],["i",{"t":"Int","v":-7}],"#,
@@ -468,7 +471,10 @@ mod tests {
         );
         assert_eq!(serde_json::to_string(&every).unwrap(), text);
         let value = serde_json::to_value(&every).unwrap();
-        assert_eq!(value, serde_json::from_str::<serde_json::Value>(text).unwrap());
+        assert_eq!(
+            value,
+            serde_json::from_str::<serde_json::Value>(text).unwrap()
+        );
         // Read back from text and from a parsed document (records are read both ways).
         assert_eq!(serde_json::from_str::<Attrs>(text).unwrap(), every);
         assert_eq!(serde_json::from_value::<Attrs>(value).unwrap(), every);

@@ -1317,13 +1317,18 @@ np.save(sys.argv[1] + "/a.npy", data)
         coalesce_gap: 0,
         ..Default::default()
     };
-    let arr = open_array(&server.url("s.zarr"), vec![], opts).await.unwrap();
+    let arr = open_array(&server.url("s.zarr"), vec![], opts)
+        .await
+        .unwrap();
     let before = arr.traffic();
     // Rows and columns 0, 5, 10, 15, 20: inner chunks 0, 2, 5 of the first shard along each
     // axis and 1, 4 of the second: 3x3 + 3x2 + 2x3 + 2x2 = 25 of the 144 inner chunks (the
     // boxes around them hold 6x6 + 6x4 + 4x6 + 4x4 = 100: 3,920 bytes moved, not 2,720).
     let got = arr
-        .read(&Selection::parse("::5, ::5").unwrap(), &ReadOptions::default())
+        .read(
+            &Selection::parse("::5, ::5").unwrap(),
+            &ReadOptions::default(),
+        )
         .await
         .unwrap();
     let want: Vec<u8> = (0..24)
@@ -1334,6 +1339,10 @@ np.save(sys.argv[1] + "/a.npy", data)
     assert_eq!(got.shape, vec![5, 5]);
     assert_eq!(got.data, want, "the values written");
     let moved = arr.traffic().bytes - before.bytes;
-    assert_eq!(moved, 4 * (6 * 6 * 16 + 4) + 25 * 16, "four shard indexes and 25 inner chunks");
+    assert_eq!(
+        moved,
+        4 * (6 * 6 * 16 + 4) + 25 * 16,
+        "four shard indexes and 25 inner chunks"
+    );
     server.shutdown().await;
 }

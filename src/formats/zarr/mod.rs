@@ -1408,7 +1408,10 @@ mod tests {
     #[test]
     fn touched_boxes_hold_only_touched_inner_chunks() {
         let m = |cs: &[[u64; 2]]| -> Vec<(u64, Vec<u64>)> {
-            cs.iter().enumerate().map(|(i, c)| (i as u64, c.to_vec())).collect()
+            cs.iter()
+                .enumerate()
+                .map(|(i, c)| (i as u64, c.to_vec()))
+                .collect()
         };
         // A dense box: one box.
         let dense = m(&[[2, 3], [2, 4], [3, 3], [3, 4]]);
@@ -1417,7 +1420,9 @@ mod tests {
         let stepped = m(&[[0, 0], [0, 3], [3, 0], [3, 3]]);
         let b = touched_boxes(&stepped, 2);
         assert_eq!(b.len(), 4);
-        assert!(b.iter().all(|(lo, hi)| hi[0] - lo[0] == 1 && hi[1] - lo[1] == 1));
+        assert!(b
+            .iter()
+            .all(|(lo, hi)| hi[0] - lo[0] == 1 && hi[1] - lo[1] == 1));
         // Runs along one axis, steps along the other: a box per run.
         let rows = m(&[[0, 1], [0, 2], [5, 1], [5, 2]]);
         assert_eq!(
