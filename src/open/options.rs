@@ -79,11 +79,12 @@ export interface OpenOptions {
   assumeImmutable?: boolean;
   /** Largest gap in bytes between two wanted byte ranges that one request reads through
    *  instead of two requests (default 32768, 32 KiB; 0 merges only touching ranges; at
-   *  most 1 GiB). It changes the requests, never the values or the cache entries. */
+   *  most 1 GiB). It changes the requests, never the values or the cache entries. For the
+   *  chunk reads of `read`; discovery at open plans its own requests. */
   coalesceGap?: number;
   /** Largest merged request in bytes (default: no bound); a merge that would be longer
    *  starts a new request, and a single range longer than this is still read whole. A
-   *  positive integer. */
+   *  positive integer. For the chunk reads of `read`, as `coalesceGap`. */
   maxMergedBytes?: number;
   /** "caterva2": the URL is a Caterva2 server's URL base (e.g. "https://cat2.cloud/demo/")
    *  and `path` names a dataset of it, root first ("@public/dir/ds.b2nd"); RemoteStore.open
