@@ -1344,5 +1344,23 @@ np.save(sys.argv[1] + "/a.npy", data)
         4 * (6 * 6 * 16 + 4) + 25 * 16,
         "four shard indexes and 25 inner chunks"
     );
+    // With the default gap the same bytes: the boxes of one shard are read by requests of
+    // their own (not gathered into one: see `ZarrArray::load_from_shard`), at most one per
+    // touched inner chunk besides the four index reads.
+    let arr = open_array(&server.url("s.zarr"), vec![], with_path("a"))
+        .await
+        .unwrap();
+    let before = arr.traffic();
+    let again = arr
+        .read(
+            &Selection::parse("::5, ::5").unwrap(),
+            &ReadOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(again.data, want);
+    let t = arr.traffic();
+    assert!(t.requests - before.requests <= 4 + 25, "{t:?}");
+    assert_eq!(t.bytes - before.bytes, 4 * (6 * 6 * 16 + 4) + 25 * 16);
     server.shutdown().await;
 }

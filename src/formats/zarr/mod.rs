@@ -822,14 +822,17 @@ impl ZarrArray {
         members: &[(u64, Vec<u64>)],
     ) -> Result<Vec<(u64, Option<Vec<u8>>)>, ZarrError> {
         let key = self.chunk_key(shard);
-        // The touched inner chunks of this shard as boxes that hold no other inner chunk
-        // (`touched_boxes`: a stepped selection touches every k-th inner chunk, and the box
-        // around them all would read them all). For each box `zarrs` reads the shard index
-        // (remembered in `cache`) and the box's stored inner chunks, and decodes them; the
-        // boxes are read together, so the storage gathers their inner chunks into one
-        // coalesced batch.
+        // The touched inner chunks of this shard as boxes (`shard_boxes`): the box around
+        // them all when it holds at most twice as many inner chunks, else boxes that hold no
+        // other inner chunk (a stepped selection touches every k-th inner chunk, and the box
+        // around them would read and decode them all: 57 times the bytes for `::100, ::170`
+        // of 10x17 inner chunks). For each box `zarrs` reads the shard index (remembered in
+        // `cache`) and the box's stored inner chunks, and decodes them. The inner chunks of
+        // one box are gathered by the storage into one coalesced request; those of separate
+        // boxes are not (each `zarrs` call reaches the storage after the previous one's read
+        // has started), hence the box around them while it costs at most 2x.
         let nd = self.grid.chunks.len();
-        let boxes = touched_boxes(members, nd);
+        let boxes = shard_boxes(members, nd);
         let first = members.first().map_or(0, |m| m.0);
         let chunk_error = |source| ZarrError::Chunk {
             key: self.store.url(&key),
@@ -850,6 +853,17 @@ impl ZarrArray {
                     .await
             }
         });
+        if boxes.len() > 1 {
+            // The shard index first (read once, remembered in `cache`): the boxes then reach
+            // the storage in the same scheduler turn and their inner chunks join one batch.
+            // Without it they wait for the index one after the other behind the cache's lock
+            // and each box's inner chunks went out as requests of their own (60 requests for
+            // 60 inner chunks of one shard). An error here recurs below, where it is reported.
+            let _ = self
+                .array
+                .async_subchunk_byte_range(cache, &members[0].1)
+                .await;
+        }
         let mut got = Vec::with_capacity(boxes.len());
         for r in futures::future::join_all(reads).await {
             got.push(r.map_err(|e| self.array_error(e, chunk_error))?);
@@ -898,6 +912,24 @@ impl ZarrArray {
             source_bytes: 0,
         }
     }
+}
+
+/// The boxes `lo..hi` a shard's touched inner chunks `members` (read-grid coordinates, `nd`
+/// dimensions, no two alike) are read as: the box around them all when it holds at most
+/// twice as many inner chunks as `members` (one coalesced request, at most 2x the bytes),
+/// else [`touched_boxes`].
+fn shard_boxes(members: &[(u64, Vec<u64>)], nd: usize) -> Vec<(Vec<u64>, Vec<u64>)> {
+    let lo: Vec<u64> = (0..nd)
+        .map(|d| members.iter().map(|(_, c)| c[d]).min().unwrap_or(0))
+        .collect();
+    let hi: Vec<u64> = (0..nd)
+        .map(|d| members.iter().map(|(_, c)| c[d] + 1).max().unwrap_or(0))
+        .collect();
+    let volume = (0..nd).fold(1u128, |v, d| v.saturating_mul((hi[d] - lo[d]) as u128));
+    if volume <= 2 * members.len() as u128 {
+        return vec![(lo, hi)];
+    }
+    touched_boxes(members, nd)
 }
 
 /// The inner chunks `members` (read-grid coordinates, `nd` dimensions, no two alike) as
@@ -1403,6 +1435,23 @@ mod tests {
             let fill = f32::NAN.to_be_bytes().repeat(8);
             assert!(d.is_none_or(|d| d == fill));
         }
+    }
+
+    #[test]
+    fn shard_boxes_read_the_box_around_up_to_twice_the_touched() {
+        let m = |cs: &[[u64; 2]]| -> Vec<(u64, Vec<u64>)> {
+            cs.iter()
+                .enumerate()
+                .map(|(i, c)| (i as u64, c.to_vec()))
+                .collect()
+        };
+        // 4 of the 6 inner chunks of the box around them: that box.
+        let near = m(&[[0, 0], [0, 2], [1, 0], [1, 2]]);
+        assert_eq!(shard_boxes(&near, 2), vec![(vec![0, 0], vec![2, 3])]);
+        // 4 of 16: the touched ones alone.
+        let far = m(&[[0, 0], [0, 3], [3, 0], [3, 3]]);
+        assert_eq!(shard_boxes(&far, 2), touched_boxes(&far, 2));
+        assert_eq!(shard_boxes(&far, 2).len(), 4);
     }
 
     #[test]
