@@ -827,10 +827,10 @@ impl ZarrArray {
         // other inner chunk (a stepped selection touches every k-th inner chunk, and the box
         // around them would read and decode them all: 57 times the bytes for `::100, ::170`
         // of 10x17 inner chunks). For each box `zarrs` reads the shard index (remembered in
-        // `cache`) and the box's stored inner chunks, and decodes them. The inner chunks of
-        // one box are gathered by the storage into one coalesced request; those of separate
-        // boxes are not (each `zarrs` call reaches the storage after the previous one's read
-        // has started), hence the box around them while it costs at most 2x.
+        // `cache`) and the box's stored inner chunks, and decodes them. The boxes' inner
+        // chunks are gathered by the storage into one batch (one coalesced request as the gap
+        // allows; `ZarrStorage::hold`); the box around them all, while it costs at most 2x,
+        // spares the `zarrs` calls of many small boxes.
         let nd = self.grid.chunks.len();
         let boxes = shard_boxes(members, nd);
         let first = members.first().map_or(0, |m| m.0);
@@ -854,18 +854,23 @@ impl ZarrArray {
             }
         });
         if boxes.len() > 1 {
-            // The shard index first (read once, remembered in `cache`): the boxes then reach
-            // the storage in the same scheduler turn and their inner chunks join one batch.
-            // Without it they wait for the index one after the other behind the cache's lock
-            // and each box's inner chunks went out as requests of their own (60 requests for
-            // 60 inner chunks of one shard). An error here recurs below, where it is reported.
+            // The shard index first (read once, remembered in `cache`), so that the boxes do
+            // not wait for it one after the other behind the cache's lock. An error here
+            // recurs below, where it is reported.
             let _ = self
                 .array
                 .async_subchunk_byte_range(cache, &members[0].1)
                 .await;
         }
+        // The boxes' reads of inner chunks wait until every box has been polled once, so
+        // that they join one batch (one coalesced request; see `ZarrStorage::hold`).
+        let hold = (boxes.len() > 1).then(|| self.storage.hold(&key));
+        let joined = ReleaseAfterFirstPoll {
+            inner: futures::future::join_all(reads),
+            hold,
+        };
         let mut got = Vec::with_capacity(boxes.len());
-        for r in futures::future::join_all(reads).await {
+        for r in joined.await {
             got.push(r.map_err(|e| self.array_error(e, chunk_error))?);
         }
         if self.storage.was_absent(&key) {
@@ -911,6 +916,25 @@ impl ZarrArray {
             cbytes: 0,
             source_bytes: 0,
         }
+    }
+}
+
+/// Polls `inner` and drops `hold` after the first poll: the futures `inner` joins have then
+/// all run to their first wait (a read waiting for the hold), and dropping the hold wakes them.
+struct ReleaseAfterFirstPoll<'a, F> {
+    inner: F,
+    hold: Option<storage::BatchHold<'a>>,
+}
+
+impl<F: std::future::Future + Unpin> std::future::Future for ReleaseAfterFirstPoll<'_, F> {
+    type Output = F::Output;
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        let r = std::pin::Pin::new(&mut self.inner).poll(cx);
+        self.hold = None;
+        r
     }
 }
 

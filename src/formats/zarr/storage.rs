@@ -77,6 +77,59 @@ pub struct ZarrStorage {
     errors: Mutex<Vec<ZarrError>>,
     /// Chunk-data keys found absent, when tracked ([`ZarrStorage::track_absent`]).
     absent: Mutex<Option<std::collections::HashSet<String>>>,
+    /// Keys whose batches wait before they start ([`ZarrStorage::hold`]): how many holds, and
+    /// the reads waiting.
+    holds: Mutex<HashMap<String, (usize, Vec<std::task::Waker>)>>,
+}
+
+/// A hold on the batches of one key ([`ZarrStorage::hold`]); dropping it lets them start.
+pub struct BatchHold<'a> {
+    storage: &'a ZarrStorage,
+    key: String,
+}
+
+impl Drop for BatchHold<'_> {
+    fn drop(&mut self) {
+        let wakers = {
+            let mut g = lock(&self.storage.holds);
+            match g.get_mut(&self.key) {
+                Some((n, _)) if *n > 1 => {
+                    *n -= 1;
+                    Vec::new()
+                }
+                Some(_) => g.remove(&self.key).map(|(_, w)| w).unwrap_or_default(),
+                None => Vec::new(),
+            }
+        };
+        for w in wakers {
+            w.wake();
+        }
+    }
+}
+
+/// Ready once no [`BatchHold`] is on `key`.
+struct Released<'a> {
+    storage: &'a ZarrStorage,
+    key: &'a str,
+}
+
+impl std::future::Future for Released<'_> {
+    type Output = ();
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        let mut g = lock(&self.storage.holds);
+        match g.get_mut(self.key) {
+            Some((_, wakers)) => {
+                if !wakers.iter().any(|w| w.will_wake(cx.waker())) {
+                    wakers.push(cx.waker().clone());
+                }
+                std::task::Poll::Pending
+            }
+            None => std::task::Poll::Ready(()),
+        }
+    }
 }
 
 impl std::fmt::Debug for ZarrStorage {
@@ -102,7 +155,21 @@ impl ZarrStorage {
             options: Mutex::new(CoalesceOptions::default()),
             errors: Mutex::new(Vec::new()),
             absent: Mutex::new(None),
+            holds: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Holds the batches of `key` (a chunk or shard key) from starting until the returned
+    /// guard is dropped, so that reads started by several `zarrs` calls join one batch: a
+    /// read waits one scheduler turn for its siblings, but `zarrs`' combinators poll a read
+    /// that woke itself again before they return, so the reads of separate calls (the boxes
+    /// of one shard's touched inner chunks) would each start a batch of their own. The
+    /// caller drops the guard once every call has been polled (see
+    /// `ZarrArray::load_from_shard`), never later: reads wait for nothing else.
+    pub fn hold(&self, key: &str) -> BatchHold<'_> {
+        let key = key.trim_start_matches('/').to_string();
+        lock(&self.holds).entry(key.clone()).or_default().0 += 1;
+        BatchHold { storage: self, key }
     }
 
     /// Starts remembering which chunk-data keys were absent (not found) when read, for
@@ -217,6 +284,11 @@ impl ZarrStorage {
         };
         if !joined {
             YieldOnce(false).await;
+            Released {
+                storage: self,
+                key: key.trim_start_matches('/'),
+            }
+            .await;
         }
         let (read, ranges, started) = {
             let mut b = lock(&batch);
