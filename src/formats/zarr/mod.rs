@@ -832,7 +832,7 @@ impl ZarrArray {
         // allows; `ZarrStorage::hold`); the box around them all, while it costs at most 2x,
         // spares the `zarrs` calls of many small boxes.
         let nd = self.grid.chunks.len();
-        let boxes = shard_boxes(members, nd);
+        let (boxes, box_of) = shard_boxes(members, nd);
         let first = members.first().map_or(0, |m| m.0);
         let chunk_error = |source| ZarrError::Chunk {
             key: self.store.url(&key),
@@ -884,11 +884,8 @@ impl ZarrArray {
         let item = self.meta.dtype.itemsize;
         Ok(members
             .iter()
-            .map(|(lin, c)| {
-                let b = boxes
-                    .iter()
-                    .position(|(lo, hi)| (0..nd).all(|d| lo[d] <= c[d] && c[d] < hi[d]))
-                    .expect("every touched inner chunk is in a box");
+            .zip(&box_of)
+            .map(|((lin, c), &b)| {
                 let (lo, hi) = &boxes[b];
                 (
                     *lin,
@@ -938,11 +935,15 @@ impl<F: std::future::Future + Unpin> std::future::Future for ReleaseAfterFirstPo
     }
 }
 
+/// Boxes `lo..hi` of inner chunks (read-grid coordinates), and for each member the index of
+/// the box that holds it.
+type Boxes = (Vec<(Vec<u64>, Vec<u64>)>, Vec<usize>);
+
 /// The boxes `lo..hi` a shard's touched inner chunks `members` (read-grid coordinates, `nd`
 /// dimensions, no two alike) are read as: the box around them all when it holds at most
 /// twice as many inner chunks as `members` (one coalesced request, at most 2x the bytes),
 /// else [`touched_boxes`].
-fn shard_boxes(members: &[(u64, Vec<u64>)], nd: usize) -> Vec<(Vec<u64>, Vec<u64>)> {
+fn shard_boxes(members: &[(u64, Vec<u64>)], nd: usize) -> Boxes {
     let lo: Vec<u64> = (0..nd)
         .map(|d| members.iter().map(|(_, c)| c[d]).min().unwrap_or(0))
         .collect();
@@ -951,7 +952,7 @@ fn shard_boxes(members: &[(u64, Vec<u64>)], nd: usize) -> Vec<(Vec<u64>, Vec<u64
         .collect();
     let volume = (0..nd).fold(1u128, |v, d| v.saturating_mul((hi[d] - lo[d]) as u128));
     if volume <= 2 * members.len() as u128 {
-        return vec![(lo, hi)];
+        return (vec![(lo, hi)], vec![0; members.len()]);
     }
     touched_boxes(members, nd)
 }
@@ -960,13 +961,17 @@ fn shard_boxes(members: &[(u64, Vec<u64>)], nd: usize) -> Vec<(Vec<u64>, Vec<u64
 /// boxes `lo..hi` that together hold exactly them: when they are the product of one set of
 /// coordinates per dimension (what a box selection, stepped or not, touches), the products of
 /// those sets' runs of consecutive coordinates (one box for a dense selection; one per inner
-/// chunk for `::k` past the inner chunk size); otherwise one box per inner chunk.
-fn touched_boxes(members: &[(u64, Vec<u64>)], nd: usize) -> Vec<(Vec<u64>, Vec<u64>)> {
+/// chunk for `::k` past the inner chunk size); otherwise one box per inner chunk. Each
+/// member's box is found by a binary search per dimension, not by a scan of the boxes.
+fn touched_boxes(members: &[(u64, Vec<u64>)], nd: usize) -> Boxes {
     let single = || {
-        members
-            .iter()
-            .map(|(_, c)| (c.clone(), c.iter().map(|x| x + 1).collect()))
-            .collect()
+        (
+            members
+                .iter()
+                .map(|(_, c)| (c.clone(), c.iter().map(|x| x + 1).collect()))
+                .collect(),
+            (0..members.len()).collect(),
+        )
     };
     // The coordinates each dimension takes, as runs of consecutive ones.
     let mut runs: Vec<Vec<(u64, u64)>> = Vec::with_capacity(nd);
@@ -988,6 +993,15 @@ fn touched_boxes(members: &[(u64, Vec<u64>)], nd: usize) -> Vec<(Vec<u64>, Vec<u
     if product != members.len() as u128 {
         return single();
     }
+    // A member's box: its run along each dimension, raveled in C order as the boxes are.
+    let box_of = members
+        .iter()
+        .map(|(_, c)| {
+            (0..nd).fold(0usize, |i, d| {
+                i * runs[d].len() + runs[d].partition_point(|r| r.1 <= c[d])
+            })
+        })
+        .collect();
     // Every combination of runs, in C order.
     let mut boxes = Vec::new();
     let mut at = vec![0usize; nd];
@@ -999,7 +1013,7 @@ fn touched_boxes(members: &[(u64, Vec<u64>)], nd: usize) -> Vec<(Vec<u64>, Vec<u
         let mut d = nd;
         loop {
             if d == 0 {
-                return boxes;
+                return (boxes, box_of);
             }
             d -= 1;
             at[d] += 1;
@@ -1461,51 +1475,68 @@ mod tests {
         }
     }
 
+    /// 2-D inner-chunk coordinates as the members of a shard.
+    fn members(cs: &[[u64; 2]]) -> Vec<(u64, Vec<u64>)> {
+        cs.iter()
+            .enumerate()
+            .map(|(i, c)| (i as u64, c.to_vec()))
+            .collect()
+    }
+
+    /// The boxes of `touched_boxes` alone, after checking that each member's box holds it.
+    fn boxes_holding(m: &[(u64, Vec<u64>)], (boxes, box_of): Boxes) -> Vec<(Vec<u64>, Vec<u64>)> {
+        assert_eq!(box_of.len(), m.len());
+        for ((_, c), &b) in m.iter().zip(&box_of) {
+            let (lo, hi) = &boxes[b];
+            assert!(
+                (0..c.len()).all(|d| lo[d] <= c[d] && c[d] < hi[d]),
+                "{c:?} in {:?}",
+                boxes[b]
+            );
+        }
+        boxes
+    }
+
     #[test]
     fn shard_boxes_read_the_box_around_up_to_twice_the_touched() {
-        let m = |cs: &[[u64; 2]]| -> Vec<(u64, Vec<u64>)> {
-            cs.iter()
-                .enumerate()
-                .map(|(i, c)| (i as u64, c.to_vec()))
-                .collect()
-        };
+        let m = members;
         // 4 of the 6 inner chunks of the box around them: that box.
         let near = m(&[[0, 0], [0, 2], [1, 0], [1, 2]]);
-        assert_eq!(shard_boxes(&near, 2), vec![(vec![0, 0], vec![2, 3])]);
+        assert_eq!(
+            boxes_holding(&near, shard_boxes(&near, 2)),
+            vec![(vec![0, 0], vec![2, 3])]
+        );
         // 4 of 16: the touched ones alone.
         let far = m(&[[0, 0], [0, 3], [3, 0], [3, 3]]);
         assert_eq!(shard_boxes(&far, 2), touched_boxes(&far, 2));
-        assert_eq!(shard_boxes(&far, 2).len(), 4);
+        assert_eq!(boxes_holding(&far, shard_boxes(&far, 2)).len(), 4);
     }
 
     #[test]
     fn touched_boxes_hold_only_touched_inner_chunks() {
-        let m = |cs: &[[u64; 2]]| -> Vec<(u64, Vec<u64>)> {
-            cs.iter()
-                .enumerate()
-                .map(|(i, c)| (i as u64, c.to_vec()))
-                .collect()
-        };
+        let m = members;
+        let boxes = |m: &[(u64, Vec<u64>)]| boxes_holding(m, touched_boxes(m, 2));
         // A dense box: one box.
         let dense = m(&[[2, 3], [2, 4], [3, 3], [3, 4]]);
-        assert_eq!(touched_boxes(&dense, 2), vec![(vec![2, 3], vec![4, 5])]);
+        assert_eq!(boxes(&dense), vec![(vec![2, 3], vec![4, 5])]);
         // Every third inner chunk along both axes: one box each, no untouched one read.
         let stepped = m(&[[0, 0], [0, 3], [3, 0], [3, 3]]);
-        let b = touched_boxes(&stepped, 2);
+        let b = boxes(&stepped);
         assert_eq!(b.len(), 4);
         assert!(b
             .iter()
             .all(|(lo, hi)| hi[0] - lo[0] == 1 && hi[1] - lo[1] == 1));
-        // Runs along one axis, steps along the other: a box per run.
-        let rows = m(&[[0, 1], [0, 2], [5, 1], [5, 2]]);
+        // Runs along one axis, steps along the other: a box per run (members given out of
+        // C order: each still finds its own box).
+        let rows = m(&[[5, 2], [0, 1], [0, 2], [5, 1]]);
         assert_eq!(
-            touched_boxes(&rows, 2),
+            boxes(&rows),
             vec![(vec![0, 1], vec![1, 3]), (vec![5, 1], vec![6, 3])]
         );
         // Not a product (a diagonal): one box per inner chunk.
         let diagonal = m(&[[0, 0], [1, 1], [2, 2]]);
         assert_eq!(
-            touched_boxes(&diagonal, 2),
+            boxes(&diagonal),
             vec![
                 (vec![0, 0], vec![1, 1]),
                 (vec![1, 1], vec![2, 2]),
