@@ -17,7 +17,7 @@
 // Each run is a fresh browser context (cold HTTP cache, no preflight cache) and page; the
 // readers alternate within a run, so a busy machine slows them alike. The page and the
 // libraries (chunkwise's package, zarrita, h5wasm) come from a second `chunkwise serve` with
-// no added latency (module load = fetch from loopback + compile + start); the data, cross
+// no added latency unless --page-latency (module load = fetch from loopback + compile + start); the data, cross
 // origin, from the one with latency. Every picture's values are checked: the SHA-256 of the
 // values drawn against that of the same window of the .npy the generator wrote next to the
 // file.
@@ -50,7 +50,12 @@
 //
 // Usage: node scripts/bench-first-preview.mjs [--runs N] [--formats b2nd,hdf5,zarr]
 //          [--readers chunkwise,chunkwise-early,chunkwise-worker,zarrita,h5wasm] [--latency MS] [--module DIR] [--json]
+//          [--page-latency MS]
 //          [--profile] [--trace] [--js-flags V8_FLAGS]
+//   --page-latency MS  the page and the libraries served with this latency too (default 0:
+//                 from loopback as they are), as from a server across a network: then every
+//                 wave of a library's module graph (a module's imports are known only once it
+//                 is fetched) and its wasm download cost a round trip, which loopback hides
 //   --module DIR  the directory (inside the repository) holding the web build's chunkwise.js
 //                 (default pkg/web; a build with its name section keeps function names in
 //                 --profile's table)
@@ -84,7 +89,7 @@ const repo = path.resolve(here, "..");
 
 function args() {
   const a = { runs: 5, formats: ["b2nd", "hdf5", "zarr"], readers: ["chunkwise", "chunkwise-early", "chunkwise-worker", "zarrita", "h5wasm"],
-    latency: 40, module: "pkg/web", json: false, profile: false, trace: false, jsFlags: null };
+    latency: 40, pageLatency: 0, module: "pkg/web", json: false, profile: false, trace: false, jsFlags: null };
   const v = process.argv.slice(2);
   for (let i = 0; i < v.length; i++) {
     const next = () => { if (i + 1 >= v.length) throw new Error(`${v[i]} needs a value`); return v[++i]; };
@@ -94,6 +99,7 @@ function args() {
       case "--readers": a.readers = next().split(","); break;
       case "--latency": a.latency = Number(next()); break;
       case "--module": a.module = next(); break;
+      case "--page-latency": a.pageLatency = Number(next()); break;
       case "--json": a.json = true; break;
       case "--profile": a.profile = true; break;
       case "--trace": a.trace = true; break;
@@ -101,7 +107,9 @@ function args() {
       default: throw new Error(`unknown argument ${v[i]} (see the head of ${path.relative(repo, fileURLToPath(import.meta.url))})`);
     }
   }
-  if (!(a.runs >= 1) || !(a.latency > 0)) throw new Error("--runs must be >= 1 and --latency > 0");
+  if (!(a.runs >= 1) || !(a.latency > 0) || !(a.pageLatency >= 0)) {
+    throw new Error("--runs must be >= 1, --latency > 0 and --page-latency >= 0");
+  }
   return a;
 }
 
@@ -236,7 +244,7 @@ async function main() {
   if (path.relative(repo, path.resolve(repo, opt.module)).startsWith("..")) throw new Error(`--module must be inside ${repo} (the page server's root)`);
 
   const work = cases(opt.formats);
-  const pageServer = await startServer({ root: repo, quiet: true });
+  const pageServer = await startServer({ root: repo, quiet: true, latencyMs: opt.pageLatency });
   const servers = [];
   let browser = null;
   const runs = []; // { format, reader, run, picture, ready, opened, data, requests, preflights, bytes, rt, local }
@@ -348,7 +356,7 @@ async function main() {
     for (const r of rows) console.log(JSON.stringify(r));
   } else {
     const f = (x, d = 0) => (x == null ? "-" : x.toFixed(d));
-    console.log(`Time to first preview in headless Chromium (${chromiumPath}${opt.jsFlags ? ` --js-flags=${opt.jsFlags}` : ""}), data through chunkwise serve --latency-ms ${opt.latency} on 127.0.0.1, page and libraries without latency; median of ${opt.runs} runs, each in a fresh browser context; every picture's values matched the generator's .npy`);
+    console.log(`Time to first preview in headless Chromium (${chromiumPath}${opt.jsFlags ? ` --js-flags=${opt.jsFlags}` : ""}), data through chunkwise serve --latency-ms ${opt.latency} on 127.0.0.1, page and libraries ${opt.pageLatency ? `through --latency-ms ${opt.pageLatency}` : "without latency"}; median of ${opt.runs} runs, each in a fresh browser context; every picture's values matched the generator's .npy`);
     console.log("| format | reader | picture ms | page ms | module ms | open ms | read ms | requests | preflights | bytes | round trips | xfer+dec ms | limit ms | vs limit | vs peer (target) | after page ms | vs peer after page | open at 0 ms |");
     console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (const r of rows) {

@@ -61,7 +61,7 @@ inputs_hash() {
     printf '%s\n' Cargo.toml Cargo.lock LICENSE .cargo/config.toml scripts/env.sh
     find pkg-template -type f | LC_ALL=C sort
     echo scripts/build-pkg.sh
-    printf '%s\n' scripts/wasm-tools/prune.mjs scripts/wasm-tools/package-lock.json
+    printf '%s\n' scripts/wasm-tools/prune.mjs scripts/wasm-tools/inline-snippets.mjs scripts/wasm-tools/package-lock.json
   } | while read -r f; do sha256sum "$f"; done | sha256sum | cut -d' ' -f1
 }
 
@@ -175,9 +175,10 @@ snippet_of() { # build dir
   echo "$f"
 }
 web_err=$(snippet_of web)
-b2nd_err=$(snippet_of b2nd)
 
 if [ "$assemble_only" = 0 ]; then
+# (b2nd's snippets are inlined into its glue below, and their directory removed.)
+b2nd_err=$(snippet_of b2nd)
 # ChunkwiseError from every entry point: the class the module's own errors are made with.
 for t in web b2nd; do
   e=$web_err; [ "$t" = b2nd ] && e=$b2nd_err
@@ -232,6 +233,13 @@ function __cwInitSync(module) {
 export { __cwInitSync as initSync, __cwInit as default };
 JS
 done
+# The snippets into the two browser entries' glue (scripts/wasm-tools/inline-snippets.mjs):
+# importing `chunkwise` or `chunkwise/b2nd` is then one module, not chunkwise.js and then its
+# four snippets, a wave of requests less before the wasm module is asked. b2nd's snippets
+# have no other reader; web's stay for the bundler's and Node's glue (chunkwise_bg.js and
+# node/chunkwise.js import them).
+for t in web b2nd; do node "$here/scripts/wasm-tools/inline-snippets.mjs" "$out/$t/chunkwise.js"; done
+rm -rf "${out:?}/b2nd/snippets"
 cat >> "$out/web/bundler.js" <<JS
 
 // The class of every error this module throws (src/wasm/error.js).

@@ -54,10 +54,6 @@ export function writeConfig(dir, { port, cache = "127.0.0.1:9", vars = {}, secre
   modules.push(`(name = "chunkwise", esModule = embed ${text(rel(path.join(pkg, "web/chunkwise.js")))}),`);
   modules.push(`(name = "chunkwise/chunkwise_bg.wasm", wasm = embed ${text(rel(path.join(pkg, "web/chunkwise_bg.wasm")))}),`);
   modules.push(`(name = "chunkwise/stores/cache-api", esModule = embed ${text(rel(path.join(pkg, "stores/cache-api.js")))}),`);
-  const snippets = path.join(pkg, "web/snippets");
-  for (const f of fs.readdirSync(snippets, { recursive: true }).filter((f) => f.endsWith(".js")).sort()) {
-    modules.push(`(name = "snippets/${f}", esModule = embed ${text(rel(path.join(snippets, f)))}),`);
-  }
   const bindings = [
     ...Object.entries(vars).map(([k, v]) => `(name = ${text(k)}, text = ${text(v)}),`),
     ...secrets.map((k) => `(name = ${text(k)}, fromEnvironment = ${text(k)}),`),
