@@ -203,9 +203,18 @@ done
 # engine without it would fail to compile the module with a bare CompileError; init and
 # initSync of the web builds first validate a 31-byte SIMD module (i8x16.splat, i8x16.popcnt:
 # wasm-feature-detect's probe) and throw a ChunkwiseError with code UNSUPPORTED instead.
+# An open called while init() is pending (not awaited) sends the open's first requests at
+# once, while the module is still fetched and compiled, then runs when init has resolved
+# (src/io/early.js: the requests it can tell from the name and options; FetchSource takes
+# their answers). An open before any init() call, or after init, is the generated one.
 for t in web b2nd; do
   e=$web_err; [ "$t" = b2nd ] && e=$b2nd_err
+  zarr=true; [ "$t" = b2nd ] && zarr=false
+  early=$(cd "$out/$t" && find snippets -path '*/src/io/early.js' | head -n 1)
+  [ -n "$early" ] || { echo "build-pkg: no src/io/early.js snippet in pkg/$t" >&2; exit 1; }
   f="$out/$t/chunkwise.js"
+  grep -q '^let wasmModule, wasmInstance, wasm;$' "$f" || {
+    echo "build-pkg: no 'let wasmModule, wasmInstance, wasm;' in $f (wasm-bindgen changed?)" >&2; exit 1; }
   grep -q '^export { initSync, __wbg_init as default };$' "$f" || {
     echo "build-pkg: no 'export { initSync, __wbg_init as default }' in $f (wasm-bindgen changed?)" >&2; exit 1; }
   sed -i '/^export { initSync, __wbg_init as default };$/d' "$f"
@@ -222,15 +231,37 @@ function __cwRequireSimd() {
       "(Chrome/Edge 91, Firefox 89, Safari 16.4 or later have it)", "UNSUPPORTED");
   }
 }
+// The pending init(), while it is: opens called meanwhile wait for it (see below).
+let __cwPending = null;
 async function __cwInit(module_or_path) {
   __cwRequireSimd();
-  return __wbg_init(module_or_path);
+  const p = __wbg_init(module_or_path);
+  __cwPending = p;
+  p.then(() => { __cwPending = null; }, () => { if (__cwPending === p) __cwPending = null; });
+  return p;
 }
 function __cwInitSync(module) {
   __cwRequireSimd();
   return initSync(module);
 }
 export { __cwInitSync as initSync, __cwInit as default };
+
+// open() while init() is pending: the first requests now (src/io/early.js), the open once
+// the module is ready; what was sent and not taken is aborted when the open settles.
+import { firstRequests as __cwFirstRequests, startEarly as __cwStartEarly } from "./$early";
+for (const [C, kind] of [[RemoteArray, "array"], [RemoteStore, "store"]]) {
+  const open = C.open;
+  C.open = function open_(url, options) {
+    if (wasm !== undefined || __cwPending === null) return open.call(C, url, options);
+    let release = () => {};
+    try {
+      let signal;
+      try { signal = options == null ? undefined : Reflect.get(Object(options), "signal"); } catch { /* the open reports it */ }
+      release = __cwStartEarly(__cwFirstRequests(url, options, kind, $zarr), signal);
+    } catch { /* no early request: the open sends its own */ }
+    return __cwPending.then(() => open.call(C, url, options)).finally(release);
+  };
+}
 JS
 done
 # The snippets into the two browser entries' glue (scripts/wasm-tools/inline-snippets.mjs):

@@ -174,16 +174,27 @@ impl FetchSource {
             // itself). workerd refuses the `cache` field without a compatibility flag.
             let _ = Reflect::set(&init, &"cache".into(), &"no-store".into());
         }
-        let fetch = Reflect::get(&global, &"fetch".into())
-            .ok()
-            .and_then(|f| f.dyn_into::<Function>().ok())
-            .ok_or_else(|| IoError::Network {
-                location: self.url.clone(),
-                message: "this host has no global fetch".into(),
-            })?;
-        let promise = fetch
-            .call2(&global, &JsValue::from_str(&self.url), &init)
-            .map_err(|e| self.js_error(e))?;
+        // The request sent before the module was ready, by an open called while `init()` was
+        // pending (early.js): the same GET of the same URL and range, without headers.
+        let early = if self.options.headers.is_empty() {
+            take_early(&self.url, &range.to_header(), signal)
+        } else {
+            JsValue::UNDEFINED
+        };
+        let promise = if early.is_undefined() {
+            let fetch = Reflect::get(&global, &"fetch".into())
+                .ok()
+                .and_then(|f| f.dyn_into::<Function>().ok())
+                .ok_or_else(|| IoError::Network {
+                    location: self.url.clone(),
+                    message: "this host has no global fetch".into(),
+                })?;
+            fetch
+                .call2(&global, &JsValue::from_str(&self.url), &init)
+                .map_err(|e| self.js_error(e))?
+        } else {
+            early
+        };
         let resp = JsFuture::from(Promise::from(promise))
             .await
             .map_err(|e| self.js_error(e))?;
@@ -395,6 +406,15 @@ impl FetchSource {
             }
         }
     }
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/io/early.js")]
+extern "C" {
+    /// The answer kept for `url` and `range` by an open started before the module was ready
+    /// (a Promise of a Response, handed over once), or `undefined`; aborting `signal` aborts
+    /// it. See early.js.
+    #[wasm_bindgen(js_name = takeEarly)]
+    fn take_early(url: &str, range: &str, signal: &AbortSignal) -> JsValue;
 }
 
 /// Whether this host is workerd (Cloudflare Workers), by `navigator.userAgent`.

@@ -5,6 +5,8 @@
 //   chunkwise  the web build (?module=DIR holding chunkwise.js, default pkg/web) on the main
 //              thread
 //   chunkwise-early   chunkwise with the module compiled from the page's first line (below)
+//   chunkwise-pending chunkwise with open() called while init() is pending (not awaited): the
+//              open's first requests go out while the module loads (src/io/early.js)
 //   chunkwise-worker  chunkwise/worker (DIR/../worker/index.js): the same reads in a worker
 //   zarrita    zarrita's FetchStore on the main thread (Zarr)
 //   h5wasm     h5wasm in a dedicated worker with FS.createLazyFile (HDF5): synchronous
@@ -107,8 +109,13 @@ const early = reader === "chunkwise-early"
 async function withChunkwise() {
   const cw = await import(`/${moduleDir}/chunkwise.js`);
   mark("imported");
+  let opening = null;
   if (early) await cw.default({ module_or_path: await early });
-  else await cw.default();
+  else if (reader === "chunkwise-pending") {
+    const ready = cw.default();
+    opening = cw.RemoteArray.open(url, arrayPath ? { path: arrayPath } : {});
+    await ready;
+  } else await cw.default();
   mark("ready");
   const wasm = performance.getEntriesByType("resource").find((e) => e.name.endsWith("_bg.wasm"));
   if (wasm) {
@@ -116,7 +123,7 @@ async function withChunkwise() {
     marks.wasmFetched = wasm.responseEnd;
   }
   const options = arrayPath ? { path: arrayPath } : {};
-  const arr = await cw.RemoteArray.open(url, options);
+  const arr = await (opening ?? cw.RemoteArray.open(url, options));
   mark("opened");
   const r = await arr.read(selText);
   mark("data");
@@ -199,7 +206,7 @@ async function withH5wasm() {
 }
 
 async function run() {
-  const readers = { chunkwise: withChunkwise, "chunkwise-early": withChunkwise, "chunkwise-worker": withChunkwiseWorker, zarrita: withZarrita, h5wasm: withH5wasm };
+  const readers = { chunkwise: withChunkwise, "chunkwise-early": withChunkwise, "chunkwise-pending": withChunkwise, "chunkwise-worker": withChunkwiseWorker, zarrita: withZarrita, h5wasm: withH5wasm };
   try {
     if (!readers[reader]) throw new Error(`unknown reader ${reader}`);
     const r = await readers[reader]();

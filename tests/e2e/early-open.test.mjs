@@ -1,0 +1,126 @@
+// An open called while init() is pending (not awaited) sends its first requests while the
+// wasm module loads (src/io/early.js, the web entries' open in scripts/build-pkg.sh), and the
+// open takes their answers once the module is ready. In headless Chromium, per format, on a
+// fresh page each: the values equal the .npy the fixture's library wrote; a data request
+// started before the module was downloaded; and the data server saw exactly the requests (method, path,
+// Range) of the same open made after init, so no request was sent twice and none for nothing.
+// Opens whose first request cannot be told from their options (request headers) wait for the
+// module as before, and a signal aborted meanwhile rejects the open as fetch would.
+
+import assert from "node:assert/strict";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fixtures, launchChromium, readNpy, startServer } from "./lib.mjs";
+
+let pageServer, dataServer, browser;
+
+before(async () => {
+  [pageServer, dataServer] = await Promise.all([startServer({ quiet: true }), startServer({ root: fixtures })]);
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  await Promise.all([pageServer?.stop(), dataServer?.stop()]);
+});
+
+/**
+ * On a fresh page: imports /pkg/BUILD/chunkwise.js, opens `file` of the data server with
+ * `options` (by `kind`: RemoteArray, or RemoteStore then `get(dataset)`) either while init()
+ * is pending (`pending`) or after it, and reads `sel`. Returns the values, shape, when init
+ * resolved, when the module's download ended and when the first data request started (page
+ * ms), and the data server's log of
+ * the case.
+ */
+async function openOnPage({ build = "web", file, options = {}, kind = "array", dataset, sel, pending, abort = false }) {
+  const page = await browser.newPage();
+  page.on("pageerror", (e) => console.error("page error:", e.message));
+  const since = dataServer.log.length;
+  try {
+    await page.goto(`${pageServer.url}tests/e2e/early-open.test.mjs`);
+    const got = await page.evaluate(async ({ build, url, options, kind, dataset, sel, pending, abort }) => {
+      const starts = [];
+      const pageFetch = window.fetch;
+      window.fetch = function (input, init) {
+        starts.push({ url: String(input && input.url !== undefined ? input.url : input), at: performance.now() });
+        return pageFetch.call(this, input, init);
+      };
+      const cw = await import(`/pkg/${build}/chunkwise.js`);
+      const C = kind === "store" ? cw.RemoteStore : cw.RemoteArray;
+      const controller = new AbortController();
+      const opts = abort ? { ...options, signal: controller.signal } : options;
+      let opening, readyAt;
+      if (pending) {
+        const ready = cw.default().then(() => { readyAt = performance.now(); });
+        opening = C.open(url, opts);
+        if (abort) controller.abort();
+        await ready;
+      } else {
+        await cw.default();
+        readyAt = performance.now();
+        opening = C.open(url, opts);
+      }
+      let handle;
+      try {
+        handle = await opening;
+      } catch (e) {
+        return { error: { name: e?.name, code: e?.code, message: String(e?.message) } };
+      }
+      const arr = kind === "store" ? await handle.get(dataset) : handle;
+      const r = await arr.read(sel);
+      handle.close();
+      const data = starts.filter((s) => s.url.startsWith(new URL(url).origin));
+      // The module's download ended before it was compiled and init resolved: a data request
+      // before then was sent by the open while init was pending.
+      const wasm = performance.getEntriesByType("resource").find((e) => e.name.endsWith("/chunkwise_bg.wasm"));
+      return { data: Array.from(r.data, Number), shape: r.shape, readyAt, wasmEnd: wasm.responseEnd,
+        firstData: Math.min(...data.map((s) => s.at)) };
+    }, { build, url: `${dataServer.url}${file}`, options, kind, dataset, sel, pending, abort });
+    const log = dataServer.log.slice(since).map((r) => `${r.method} ${r.path} ${r.range}`).sort();
+    return { ...got, log };
+  } finally {
+    await page.close();
+  }
+}
+
+const cases = [
+  { name: ".b2nd (web)", file: "blosc2/nd3_u2.b2nd", npy: "blosc2/nd3_u2.npy", sel: ":, :, :" },
+  { name: ".b2nd (b2nd entry)", build: "b2nd", file: "blosc2/be_f8.b2nd", npy: "blosc2/be_f8.npy", sel: ":, :" },
+  { name: "HDF5", file: "hdf5/gzip_shuffle.h5", options: { path: "/ints" }, npy: "hdf5/gzip_shuffle_ints.npy", sel: ":, :" },
+  { name: "HDF5 store", kind: "store", dataset: "/ints", file: "hdf5/gzip_shuffle.h5", npy: "hdf5/gzip_shuffle_ints.npy", sel: ":, :" },
+  { name: "Zarr v3", file: "zarr/v3.zarr", options: { path: "/temperature" }, npy: "zarr/v3_temperature.npy", sel: ":, :" },
+  { name: "Zarr v2", file: "zarr/v2.zarr/", options: { path: "gzip/" }, npy: "zarr/v2_gzip.npy", sel: ":, :" },
+];
+
+describe("open() while init() is pending", () => {
+  for (const c of cases) {
+    test(`${c.name}: first requests sent before init resolved, the same requests as after init, values as written`, async () => {
+      const want = readNpy(path.join(fixtures, c.npy));
+      const early = await openOnPage({ ...c, pending: true });
+      const control = await openOnPage({ ...c, pending: false });
+      for (const r of [early, control]) {
+        assert.equal(r.error, undefined, JSON.stringify(r.error));
+        assert.deepEqual(r.shape, want.shape);
+        assert.deepEqual(r.data, want.values);
+      }
+      assert.ok(early.firstData < early.wasmEnd,
+        `a data request before the module was even downloaded (first at ${early.firstData} ms, module at ${early.wasmEnd} ms)`);
+      assert.ok(control.firstData > control.readyAt);
+      assert.ok(early.log.length > 0);
+      assert.deepEqual(early.log, control.log);
+    });
+  }
+
+  test("request headers: no request before the module is ready, values as written", async () => {
+    const want = readNpy(path.join(fixtures, "blosc2/nd3_u2.npy"));
+    const r = await openOnPage({ file: "blosc2/nd3_u2.b2nd", options: { headers: { "X-Trace": "1" } }, sel: ":, :, :", pending: true });
+    assert.equal(r.error, undefined, JSON.stringify(r.error));
+    assert.deepEqual(r.data, want.values);
+    assert.ok(r.firstData > r.wasmEnd, `first data request at ${r.firstData} ms, module downloaded at ${r.wasmEnd} ms`);
+  });
+
+  test("a signal aborted while init is pending rejects the open with AbortError", async () => {
+    const r = await openOnPage({ file: "hdf5/gzip_shuffle.h5", options: { path: "/ints" }, sel: ":, :", pending: true, abort: true });
+    assert.equal(r.error?.name, "AbortError", JSON.stringify(r.error));
+  });
+});
