@@ -53,7 +53,7 @@
 //                 is the browser's, and on a busy machine its noisiest part), and its ratio
 //
 // Usage: node scripts/bench-first-preview.mjs [--runs N] [--formats b2nd,hdf5,zarr]
-//          [--readers chunkwise,chunkwise-early,chunkwise-pending,chunkwise-worker,zarrita,h5wasm] [--latency MS] [--module DIR] [--json]
+//          [--readers chunkwise,chunkwise-early,chunkwise-pending,chunkwise-worker,chunkwise-worker-pending,zarrita,h5wasm] [--latency MS] [--module DIR] [--json]
 //          [--page-latency MS]
 //          [--profile] [--trace] [--js-flags V8_FLAGS]
 //   --page-latency MS  the page and the libraries served with this latency too (default 0:
@@ -92,7 +92,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..");
 
 function args() {
-  const a = { runs: 5, formats: ["b2nd", "hdf5", "zarr"], readers: ["chunkwise", "chunkwise-early", "chunkwise-pending", "chunkwise-worker", "zarrita", "h5wasm"],
+  const a = { runs: 5, formats: ["b2nd", "hdf5", "zarr"], readers: ["chunkwise", "chunkwise-early", "chunkwise-pending", "chunkwise-worker", "chunkwise-worker-pending", "zarrita", "h5wasm"],
     latency: 40, pageLatency: 0, module: "pkg/web", json: false, profile: false, trace: false, jsFlags: null };
   const v = process.argv.slice(2);
   for (let i = 0; i < v.length; i++) {
@@ -130,12 +130,12 @@ function cases(formats) {
   const tmp = os.tmpdir();
   const all = {
     b2nd: { dir: path.join(tmp, "chunkwise-bench-remote"), file: "big_f4.b2nd", npy: "big_f4.npy", array: "",
-      sel: [[0, 250], [0, 250]], readers: ["chunkwise", "chunkwise-early", "chunkwise-pending", "chunkwise-worker"], make: (d) => generate("gen_blosc2.py", "--big", d) },
+      sel: [[0, 250], [0, 250]], readers: ["chunkwise", "chunkwise-early", "chunkwise-pending", "chunkwise-worker", "chunkwise-worker-pending"], make: (d) => generate("gen_blosc2.py", "--big", d) },
     hdf5: { dir: path.join(tmp, "chunkwise-bench-remote-hdf5"), file: "bench_large.h5", npy: "bench_large.npy",
-      array: "/data", sel: [[0, 250], [0, 500]], readers: ["chunkwise", "chunkwise-early", "chunkwise-pending", "chunkwise-worker", "h5wasm"], peer: "h5wasm", target: 0.3,
+      array: "/data", sel: [[0, 250], [0, 500]], readers: ["chunkwise", "chunkwise-early", "chunkwise-pending", "chunkwise-worker", "chunkwise-worker-pending", "h5wasm"], peer: "h5wasm", target: 0.3,
       make: (d) => generate("gen_hdf5_index.py", "--bench", d) },
     zarr: { dir: path.join(tmp, "chunkwise-bench-first-preview", "zarr"), file: "bench_v3.zarr",
-      npy: "bench_temperature.npy", array: "/temperature", sel: [[0, 128], [0, 128]], readers: ["chunkwise", "chunkwise-early", "chunkwise-pending", "chunkwise-worker", "zarrita"],
+      npy: "bench_temperature.npy", array: "/temperature", sel: [[0, 128], [0, 128]], readers: ["chunkwise", "chunkwise-early", "chunkwise-pending", "chunkwise-worker", "chunkwise-worker-pending", "zarrita"],
       peer: "zarrita", target: 0.5, make: (d) => generate("gen_zarr.py", "--bench", d) },
   };
   const out = [];
@@ -243,7 +243,7 @@ async function main() {
   const workerEntry = path.join(repo, opt.module, "../worker/index.js");
   if (opt.readers.includes("chunkwise-worker") && !fs.existsSync(workerEntry)) {
     console.error(`(no ${path.relative(repo, workerEntry)}: the chunkwise-worker rows are left out)`);
-    opt.readers = opt.readers.filter((r) => r !== "chunkwise-worker");
+    opt.readers = opt.readers.filter((r) => !r.startsWith("chunkwise-worker"));
   }
   if (path.relative(repo, path.resolve(repo, opt.module)).startsWith("..")) throw new Error(`--module must be inside ${repo} (the page server's root)`);
 
@@ -374,7 +374,7 @@ async function main() {
       instantiate: "wasm compiled + instantiated after download", init: "init (zarrita: none; h5wasm: worker started, script imported, ready)", beforeFirstRequest: "ready -> first data request",
       waiting: "waiting for answers", betweenRequests: "answer -> next request (CPU)", afterLastAnswer: "last answer -> values (decode, CPU)", draw: "values -> drawn (h5wasm: + the transfer from its worker)" };
     const cols = [];
-    for (const c of work) for (const reader of c.readers.filter((x) => opt.readers.includes(x) && x !== "chunkwise-worker" && x !== "chunkwise-early" && x !== "chunkwise-pending")) cols.push([c, reader]);
+    for (const c of work) for (const reader of c.readers.filter((x) => opt.readers.includes(x) && !x.startsWith("chunkwise-"))) cols.push([c, reader]);
     console.log(`\nCritical path by phase, ms (medians of ${opt.runs} runs; main-thread readers; h5wasm's marks are its worker's)`);
     console.log(`| phase | ${cols.map(([c, r]) => `${c.format} ${r}`).join(" | ")} |`);
     console.log(`|---|${"---:|".repeat(cols.length)}`);

@@ -245,13 +245,20 @@ async function readyPool(gen = generation) {
 const load = new WeakMap();
 
 /** The worker taking a new open: the one holding (or opening) the fewest handles, counted
- *  from the pick on so that opens started together spread. `release` gives the place back. */
+ *  from the pick on so that opens started together spread. `release` gives the place back.
+ *  The pool is taken as soon as init() has made it, before its workers are ready: the open
+ *  is posted at once, and a worker whose module is still loading sends the open's first
+ *  requests meanwhile (worker.js, src/io/early.js). Returns { w, ready }: the worker and
+ *  that pool's init. init() refused (no Worker, a bad argument): its error. */
 async function pick(gen) {
-  const ws = (await readyPool(gen)).workers;
+  const ready = init();
+  if (!pool) await ready;
+  if (generation !== gen || !pool) throw terminated();
+  const ws = pool.workers;
   let best = ws[0];
   for (const w of ws) if ((load.get(w) ?? 0) < (load.get(best) ?? 0)) best = w;
   load.set(best, (load.get(best) ?? 0) + 1);
-  return best;
+  return { w: best, ready: pool.ready };
 }
 
 function release(w) {
@@ -277,11 +284,14 @@ function absoluteUrl(url) {
 async function openIn(op, url, options, Class, what) {
   const gen = generation;
   const opts = await withPersist(options);
-  const w = await pick(gen);
+  const { w, ready } = await pick(gen);
   try {
     return new Class(w, await call(w, op, { url: absoluteUrl(url) }, opts), what);
   } catch (e) {
     release(w);
+    // The pool's init failed (its workers are then terminated, which cancels this call):
+    // init's error, as when the open waited for it.
+    await ready;
     throw e;
   }
 }

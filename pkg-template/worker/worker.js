@@ -16,6 +16,12 @@ import init, {
 } from "../web/chunkwise.js";
 
 let wasm = null;
+/** The module's init while it runs (OPS.init): an open that comes meanwhile is started at once
+ *  (the main entry's open then sends its first requests while the module loads, and runs
+ *  once it is ready: src/io/early.js); every other call waits for it. */
+let initializing = null;
+/** The calls started while init runs: the main entry's opens that wait for init themselves. */
+const EARLY_OPS = new Set(["openArray", "openStore"]);
 let nextHandle = 1;
 /** handle -> { kind: "array" | "store" | "table", obj } */
 const handles = new Map();
@@ -206,7 +212,12 @@ function targetLike({ ctor, length, byteLength }) {
 
 const OPS = {
   async init({ module_or_path }) {
-    wasm = await init(module_or_path === undefined ? undefined : { module_or_path });
+    initializing = init(module_or_path === undefined ? undefined : { module_or_path });
+    try {
+      wasm = await initializing;
+    } finally {
+      initializing = null;
+    }
     return null;
   },
   async openArray({ url, opts }, o) { return keep("array", await RemoteArray.open(url, o(opts)), groupOfOptions(opts)); },
@@ -260,7 +271,10 @@ self.onmessage = async (ev) => {
   controllers.set(m.id, ctrl);
   try {
     if (!run) throw new ChunkwiseError(`unknown operation ${m.op}`, "INVALID_ARGUMENT");
-    if (m.op !== "init" && !wasm) throw new ChunkwiseError("the worker's module is not initialised", "INVALID_ARGUMENT");
+    if (m.op !== "init" && !wasm) {
+      if (!initializing) throw new ChunkwiseError("the worker's module is not initialised", "INVALID_ARGUMENT");
+      if (!EARLY_OPS.has(m.op)) await initializing;
+    }
     const value = await run(m, (opts) => options(m.id, opts, ctrl));
     const stats = changedStats(scopeOf(m, value));
     try {

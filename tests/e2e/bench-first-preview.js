@@ -8,6 +8,7 @@
 //   chunkwise-pending chunkwise with open() called while init() is pending (not awaited): the
 //              open's first requests go out while the module loads (src/io/early.js)
 //   chunkwise-worker  chunkwise/worker (DIR/../worker/index.js): the same reads in a worker
+//   chunkwise-worker-pending   the same with open() called while init() is pending
 //   zarrita    zarrita's FetchStore on the main thread (Zarr)
 //   h5wasm     h5wasm in a dedicated worker with FS.createLazyFile (HDF5): synchronous
 //              range requests of 1 MiB blocks, the way h5wasm reads remote files lazily
@@ -144,10 +145,15 @@ async function withChunkwise() {
 async function withChunkwiseWorker() {
   const cw = await import(`/${moduleDir}/../worker/index.js`);
   mark("imported");
-  await cw.default();
-  mark("ready");
   const options = arrayPath ? { path: arrayPath } : {};
-  const arr = await cw.RemoteArray.open(url, options);
+  let opening = null;
+  if (reader === "chunkwise-worker-pending") {
+    const ready = cw.default();
+    opening = cw.RemoteArray.open(url, options);
+    await ready;
+  } else await cw.default();
+  mark("ready");
+  const arr = await (opening ?? cw.RemoteArray.open(url, options));
   mark("opened");
   const r = await arr.read(selText);
   mark("data");
@@ -206,7 +212,7 @@ async function withH5wasm() {
 }
 
 async function run() {
-  const readers = { chunkwise: withChunkwise, "chunkwise-early": withChunkwise, "chunkwise-pending": withChunkwise, "chunkwise-worker": withChunkwiseWorker, zarrita: withZarrita, h5wasm: withH5wasm };
+  const readers = { chunkwise: withChunkwise, "chunkwise-early": withChunkwise, "chunkwise-pending": withChunkwise, "chunkwise-worker": withChunkwiseWorker, "chunkwise-worker-pending": withChunkwiseWorker, zarrita: withZarrita, h5wasm: withH5wasm };
   try {
     if (!readers[reader]) throw new Error(`unknown reader ${reader}`);
     const r = await readers[reader]();

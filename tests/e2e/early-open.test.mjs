@@ -5,7 +5,8 @@
 // started before the module was downloaded; and the data server saw exactly the requests (method, path,
 // Range) of the same open made after init, so no request was sent twice and none for nothing.
 // Opens whose first request cannot be told from their options (request headers) wait for the
-// module as before, and a signal aborted meanwhile rejects the open as fetch would.
+// module as before, and a signal aborted meanwhile rejects the open as fetch would. The same
+// opens through chunkwise/worker, whose workers start an open while their module loads.
 
 import assert from "node:assert/strict";
 import path from "node:path";
@@ -45,7 +46,8 @@ async function openOnPage({ build = "web", file, options = {}, kind = "array", d
         starts.push({ url: String(input && input.url !== undefined ? input.url : input), at: performance.now() });
         return pageFetch.call(this, input, init);
       };
-      const cw = await import(`/pkg/${build}/chunkwise.js`);
+      const worker = build === "worker";
+      const cw = await import(worker ? "/pkg/worker/index.js" : `/pkg/${build}/chunkwise.js`);
       const C = kind === "store" ? cw.RemoteStore : cw.RemoteArray;
       const controller = new AbortController();
       const opts = abort ? { ...options, signal: controller.signal } : options;
@@ -69,6 +71,11 @@ async function openOnPage({ build = "web", file, options = {}, kind = "array", d
       const arr = kind === "store" ? await handle.get(dataset) : handle;
       const r = await arr.read(sel);
       handle.close();
+      // chunkwise/worker: its requests are the worker's, unseen here.
+      if (worker) {
+        cw.terminate();
+        return { data: Array.from(r.data, Number), shape: r.shape };
+      }
       const data = starts.filter((s) => s.url.startsWith(new URL(url).origin));
       // The module's download ended before it was compiled and init resolved: a data request
       // before then was sent by the open while init was pending.
@@ -106,6 +113,23 @@ describe("open() while init() is pending", () => {
       assert.ok(early.firstData < early.wasmEnd,
         `a data request before the module was even downloaded (first at ${early.firstData} ms, module at ${early.wasmEnd} ms)`);
       assert.ok(control.firstData > control.readyAt);
+      assert.ok(early.log.length > 0);
+      assert.deepEqual(early.log, control.log);
+    });
+  }
+
+  // chunkwise/worker posts the open while its workers load their module; each worker starts
+  // it at once (pkg-template/worker/worker.js), so the same early requests go out from there.
+  for (const c of cases.filter((c) => !c.build)) {
+    test(`chunkwise/worker, ${c.name}: the same requests as an open after init, values as written`, async () => {
+      const want = readNpy(path.join(fixtures, c.npy));
+      const early = await openOnPage({ ...c, build: "worker", pending: true });
+      const control = await openOnPage({ ...c, build: "worker", pending: false });
+      for (const r of [early, control]) {
+        assert.equal(r.error, undefined, JSON.stringify(r.error));
+        assert.deepEqual(r.shape, want.shape);
+        assert.deepEqual(r.data, want.values);
+      }
       assert.ok(early.log.length > 0);
       assert.deepEqual(early.log, control.log);
     });
