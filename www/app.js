@@ -474,18 +474,27 @@ function redraw() {
 
 // ---- open, list and read ----------------------------------------------------------------------
 
-async function loadWasm() {
+/** Imports the package and initialises its module, calling `started` (the first open) as
+ *  soon as init() is under way: an open called while init is pending sends its first
+ *  requests while the module loads (the package's src/io/early.js), one round trip less
+ *  before the first picture. */
+async function loadWasm(started) {
   try {
     wasm = await import("../pkg/web/chunkwise.js");
-    await wasm.default();
+    const ready = wasm.default();
+    ui.open.disabled = false;
+    setState("idle", "Enter the URL of an HDF5 file, a Zarr store, a .b2nd array or a Caterva2 server and press Open.");
+    started();
+    await ready;
   } catch (e) {
+    if (current) current.controller.abort();
+    wasm = null;
+    ui.open.disabled = true;
     setState("error", "The wasm package is missing or failed to load.");
     showError(new Error(`${e.message || e}. Build it with scripts/build-pkg.sh and serve the ` +
       "repository root so that /pkg/ sits next to /www/."));
     return false;
   }
-  ui.open.disabled = false;
-  setState("idle", "Enter the URL of an HDF5 file, a Zarr store, a .b2nd array or a Caterva2 server and press Open.");
   return true;
 }
 
@@ -1039,4 +1048,4 @@ for (const c of [ui.heatmap, ui.line]) {
 }
 drawColorbar(ui.colorbar, ui.cmap.value);
 clearPicture();
-loadWasm().then((ok) => { if (ok) startFromAddress(); });
+loadWasm(startFromAddress);
