@@ -246,20 +246,15 @@ function __cwInitSync(module) {
 }
 export { __cwInitSync as initSync, __cwInit as default };
 
-// open() while init() is pending: the first requests now (src/io/early.js), the open once
-// the module is ready; what was sent and not taken is aborted when the open settles.
-import { firstRequests as __cwFirstRequests, startEarly as __cwStartEarly } from "./$early";
+// open() while init() is pending: the first requests now, the open once the module is ready
+// (src/io/early.js openWhenReady: the signal, timeoutMs and init's failure kept meanwhile).
+import { openWhenReady as __cwOpenWhenReady } from "./$early";
 for (const [C, kind] of [[RemoteArray, "array"], [RemoteStore, "store"]]) {
   const open = C.open;
   C.open = function open_(url, options) {
     if (wasm !== undefined || __cwPending === null) return open.call(C, url, options);
-    let release = () => {};
-    try {
-      let signal;
-      try { signal = options == null ? undefined : Reflect.get(Object(options), "signal"); } catch { /* the open reports it */ }
-      release = __cwStartEarly(__cwFirstRequests(url, options, kind, $zarr), signal);
-    } catch { /* no early request: the open sends its own */ }
-    return __cwPending.then(() => open.call(C, url, options)).finally(release);
+    return __cwOpenWhenReady(__cwPending, () => open.call(C, url, options), url, options, kind, $zarr,
+      (message, code) => new __CwError(message, code));
   };
 }
 JS

@@ -1,14 +1,16 @@
 // An open's first requests, sent while the wasm module is still being fetched and compiled.
 //
 // A page that calls `RemoteArray.open` (or `RemoteStore.open`) before `init()` has resolved
-// waits for the module anyway; the web entries' `open` (scripts/build-pkg.sh) then sends the
-// requests the open will make first, from the location's name and options alone
-// (`firstRequests`), and keeps each answer here under its URL and `Range` header
-// (`startEarly`). When the module is ready the open runs as always: its `FetchSource`
-// (src/io/fetch.rs) takes an answer kept for exactly the URL and range it would ask
-// (`takeEarly`) instead of sending the request. The answer is then judged as any other
+// waits for the module anyway; the web entries' `open` (scripts/build-pkg.sh) hands such a
+// call to `openWhenReady`, which sends the requests the open will make first, from the
+// location's name and options alone (`firstRequests`), and keeps each answer here under its
+// URL and `Range` header (`startEarly`). When the module is ready the open runs as always: its
+// `FetchSource` (src/io/fetch.rs) takes an answer kept for exactly the URL and range it would
+// ask (`takeEarly`) instead of sending the request. The answer is then judged as any other
 // (status, Content-Range, validators), so a guess that misses costs a request and never a
-// value: a request nobody took is aborted when its open settles.
+// value: a request nobody took is aborted when its open settles. While it waits for the
+// module, the open keeps its `signal` and `timeoutMs` as the open itself does (src/wasm/
+// abort.rs), and an init that fails fails it.
 //
 // `firstRequests` mirrors the openers (src/open/mod.rs `open_array` and `open_store`,
 // src/formats/zarr `ZarrArray::open`, `ZarrStore`'s key URLs); tests/e2e/early-open.test.mjs
@@ -34,6 +36,74 @@ function field(options, name) {
   }
 }
 
+// A signal of any realm (a frame's, a worker's), used only through this realm's own getters
+// and methods, as src/io/signal.js does: nothing defined on the signal itself runs.
+function signalGet(signal, name) {
+  return Reflect.apply(Object.getOwnPropertyDescriptor(AbortSignal.prototype, name).get, signal, []);
+}
+function isSignal(v) {
+  if (v === null || typeof v !== "object" || typeof AbortSignal !== "function") return false;
+  try {
+    signalGet(v, "aborted");
+    return true;
+  } catch {
+    return false;
+  }
+}
+function aborted(signal) {
+  try {
+    return signalGet(signal, "aborted") === true;
+  } catch {
+    return false;
+  }
+}
+function listen(signal, listener, add) {
+  try {
+    const m = add ? EventTarget.prototype.addEventListener : EventTarget.prototype.removeEventListener;
+    Reflect.apply(m, signal, ["abort", listener]);
+  } catch { /* the open reports a signal that throws */ }
+}
+
+/** A DOMException named AbortError or TimeoutError gets the `code` the open gives it
+ *  (src/wasm/abort.rs `add_code`): CANCELLED or TIMEOUT, unless it has one. */
+function withCode(e) {
+  try {
+    const code = { AbortError: "CANCELLED", TimeoutError: "TIMEOUT" }[e?.name];
+    if (code && typeof DOMException === "function" && e instanceof DOMException && !Object.hasOwn(e, "code")) {
+      Object.defineProperty(e, "code", { value: code, writable: true, configurable: true });
+    }
+  } catch { /* as it is */ }
+  return e;
+}
+
+/** The rejection of an open whose `signal` aborted (src/wasm/abort.rs `abort_reason`). */
+function abortReason(signal) {
+  let reason;
+  try {
+    reason = signalGet(signal, "reason");
+  } catch { /* none */ }
+  if (reason === undefined && typeof DOMException === "function") reason = new DOMException("the operation was aborted", "AbortError");
+  return withCode(reason);
+}
+
+/** Whether each option the openers read has a type they accept: an open that will refuse
+ *  its options sends no request before the module is ready. */
+function plausible(options) {
+  if (options == null) return true;
+  if (typeof options !== "object") return false;
+  const num = (v, min) => v === undefined || (typeof v === "number" && v >= min && !Number.isNaN(v));
+  const positive = (v) => v === undefined || (typeof v === "number" && v > 0);
+  const str = (v) => v === undefined || typeof v === "string";
+  const bool = (v) => v === undefined || typeof v === "boolean";
+  const signal = field(options, "signal");
+  const maxCache = field(options, "maxCacheBytes");
+  return positive(field(options, "timeoutMs")) && (maxCache === null || num(maxCache, 0)) &&
+    num(field(options, "coalesceGap"), 0) && num(field(options, "maxMergedBytes"), 0) &&
+    str(field(options, "path")) && str(field(options, "cacheKey")) &&
+    bool(field(options, "assumeImmutable")) && bool(field(options, "shareCache")) && bool(field(options, "persist")) &&
+    (signal === undefined || isSignal(signal));
+}
+
 /** Zarr's key encoding (src/formats/zarr/store.rs `percent_encode_key`): every byte outside
  *  RFC 3986's unreserved characters and `/` as %XX. */
 function encodeKey(key) {
@@ -49,8 +119,8 @@ function encodeKey(key) {
  * The requests an open of `url` with `options` makes first: [{ url, range }] (none when they
  * cannot be told). `kind` is "array" or "store"; `zarr` whether the build reads Zarr.
  */
-export function firstRequests(url, options, kind, zarr) {
-  if (typeof url !== "string") return [];
+function firstRequests(url, options, kind, zarr) {
+  if (typeof url !== "string" || !plausible(options)) return [];
   // Only a plain first open: no cache that may answer without a request, no request headers.
   for (const name of ["headers", "credentials", "source", "cacheStore", "cacheName", "cacheBackend"]) {
     if (field(options, name) !== undefined) return [];
@@ -92,9 +162,10 @@ function inWorkerd() {
  * Sends `requests` ([{ url, range }]) as FetchSource would (GET, `Range`, no HTTP cache),
  * each kept for one `takeEarly`. A request whose URL and range are already kept is not sent
  * twice. Returns the function that aborts and forgets those still kept (called once the
- * open has settled). `signal`, the caller's, aborts them too.
+ * open has settled). `signal` (an AbortSignal of any realm, or undefined), the caller's,
+ * aborts them too.
  */
-export function startEarly(requests, signal) {
+function startEarly(requests, signal) {
   const mine = [];
   for (const { url, range } of requests) {
     const key = `${range} ${url}`;
@@ -114,15 +185,10 @@ export function startEarly(requests, signal) {
     mine.push(key);
   }
   const abort = () => { for (const key of mine) kept.get(key)?.controller.abort(); };
-  let follows = false;
-  if (mine.length && signal instanceof AbortSignal) {
-    try {
-      if (signal.aborted) abort();
-      else { signal.addEventListener("abort", abort, { once: true }); follows = true; }
-    } catch { /* a signal that throws: the open reports it */ }
-  }
+  const follows = mine.length > 0 && signal !== undefined;
+  if (follows) listen(signal, abort, true);
   return () => {
-    if (follows) try { signal.removeEventListener("abort", abort); } catch { /* as above */ }
+    if (follows) listen(signal, abort, false);
     for (const key of mine) {
       const e = kept.get(key);
       if (e) { kept.delete(key); e.controller.abort(); }
@@ -143,4 +209,44 @@ export function takeEarly(url, range, signal) {
   if (signal.aborted) e.controller.abort();
   else signal.addEventListener("abort", () => e.controller.abort(), { once: true });
   return e.answer;
+}
+
+/**
+ * An open called while init() is pending (the web entries' RemoteArray.open and
+ * RemoteStore.open, scripts/build-pkg.sh): sends its first requests (`firstRequests` with
+ * `kind` and `zarr`, see there), waits for `ready` (the pending init), then runs `run` (the
+ * generated open) and returns its promise. While it waits, `options.signal` aborting rejects
+ * with its reason and `options.timeoutMs` running out with a TimeoutError DOMException, as
+ * the open itself rejects (src/wasm/abort.rs; the open's own timeout starts when it runs),
+ * and an init that fails rejects with `error(message, code)` (a ChunkwiseError, code IO; a
+ * ChunkwiseError of init, such as the SIMD check's, as it is). Requests sent and not taken
+ * are aborted once the open has settled.
+ */
+export function openWhenReady(ready, run, url, options, kind, zarr, error) {
+  const raw = field(options, "signal");
+  const signal = isSignal(raw) ? raw : undefined;
+  if (signal && aborted(signal)) return Promise.reject(abortReason(signal));
+  let release = () => {};
+  try {
+    release = startEarly(firstRequests(url, options, kind, zarr), signal);
+  } catch { /* no early request: the open sends its own */ }
+  const timeoutMs = field(options, "timeoutMs");
+  let timer, onAbort;
+  const waited = new Promise((resolve, reject) => {
+    if (signal) {
+      onAbort = () => reject(abortReason(signal));
+      listen(signal, onAbort, true);
+    }
+    if (typeof timeoutMs === "number" && timeoutMs > 0 && timeoutMs < 2 ** 31) {
+      timer = setTimeout(() => reject(withCode(new DOMException(
+        `the deadline of the operation of ${timeoutMs} ms ran out while chunkwise's module loaded`, "TimeoutError"))), timeoutMs);
+    }
+    ready.then(resolve, (e) => reject(e?.name === "ChunkwiseError" ? e
+      : error(`chunkwise's module failed to load: ${e?.message ?? e}`, "IO")));
+  });
+  const done = () => {
+    clearTimeout(timer);
+    if (signal) listen(signal, onAbort, false);
+  };
+  return waited.then(() => { done(); return run(); }, (e) => { done(); throw e; }).finally(release);
 }

@@ -13,16 +13,18 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fixtures, launchChromium, readNpy, startServer } from "./lib.mjs";
 
-let pageServer, dataServer, browser;
+let pageServer, dataServer, slowModule, browser;
 
 before(async () => {
-  [pageServer, dataServer] = await Promise.all([startServer({ quiet: true }), startServer({ root: fixtures })]);
+  // slowModule: the package again, each answer 1.5 s late: an init() that takes that long.
+  [pageServer, dataServer, slowModule] = await Promise.all([startServer({ quiet: true }), startServer({ root: fixtures }),
+    startServer({ quiet: true, latencyMs: 1500 })]);
   browser = await launchChromium();
 });
 
 after(async () => {
   await browser?.close();
-  await Promise.all([pageServer?.stop(), dataServer?.stop()]);
+  await Promise.all([pageServer?.stop(), dataServer?.stop(), slowModule?.stop()]);
 });
 
 /**
@@ -55,6 +57,7 @@ async function openOnPage({ build = "web", file, options = {}, kind = "array", d
       if (pending) {
         const ready = cw.default().then(() => { readyAt = performance.now(); });
         opening = C.open(url, opts);
+        opening.catch(() => {});   // awaited below, after init
         if (abort) controller.abort();
         await ready;
       } else {
@@ -146,5 +149,87 @@ describe("open() while init() is pending", () => {
   test("a signal aborted while init is pending rejects the open with AbortError", async () => {
     const r = await openOnPage({ file: "hdf5/gzip_shuffle.h5", options: { path: "/ints" }, sel: ":, :", pending: true, abort: true });
     assert.equal(r.error?.name, "AbortError", JSON.stringify(r.error));
+  });
+});
+
+/**
+ * On a fresh page: init({ module_or_path: `module` }) not awaited, `RemoteArray.open` of `file`
+ * with `options` (made in the page by `makeOptions`, given a controller), then `act(controller)`;
+ * returns how the open settled (error name, code, class) and whether that came before init
+ * settled, and the data server's log of the case.
+ */
+async function whilePending({ module, file, options = "{}", act = "" }) {
+  const page = await browser.newPage();
+  const since = dataServer.log.length;
+  try {
+    await page.goto(`${pageServer.url}tests/e2e/early-open.test.mjs`);
+    const got = await page.evaluate(async ({ module, url, options, act }) => {
+      const cw = await import("/pkg/web/chunkwise.js");
+      const controller = new AbortController();
+      let initDone = null;
+      const ready = cw.default(module ? { module_or_path: module } : undefined)
+        .then(() => { initDone = "resolved"; }, () => { initDone = "rejected"; });
+      const opts = new Function("controller", `return (${options});`)(controller);
+      const settled = cw.RemoteArray.open(url, opts).then((a) => { a.close(); return { ok: true }; },
+        (e) => ({ name: e?.name, code: e?.code, isClass: e instanceof cw.ChunkwiseError, message: String(e?.message) }));
+      new Function("controller", act)(controller);
+      const r = await settled;
+      r.beforeInit = initDone === null;
+      await ready;
+      return r;
+    }, { module, url: `${dataServer.url}${file}`, options, act });
+    return { ...got, log: dataServer.log.slice(since) };
+  } finally {
+    await page.close();
+  }
+}
+
+describe("open() while init() is pending: signal, timeoutMs, init's failure", () => {
+  const slow = () => `${slowModule.url}pkg/web/chunkwise_bg.wasm`;
+
+  test("a signal aborted before the call: rejected with its AbortError (CANCELLED), no request", async () => {
+    const r = await whilePending({ file: "blosc2/nd3_u2.b2nd", options: "{ signal: AbortSignal.abort() }" });
+    assert.equal(r.name, "AbortError");
+    assert.equal(r.code, "CANCELLED");
+    assert.deepEqual(r.log, []);
+  });
+
+  test("a signal aborted while init is slow: rejected then, before init resolved", async () => {
+    const r = await whilePending({ module: slow(), file: "blosc2/nd3_u2.b2nd", options: "{ signal: controller.signal }",
+      act: "setTimeout(() => controller.abort(), 100);" });
+    assert.equal(r.name, "AbortError", JSON.stringify(r));
+    assert.equal(r.code, "CANCELLED");
+    assert.equal(r.beforeInit, true);
+  });
+
+  test("a signal of another realm (an iframe's) aborted while init is slow: rejected then", async () => {
+    const r = await whilePending({ module: slow(), file: "blosc2/nd3_u2.b2nd",
+      options: "{ signal: (() => { const f = document.createElement('iframe'); document.body.append(f); " +
+        "globalThis.frameController = new f.contentWindow.AbortController(); return frameController.signal; })() }",
+      act: "setTimeout(() => frameController.abort(), 100);" });
+    assert.equal(r.name, "AbortError", JSON.stringify(r));
+    assert.equal(r.beforeInit, true);
+  });
+
+  test("timeoutMs running out while init is slow: TimeoutError (TIMEOUT), before init resolved", async () => {
+    const r = await whilePending({ module: slow(), file: "blosc2/nd3_u2.b2nd", options: "{ timeoutMs: 200 }" });
+    assert.equal(r.name, "TimeoutError", JSON.stringify(r));
+    assert.equal(r.code, "TIMEOUT");
+    assert.equal(r.beforeInit, true);
+  });
+
+  test("init failing (no module at the URL): the open rejects with a ChunkwiseError, code IO", async () => {
+    const r = await whilePending({ module: `${pageServer.url}pkg/web/no-such-module.wasm`, file: "blosc2/nd3_u2.b2nd" });
+    assert.equal(r.isClass, true, JSON.stringify(r));
+    assert.equal(r.code, "IO");
+    assert.match(r.message, /module failed to load/);
+  });
+
+  test("options the open refuses: no request before the module is ready, the open's INVALID_ARGUMENT", async () => {
+    for (const options of ['{ timeoutMs: "soon" }', "{ maxCacheBytes: -1 }", "{ path: 3 }", '{ signal: "no" }']) {
+      const r = await whilePending({ file: "hdf5/gzip_shuffle.h5", options });
+      assert.equal(r.code, "INVALID_ARGUMENT", `${options}: ${JSON.stringify(r)}`);
+      assert.deepEqual(r.log, [], options);
+    }
   });
 });
