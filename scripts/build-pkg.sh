@@ -249,11 +249,16 @@ export { __cwInitSync as initSync, __cwInit as default };
 // open() while init() is pending: the first requests now, the open once the module is ready
 // (src/io/early.js openWhenReady: the signal, timeoutMs and init's failure kept meanwhile).
 import { openWhenReady as __cwOpenWhenReady } from "./$early";
-for (const [C, kind] of [[RemoteArray, "array"], [RemoteStore, "store"]]) {
+// Before any init() call, an open rejects with that advice rather than a bare TypeError.
+for (const [C, kind] of [[RemoteArray, "array"], [RemoteStore, "store"], [RemoteTable, "table"]]) {
   const open = C.open;
   C.open = function open_(url, options) {
-    if (wasm !== undefined || __cwPending === null) return open.call(C, url, options);
-    return __cwOpenWhenReady(__cwPending, () => open.call(C, url, options), url, options, kind, $zarr,
+    if (wasm !== undefined) return open.call(C, url, options);
+    if (__cwPending === null) {
+      return Promise.reject(new __CwError("chunkwise's module is not initialised: call init() first " +
+        "(an open may start while its promise is pending)", "INVALID_ARGUMENT"));
+    }
+    return __cwOpenWhenReady(__cwPending, (o) => open.call(C, url, o), url, options, kind, $zarr,
       (message, code) => new __CwError(message, code));
   };
 }

@@ -117,10 +117,11 @@ function encodeKey(key) {
 
 /**
  * The requests an open of `url` with `options` makes first: [{ url, range }] (none when they
- * cannot be told). `kind` is "array" or "store"; `zarr` whether the build reads Zarr.
+ * cannot be told). `kind` is "array", "store" or "table" (none: a table's first request
+ * depends on its container); `zarr` whether the build reads Zarr.
  */
 function firstRequests(url, options, kind, zarr) {
-  if (typeof url !== "string" || !plausible(options)) return [];
+  if (kind === "table" || typeof url !== "string" || !plausible(options)) return [];
   // Only a plain first open: no cache that may answer without a request, no request headers.
   for (const name of ["headers", "credentials", "source", "cacheStore", "cacheName", "cacheBackend"]) {
     if (field(options, name) !== undefined) return [];
@@ -160,10 +161,11 @@ function inWorkerd() {
 
 /**
  * Sends `requests` ([{ url, range }]) as FetchSource would (GET, `Range`, no HTTP cache),
- * each kept for one `takeEarly`. A request whose URL and range are already kept is not sent
- * twice. Returns the function that aborts and forgets those still kept (called once the
- * open has settled). `signal` (an AbortSignal of any realm, or undefined), the caller's,
- * aborts them too.
+ * each kept for one `takeEarly`. A request whose URL and range are already kept (by another
+ * open) is not sent twice. Returns the function that aborts and forgets those of its own
+ * still kept, none taken (called once the open has settled); `signal` (an AbortSignal of any
+ * realm, or undefined), the caller's, does the same when it aborts. A request once taken is
+ * the taking read's alone: another open that took it is not cancelled by this one's signal.
  */
 function startEarly(requests, signal) {
   const mine = [];
@@ -181,20 +183,26 @@ function startEarly(requests, signal) {
     }
     // Nobody may take it: no unhandled rejection for an abort.
     answer.catch(() => {});
-    kept.set(key, { answer, controller });
-    mine.push(key);
+    const entry = { answer, controller };
+    kept.set(key, entry);
+    mine.push([key, entry]);
   }
-  const abort = () => { for (const key of mine) kept.get(key)?.controller.abort(); };
-  const follows = mine.length > 0 && signal !== undefined;
-  if (follows) listen(signal, abort, true);
-  return () => {
-    if (follows) listen(signal, abort, false);
-    for (const key of mine) {
-      const e = kept.get(key);
-      if (e) { kept.delete(key); e.controller.abort(); }
+  const drop = () => {
+    for (const [key, entry] of mine) {
+      if (kept.get(key) === entry) {
+        kept.delete(key);
+        entry.controller.abort();
+      }
     }
   };
+  const follows = mine.length > 0 && signal !== undefined;
+  if (follows) listen(signal, drop, true);
+  return () => {
+    if (follows) listen(signal, drop, false);
+    drop();
+  };
 }
+
 
 /**
  * The answer (a Promise of a Response) kept for `url` and `range` (the `Range` header's
@@ -215,14 +223,15 @@ export function takeEarly(url, range, signal) {
  * An open called while init() is pending (the web entries' RemoteArray.open and
  * RemoteStore.open, scripts/build-pkg.sh): sends its first requests (`firstRequests` with
  * `kind` and `zarr`, see there), waits for `ready` (the pending init), then runs `run` (the
- * generated open) and returns its promise. While it waits, `options.signal` aborting rejects
+ * generated open) with the options as they were at the call, and returns its promise. While it waits, `options.signal` aborting rejects
  * with its reason and `options.timeoutMs` running out with a TimeoutError DOMException, as
  * the open itself rejects (src/wasm/abort.rs; the open's own timeout starts when it runs),
  * and an init that fails rejects with `error(message, code)` (a ChunkwiseError, code IO; a
  * ChunkwiseError of init, such as the SIMD check's, as it is). Requests sent and not taken
  * are aborted once the open has settled.
  */
-export function openWhenReady(ready, run, url, options, kind, zarr, error) {
+export function openWhenReady(ready, run, url, given, kind, zarr, error) {
+  const options = snapshot(given);
   const raw = field(options, "signal");
   const signal = isSignal(raw) ? raw : undefined;
   if (signal && aborted(signal)) return Promise.reject(abortReason(signal));
@@ -248,5 +257,27 @@ export function openWhenReady(ready, run, url, options, kind, zarr, error) {
     clearTimeout(timer);
     if (signal) listen(signal, onAbort, false);
   };
-  return waited.then(() => { done(); return run(); }, (e) => { done(); throw e; }).finally(release);
+  return waited.then(() => { done(); return run(options); }, (e) => { done(); throw e; }).finally(release);
+}
+
+/** The options as they are at the call, read once then (the open reads its options when it
+ *  starts, and this one starts later): every property name of the object and of its
+ *  prototypes short of Object.prototype, as chunkwise/worker reads them. An object that
+ *  throws while read is handed on as it is, for the open to report. */
+function snapshot(options) {
+  if (options === null || typeof options !== "object") return options;
+  try {
+    const o = {};
+    const seen = new Set(["__proto__"]);
+    for (let p = options; p !== null && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+      for (const k of Object.getOwnPropertyNames(p)) {
+        if (seen.has(k)) continue;
+        seen.add(k);
+        o[k] = options[k];
+      }
+    }
+    return o;
+  } catch {
+    return options;
+  }
 }

@@ -9,6 +9,7 @@
 // opens through chunkwise/worker, whose workers start an open while their module loads.
 
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fixtures, launchChromium, readNpy, startServer } from "./lib.mjs";
@@ -230,6 +231,87 @@ describe("open() while init() is pending: signal, timeoutMs, init's failure", ()
       const r = await whilePending({ file: "hdf5/gzip_shuffle.h5", options });
       assert.equal(r.code, "INVALID_ARGUMENT", `${options}: ${JSON.stringify(r)}`);
       assert.deepEqual(r.log, [], options);
+    }
+  });
+});
+
+describe("open() while init() is pending: several opens, options, tables", () => {
+  /** Runs `body` (an async function body given `cw` and `url(file)`) on a fresh page that has
+   *  imported the web entry without initialising it; returns its result. */
+  async function onPage(body) {
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${pageServer.url}tests/e2e/early-open.test.mjs`);
+      return await page.evaluate(async ({ body, base }) => {
+        const cw = await import("/pkg/web/chunkwise.js");
+        const url = (f) => `${base}${f}`;
+        return new Function("cw", "url", `return (async () => { ${body} })();`)(cw, url);
+      }, { body, base: dataServer.url });
+    } finally {
+      await page.close();
+    }
+  }
+  const settle = `(p) => p.then((v) => ({ ok: v }), (e) => ({ name: e?.name, code: e?.code, message: String(e?.message) }))`;
+
+  test("two opens of one URL, the first aborted while init is pending: the second opens and reads the values", async () => {
+    const want = readNpy(path.join(fixtures, "blosc2/nd3_u2.npy"));
+    for (const file of ["blosc2/nd3_u2.b2nd", "zarr/v3.zarr"]) {
+      const r = await onPage(`
+        const settle = ${settle};
+        const ready = cw.default();
+        const c = new AbortController();
+        const opts = ${file.endsWith(".zarr") ? '{ path: "/temperature" }' : "{}"};
+        const a = settle(cw.RemoteArray.open(url("${file}"), { ...opts, signal: c.signal }));
+        const b = settle(cw.RemoteArray.open(url("${file}"), opts));
+        c.abort();
+        await ready;
+        const [ra, rb] = [await a, await b];
+        const got = rb.ok ? await rb.ok.read() : null;
+        return { a: ra.name, b: rb.ok ? "opened" : rb, data: got && Array.from(got.data, Number), shape: got?.shape };`);
+      assert.equal(r.a, "AbortError", `${file}: ${JSON.stringify(r)}`);
+      assert.equal(r.b, "opened", `${file}: ${JSON.stringify(r.b)}`);
+      if (file.endsWith(".b2nd")) assert.deepEqual(r.data, want.values);
+      else assert.deepEqual(r.shape, readNpy(path.join(fixtures, "zarr/v3_temperature.npy")).shape);
+    }
+  });
+
+  test("options changed after the call: the open uses them as they were at the call", async () => {
+    const want = readNpy(path.join(fixtures, "hdf5/gzip_shuffle_ints.npy"));
+    const r = await onPage(`
+      const ready = cw.default();
+      const opts = { path: "/ints" };
+      const p = cw.RemoteArray.open(url("hdf5/gzip_shuffle.h5"), opts);
+      opts.path = "/no-such-dataset";
+      await ready;
+      const a = await p;
+      const got = await a.read();
+      return { shape: got.shape, data: Array.from(got.data, Number) };`);
+    assert.deepEqual(r.shape, want.shape);
+    assert.deepEqual(r.data, want.values);
+  });
+
+  test("RemoteTable.open while init is pending: waits, then the rows as written", async () => {
+    const m = JSON.parse(fs.readFileSync(path.join(fixtures, "b2z/table.json"), "utf8"));
+    const want = readNpy(path.join(fixtures, "b2z/table/id.npy"));
+    const r = await onPage(`
+      const ready = cw.default();
+      const p = cw.RemoteTable.open(url("b2z/table.b2z"));
+      await ready;
+      const t = await p;
+      const rows = await t.readRows(0, t.nrows, { columns: ["id"] });
+      return { nrows: t.nrows, id: Array.from(rows.id, Number) };`);
+    assert.equal(r.nrows, m.nrows);
+    assert.deepEqual(r.id, want.values);
+  });
+
+  test("open before any init() call: a ChunkwiseError INVALID_ARGUMENT that says to call init", async () => {
+    const r = await onPage(`
+      const settle = ${settle};
+      return [await settle(cw.RemoteArray.open(url("blosc2/nd3_u2.b2nd"))), await settle(cw.RemoteStore.open(url("hdf5/gzip_shuffle.h5"))),
+        await settle(cw.RemoteTable.open(url("b2z/table.b2z")))];`);
+    for (const e of r) {
+      assert.equal(e.code, "INVALID_ARGUMENT", JSON.stringify(e));
+      assert.match(e.message, /call init\(\) first/);
     }
   });
 });
