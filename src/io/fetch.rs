@@ -146,6 +146,14 @@ impl FetchSource {
     }
 
     async fn send(&self, range: &ByteRange, signal: &AbortSignal) -> Result<Response, IoError> {
+        // The request sent before the module was ready, by an open called while `init()` was
+        // pending (early.js): the same GET of the same URL and range, without headers.
+        if self.options.headers.is_empty() {
+            let early = take_early(&self.url, &range.to_header(), signal);
+            if !early.is_undefined() {
+                return self.response(Promise::from(early)).await;
+            }
+        }
         let headers = Headers::new().map_err(|e| self.js("Headers", e))?;
         headers
             .set("Range", &range.to_header())
@@ -174,28 +182,22 @@ impl FetchSource {
             // itself). workerd refuses the `cache` field without a compatibility flag.
             let _ = Reflect::set(&init, &"cache".into(), &"no-store".into());
         }
-        // The request sent before the module was ready, by an open called while `init()` was
-        // pending (early.js): the same GET of the same URL and range, without headers.
-        let early = if self.options.headers.is_empty() {
-            take_early(&self.url, &range.to_header(), signal)
-        } else {
-            JsValue::UNDEFINED
-        };
-        let promise = if early.is_undefined() {
-            let fetch = Reflect::get(&global, &"fetch".into())
-                .ok()
-                .and_then(|f| f.dyn_into::<Function>().ok())
-                .ok_or_else(|| IoError::Network {
-                    location: self.url.clone(),
-                    message: "this host has no global fetch".into(),
-                })?;
-            fetch
-                .call2(&global, &JsValue::from_str(&self.url), &init)
-                .map_err(|e| self.js_error(e))?
-        } else {
-            early
-        };
-        let resp = JsFuture::from(Promise::from(promise))
+        let fetch = Reflect::get(&global, &"fetch".into())
+            .ok()
+            .and_then(|f| f.dyn_into::<Function>().ok())
+            .ok_or_else(|| IoError::Network {
+                location: self.url.clone(),
+                message: "this host has no global fetch".into(),
+            })?;
+        let promise = fetch
+            .call2(&global, &JsValue::from_str(&self.url), &init)
+            .map_err(|e| self.js_error(e))?;
+        self.response(Promise::from(promise)).await
+    }
+
+    /// The Response `promise` (of `fetch`, or kept by early.js) resolves to.
+    async fn response(&self, promise: Promise) -> Result<Response, IoError> {
+        let resp = JsFuture::from(promise)
             .await
             .map_err(|e| self.js_error(e))?;
         resp.dyn_into::<Response>().map_err(|_| IoError::Network {
