@@ -68,8 +68,10 @@ function listen(signal, listener, add) {
  *  (src/wasm/abort.rs `add_code`): CANCELLED or TIMEOUT, unless it has one. */
 function withCode(e) {
   try {
-    const code = { AbortError: "CANCELLED", TimeoutError: "TIMEOUT" }[e?.name];
-    if (code && typeof DOMException === "function" && e instanceof DOMException && !Object.hasOwn(e, "code")) {
+    // A DOMException of any realm: DOMException.prototype's `name` getter checks the brand.
+    const name = Reflect.apply(Object.getOwnPropertyDescriptor(DOMException.prototype, "name").get, e, []);
+    const code = { AbortError: "CANCELLED", TimeoutError: "TIMEOUT" }[name];
+    if (code && !Object.hasOwn(e, "code")) {
       Object.defineProperty(e, "code", { value: code, writable: true, configurable: true });
     }
   } catch { /* as it is */ }

@@ -51,3 +51,15 @@ export function listenAbort(signal, listener, add) {
     // ignored, as the comment at the top says
   }
 }
+
+/** The `name` of a DOMException of this realm or another (DOMException.prototype's getter,
+ *  whose brand check takes any realm's), or undefined for anything else (a look-alike object
+ *  included) and where there is no DOMException. */
+export function domExceptionName(value) {
+  try {
+    if (typeof DOMException !== "function" || value === null || typeof value !== "object") return undefined;
+    return Reflect.apply(Object.getOwnPropertyDescriptor(DOMException.prototype, "name").get, value, []);
+  } catch {
+    return undefined;
+  }
+}

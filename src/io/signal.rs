@@ -21,6 +21,10 @@ extern "C" {
     /// (`EventTarget.prototype`'s methods; nothing if they throw).
     #[wasm_bindgen(js_name = listenAbort)]
     pub fn listen_abort(signal: &AbortSignal, listener: &js_sys::Function, add: bool);
+    /// The `name` of a `DOMException` of this realm or another (`DOMException.prototype`'s
+    /// getter), `None` for any other value.
+    #[wasm_bindgen(js_name = domExceptionName)]
+    pub fn dom_exception_name(value: &JsValue) -> Option<String>;
 }
 
 /// `value` as an `AbortSignal` when it is one (of this realm or another: the brand check of

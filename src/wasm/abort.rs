@@ -40,11 +40,10 @@ fn abort_reason(signal: &web_sys::AbortSignal) -> Option<JsValue> {
     if reason.is_undefined() {
         return dom_exception("the operation was aborted", "AbortError");
     }
-    // `dyn_ref` tests `instanceof DOMException`, which throws where the runtime has none.
-    if has_dom_exception() {
-        if let Some(d) = reason.dyn_ref::<web_sys::DomException>() {
-            add_code(d, &d.name());
-        }
+    // A DOMException of any realm (an iframe's controller makes the iframe's): its brand, not
+    // `instanceof`, which holds only for this realm's.
+    if let Some(name) = crate::io::signal::dom_exception_name(&reason) {
+        add_code(reason.unchecked_ref(), &name);
     }
     Some(reason)
 }

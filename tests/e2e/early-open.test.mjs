@@ -209,6 +209,7 @@ describe("open() while init() is pending: signal, timeoutMs, init's failure", ()
         "globalThis.frameController = new f.contentWindow.AbortController(); return frameController.signal; })() }",
       act: "setTimeout(() => frameController.abort(), 100);" });
     assert.equal(r.name, "AbortError", JSON.stringify(r));
+    assert.equal(r.code, "CANCELLED");
     assert.equal(r.beforeInit, true);
   });
 
@@ -302,6 +303,26 @@ describe("open() while init() is pending: several opens, options, tables", () =>
       return { nrows: t.nrows, id: Array.from(rows.id, Number) };`);
     assert.equal(r.nrows, m.nrows);
     assert.deepEqual(r.id, want.values);
+  });
+
+  test("after init, an iframe's signal aborting an open or a read: its AbortError with code CANCELLED", async () => {
+    const r = await onPage(`
+      const settle = ${settle};
+      await cw.default();
+      const f = document.createElement("iframe");
+      document.body.append(f);
+      const c1 = new f.contentWindow.AbortController();
+      const opening = settle(cw.RemoteArray.open(url("blosc2/nd3_u2.b2nd"), { signal: c1.signal }));
+      c1.abort();
+      const a = await cw.RemoteArray.open(url("blosc2/nd3_u2.b2nd"));
+      const c2 = new f.contentWindow.AbortController();
+      c2.abort();
+      const reading = settle(a.read(":, :, :", { signal: c2.signal }));
+      return [await opening, await reading];`);
+    for (const e of r) {
+      assert.equal(e.name, "AbortError", JSON.stringify(e));
+      assert.equal(e.code, "CANCELLED", JSON.stringify(e));
+    }
   });
 
   test("open before any init() call: a ChunkwiseError INVALID_ARGUMENT that says to call init", async () => {
