@@ -206,7 +206,8 @@ done
 # An open called while init() is pending (not awaited) sends the open's first requests at
 # once, while the module is still fetched and compiled, then runs when init has resolved
 # (src/io/early.js: the requests it can tell from the name and options; FetchSource takes
-# their answers). An open before any init() call, or after init, is the generated one.
+# their answers). After init, an open is the generated one; before any init() call it rejects
+# INVALID_ARGUMENT (call init first).
 for t in web b2nd; do
   e=$web_err; [ "$t" = b2nd ] && e=$b2nd_err
   zarr=true; [ "$t" = b2nd ] && zarr=false

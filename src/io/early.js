@@ -139,9 +139,8 @@ function firstRequests(url, options, kind, zarr) {
     // src/open/mod.rs `is_zarr_root`; the array's metadata as ZarrArray::open asks it. Its
     // keys are joined to a URL's path, so only for an absolute URL (src/formats/zarr/store.rs).
     if (!zarr || kind !== "array" || !scheme || field(options, "assumeImmutable") === false) return [];
-    const p = field(options, "path");
-    if (p !== undefined && typeof p !== "string") return [];
-    const path = (p ?? "").replace(/^\/+|\/+$/g, "");
+    // (`plausible` above: `path` is a string or absent.)
+    const path = (field(options, "path") ?? "").replace(/^\/+|\/+$/g, "");
     if (path && path.split("/").some((s) => s === "" || s === "." || s === "..")) return [];
     const root = name.replace(/\/+$/, "");
     const query = cut < 0 ? "" : url.slice(cut);
