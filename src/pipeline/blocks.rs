@@ -10,7 +10,7 @@
 use super::assemble::Assembler;
 use super::Reader;
 use crate::cache::{CacheKey, Item};
-use crate::codec::blosc2::{block_dependencies, block_spans, decode_block, ChunkHeader};
+use crate::codec::blosc2::{block_dependencies, block_spans, BlockDecoder, ChunkHeader};
 use crate::error::{Error, Result};
 use crate::formats::{ChunkDecodeError, FormatError};
 use crate::io::read_coalesced;
@@ -128,6 +128,8 @@ pub(crate) async fn read(
 
     // 3. Decode, block 0 first so DELTA blocks find their reference; assemble; drop.
     let chunk_bytes = grid.decoded_chunk_items()? as usize * r.format.dtype().itemsize;
+    // One decoder for every block: its scratch block and zstd context are made once.
+    let mut decoder = BlockDecoder::new();
     for (lin, header, needed) in jobs {
         if header.nbytes != chunk_bytes {
             return Err(chunk_error(
@@ -158,7 +160,8 @@ pub(crate) async fn read(
             } else {
                 None
             };
-            decode_block(&header, b, &stream, reference, &mut tail[..n])
+            decoder
+                .decode_block(&header, b, &stream, reference, &mut tail[..n])
                 .map_err(|e| -> Error { chunk_error(lin, e.into()) })?;
             have_block0 |= b == 0;
         }

@@ -23,6 +23,7 @@ pub mod cache;
 mod caterva2;
 #[cfg(feature = "chunk-trace")]
 mod chunk_trace;
+mod decode;
 mod options;
 #[cfg(feature = "partition")]
 pub mod partition;
@@ -41,6 +42,7 @@ pub use chunk_trace::{
     advise_chunk_cache, bench_chunk_trace, chunk_trace_experiment, random_chunk_trace,
     simulate_chunk_cache,
 };
+pub use decode::{decode_chunk, decode_chunk_into};
 #[cfg(feature = "partition")]
 pub use partition::{diff_js, partition_js, resolve_js, KeyResolver};
 #[cfg(feature = "png")]
@@ -187,101 +189,6 @@ pub(crate) fn parse_json(text: &str) -> std::result::Result<JsValue, String> {
             .as_string()
             .unwrap_or_else(|| "invalid JSON".to_owned())
     })
-}
-
-/// Chunks that decode to at most this many bytes are decoded by [`decode_chunk`] and
-/// [`decode_chunk_into`] into one buffer of wasm memory kept between calls ([`DECODE_BUFFER`]);
-/// larger ones into a buffer of their own, freed after the call. 16 MiB: a chunk of C-Blosc2's
-/// default sizes fits, and the buffer kept stays a small part of the memory a reader uses.
-const DECODE_BUFFER_MAX: usize = 16 << 20;
-
-thread_local! {
-    /// The reused decode buffer: allocated and zeroed when it grows, never per call. A new
-    /// 4 MiB `Vec` per call (allocation, zero fill, free) cost about a quarter of the time of
-    /// decoding an LZ4 + SHUFFLE float32 chunk in wasm (`chunkwise bench decode`).
-    static DECODE_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Decodes `chunk` (its header already parsed as `h`) and hands the decoded bytes to `f`.
-///
-/// `f` runs JS (the copy out of wasm memory). The bindings copy only into views of their own
-/// (`options::view`), which run no caller code; should JS ever throw past this frame (leaving
-/// the buffer's borrow held for good) or call back into this module while the buffer is held,
-/// a call that finds the buffer borrowed decodes into a buffer
-/// of its own instead (`try_borrow_mut`): results stay right, and nothing leaks beyond the one
-/// kept buffer. `decodeChunkInto` refuses the common mistakes (not a `Uint8Array`) beforehand.
-fn with_decoded<R>(
-    chunk: &[u8],
-    h: &crate::codec::blosc2::ChunkHeader,
-    f: impl FnOnce(&[u8]) -> R,
-) -> Result<R, crate::codec::blosc2::CodecError> {
-    use crate::codec::blosc2::{decode_chunk, decode_chunk_into, CodecError};
-    if h.nbytes > DECODE_BUFFER_MAX {
-        return decode_chunk(chunk).map(|out| f(&out));
-    }
-    DECODE_BUFFER.with(|buffer| match buffer.try_borrow_mut() {
-        Err(_) => decode_chunk(chunk).map(|out| f(&out)),
-        Ok(mut buffer) => {
-            if buffer.len() < h.nbytes {
-                let more = h.nbytes - buffer.len();
-                buffer
-                    .try_reserve_exact(more)
-                    .map_err(|_| CodecError::Allocation { bytes: h.nbytes })?;
-                buffer.resize(h.nbytes, 0);
-            }
-            let out = &mut buffer[..h.nbytes];
-            decode_chunk_into(chunk, out)?;
-            Ok(f(out))
-        }
-    })
-}
-
-/// Decodes one Blosc2 (or Blosc1) chunk: the bytes of the chunk in, the decompressed bytes out
-/// (a new `Uint8Array` of the header's `nbytes`).
-/// Throws a `ChunkwiseError` with code `INVALID_ARGUMENT` when `chunk` is not a `Uint8Array`
-/// (see [`options::bytes`]) and `DECODE` on malformed input.
-#[wasm_bindgen(js_name = decodeChunk)]
-pub fn decode_chunk(
-    #[wasm_bindgen(unchecked_param_type = "Uint8Array")] chunk: JsValue,
-) -> Result<js_sys::Uint8Array, JsValue> {
-    let decode_error =
-        |e: crate::codec::blosc2::CodecError| chunkwise_error(&e.to_string(), "DECODE", None);
-    let chunk = options::bytes(&chunk, "decodeChunk's chunk")?;
-    let h = crate::codec::blosc2::ChunkHeader::parse(&chunk).map_err(decode_error)?;
-    with_decoded(&chunk, &h, |out| js_sys::Uint8Array::from(out)).map_err(decode_error)
-}
-
-/// Decodes one Blosc2 (or Blosc1) chunk into `target`, a `Uint8Array` of exactly the chunk's
-/// decoded size (its header's `nbytes`), and returns that size: one copy out of wasm memory
-/// and no new JS buffer per chunk, for callers that decode many chunks into buffers they own.
-/// Both are taken as [`options::view`] takes them (a `Uint8Array` of any realm, or another typed
-/// array of one byte per element): the target's memory is written through a view of this
-/// module's, so none of its own getters or methods runs.
-/// Throws a `ChunkwiseError` with code `INVALID_ARGUMENT` when `chunk` or `target` is not a
-/// `Uint8Array` (a detached target included) or `target`'s length is not the decoded size
-/// (checked before decoding; `target` is then untouched) and `DECODE` on malformed input.
-#[wasm_bindgen(js_name = decodeChunkInto)]
-pub fn decode_chunk_into(
-    #[wasm_bindgen(unchecked_param_type = "Uint8Array")] chunk: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "Uint8Array")] target: JsValue,
-) -> Result<u32, JsValue> {
-    let decode_error =
-        |e: crate::codec::blosc2::CodecError| chunkwise_error(&e.to_string(), "DECODE", None);
-    let target = options::view(&target, "decodeChunkInto's target")?;
-    let chunk = options::bytes(&chunk, "decodeChunkInto's chunk")?;
-    let chunk = &chunk[..];
-    let h = crate::codec::blosc2::ChunkHeader::parse(chunk).map_err(decode_error)?;
-    if target.length() as usize != h.nbytes {
-        return Err(arg_error(format!(
-            "decodeChunkInto: the chunk decodes to {} bytes; the target holds {}",
-            h.nbytes,
-            target.length()
-        )));
-    }
-    if h.nbytes > 0 {
-        with_decoded(chunk, &h, |out| target.copy_from(out)).map_err(decode_error)?;
-    }
-    Ok(h.nbytes as u32)
 }
 
 /// Size in bytes of this module's linear memory (64 KiB pages; it grows and never shrinks), for

@@ -78,23 +78,14 @@ pub(crate) fn progress_callback(
     }
 }
 
-/// A copy in wasm memory of the bytes of `value`, a `Uint8Array` or another typed array of
-/// one byte per element (see `byteView` in `options.js`); `what` names the argument.
-///
-/// # Errors
-/// `INVALID_ARGUMENT` "{what} could not be read: ..." for any other value (`null`, a string,
-/// a plain array): wasm-bindgen's `&[u8]` glue threw a bare `TypeError` for `null`.
-pub(crate) fn bytes(value: &JsValue, what: &str) -> Result<Vec<u8>, JsValue> {
-    view(value, what).map(|view| view.to_vec())
-}
-
 /// A `Uint8Array` of this realm over the memory of `value`, a `Uint8Array` or another typed
 /// array of one byte per element (see `byteView` in `options.js`): its real length, and no
 /// getter or method of the caller's object (an overridden `length` or `set`) runs when it is
 /// read or written; `what` names the argument.
 ///
 /// # Errors
-/// As [`bytes`].
+/// `INVALID_ARGUMENT` "{what} could not be read: ..." for any other value (`null`, a string,
+/// a plain array): wasm-bindgen's `&[u8]` glue threw a bare `TypeError` for `null`.
 pub(crate) fn view(value: &JsValue, what: &str) -> Result<js_sys::Uint8Array, JsValue> {
     byte_view(value).map_err(|thrown| unreadable(what, &thrown))
 }

@@ -8,7 +8,9 @@
 // one, then a damaged one, then the first again give each its own values and length, and an
 // array decodeChunk returned is not changed by later calls. The chunk may be any byte view
 // (a Buffer, another realm's Uint8Array); null, a string, a plain array or a Proxy is a
-// ChunkwiseError INVALID_ARGUMENT.
+// ChunkwiseError INVALID_ARGUMENT. Chunks of blocks are decoded block by block: every fixture
+// of tests/fixtures/blosc2 (chunk 0, against its .npy), also with its blocks stored in reverse
+// order, and damaged chunks give the whole-chunk decoder's errors.
 
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
@@ -42,7 +44,150 @@ async function chunkOf(name) {
   return { chunk, want, nbytes: want.length * Number(f.dtype.slice(2)) };
 }
 
+/** Chunk 0 of the N-D fixture `f` (tests/fixtures/blosc2) and what each of its bytes must be:
+ *  `want[k]` is the value at element k of the chunk as C-Blosc2 lays it out (blocks in C order
+ *  over the chunk, each block C-ordered), or undefined for padding (past the chunk or the
+ *  array), whose bytes are not compared. */
+async function firstChunk(f) {
+  const e = readNpy(path.join(fixtures, "blosc2", f.npy));
+  const arr = await cw.RemoteArray.open(`${server.url}blosc2/${f.file}`);
+  const chunk = await arr.getChunkBytes(f.shape.map(() => 0));
+  arr.close();
+  const nd = f.shape.length;
+  const grid = f.chunks.map((c, d) => Math.ceil(c / f.blocks[d]));
+  const want = [];
+  const visit = (level, coords) => {
+    if (level === 2 * nd) {
+      const pos = coords.slice(0, nd).map((b, d) => b * f.blocks[d] + coords[nd + d]);
+      const inside = pos.every((p, d) => p < f.chunks[d] && p < f.shape[d]);
+      want.push(inside ? e.at(...pos) : undefined);
+      return;
+    }
+    const n = level < nd ? grid[level] : f.blocks[level - nd];
+    for (let i = 0; i < n; i++) visit(level + 1, [...coords, i]);
+  };
+  visit(0, []);
+  return { chunk, want, itemsize: Number(f.dtype.slice(2)), little: f.dtype[0] !== ">" };
+}
+
+/** The elements of `bytes` as numbers, read as the fixture's dtype. */
+function elements(bytes, dtype) {
+  const size = Number(dtype.slice(2));
+  const little = dtype[0] !== ">";
+  const kind = dtype[1];
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const get = {
+    f4: (o) => dv.getFloat32(o, little), f8: (o) => dv.getFloat64(o, little),
+    i1: (o) => dv.getInt8(o), i2: (o) => dv.getInt16(o, little), i4: (o) => dv.getInt32(o, little),
+    i8: (o) => Number(dv.getBigInt64(o, little)), u1: (o) => dv.getUint8(o), b1: (o) => dv.getUint8(o),
+    u2: (o) => dv.getUint16(o, little), u4: (o) => dv.getUint32(o, little),
+    u8: (o) => Number(dv.getBigUint64(o, little)),
+  }[`${kind}${size}`];
+  return Array.from({ length: bytes.length / size }, (_, i) => get(i * size));
+}
+
+/** Asserts `got` (decoded bytes) holds `want`'s values where they are defined. */
+function assertElements(got, want, dtype, what) {
+  const values = elements(got, dtype);
+  assert.equal(values.length, want.length, `${what}: element count`);
+  const same = (a, b) => Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b));
+  const bad = want.findIndex((w, i) => w !== undefined && !same(values[i], Number(w)));
+  assert.equal(bad, -1, `${what}: element ${bad} is ${values[bad]}, written ${want[bad]}`);
+}
+
+/** `chunk` (a Blosc2 chunk of several blocks) with its blocks stored in reverse order and its
+ *  bstarts table rewritten to match: a layout C-Blosc2's threads may write. */
+function reverseBlocks(chunk) {
+  const dv = new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  const nbytes = dv.getInt32(4, true);
+  const blocksize = dv.getInt32(8, true);
+  const cbytes = dv.getInt32(12, true);
+  const nblocks = Math.ceil(nbytes / blocksize);
+  const starts = Array.from({ length: nblocks }, (_, i) => dv.getInt32(32 + 4 * i, true));
+  const sorted = [...starts].sort((a, b) => a - b);
+  const spans = starts.map((s) => [s, sorted.find((x) => x > s) ?? cbytes]);
+  const out = new Uint8Array(cbytes);
+  out.set(chunk.subarray(0, 32 + 4 * nblocks));
+  const odv = new DataView(out.buffer);
+  let at = 32 + 4 * nblocks;
+  for (let i = nblocks - 1; i >= 0; i--) {
+    const [s, e] = spans[i];
+    out.set(chunk.subarray(s, e), at);
+    odv.setInt32(32 + 4 * i, at, true);
+    at += e - s;
+  }
+  return out;
+}
+
 describe("decodeChunkInto (pkg/node)", () => {
+  test("every fixture's first chunk decodes to the values written, with both calls and with its blocks stored in reverse", async () => {
+    // The codec x filter matrix, DELTA with partial blocks, memcpyed, special-value (zeros,
+    // NaN, a repeated value), split modes, 1-D to 4-D and byte orders: chunks of blocks are
+    // decoded block by block, the others whole.
+    const all = manifest("blosc2");
+    const fixtureList = Object.values(all).filter((f) => f && f.npy && f.shape.every((n) => n > 0));
+    assert.ok(fixtureList.length >= 50, `only ${fixtureList.length} fixtures found`);
+    let reversed = 0;
+    let stored = 0;
+    for (const f of fixtureList) {
+      const { chunk, want } = await firstChunk(f);
+      if (chunk === null) continue; // no chunk stored (blosc2.zeros' frame holds none)
+      stored++;
+      const nbytes = want.length * Number(f.dtype.slice(2));
+      assertElements(cw.decodeChunk(chunk), want, f.dtype, `${f.name} decodeChunk`);
+      const into = new Uint8Array(nbytes).fill(0xa5);
+      assert.equal(cw.decodeChunkInto(chunk, into), nbytes, f.name);
+      assertElements(into, want, f.dtype, `${f.name} decodeChunkInto`);
+      const dv = new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      const special = (chunk[31] & 0x70) !== 0 || (chunk[2] & 0x02) !== 0;
+      if (chunk[0] >= 3 && !special && Math.ceil(dv.getInt32(4, true) / dv.getInt32(8, true)) > 1) {
+        const r = reverseBlocks(chunk);
+        assert.notDeepEqual(r, chunk, f.name);
+        assertElements(cw.decodeChunk(r), want, f.dtype, `${f.name} reversed, decodeChunk`);
+        const into2 = new Uint8Array(nbytes);
+        cw.decodeChunkInto(r, into2);
+        assertElements(into2, want, f.dtype, `${f.name} reversed, decodeChunkInto`);
+        reversed++;
+      }
+    }
+    assert.ok(stored >= fixtureList.length - 3, `only ${stored} of ${fixtureList.length} fixtures store chunk 0`);
+    assert.ok(reversed >= 20, `only ${reversed} chunks of several blocks`);
+  });
+
+  test("a damaged block or a chunk cut short is the same DECODE error from both calls, naming the block", async () => {
+    const f = manifest("blosc2").cf_lz4_delta; // DELTA: blocks 1-3 refer to block 0
+    const { chunk, want } = await firstChunk(f);
+    const nbytes = want.length * 4;
+    const dv = new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const start2 = dv.getInt32(32 + 4 * 2, true);
+    const messages = [];
+    for (const [what, bad, re] of [
+      ["block 2's stream size", (() => { const c = chunk.slice(); new DataView(c.buffer).setInt32(start2, 1 << 20, true); return c; })(), /block 2|stream/],
+      ["cut short", chunk.subarray(0, chunk.length - 10), /cbytes|truncated|short/i],
+      ["a bstart past the end", (() => { const c = chunk.slice(); new DataView(c.buffer).setInt32(32 + 4, 1 << 24, true); return c; })(), /block 1|start/i],
+    ]) {
+      let m1, m2;
+      assert.throws(() => cw.decodeChunk(bad), (err) => {
+        assert.ok(err instanceof cw.ChunkwiseError, what);
+        assert.equal(err.code, "DECODE", `${what}: ${err.message}`);
+        m1 = err.message;
+        return true;
+      });
+      assert.throws(() => cw.decodeChunkInto(bad, new Uint8Array(nbytes)), (err) => {
+        assert.equal(err.code, "DECODE", `${what}: ${err.message}`);
+        m2 = err.message;
+        return true;
+      });
+      assert.equal(m2, m1, what);
+      assert.match(m1, re, what);
+      messages.push(m1);
+    }
+    assert.equal(new Set(messages).size, messages.length, "one message for different damage");
+    // The module still decodes afterwards (no buffer left borrowed).
+    assertElements(cw.decodeChunk(chunk), want, f.dtype, "after the errors");
+  });
+
+
   test("writes a python-blosc2 chunk's values into the caller's buffer", async () => {
     const { chunk, want, nbytes } = await chunkOf("cf_lz4_shuffle");
     const target = new Uint8Array(nbytes);

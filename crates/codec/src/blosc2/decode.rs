@@ -499,6 +499,52 @@ pub fn decode_block(
     reference: Option<&[u8]>,
     dst: &mut [u8],
 ) -> Result<(), CodecError> {
+    BlockDecoder::new().decode_block(header, block, stream, reference, dst)
+}
+
+/// [`decode_block`] for many blocks: keeps the filters' block-sized scratch buffers and the
+/// codecs' state (the zstd decoding context, about 160 KiB, and the inflater) from one block
+/// to the next instead of making them again per block, as [`decode_chunk`] does within a
+/// chunk. Blocks of different chunks may share one decoder.
+pub struct BlockDecoder {
+    scratch: Scratch,
+}
+
+impl Default for BlockDecoder {
+    fn default() -> Self {
+        BlockDecoder::new()
+    }
+}
+
+impl BlockDecoder {
+    /// A decoder holding no buffer yet (they grow on first use to the largest block seen).
+    pub fn new() -> BlockDecoder {
+        BlockDecoder {
+            scratch: Scratch::new(),
+        }
+    }
+
+    /// As [`decode_block`] (same arguments, same errors).
+    pub fn decode_block(
+        &mut self,
+        header: &ChunkHeader,
+        block: usize,
+        stream: &[u8],
+        reference: Option<&[u8]>,
+        dst: &mut [u8],
+    ) -> Result<(), CodecError> {
+        decode_one_block(header, block, stream, reference, dst, &mut self.scratch)
+    }
+}
+
+fn decode_one_block(
+    header: &ChunkHeader,
+    block: usize,
+    stream: &[u8],
+    reference: Option<&[u8]>,
+    dst: &mut [u8],
+    scratch: &mut Scratch,
+) -> Result<(), CodecError> {
     check_supported(header)?;
     if block >= header.nblocks() {
         return Err(CodecError::InvalidArgument {
@@ -528,7 +574,7 @@ pub fn decode_block(
         dst.copy_from_slice(body);
         return Ok(());
     }
-    decode_block_inner(header, block, stream, reference, dst, &mut Scratch::new())
+    decode_block_inner(header, block, stream, reference, dst, scratch)
 }
 
 #[cfg(test)]

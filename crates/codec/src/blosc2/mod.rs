@@ -10,7 +10,8 @@
 //!   chunks; Blosc1 headers).
 //! - Block-level remote reads: fetch [`ChunkHeader::prefix_len`] bytes (parse the first 32 to
 //!   learn it), call [`block_spans`], fetch the spans of the wanted blocks plus those
-//!   [`block_dependencies`] lists (block 0 under DELTA), and [`decode_block`] each.
+//!   [`block_dependencies`] lists (block 0 under DELTA), and [`decode_block`] each (or
+//!   [`BlockDecoder::decode_block`], which keeps its buffers and codec state between blocks).
 //! - [`encode_chunk`]: Blosc2 chunks C-Blosc2 reads back.
 
 pub mod b2nd;
@@ -30,7 +31,9 @@ mod msgpack;
 mod simd;
 #[cfg(target_arch = "x86_64")]
 mod simd_avx2;
-pub use decode::{block_dependencies, block_spans, decode_block, decode_chunk, decode_chunk_into};
+pub use decode::{
+    block_dependencies, block_spans, decode_block, decode_chunk, decode_chunk_into, BlockDecoder,
+};
 pub use encode::{encode_chunk, Codec, EncodeOptions, Filter, SplitMode};
 pub use error::CodecError;
 pub use header::{ChunkHeader, SpecialValue};
