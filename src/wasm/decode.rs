@@ -23,8 +23,7 @@ use crate::codec::blosc2::{block_spans, BlockDecoder, ChunkHeader, CodecError};
 /// [`decode_chunk_into`] into one buffer of wasm memory kept between calls ([`DECODE_BUFFER`]);
 /// larger ones into a buffer of their own, freed after the call. 16 MiB: a chunk of C-Blosc2's
 /// default sizes fits, and the buffer kept stays a small part of the memory a reader uses.
-/// [`decode_chunk`] decodes block by block only chunks up to this size, as its result is
-/// then made before the chunk is decoded.
+/// [`decode_chunk`] decodes block by block only chunks up to this size.
 const DECODE_BUFFER_MAX: usize = 16 << 20;
 
 thread_local! {
@@ -63,8 +62,18 @@ fn header(chunk: &js_sys::Uint8Array) -> Result<ChunkHeader, CodecError> {
     ChunkHeader::parse(&chunk.subarray(0, n).to_vec())
 }
 
-/// Decodes the chunk in `chunk` (header `h`, `h.nbytes > 0`) block by block into `target`,
-/// a view of exactly `h.nbytes` bytes. Returns `false`, having written any prefix of the
+/// Where [`decode_by_block`] puts the decoded chunk (exactly `nbytes` bytes).
+enum Target<'a> {
+    /// The caller's buffer (`decodeChunkInto`): each block is decoded in wasm memory, then
+    /// copied there.
+    Js(&'a js_sys::Uint8Array),
+    /// Wasm memory (`decodeChunk`, whose result is then copied out once into a new array:
+    /// a new array written block by block had to be zeroed first, and was slower).
+    Wasm(&'a mut [u8]),
+}
+
+/// Decodes the chunk in `chunk` (header `h`, `h.nbytes > 0`) block by block into `target`.
+/// Returns `false`, having written any prefix of the
 /// blocks, when the chunk is not decoded this way: it has no blocks (a special-value chunk),
 /// it is shorter than its `cbytes`, a block's span or streams are malformed, memory for a
 /// block is not there, or the buffers are held (JS re-entered this module during a copy; see
@@ -73,11 +82,7 @@ fn header(chunk: &js_sys::Uint8Array) -> Result<ChunkHeader, CodecError> {
 /// A block's streams are read from its span ([`block_spans`]: up to the next block's start,
 /// or `cbytes`), so a valid chunk decodes to the same bytes as whole; a chunk whose blocks
 /// overlap is left to the whole decoder.
-fn decode_by_block(
-    chunk: &js_sys::Uint8Array,
-    h: &ChunkHeader,
-    target: &js_sys::Uint8Array,
-) -> bool {
+fn decode_by_block(chunk: &js_sys::Uint8Array, h: &ChunkHeader, mut target: Target) -> bool {
     if h.special.is_some() || (chunk.length() as usize) < h.cbytes {
         return false;
     }
@@ -97,11 +102,9 @@ fn decode_by_block(
             block,
             decoder,
         } = &mut *buffers;
-        let Some(first) = sized(first, h.block_nbytes(0)) else {
-            return false;
-        };
         for (i, span) in spans.iter().enumerate() {
-            let n = h.block_nbytes(i);
+            // Block i is bytes at..at + n of the chunk's nbytes (the target's length).
+            let (at, n) = (i * h.blocksize, h.block_nbytes(i));
             let Some(input) = sized(stream, span.len()) else {
                 return false;
             };
@@ -109,20 +112,28 @@ fn decode_by_block(
             chunk
                 .subarray(span.start as u32, span.end as u32)
                 .copy_to(input);
-            let (out, reference): (&mut [u8], _) = if i == 0 {
-                (&mut *first, None)
-            } else {
-                match sized(block, n) {
-                    Some(b) => (b, Some(&*first)),
-                    None => return false,
+            let decoded = match &mut target {
+                Target::Wasm(dst) => {
+                    let (before, rest) = dst.split_at_mut(at);
+                    let reference = (i > 0).then(|| &before[..h.block_nbytes(0)]);
+                    decoder.decode_block(h, i, input, reference, &mut rest[..n])
                 }
+                Target::Js(_) if i == 0 => match sized(first, n) {
+                    Some(out) => decoder.decode_block(h, 0, input, None, out),
+                    None => return false,
+                },
+                Target::Js(_) => match sized(block, n) {
+                    Some(out) => decoder.decode_block(h, i, input, Some(&first[..]), out),
+                    None => return false,
+                },
             };
-            if decoder.decode_block(h, i, input, reference, out).is_err() {
+            if decoded.is_err() {
                 return false;
             }
-            // Block i starts at i * blocksize and ends by nbytes, the target's length.
-            let at = (i * h.blocksize) as u32;
-            target.subarray(at, at + n as u32).copy_from(out);
+            if let Target::Js(dst) = &target {
+                let out = if i == 0 { &first[..n] } else { &block[..n] };
+                dst.subarray(at as u32, (at + n) as u32).copy_from(out);
+            }
         }
         true
     })
@@ -172,8 +183,13 @@ pub fn decode_chunk(
     let chunk = options::view(&chunk, "decodeChunk's chunk")?;
     let h = header(&chunk).map_err(decode_error)?;
     if h.nbytes > 0 && h.nbytes <= DECODE_BUFFER_MAX {
-        let out = js_sys::Uint8Array::new_with_length(h.nbytes as u32);
-        if decode_by_block(&chunk, &h, &out) {
+        let decoded = DECODE_BUFFER.with(|buffer| {
+            let mut buffer = buffer.try_borrow_mut().ok()?;
+            let out = sized(&mut buffer, h.nbytes)?;
+            decode_by_block(&chunk, &h, Target::Wasm(&mut *out))
+                .then(|| js_sys::Uint8Array::from(&*out))
+        });
+        if let Some(out) = decoded {
             return Ok(out);
         }
     }
@@ -205,7 +221,7 @@ pub fn decode_chunk_into(
             target.length()
         )));
     }
-    if h.nbytes > 0 && !decode_by_block(&chunk, &h, &target) {
+    if h.nbytes > 0 && !decode_by_block(&chunk, &h, Target::Js(&target)) {
         with_decoded(&chunk.to_vec(), &h, |out| target.copy_from(out)).map_err(decode_error)?;
     }
     Ok(h.nbytes as u32)
