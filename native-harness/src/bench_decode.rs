@@ -596,20 +596,29 @@ pub fn format_table(rows: &[BenchRow]) -> String {
 
 /// The decode speed floors chunkwise holds itself to, as ratios to C-Blosc2 (one thread):
 /// (codec, filter, data, column, floor). Columns: "ours/C" (native Rust), "wasm/C" (the wasm
-/// build's `decodeChunk` in Node), "Chromium/C" (the web build's in headless Chromium).
-pub const FLOORS: [(&str, &str, &str, &str, f64); 5] = [
+/// build's `decodeChunk` in Node), "Chromium/C" (the web build's in headless Chromium), and
+/// "wasm into/C" and "Chromium into/C", the same decode by `decodeChunkInto` into a buffer the
+/// caller keeps: the decoder's speed with the one copy out of wasm memory and no allocation,
+/// which `decodeChunk`'s new buffer per call bounds (see [`format_floors`]).
+pub const FLOORS: [(&str, &str, &str, &str, f64); 9] = [
     ("lz4", "shuffle", "float32", "ours/C", 0.9),
     ("lz4", "shuffle", "float32", "wasm/C", 0.5),
     ("zstd", "shuffle", "float32", "wasm/C", 0.5),
     ("lz4", "shuffle", "float32", "Chromium/C", 0.5),
     ("zstd", "shuffle", "float32", "Chromium/C", 0.5),
+    ("lz4", "shuffle", "float32", "wasm into/C", 0.5),
+    ("zstd", "shuffle", "float32", "wasm into/C", 0.5),
+    ("lz4", "shuffle", "float32", "Chromium into/C", 0.5),
+    ("zstd", "shuffle", "float32", "Chromium into/C", 0.5),
 ];
 
 /// One line per [`FLOORS`] entry: the row's measured ratio against its floor, "met" or
 /// "BELOW", or "not measured" when the column is absent (no wasm build, or no `--chromium`).
 /// A wasm or Chromium line also gives the ratio of a copy into a new buffer alone, no
 /// decoding (`decodeChunk` copies its result into a new one per call, so it can be no
-/// faster): a floor above that ceiling is out of reach of `decodeChunk`, whatever the decoder. A ratio is printed with
+/// faster): a floor above that ceiling is out of reach of `decodeChunk`, whatever the decoder;
+/// with the decode itself at ratio `d` (the "into" line), `decodeChunk` is near
+/// `1 / (1 / d + 1 / buffer)`. A ratio is printed with
 /// two decimals, or three where two would round it up to the floor ("0.498 BELOW", never
 /// "0.50 BELOW"). A report, not a test: timings on a shared machine move by tens of percent
 /// between runs.
@@ -622,6 +631,8 @@ pub fn format_floors(rows: &[BenchRow]) -> String {
         let ratio = row.and_then(|r| match column {
             "ours/C" => Some(r.ratio()),
             "Chromium/C" => r.chromium_ratio(),
+            "wasm into/C" => r.wasm_into_ratio(),
+            "Chromium into/C" => r.chromium_into_ratio(),
             _ => r.wasm_ratio(),
         });
         let digits = |q: f64| {
@@ -707,10 +718,10 @@ mod tests {
 
     #[test]
     fn floors_name_the_verdict_and_the_new_buffer_ceiling() {
-        let rows = [
-            row("lz4", 949.0, Some(498.0), Some(1800.0)),
-            row("zstd", 900.0, Some(620.0), None),
-        ];
+        let mut lz4 = row("lz4", 949.0, Some(498.0), Some(1800.0));
+        lz4.wasm_into_mbps = Some(640.0);
+        lz4.chromium_into_mbps = Some(470.0);
+        let rows = [lz4, row("zstd", 900.0, Some(620.0), None)];
         let text = format_floors(&rows);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[1], "  lz4 shuffle float32 ours/C >= 0.9: 0.95 met");
@@ -727,6 +738,19 @@ mod tests {
         assert_eq!(
             lines[5],
             "  zstd shuffle float32 Chromium/C >= 0.5: 0.31 BELOW"
+        );
+        // The into lines: measured where the row has the column, else "not measured".
+        assert_eq!(
+            lines[6],
+            "  lz4 shuffle float32 wasm into/C >= 0.5: 0.64 met"
+        );
+        assert_eq!(
+            lines[7],
+            "  zstd shuffle float32 wasm into/C >= 0.5: not measured"
+        );
+        assert_eq!(
+            lines[8],
+            "  lz4 shuffle float32 Chromium into/C >= 0.5: 0.47 BELOW"
         );
         let unmeasured = format_floors(&[row("lz4", 949.0, None, None)]);
         assert!(
