@@ -40,3 +40,31 @@ export function ensureBigFixture() {
   }
   return { ok: true, file, npy, store };
 }
+
+/** Single Blosc2 chunks of 0.5-5 MiB, each beside the bytes it holds (NAME.chunk, NAME.bin,
+ *  chunks.json), written at test time by the pinned python-blosc2's `compress2`
+ *  (tests/fixtures/gen_blosc2.py --chunks) and reused afterwards.
+ *  { ok: true, dir, chunks: [{ name, codec, typesize, blocksize, nbytes }] } or
+ *  { ok: false, reason }. */
+export function ensureChunkFixtures() {
+  const out = path.join(os.tmpdir(), "chunkwise-e2e-chunks");
+  const listing = path.join(out, "chunks.json");
+  if (!fs.existsSync(listing)) {
+    const python = path.join(venv, "bin/python");
+    const gen = path.join(fixtures, "gen_blosc2.py");
+    if (!fs.existsSync(python)) return { ok: false, reason: `no Python venv at ${venv} (scripts/setup.sh python)` };
+    fs.mkdirSync(path.dirname(out), { recursive: true });
+    const aside = fs.mkdtempSync(path.join(os.tmpdir(), "chunkwise-e2e-chunks-"));
+    try {
+      const r = spawnSync(python, [gen, "--chunks", aside], { encoding: "utf8", timeout: 180000 });
+      if (r.status !== 0 || !fs.existsSync(path.join(aside, "chunks.json"))) {
+        throw new Error(`gen_blosc2.py --chunks failed (${r.status}): ${r.stderr}`);
+      }
+      // Another test process may have put it in place meanwhile: keep the first.
+      try { fs.renameSync(aside, out); } catch (e) { if (!fs.existsSync(listing)) throw e; }
+    } finally {
+      fs.rmSync(aside, { recursive: true, force: true });
+    }
+  }
+  return { ok: true, dir: out, chunks: JSON.parse(fs.readFileSync(listing, "utf8")).chunks };
+}

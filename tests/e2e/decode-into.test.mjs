@@ -16,6 +16,8 @@ import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
+import fs from "node:fs";
+import { ensureChunkFixtures } from "./big-fixture.mjs";
 import { fixtures, manifest, readNpy, repo, startServer } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
@@ -152,6 +154,55 @@ describe("decodeChunkInto (pkg/node)", () => {
     }
     assert.ok(stored >= fixtureList.length - 3, `only ${stored} of ${fixtureList.length} fixtures store chunk 0`);
     assert.ok(reversed >= 20, `only ${reversed} chunks of several blocks`);
+  });
+
+  test("chunks of 0.5-5 MiB from compress2 decode to the bytes compressed: blocks of 2 KiB to 5 MiB, DELTA across groups of blocks, in order or reversed", () => {
+    // Decoded a group of up to 256 KiB of blocks at a time when blocks are 4 KiB to 4 MiB
+    // (src/wasm/decode.rs), whole otherwise (the 2 KiB and 5 MiB ones); under DELTA every
+    // block refers to block 0, which decodeChunkInto keeps past the first group.
+    const fx = ensureChunkFixtures();
+    assert.ok(fx.ok, fx.reason);
+    assert.equal(fx.chunks.length, 13);
+    for (const c of fx.chunks) {
+      const chunk = new Uint8Array(fs.readFileSync(path.join(fx.dir, `${c.name}.chunk`)));
+      const want = new Uint8Array(fs.readFileSync(path.join(fx.dir, `${c.name}.bin`)));
+      assert.equal(want.length, c.nbytes, c.name);
+      const variants = [["as written", chunk], ["blocks reversed", reverseBlocks(chunk)]];
+      for (const [how, bytes] of variants) {
+        const got = cw.decodeChunk(bytes);
+        assert.ok(Buffer.from(got).equals(want), `${c.name} ${how}: decodeChunk`);
+        // Into a target that holds other bytes, then into the same target again.
+        const into = new Uint8Array(c.nbytes).fill(0x5a);
+        for (let k = 0; k < 2; k++) {
+          assert.equal(cw.decodeChunkInto(bytes, into), c.nbytes, c.name);
+          assert.ok(Buffer.from(into).equals(want), `${c.name} ${how}: decodeChunkInto (${k})`);
+        }
+      }
+    }
+  });
+
+  test("a damaged chunk of one large block takes no more wasm memory than decoding it whole", () => {
+    // A compress2 chunk whose header claims one 128 MiB block and whose first stream size is
+    // past the end: a DECODE error. Decoded whole, the result and the unshuffle's scratch
+    // block take twice the block; decoded block by block first, the block buffer (kept
+    // between calls) and the stream buffer came on top: memory grew by four times the block.
+    const fx = ensureChunkFixtures();
+    assert.ok(fx.ok, fx.reason);
+    const chunk = new Uint8Array(fs.readFileSync(path.join(fx.dir, "zstd_shuffle_f4_256k.chunk")));
+    const n = 128 << 20;
+    const dv = new DataView(chunk.buffer);
+    dv.setInt32(4, n, true);
+    dv.setInt32(8, n, true);
+    dv.setInt32(dv.getInt32(32, true), 2147483000, true);
+    const before = cw.wasmMemoryBytes();
+    assert.throws(() => cw.decodeChunkInto(chunk, new Uint8Array(n)),
+      (err) => err instanceof cw.ChunkwiseError && err.code === "DECODE" && /truncated/.test(err.message));
+    const grown = cw.wasmMemoryBytes() - before;
+    assert.ok(grown < 2.5 * n, `wasm memory grew by ${grown} bytes for a ${n}-byte block`);
+    // And the module decodes on.
+    const ok = new Uint8Array(fs.readFileSync(path.join(fx.dir, "zstd_shuffle_f4_256k.chunk")));
+    const want = fs.readFileSync(path.join(fx.dir, "zstd_shuffle_f4_256k.bin"));
+    assert.ok(Buffer.from(cw.decodeChunk(ok)).equals(want));
   });
 
   test("a damaged block or a chunk cut short is the same DECODE error from both calls, naming the block", async () => {
