@@ -83,11 +83,11 @@ fn header(chunk: &js_sys::Uint8Array) -> Result<ChunkHeader, CodecError> {
 
 /// Where [`decode_by_block`] puts the decoded chunk (exactly `nbytes` bytes).
 enum Target<'a> {
-    /// The caller's buffer (`decodeChunkInto`): each block is decoded in wasm memory, then
-    /// copied there.
+    /// The caller's buffer (`decodeChunkInto`): each group of blocks is decoded in wasm
+    /// memory, then copied there.
     Js(&'a js_sys::Uint8Array),
     /// Wasm memory (`decodeChunk`, whose result is then copied out once into a new array:
-    /// a new array written block by block had to be zeroed first, and was slower).
+    /// a new array written group by group had to be zeroed first, and was slower).
     Wasm(&'a mut [u8]),
 }
 
