@@ -263,7 +263,29 @@ for (const [C, kind] of [[RemoteArray, "array"], [RemoteStore, "store"], [Remote
       (message, code) => new __CwError(message, code));
   };
 }
+// The other functions, called before init() has resolved: a ChunkwiseError INVALID_ARGUMENT
+// that says so (thrown, or the rejection of those that return a promise) rather than the
+// glue's bare TypeError on its undefined \`wasm\`.
+function __cwNotReady(name) {
+  return new __CwError(\`chunkwise's module is not initialised: await init() before calling \${name}\`,
+    "INVALID_ARGUMENT");
+}
 JS
+  # Every exported function of the glue, and which of them return a promise (the .d.ts).
+  dts="$out/$t/chunkwise.d.ts"
+  [ -f "$dts" ] || { echo "build-pkg: no $dts" >&2; exit 1; }
+  async_fns=" $(tr '\n' ' ' < "$dts" | grep -oP 'export function \K\w+(?=\([^;]*?\): Promise<)' | tr '\n' ' ')"
+  fns=$(grep -oP '^export function \K\w+(?=\()' "$f")
+  for name in decodeChunk cacheUsage; do
+    grep -qx "$name" <<<"$fns" || { echo "build-pkg: no export function $name in $f (wasm-bindgen changed?)" >&2; exit 1; }
+  done
+  [[ "$async_fns" == *" cacheUsage "* ]] || { echo "build-pkg: cacheUsage not seen returning a Promise in $dts" >&2; exit 1; }
+  for name in $fns; do
+    if [[ "$async_fns" == *" $name "* ]]; then fail="return Promise.reject(__cwNotReady(\"$name\"))"; else fail="throw __cwNotReady(\"$name\")"; fi
+    # An exported function declaration is a mutable binding: importers see the wrapper.
+    printf '{ const f = %s; %s = function %s(...a) { if (wasm === undefined) %s; return f.apply(this, a); }; }\n' \
+      "$name" "$name" "$name" "$fail" >> "$f"
+  done
 done
 # The snippets into the two browser entries' glue (scripts/wasm-tools/inline-snippets.mjs):
 # importing `chunkwise` or `chunkwise/b2nd` is then one module, not chunkwise.js and then its

@@ -14,24 +14,28 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fixtures, launchChromium, readNpy, startServer } from "./lib.mjs";
 
-let pageServer, dataServer, slowModule, browser;
+let pageServer, dataServer, slowModule, laterModule, browser;
 
 before(async () => {
   // slowModule: the package again, each answer 1.5 s late: an init() that takes that long.
-  [pageServer, dataServer, slowModule] = await Promise.all([startServer({ quiet: true }), startServer({ root: fixtures }),
-    startServer({ quiet: true, latencyMs: 1500 })]);
+  // laterModule: 200 ms late, the module of the opens made while init is pending: from
+  // loopback the download could end before the page had even sent a request.
+  [pageServer, dataServer, slowModule, laterModule] = await Promise.all([startServer({ quiet: true }),
+    startServer({ root: fixtures }), startServer({ quiet: true, latencyMs: 1500 }),
+    startServer({ quiet: true, latencyMs: 200 })]);
   browser = await launchChromium();
 });
 
 after(async () => {
   await browser?.close();
-  await Promise.all([pageServer?.stop(), dataServer?.stop(), slowModule?.stop()]);
+  await Promise.all([pageServer?.stop(), dataServer?.stop(), slowModule?.stop(), laterModule?.stop()]);
 });
 
 /**
  * On a fresh page: imports /pkg/BUILD/chunkwise.js, opens `file` of the data server with
  * `options` (by `kind`: RemoteArray, or RemoteStore then `get(dataset)`) either while init()
- * is pending (`pending`) or after it, and reads `sel`. Returns the values, shape, when init
+ * is pending (`pending`; the web entries' module then comes from `laterModule`) or after it,
+ * and reads `sel`. Returns the values, shape, when init
  * resolved, when the module's download ended and when the first data request started (page
  * ms), and the data server's log of
  * the case.
@@ -42,7 +46,7 @@ async function openOnPage({ build = "web", file, options = {}, kind = "array", d
   const since = dataServer.log.length;
   try {
     await page.goto(`${pageServer.url}tests/e2e/early-open.test.mjs`);
-    const got = await page.evaluate(async ({ build, url, options, kind, dataset, sel, pending, abort }) => {
+    const got = await page.evaluate(async ({ build, url, options, kind, dataset, sel, pending, abort, later }) => {
       const starts = [];
       const pageFetch = window.fetch;
       window.fetch = function (input, init) {
@@ -56,7 +60,8 @@ async function openOnPage({ build = "web", file, options = {}, kind = "array", d
       const opts = abort ? { ...options, signal: controller.signal } : options;
       let opening, readyAt;
       if (pending) {
-        const ready = cw.default().then(() => { readyAt = performance.now(); });
+        const module = worker ? undefined : `${later}pkg/${build}/chunkwise_bg.wasm`;
+        const ready = cw.default(module).then(() => { readyAt = performance.now(); });
         opening = C.open(url, opts);
         opening.catch(() => {});   // awaited below, after init
         if (abort) controller.abort();
@@ -86,7 +91,7 @@ async function openOnPage({ build = "web", file, options = {}, kind = "array", d
       const wasm = performance.getEntriesByType("resource").find((e) => e.name.endsWith("/chunkwise_bg.wasm"));
       return { data: Array.from(r.data, Number), shape: r.shape, readyAt, wasmEnd: wasm.responseEnd,
         firstData: Math.min(...data.map((s) => s.at)) };
-    }, { build, url: `${dataServer.url}${file}`, options, kind, dataset, sel, pending, abort });
+    }, { build, url: `${dataServer.url}${file}`, options, kind, dataset, sel, pending, abort, later: laterModule.url });
     const log = dataServer.log.slice(since).map((r) => `${r.method} ${r.path} ${r.range}`).sort();
     return { ...got, log };
   } finally {
@@ -334,5 +339,38 @@ describe("open() while init() is pending: several opens, options, tables", () =>
       assert.equal(e.code, "INVALID_ARGUMENT", JSON.stringify(e));
       assert.match(e.message, /call init\(\) first/);
     }
+  });
+
+  test("the other functions before init() resolved: a ChunkwiseError INVALID_ARGUMENT, thrown or as the promise's rejection; after it, they work", async () => {
+    // Each threw the glue's bare TypeError ("Cannot read properties of undefined").
+    const r = await onPage(`
+      const settle = ${settle};
+      const caught = (f) => { try { return { ok: f() }; } catch (e) {
+        return { name: e?.name, code: e?.code, message: String(e?.message), typed: e instanceof cw.ChunkwiseError }; } };
+      const before = {
+        decodeChunk: caught(() => cw.decodeChunk(new Uint8Array(64))),
+        decodeChunkInto: caught(() => cw.decodeChunkInto(new Uint8Array(64), new Uint8Array(8))),
+        renderPng: caught(() => cw.renderPng(new Float32Array(4), [2, 2])),
+        partition: caught(() => cw.partition([])),
+        wasmMemoryBytes: caught(() => cw.wasmMemoryBytes()),
+      };
+      const usage = cw.cacheUsage();
+      const clear = cw.clearCache();
+      const promises = usage instanceof Promise && clear instanceof Promise;
+      before.cacheUsage = await settle(usage);
+      before.clearCache = await settle(clear);
+      const pending = cw.default();
+      before.whilePending = caught(() => cw.wasmMemoryBytes());
+      await pending;
+      return { before, promises, after: cw.wasmMemoryBytes(), usage: await cw.cacheUsage() };`);
+    assert.ok(r.promises, "cacheUsage and clearCache return promises before init too");
+    for (const [name, e] of Object.entries(r.before)) {
+      assert.equal(e.code, "INVALID_ARGUMENT", `${name}: ${JSON.stringify(e)}`);
+      if ("typed" in e) assert.ok(e.typed, `${name}: not a ChunkwiseError`);
+      assert.match(e.message, /not initialised: await init\(\) before calling \w+/, name);
+    }
+    assert.match(r.before.decodeChunk.message, /calling decodeChunk$/);
+    assert.ok(r.after > 0, `wasmMemoryBytes after init: ${r.after}`);
+    assert.equal(typeof r.usage, "object");
   });
 });
