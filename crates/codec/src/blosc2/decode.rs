@@ -533,48 +533,37 @@ impl BlockDecoder {
         reference: Option<&[u8]>,
         dst: &mut [u8],
     ) -> Result<(), CodecError> {
-        decode_one_block(header, block, stream, reference, dst, &mut self.scratch)
+        check_supported(header)?;
+        if block >= header.nblocks() {
+            return Err(CodecError::InvalidArgument {
+                name: "block",
+                value: block as i64,
+                reason: "past the last block",
+            });
+        }
+        let bsize = header.block_nbytes(block);
+        if dst.len() != bsize {
+            return Err(CodecError::DestinationSize {
+                expected: bsize,
+                actual: dst.len(),
+            });
+        }
+        if header.special.is_some() {
+            return Err(CodecError::NotSplittable {
+                reason: "special-value chunk has no block data",
+            });
+        }
+        if header.memcpyed {
+            let body = stream.get(..bsize).ok_or(CodecError::Truncated {
+                what: "memcpyed block",
+                needed: bsize,
+                available: stream.len(),
+            })?;
+            dst.copy_from_slice(body);
+            return Ok(());
+        }
+        decode_block_inner(header, block, stream, reference, dst, &mut self.scratch)
     }
-}
-
-fn decode_one_block(
-    header: &ChunkHeader,
-    block: usize,
-    stream: &[u8],
-    reference: Option<&[u8]>,
-    dst: &mut [u8],
-    scratch: &mut Scratch,
-) -> Result<(), CodecError> {
-    check_supported(header)?;
-    if block >= header.nblocks() {
-        return Err(CodecError::InvalidArgument {
-            name: "block",
-            value: block as i64,
-            reason: "past the last block",
-        });
-    }
-    let bsize = header.block_nbytes(block);
-    if dst.len() != bsize {
-        return Err(CodecError::DestinationSize {
-            expected: bsize,
-            actual: dst.len(),
-        });
-    }
-    if header.special.is_some() {
-        return Err(CodecError::NotSplittable {
-            reason: "special-value chunk has no block data",
-        });
-    }
-    if header.memcpyed {
-        let body = stream.get(..bsize).ok_or(CodecError::Truncated {
-            what: "memcpyed block",
-            needed: bsize,
-            available: stream.len(),
-        })?;
-        dst.copy_from_slice(body);
-        return Ok(());
-    }
-    decode_block_inner(header, block, stream, reference, dst, scratch)
 }
 
 #[cfg(test)]
