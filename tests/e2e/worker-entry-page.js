@@ -47,6 +47,24 @@ async function readAll(url, opts = {}, select = "...") {
   }
 }
 
+/** Opens every [url, opts] at once and holds them all open before reading any, so that the
+ *  pool sees them together whatever the page's timing; then readAll's answer for each. */
+async function readTogether(specs) {
+  await ready;
+  const arrs = await Promise.all(specs.map(([url, opts]) => RemoteArray.open(url, opts).catch((e) => e)));
+  const out = [];
+  for (const arr of arrs) {
+    if (!(arr instanceof RemoteArray)) {
+      out.push(describeError(arr));
+      continue;
+    }
+    const r = await arr.read("...").catch((e) => e);
+    out.push(r?.data ? { ...describeData(r.data), shape: r.shape } : describeError(r));
+  }
+  for (const arr of arrs) if (arr instanceof RemoteArray) arr.close();
+  return out;
+}
+
 /** readInto, getChunk, getChunkBytes and the properties of one array. */
 async function api(url) {
   await ready;
@@ -204,7 +222,7 @@ async function readWithHeaders(url, form) {
 
 window.workerEntry = {
   table, readProbed, probed: () => probed, readWithHeaders,
-  readAll, api, store, errors, cancel, timeoutKept, readWithPageStore,
+  readAll, readTogether, api, store, errors, cancel, timeoutKept, readWithPageStore,
   usage: async (o) => { await ready; return cacheUsage(o); },
   clear: async (o) => { await ready; return clearCache(o); },
 };

@@ -172,7 +172,10 @@ describe("chunkwise/worker in Chromium", () => {
       const page = await ctx.newPage();
       await page.goto(`${pageServer.url}tests/e2e/worker-entry-page.html?workers=2&probe=1`);
       await page.waitForFunction(() => window.workerEntry !== undefined, null, { timeout: 20000 });
-      const got = await Promise.all(Object.keys(SOURCES).map((s) => readIn(page, s)));
+      // One call opens them all: three page.evaluate calls could each finish (open, read,
+      // close) before the next began on a loaded machine, and all go to the first worker.
+      const specs = Object.keys(SOURCES).map((s) => [urlOf(s), SOURCES[s].path ? { path: SOURCES[s].path } : {}]);
+      const got = await page.evaluate((specs) => window.workerEntry.readTogether(specs), specs);
       Object.keys(SOURCES).forEach((s, i) => assertValues(got[i], s, `${s} (pool of 2)`));
       await page.waitForFunction(() => window.workerEntry.probed().length >= 3, null, { timeout: 3000 });
       const probed = await page.evaluate(() => window.workerEntry.probed());
