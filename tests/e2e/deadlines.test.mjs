@@ -141,7 +141,8 @@ describe("deadlines and cancellation (pkg/node)", () => {
       const t0 = performance.now();
       ctrl.abort();
       const took = await rejectsWith(pending, "CANCELLED", t0);
-      assert.ok(took < 500, `${took} ms from abort to rejection`);
+      // Prompt, not after the trickling body (minutes); 2 s leaves room for a loaded machine.
+      assert.ok(took < 2000, `${took} ms from abort to rejection`);
       const read = fetches.slice(mark);
       assert.equal(read.length, 1, "one chunk request");
       await until(() => server.cuts.some((c) => c.range === read[0].range), 3000, "the cut body");
