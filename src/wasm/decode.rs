@@ -2,8 +2,9 @@
 //!
 //! The chunk's bytes live in JS memory and the result goes back there, so each call copies
 //! the chunk into wasm memory and the decoded bytes out of it. A chunk of blocks is decoded a
-//! group of blocks at a time ([`decode_by_block`]): the group's streams are copied in, its
-//! blocks decoded, and the group copied out while all three are still in the CPU's cache.
+//! group of blocks at a time ([`decode_by_block`], with the codec's [`GroupDecoder`]): the
+//! group's streams are copied in, its blocks decoded, and the group copied out while all
+//! three are still in the CPU's cache.
 //! Copying the whole chunk in, decoding it whole and copying the whole result out
 //! ([`with_decoded`]) moved every byte through memory twice more: wasm in Node, `chunkwise
 //! bench decode`'s 4 MiB LZ4 + SHUFFLE float32 chunk (blocks of 256 KiB) went from 2,821 MB/s
@@ -11,8 +12,9 @@
 //! copy is a call into JS with views made for it, a few microseconds: one per block made a
 //! chunk of 16 KiB blocks 1.8x slower than whole, one of 16-byte blocks 100x. The whole-chunk
 //! way stays for chunks without blocks (special values), memcpyed chunks (one copy either
-//! way), blocks outside [`BLOCK_MIN`]..=[`BLOCK_MAX`], and every chunk the block path stops
-//! on, so that an error is the one [`crate::codec::blosc2::decode_chunk`] gives.
+//! way), blocks outside [`BLOCK_MIN`](crate::codec::blosc2::BLOCK_MIN)..=
+//! [`BLOCK_MAX`](crate::codec::blosc2::BLOCK_MAX), and every chunk the block path stops on,
+//! so that an error is the one [`crate::codec::blosc2::decode_chunk`] gives.
 
 use std::cell::RefCell;
 
@@ -20,7 +22,7 @@ use wasm_bindgen::prelude::*;
 
 use super::{arg_error, chunkwise_error, options};
 use crate::codec::blosc2::header::BLOSC2_HEADER_LEN;
-use crate::codec::blosc2::{block_spans, BlockDecoder, ChunkHeader, CodecError};
+use crate::codec::blosc2::{ChunkBytes, ChunkHeader, CodecError, GroupDecoder, GroupTarget};
 
 /// Chunks that decode to at most this many bytes are decoded by [`decode_chunk`] and
 /// [`decode_chunk_into`] into one buffer of wasm memory kept between calls ([`DECODE_BUFFER`]);
@@ -34,35 +36,6 @@ thread_local! {
     /// 4 MiB `Vec` per call (allocation, zero fill, free) cost about a quarter of the time of
     /// decoding an LZ4 + SHUFFLE float32 chunk in wasm (`chunkwise bench decode`).
     static DECODE_BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-    /// The buffers of [`decode_by_block`], kept between calls as [`DECODE_BUFFER`] is.
-    static BLOCK_BUFFERS: RefCell<BlockBuffers> = RefCell::new(BlockBuffers::default());
-}
-
-/// Blocks are decoded by [`decode_by_block`] in groups of up to this many decoded bytes (or
-/// one block, if larger): a group's input, output and the decoder's scratch stay in a core's
-/// cache (L2 is 1-4 MiB on current CPUs), and the calls into JS are few.
-const GROUP_BYTES: usize = 256 << 10;
-
-/// Blocks of at least this many bytes (or a chunk of one block) go by [`decode_by_block`].
-/// Smaller ones make many blocks per group, each decoded as the whole-chunk decoder does it,
-/// so nothing is lost but the bstarts table is sorted once more ([`block_spans`]); the bound
-/// keeps that cheap (at most 1,024 blocks in 4 MiB).
-const BLOCK_MIN: usize = 4 << 10;
-
-/// Blocks of at most this many bytes go by [`decode_by_block`], whose buffers are kept
-/// between calls and grow to the largest group: they then stay under about 5 times this.
-/// Larger blocks (C-Blosc2 makes at most 2 MiB by itself) are decoded whole.
-const BLOCK_MAX: usize = 4 << 20;
-
-/// What [`decode_by_block`] decodes with: one group's streams as copied from JS, the group
-/// decoded (for `decodeChunkInto`), block 0 decoded (the DELTA filter's reference for the
-/// other groups), and the decoder's scratch and codec state.
-#[derive(Default)]
-struct BlockBuffers {
-    stream: Vec<u8>,
-    group: Vec<u8>,
-    first: Vec<u8>,
-    decoder: BlockDecoder,
 }
 
 /// `v` resized to `n` bytes (zeroed when it grows), or `None` when that memory is not there.
@@ -81,6 +54,23 @@ fn header(chunk: &js_sys::Uint8Array) -> Result<ChunkHeader, CodecError> {
     ChunkHeader::parse(&chunk.subarray(0, n).to_vec())
 }
 
+/// A chunk held by JS, whose pieces the group decoder copies into wasm memory.
+struct JsChunk<'a>(&'a js_sys::Uint8Array);
+
+impl ChunkBytes for JsChunk<'_> {
+    fn len(&self) -> usize {
+        self.0.length() as usize
+    }
+    fn get<'a>(&'a self, range: std::ops::Range<usize>, buf: &'a mut Vec<u8>) -> Option<&'a [u8]> {
+        let out = sized(buf, range.len())?;
+        // Within the array's length: the decoder asks only for bytes below `len()`.
+        self.0
+            .subarray(range.start as u32, range.end as u32)
+            .copy_to(out);
+        Some(out)
+    }
+}
+
 /// Where [`decode_by_block`] puts the decoded chunk (exactly `nbytes` bytes).
 enum Target<'a> {
     /// The caller's buffer (`decodeChunkInto`): each group of blocks is decoded in wasm
@@ -91,116 +81,24 @@ enum Target<'a> {
     Wasm(&'a mut [u8]),
 }
 
-/// Decodes the chunk in `chunk` (header `h`, `h.nbytes > 0`) a group of blocks at a time into
-/// `target`. Returns `false`, having written any prefix of the blocks, when the chunk is not
-/// decoded this way: it is special-value or memcpyed, its blocks are outside
-/// [`BLOCK_MIN`]..=[`BLOCK_MAX`], it is shorter than its `cbytes`, a block's span is longer than
-/// a valid block's streams can be or its streams are malformed, memory for a group is not
-/// there, or the buffers are held (JS re-entered this module during a copy; see
-/// [`with_decoded`]). The caller then decodes it whole, which gives the error if there is one.
-///
-/// A block's streams are read from its span ([`block_spans`]: up to the next block's start,
-/// or `cbytes`), so a valid chunk decodes to the same bytes as whole. A group is consecutive
-/// blocks whose spans follow each other in the chunk (C-Blosc2 writes them so on one thread).
-fn decode_by_block(chunk: &js_sys::Uint8Array, h: &ChunkHeader, mut target: Target) -> bool {
-    let blocks_fit = (h.blocksize >= BLOCK_MIN || h.nblocks() == 1) && h.blocksize <= BLOCK_MAX;
-    if h.special.is_some() || h.memcpyed || !blocks_fit || (chunk.length() as usize) < h.cbytes {
-        return false;
-    }
-    let Ok(prefix) = u32::try_from(h.prefix_len()) else {
-        return false;
-    };
-    let Ok(spans) = block_spans(&chunk.subarray(0, prefix).to_vec()) else {
-        return false;
-    };
-    // The most bytes a valid block's streams take: the block (streams stored raw), and per
-    // stream its 4-byte size and a run's token byte (blosc2.c stores a stream raw rather
-    // than let it grow). Longer spans are gaps or damage: left to the whole decoder.
-    let most = |n: usize| n + 5 * h.typesize.max(1);
-    let delta = h.has_delta();
-    let (bs, n0) = (h.blocksize, h.block_nbytes(0));
-    // The caller's array when the result goes there (`decodeChunkInto`).
-    let js = match &target {
-        Target::Js(t) => Some(*t),
-        Target::Wasm(_) => None,
-    };
-    BLOCK_BUFFERS.with(|buffers| {
-        let Ok(mut buffers) = buffers.try_borrow_mut() else {
-            return false;
-        };
-        let BlockBuffers {
-            stream,
-            group,
-            first,
-            decoder,
-        } = &mut *buffers;
-        let mut i = 0;
-        while i < spans.len() {
-            // Blocks i..j: spans back to back, at most GROUP_BYTES decoded (or one block).
-            let mut j = i + 1;
-            let mut size = h.block_nbytes(i);
-            while j < spans.len()
-                && spans[j].start == spans[j - 1].end
-                && size + h.block_nbytes(j) <= GROUP_BYTES
-            {
-                size += h.block_nbytes(j);
-                j += 1;
-            }
-            if spans[i..j]
-                .iter()
-                .zip(i..j)
-                .any(|(s, b)| s.len() > most(h.block_nbytes(b)))
-            {
-                return false;
-            }
-            let base = spans[i].start;
-            let Some(input) = sized(stream, spans[j - 1].end - base) else {
-                return false;
+/// Decodes the chunk in `chunk` (header `h`, `h.nbytes > 0`) a group of blocks at a time
+/// ([`GroupDecoder`], the one this thread keeps: the group's streams copied in from JS,
+/// decoded, and copied out to the caller's array or left in wasm memory) into `target`.
+/// Returns `false`, having written any prefix of the blocks, when the chunk is not decoded
+/// this way (see [`GroupDecoder::decode`]). The caller then decodes it whole, which gives the
+/// error if there is one.
+fn decode_by_block(chunk: &js_sys::Uint8Array, h: &ChunkHeader, target: Target) -> bool {
+    let chunk = JsChunk(chunk);
+    GroupDecoder::with_kept(|decoder| match target {
+        Target::Wasm(dst) => decoder.decode(h, &chunk, GroupTarget::Whole(dst)),
+        Target::Js(dst) => {
+            let mut copy_out = |off: usize, group: &[u8]| {
+                dst.subarray(off as u32, (off + group.len()) as u32)
+                    .copy_from(group);
+                true
             };
-            // Spans end at or before `cbytes` <= the chunk's length (checked above).
-            chunk
-                .subarray(base as u32, spans[j - 1].end as u32)
-                .copy_to(input);
-            let streams = |b: usize| &input[spans[b].start - base..spans[b].end - base];
-            // Block b of the group at b * bs - off of `out`: the target itself, or the group
-            // buffer copied there after.
-            let (out, off): (&mut [u8], usize) = match &mut target {
-                Target::Wasm(dst) => (&mut dst[..i * bs + size], 0),
-                Target::Js(_) => match sized(group, size) {
-                    Some(g) => (g, i * bs),
-                    None => return false,
-                },
-            };
-            for b in i..j {
-                let (before, rest) = out.split_at_mut(b * bs - off);
-                let dst = &mut rest[..h.block_nbytes(b)];
-                // Under DELTA, blocks after 0 XOR with block 0: in `out` while this is the
-                // first group (or the target holds the chunk), else kept in `first`.
-                let reference = match (delta && b > 0, off) {
-                    (false, _) => None,
-                    (true, 0) => Some(&before[..n0]),
-                    (true, _) => Some(&first[..n0]),
-                };
-                if decoder
-                    .decode_block(h, b, streams(b), reference, dst)
-                    .is_err()
-                {
-                    return false;
-                }
-            }
-            if let Some(dst) = js {
-                if i == 0 && delta && j < spans.len() {
-                    match sized(first, n0) {
-                        Some(f) => f.copy_from_slice(&out[..n0]),
-                        None => return false,
-                    }
-                }
-                dst.subarray((i * bs) as u32, (i * bs + size) as u32)
-                    .copy_from(&out[..size]);
-            }
-            i = j;
+            decoder.decode(h, &chunk, GroupTarget::Each(&mut copy_out))
         }
-        true
     })
 }
 

@@ -12,6 +12,8 @@
 //!   learn it), call [`block_spans`], fetch the spans of the wanted blocks plus those
 //!   [`block_dependencies`] lists (block 0 under DELTA), and [`decode_block`] each (or
 //!   [`BlockDecoder::decode_block`], which keeps its buffers and codec state between blocks).
+//! - [`GroupDecoder`]: a whole chunk a group of blocks at a time, each group handed on while
+//!   in the CPU's cache (into a reader's result, out of wasm memory).
 //! - [`encode_chunk`]: Blosc2 chunks C-Blosc2 reads back.
 
 pub mod b2nd;
@@ -21,6 +23,7 @@ mod encode;
 mod error;
 pub mod filters;
 pub mod frame;
+mod groups;
 pub mod header;
 pub mod lz4;
 mod msgpack;
@@ -36,6 +39,7 @@ pub use decode::{
 };
 pub use encode::{encode_chunk, Codec, EncodeOptions, Filter, SplitMode};
 pub use error::CodecError;
+pub use groups::{ChunkBytes, GroupDecoder, GroupTarget, BLOCK_MAX, BLOCK_MIN, GROUP_BYTES};
 pub use header::{ChunkHeader, SpecialValue};
 #[cfg(test)]
 mod tests;
