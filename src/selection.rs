@@ -443,13 +443,15 @@ pub struct DimPart {
     /// First output position (along this dimension) filled from this chunk.
     pub out_start: u64,
     /// For each selected position in this chunk, its contribution (elements) to the offset
-    /// inside the decoded chunk.
+    /// inside the decoded chunk. Empty along the last dimension, described by its runs.
     pub src: Vec<u64>,
     /// Block indices along this dimension touched by the selection (sorted, distinct).
     pub blocks: Vec<u64>,
-    /// Runs `(k, len)` of consecutive selected positions whose `src` offsets are consecutive
-    /// (used for the innermost dimension's copies).
-    runs: Vec<(usize, usize)>,
+    /// Along the last dimension, runs `(k, len, offset)` of `len` selected positions from
+    /// the part's `k`-th whose offsets inside the decoded chunk are consecutive, from `offset`.
+    runs: Vec<(usize, usize, u64)>,
+    /// The largest offset of a selected position (as in `src`).
+    max_src: u64,
 }
 
 /// A planned read: the chunks a selection touches and where each element goes.
@@ -465,6 +467,18 @@ pub struct Plan {
     pub parts: Vec<Vec<DimPart>>,
     out_strides: Vec<u64>,
     itemsize: usize,
+}
+
+/// A run of consecutive elements that one chunk gives the result: `len` elements from
+/// element `src` of the decoded chunk go to element `dst` of the result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Run {
+    /// First element in the decoded chunk.
+    pub src: usize,
+    /// First element in the result.
+    pub dst: usize,
+    /// Elements.
+    pub len: usize,
 }
 
 /// One touched chunk: its grid coordinates and, per dimension, an index into [`Plan::parts`].
@@ -529,40 +543,71 @@ impl Plan {
             // long one would be, position by position (the result-size bound above sees 0
             // bytes): 2^40 positions for `0:0, :` of a (2, 2^40) array.
             let walked = if elements == 0 { 0 } else { sel.count };
-            for k in 0..walked {
+            // Walked a segment at a time: the positions that fall in one block are `n`
+            // positions `step` apart, whose offsets follow by arithmetic. Only the outer
+            // dimensions list each position's offset (each starts rows of the result); the
+            // last one keeps runs alone, so a 1-D read of N elements plans in O(blocks), not
+            // O(N) steps and 8 * N bytes of offsets.
+            let last = d + 1 == ndim;
+            let (chunk_len, block_len) = (grid.chunks[d], grid.blocks[d]);
+            let mut k = 0u64;
+            while k < walked {
                 let pos = sel.position(k);
-                let chunk = pos / grid.chunks[d];
-                let within = pos % grid.chunks[d];
-                let (b, w) = (within / grid.blocks[d], within % grid.blocks[d]);
+                let chunk = pos / chunk_len;
+                let within = pos % chunk_len;
+                let (b, w) = (within / block_len, within % block_len);
+                // Positions left in this block, in the direction of the step (the chunk's
+                // last block may be cut short by the chunk's end).
+                let room = if sel.step > 0 {
+                    ((b + 1) * block_len).min(chunk_len) - 1 - within
+                } else {
+                    w
+                };
+                let n = (room / sel.step.unsigned_abs() + 1).min(walked - k);
                 let off = b * of_block[d] * block_items + w * in_block[d];
-                match list.last_mut() {
-                    Some(p) if p.chunk == chunk => {
-                        p.src.push(off);
-                        if p.blocks.last() != Some(&b) {
-                            p.blocks.push(b);
-                        }
-                    }
-                    _ => list.push(DimPart {
+                if !matches!(list.last(), Some(p) if p.chunk == chunk) {
+                    list.push(DimPart {
                         chunk,
                         out_start: k,
-                        src: vec![off],
-                        blocks: vec![b],
+                        src: vec![],
+                        blocks: vec![],
                         runs: vec![],
-                    }),
+                        max_src: 0,
+                    });
                 }
+                let Some(p) = list.last_mut() else {
+                    unreachable!("a part was pushed above")
+                };
+                let at = (k - p.out_start) as usize;
+                if p.blocks.last() != Some(&b) {
+                    p.blocks.push(b);
+                }
+                // Offsets of the segment's positions: off, off + delta, ...
+                // (Wrapping: a step past the block leaves one position, whose delta is unused.)
+                let delta = sel.step.wrapping_mul(in_block[d] as i64);
+                let last_off = (off as i64 + (n as i64 - 1) * delta) as u64;
+                p.max_src = p.max_src.max(off).max(last_off);
+                if !last {
+                    p.src
+                        .extend((0..n as i64).map(|j| (off as i64 + j * delta) as u64));
+                } else if delta == 1 {
+                    // One run, joined to the previous one when the offsets go on (a block
+                    // that follows its neighbour in the decoded chunk).
+                    match p.runs.last_mut() {
+                        Some(r) if r.0 + r.1 == at && r.2 + r.1 as u64 == off => r.1 += n as usize,
+                        _ => p.runs.push((at, n as usize, off)),
+                    }
+                } else {
+                    p.runs.extend(
+                        (0..n as i64)
+                            .map(|j| (at + j as usize, 1, (off as i64 + j * delta) as u64)),
+                    );
+                }
+                k += n;
             }
             for p in &mut list {
                 p.blocks.sort_unstable();
                 p.blocks.dedup();
-                let mut runs = Vec::new();
-                let mut start = 0usize;
-                for i in 1..=p.src.len() {
-                    if i == p.src.len() || p.src[i] != p.src[i - 1] + 1 {
-                        runs.push((start, i - start));
-                        start = i;
-                    }
-                }
-                p.runs = runs;
             }
             parts.push(list);
         }
@@ -586,6 +631,11 @@ impl Plan {
     pub fn result_elements(&self) -> u64 {
         // Within u64 by Plan::new's bound on the result bytes.
         count_product(1, self.dims.iter().map(|d| d.count)).unwrap_or(u64::MAX)
+    }
+
+    /// Bytes per element.
+    pub fn itemsize(&self) -> usize {
+        self.itemsize
     }
 
     /// Number of result bytes.
@@ -697,9 +747,17 @@ impl Plan {
                 needed: isz,
             });
         }
+        // A value of one repeated byte (zero, most often) is a memset per run.
+        let byte = value.iter().all(|&b| b == value[0]).then_some(value[0]);
         self.for_each_run(chunk, dst, |dst, _, t, len| {
-            for e in dst[t * isz..(t + len) * isz].chunks_exact_mut(isz) {
-                e.copy_from_slice(value);
+            let run = &mut dst[t * isz..(t + len) * isz];
+            match byte {
+                Some(b) => run.fill(b),
+                None => {
+                    for e in run.chunks_exact_mut(isz) {
+                        e.copy_from_slice(value);
+                    }
+                }
             }
         })
     }
@@ -710,8 +768,49 @@ impl Plan {
             .part
             .iter()
             .enumerate()
-            .map(|(d, &i)| self.parts[d][i].src.iter().copied().max().unwrap_or(0))
+            .map(|(d, &i)| self.parts[d][i].max_src)
             .sum()
+    }
+
+    /// The runs `chunk` contributes to the result, ordered by the piece of `piece` elements of
+    /// the decoded chunk that each starts in (in result order within a piece), so that a
+    /// chunk decoded a piece at a time can be copied piece by piece: a counting sort, linear
+    /// in the runs. `None` when there are more than `max` runs, or `piece` is 0.
+    pub fn runs_by_piece(&self, chunk: &ChunkRef, piece: usize, max: usize) -> Option<Vec<Run>> {
+        if piece == 0 {
+            return None;
+        }
+        let mut runs = Vec::new();
+        let all = self.walk_runs(chunk, |src, dst, len| {
+            runs.push(Run { src, dst, len });
+            runs.len() <= max
+        });
+        if !all {
+            return None;
+        }
+        let pieces = runs.iter().map(|r| r.src / piece + 1).max().unwrap_or(0);
+        // starts[p]: where the runs starting in piece p go in the sorted list.
+        let mut starts = vec![0usize; pieces + 1];
+        for r in &runs {
+            starts[r.src / piece + 1] += 1;
+        }
+        for p in 1..starts.len() {
+            starts[p] += starts[p - 1];
+        }
+        let mut sorted = vec![
+            Run {
+                src: 0,
+                dst: 0,
+                len: 0
+            };
+            runs.len()
+        ];
+        for r in runs {
+            let at = &mut starts[r.src / piece];
+            sorted[*at] = r;
+            *at += 1;
+        }
+        Some(sorted)
     }
 
     /// Calls `f(dst, src_element, dst_element, len)` for each run of `len` consecutive
@@ -730,6 +829,16 @@ impl Plan {
                 needed: self.result_bytes(),
             });
         }
+        self.walk_runs(chunk, |s, t, len| {
+            f(dst, s, t, len);
+            true
+        });
+        Ok(())
+    }
+
+    /// Calls `f(src_element, dst_element, len)` for each run of [`Plan::for_each_run`], in
+    /// result order, until `f` returns `false`. Returns whether every run was visited.
+    fn walk_runs(&self, chunk: &ChunkRef, mut f: impl FnMut(usize, usize, usize) -> bool) -> bool {
         let parts: Vec<&DimPart> = chunk
             .part
             .iter()
@@ -738,8 +847,7 @@ impl Plan {
             .collect();
         let ndim = parts.len();
         if ndim == 0 {
-            f(dst, 0, 0, 1);
-            return Ok(());
+            return f(0, 0, 1);
         }
         let last = parts[ndim - 1];
         let mut idx = vec![0usize; ndim.saturating_sub(1)];
@@ -751,18 +859,15 @@ impl Plan {
                 d_off += (parts[d].out_start + idx[d] as u64) * self.out_strides[d];
             }
             d_off += last.out_start;
-            for &(k, len) in &last.runs {
-                f(
-                    dst,
-                    (s_off + last.src[k]) as usize,
-                    (d_off + k as u64) as usize,
-                    len,
-                );
+            for &(k, len, off) in &last.runs {
+                if !f((s_off + off) as usize, (d_off + k as u64) as usize, len) {
+                    return false;
+                }
             }
             let mut d = ndim - 1;
             loop {
                 if d == 0 {
-                    return Ok(());
+                    return true;
                 }
                 d -= 1;
                 idx[d] += 1;
@@ -790,19 +895,60 @@ mod tests {
         let sel = Selection::parse("8:0:-3, 1:7:2").unwrap();
         let dims = sel.resolve(&grid.shape).unwrap();
         let plan = Plan::new(&grid, &dims, 2, 1 << 20).unwrap();
-        let value = [0xAB, 0xCD];
         let items = grid.decoded_chunk_items().unwrap() as usize;
-        let full: Vec<u8> = value.repeat(items);
-        for c in plan.chunks() {
-            let mut want = vec![0u8; plan.result_bytes()];
-            let mut got = vec![0u8; plan.result_bytes()];
-            plan.copy_chunk(&c, &full, &mut want).unwrap();
-            plan.fill_chunk(&c, &value, &mut got).unwrap();
-            assert_eq!(got, want, "chunk {:?}", c.coords);
+        // Two bytes, and one byte repeated (written by runs), over a result not zeroed.
+        for value in [[0xAB, 0xCD], [0x5A, 0x5A]] {
+            let full: Vec<u8> = value.repeat(items);
+            for c in plan.chunks() {
+                let mut want = vec![0x11u8; plan.result_bytes()];
+                let mut got = vec![0x11u8; plan.result_bytes()];
+                plan.copy_chunk(&c, &full, &mut want).unwrap();
+                plan.fill_chunk(&c, &value, &mut got).unwrap();
+                assert_eq!(got, want, "chunk {:?}, value {value:?}", c.coords);
+            }
         }
         let c = &plan.chunks()[0];
         let mut out = vec![0u8; plan.result_bytes()];
         assert!(plan.fill_chunk(c, &[1], &mut out).is_err());
+    }
+
+    #[test]
+    fn runs_by_piece_copy_what_copy_chunk_copies() {
+        // 3-D, edge chunks, blocks not dividing chunks along the last axis; selections with
+        // steps, reversal and an integer axis.
+        let grid = Grid::new(vec![9, 10, 23], vec![4, 6, 10], vec![2, 3, 4]).unwrap();
+        let items = grid.decoded_chunk_items().unwrap() as usize;
+        let src: Vec<u8> = (0..items as u32 * 2).map(|v| (v * 7 % 251) as u8).collect();
+        for text in [
+            "...",
+            "1:8, ::-1, 3:21",
+            "::2, 4, ::3",
+            "8:0:-3, 1:10, 22:2:-1",
+        ] {
+            let dims = Selection::parse(text)
+                .unwrap()
+                .resolve(&grid.shape)
+                .unwrap();
+            let plan = Plan::new(&grid, &dims, 2, 1 << 20).unwrap();
+            for c in plan.chunks() {
+                let mut want = vec![0u8; plan.result_bytes()];
+                plan.copy_chunk(&c, &src, &mut want).unwrap();
+                let runs = plan.runs_by_piece(&c, 5, usize::MAX).unwrap();
+                assert!(
+                    runs.windows(2).all(|w| w[0].src / 5 <= w[1].src / 5),
+                    "{text}"
+                );
+                let mut got = vec![0u8; plan.result_bytes()];
+                for r in &runs {
+                    got[r.dst * 2..(r.dst + r.len) * 2]
+                        .copy_from_slice(&src[r.src * 2..(r.src + r.len) * 2]);
+                }
+                assert_eq!(got, want, "{text}, chunk {:?}", c.coords);
+                if runs.len() > 1 {
+                    assert!(plan.runs_by_piece(&c, 5, runs.len() - 1).is_none());
+                }
+            }
+        }
     }
 
     #[test]
@@ -963,6 +1109,11 @@ mod tests {
             Grid::new(vec![7, 9, 11], vec![3, 4, 5], vec![2, 2, 3]).unwrap(),
             Grid::new(vec![17], vec![5], vec![2]).unwrap(),
             Grid::new(vec![3, 4, 5, 6], vec![2, 3, 2, 4], vec![1, 2, 2, 3]).unwrap(),
+            // Blocks not dividing chunks (each chunk's last block cut short), 1-D and 2-D.
+            Grid::new(vec![23], vec![7], vec![3]).unwrap(),
+            Grid::new(vec![11, 23], vec![5, 7], vec![2, 3]).unwrap(),
+            // Blocks spanning the chunk's trailing axis: runs join across blocks.
+            Grid::new(vec![9, 8], vec![6, 4], vec![2, 4]).unwrap(),
         ];
         let sels = [
             "...",
@@ -974,6 +1125,13 @@ mod tests {
             "1:, ::-3",
             "0, 0",
             "5:2",
+            "..., 3:20:4",
+            "..., ::-5",
+            "..., 20:2:-1",
+            "..., ::7",
+            "..., ::100",
+            "::-2, 1:12:5",
+            "..., 2:21",
         ];
         for g in &grids {
             for s in sels {
@@ -986,6 +1144,64 @@ mod tests {
                 assert_eq!(shape.iter().product::<u64>() as usize, got.len());
             }
         }
+    }
+
+    #[test]
+    fn blocks_and_largest_offsets_as_walked_position_by_position() {
+        let g = Grid::new(vec![11, 23], vec![5, 7], vec![2, 3]).unwrap();
+        for text in ["...", "1:10:3, ::-2", "::-4, 5:6", "3, 20:0:-7"] {
+            let dims = Selection::parse(text).unwrap().resolve(&g.shape).unwrap();
+            let plan = Plan::new(&g, &dims, 4, u64::MAX).unwrap();
+            for (d, sel) in dims.iter().enumerate() {
+                for p in &plan.parts[d] {
+                    let (mut blocks, mut max) = (vec![], 0);
+                    let of_block = if d == 0 { g.block_counts()[1] } else { 1 };
+                    let in_block = if d == 0 { g.blocks[1] } else { 1 };
+                    for k in 0..sel.count {
+                        let pos = sel.position(k);
+                        if pos / g.chunks[d] == p.chunk {
+                            let within = pos % g.chunks[d];
+                            let (b, w) = (within / g.blocks[d], within % g.blocks[d]);
+                            blocks.push(b);
+                            max = max.max(b * of_block * g.block_items() + w * in_block);
+                        }
+                    }
+                    blocks.sort_unstable();
+                    blocks.dedup();
+                    assert_eq!(p.blocks, blocks, "{text}, axis {d}, chunk {}", p.chunk);
+                    assert_eq!(p.max_src, max, "{text}, axis {d}, chunk {}", p.chunk);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_last_axis_plans_by_block_not_by_position() {
+        // 2^30 one-byte elements in chunks of 2^24 and blocks of 2^16: one run per chunk and
+        // no offset listed per position (8 GiB of them before), for a whole or a reversed
+        // read of a part of it.
+        let g = Grid::new(vec![1 << 30], vec![1 << 24], vec![1 << 16]).unwrap();
+        let dims = Selection::parse("...").unwrap().resolve(&g.shape).unwrap();
+        let plan = Plan::new(&g, &dims, 1, u64::MAX).unwrap();
+        assert_eq!(plan.parts[0].len(), 64);
+        for p in &plan.parts[0] {
+            assert!(p.src.is_empty());
+            assert_eq!(p.runs, vec![(0, 1 << 24, 0)]);
+            assert_eq!(p.blocks.len(), 256);
+        }
+        // A 2-D array of long rows: rows listed, columns by runs (one per chunk: blocks of one
+        // row follow each other in the decoded chunk, so their runs join).
+        let g = Grid::new(vec![4, 1 << 28], vec![2, 1 << 24], vec![1, 1 << 20]).unwrap();
+        let dims = Selection::parse("1:3, 5:")
+            .unwrap()
+            .resolve(&g.shape)
+            .unwrap();
+        let plan = Plan::new(&g, &dims, 1, u64::MAX).unwrap();
+        assert_eq!(plan.parts[0].iter().map(|p| p.src.len()).sum::<usize>(), 2);
+        assert_eq!(
+            plan.parts[1].iter().map(|p| p.runs.len()).sum::<usize>(),
+            16
+        );
     }
 
     #[test]
