@@ -383,11 +383,8 @@ impl ArrayFormat for B2ndArray {
             source,
         };
         let h = ChunkHeader::parse(stored).map_err(|e| err(e.into()))?;
-        if h.nbytes != self.header.chunksize {
-            return Err(err(ChunkDecodeError::Layout(format!(
-                "chunk holds {} bytes, frame chunks hold {}",
-                h.nbytes, self.header.chunksize
-            ))));
+        if let Some(e) = self.blosc2_header_error(&h) {
+            return Err(err(e));
         }
         decode_chunk(stored).map_err(|e| err(e.into()))
     }
@@ -400,6 +397,15 @@ impl ArrayFormat for B2ndArray {
 
     fn payload_is_blosc2(&self) -> bool {
         true
+    }
+
+    fn blosc2_header_error(&self, h: &ChunkHeader) -> Option<ChunkDecodeError> {
+        (h.nbytes != self.header.chunksize).then(|| {
+            ChunkDecodeError::Layout(format!(
+                "chunk holds {} bytes, frame chunks hold {}",
+                h.nbytes, self.header.chunksize
+            ))
+        })
     }
 
     /// The vlmeta ([`crate::codec::blosc2::vlmeta`]).

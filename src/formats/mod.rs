@@ -357,6 +357,18 @@ pub trait ArrayFormat: MaybeSend + MaybeSync {
     fn payload_is_blosc2(&self) -> bool {
         false
     }
+    /// For a format whose stored chunks are Blosc2 ([`ArrayFormat::payload_is_blosc2`]):
+    /// what [`ArrayFormat::decode`] finds wrong with a chunk's header before decoding it
+    /// (its size, its type size), `None` when nothing. The read pipeline decodes a chunk
+    /// whose header passes a group of blocks at a time without calling `decode`
+    /// ([`crate::codec::blosc2::GroupDecoder`]), and calls `decode` on any other, which
+    /// reports the error. The default refuses every header.
+    fn blosc2_header_error(
+        &self,
+        _header: &crate::codec::blosc2::ChunkHeader,
+    ) -> Option<ChunkDecodeError> {
+        Some(ChunkDecodeError::Layout("not a Blosc2 format".into()))
+    }
     /// The loader of chunks that [`ArrayFormat::locate`] places as [`ChunkPlace::Loaded`].
     fn loader(&self) -> Option<&dyn ChunkLoader> {
         None

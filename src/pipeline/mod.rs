@@ -33,6 +33,7 @@ pub mod plan;
 pub use plan::{BlockRule, FetchPlan, Found, PlannedChunk, Step};
 
 use crate::cache::{convert, CacheCoordinator, CacheKey, CachePolicy, Item};
+use crate::codec::blosc2::{ChunkHeader, GroupDecoder};
 use crate::dtype::DType;
 use crate::element::Element;
 use crate::error::Result;
@@ -234,6 +235,39 @@ impl Reader<'_> {
             .map_err(|e| e.at_bytes(range))?;
         self.coordinator.count_format_decode();
         Ok(d)
+    }
+
+    /// Decodes stored chunk `chunk` (at `range` of the source, when known) and copies its
+    /// selected elements into `asm`: a group of blocks at a time when the format's chunks are
+    /// Blosc2 and no decoded copy is to be kept ([`Assembler::chunk_by_groups`]), else whole.
+    /// Returns the decoded chunk for a converted format, whose cache entry is made from it.
+    ///
+    /// # Errors
+    /// As [`Reader::decode`] and [`Assembler::chunk`].
+    fn assemble(
+        &self,
+        asm: &mut Assembler<'_>,
+        chunk: u64,
+        stored: &[u8],
+        range: Option<&Range<u64>>,
+    ) -> Result<Option<Vec<u8>>> {
+        if self.converted.is_none() && self.format.payload_is_blosc2() {
+            if let Ok(h) = ChunkHeader::parse(stored) {
+                let chunk_bytes = self.format.grid().decoded_chunk_items()? as usize
+                    * self.format.dtype().itemsize;
+                let by_groups = self.format.blosc2_header_error(&h).is_none()
+                    && GroupDecoder::with_kept(|groups| {
+                        asm.chunk_by_groups(chunk, &h, stored, chunk_bytes, groups)
+                    })?;
+                if by_groups {
+                    self.coordinator.count_format_decode();
+                    return Ok(None);
+                }
+            }
+        }
+        let d = self.decode(chunk, stored, range)?;
+        asm.chunk(chunk, &d)?;
+        Ok(self.converted.is_some().then_some(d))
     }
 
     /// Keeps a chunk just read: its stored bytes, or for a converted format the decoded
@@ -500,8 +534,7 @@ async fn read_planned(r: &Reader<'_>, plan: &Plan, opts: &ReadOptions<'_>) -> Re
                     ChunkPlace::Stored(range) => Some(range),
                     _ => None,
                 };
-                let d = r.decode(chunk, &b, stored)?;
-                asm.chunk(chunk, &d)?;
+                r.assemble(&mut asm, chunk, &b, stored)?;
                 Found::Hit
             }
             Some(Cached::Decoded(d)) => {
@@ -560,9 +593,8 @@ async fn read_planned(r: &Reader<'_>, plan: &Plan, opts: &ReadOptions<'_>) -> Re
                     let (chunk, range) = (fetch.whole[i].0, &fetch.whole[i].1);
                     let within = &fetch.merged.placements[i].within;
                     let stored = bytes.slice(within.start as usize..within.end as usize);
-                    let d = r.decode(chunk, &stored, Some(range))?;
-                    asm.chunk(chunk, &d)?;
-                    decoded.push((chunk, stored, r.converted.is_some().then_some(d)));
+                    let d = r.assemble(&mut asm, chunk, &stored, Some(range))?;
+                    decoded.push((chunk, stored, d));
                 }
                 futures::future::join_all(decoded.iter().map(|(chunk, stored, d)| {
                     r.keep(*chunk, stored, d.as_deref(), dtype.itemsize)
@@ -632,9 +664,7 @@ impl ChunkSink for LoadSink<'_, '_, '_> {
 
     async fn stored(&mut self, chunk: u64, stored: Bytes) -> Result<()> {
         // Stored bytes of a Blosc2 format (Caterva2): decoded here, kept as they are.
-        let d = self.r.decode(chunk, &stored, None)?;
-        self.asm.chunk(chunk, &d)?;
-        let converted = self.r.converted.is_some().then_some(d);
+        let converted = self.r.assemble(self.asm, chunk, &stored, None)?;
         self.r
             .keep(chunk, &stored, converted.as_deref(), self.itemsize)
             .await;

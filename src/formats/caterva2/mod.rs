@@ -307,27 +307,34 @@ impl ArrayFormat for Caterva2Array {
             source,
         };
         let h = ChunkHeader::parse(stored).map_err(|e| err(e.into()))?;
-        if h.nbytes as u64 != self.chunk_bytes {
-            return Err(err(ChunkDecodeError::Layout(format!(
-                "chunk holds {} bytes, the dataset's chunks hold {}",
-                h.nbytes, self.chunk_bytes
-            ))));
-        }
-        // The header's typesize is the item size it was compressed with (C-Blosc2 stores 1
-        // for item sizes past BLOSC_MAX_TYPESIZE, 255): another one is a chunk of another
-        // dtype (a dataset rewritten since its api/info), whose bytes would be misread.
-        let itemsize = self.dtype.itemsize;
-        if itemsize <= 255 && h.typesize != itemsize {
-            return Err(err(ChunkDecodeError::Layout(format!(
-                "chunk of {}-byte items, the dataset's dtype {} has {itemsize}",
-                h.typesize, self.dtype
-            ))));
+        if let Some(e) = self.blosc2_header_error(&h) {
+            return Err(err(e));
         }
         decode_chunk(stored).map_err(|e| err(e.into()))
     }
 
     fn payload_is_blosc2(&self) -> bool {
         true
+    }
+
+    fn blosc2_header_error(&self, h: &ChunkHeader) -> Option<ChunkDecodeError> {
+        if h.nbytes as u64 != self.chunk_bytes {
+            return Some(ChunkDecodeError::Layout(format!(
+                "chunk holds {} bytes, the dataset's chunks hold {}",
+                h.nbytes, self.chunk_bytes
+            )));
+        }
+        // The header's typesize is the item size it was compressed with (C-Blosc2 stores 1
+        // for item sizes past BLOSC_MAX_TYPESIZE, 255): another one is a chunk of another
+        // dtype (a dataset rewritten since its api/info), whose bytes would be misread.
+        let itemsize = self.dtype.itemsize;
+        if itemsize <= 255 && h.typesize != itemsize {
+            return Some(ChunkDecodeError::Layout(format!(
+                "chunk of {}-byte items, the dataset's dtype {} has {itemsize}",
+                h.typesize, self.dtype
+            )));
+        }
+        None
     }
 
     fn loader(&self) -> Option<&dyn ChunkLoader> {
