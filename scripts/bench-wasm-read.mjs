@@ -5,6 +5,9 @@
 // wasm memory. Two builds side by side in one run (`--pkg` twice: rounds alternate between
 // them), in Node and, with --chromium, in a headless Chromium page.
 //
+// Each read also into one typed array allocated once (`readInto`: the *_into columns), which
+// spares the new result buffer per read.
+//
 // Usage: node scripts/bench-wasm-read.mjs [--pkg DIR]... [--rounds N] [--chromium] [--json] FILE...
 //   FILE       a .b2nd file (served from its directory by the native `chunkwise serve`)
 //   --pkg      a package directory holding node/ and web/ (default pkg/ of this checkout);
@@ -104,16 +107,34 @@ for (const [dir, list] of byDir) {
       }
       const node = await timeReads(arrays.map((arr) => async () => (await arr.read("...")).data.byteLength),
         rounds, MIN_READS, MIN_ROUND_MS);
+      // readInto: the same reads into one array per build, allocated once.
+      const targets = arrays.map(() => new Uint8Array(reference.length));
+      const into = await timeReads(arrays.map((arr, k) => async () => {
+        const t = targetOf(arr, targets[k]);
+        return (await arr.readInto(t, "...")).data.byteLength;
+      }), rounds, MIN_READS, MIN_ROUND_MS);
+      for (const [k, t] of targets.entries()) {
+        if (!bytesOf(t).equals(reference)) fail(`${file}: ${pkgs[k]}'s readInto differs from its read`);
+      }
       for (const arr of arrays) arr.close();
       const chrome = chromium ? await inChromium(file, reference) : null;
       pkgs.forEach((p, k) => rows.push({
         file: path.basename(file), build: path.relative(process.cwd(), p) || ".", bytes: reference.length,
-        node_mbps: node[k], chromium_mbps: chrome ? chrome[k] : null,
+        node_mbps: node[k], node_into_mbps: into[k], chromium_mbps: chrome ? chrome.read[k] : null,
+        chromium_into_mbps: chrome ? chrome.into[k] : null,
       }));
     }
   } finally {
     await server.stop();
   }
+}
+
+/** A view of `bytes` typed as `arr`'s dtype (readInto wants the typed array of its dtype). */
+function targetOf(arr, bytes) {
+  const types = { u1: Uint8Array, i1: Int8Array, u2: Uint16Array, i2: Int16Array, u4: Uint32Array,
+    i4: Int32Array, f4: Float32Array, f8: Float64Array, i8: BigInt64Array, u8: BigUint64Array };
+  const T = types[arr.dtype.slice(1)] ?? Uint8Array;
+  return new T(bytes.buffer, bytes.byteOffset, bytes.byteLength / T.BYTES_PER_ELEMENT);
 }
 
 function fail(msg) {
@@ -148,14 +169,23 @@ async function inChromium(file, reference) {
         firsts.push(Array.from(new Uint8Array(d.buffer, d.byteOffset, d.byteLength).subarray(0, 4096)));
         arrays.push(arr);
       }
-      const mbps = await new Function("reads", "rounds", "minReads", "minRoundMs", time)(
-        arrays.map((arr) => async () => (await arr.read("...")).data.byteLength), rounds, minReads, minRoundMs);
-      return { mbps, firsts };
+      const timing = new Function("reads", "rounds", "minReads", "minRoundMs", time);
+      const read = await timing(arrays.map((arr) => async () => (await arr.read("...")).data.byteLength),
+        rounds, minReads, minRoundMs);
+      const types = { u1: Uint8Array, i1: Int8Array, u2: Uint16Array, i2: Int16Array, u4: Uint32Array,
+        i4: Int32Array, f4: Float32Array, f8: Float64Array, i8: BigInt64Array, u8: BigUint64Array };
+      const targets = arrays.map((arr) => {
+        const T = types[arr.dtype.slice(1)] ?? Uint8Array;
+        return new T(arr.shape.reduce((a, b) => a * b, 1));
+      });
+      const into = await timing(arrays.map((arr, k) => async () => (await arr.readInto(targets[k], "...")).data.byteLength),
+        rounds, minReads, minRoundMs);
+      return { read, into, firsts };
     }, { n: pkgs.length, rounds, minReads: MIN_READS, minRoundMs: MIN_ROUND_MS, time: TIME });
     got.firsts.forEach((f, k) => {
       if (!Buffer.from(f).equals(reference.subarray(0, f.length))) fail(`${file}: build ${pkgs[k]} in Chromium read other bytes`);
     });
-    return got.mbps;
+    return got;
   } finally {
     await browser.close();
     await server.stop();
@@ -167,8 +197,10 @@ if (json) {
   for (const r of rows) console.log(JSON.stringify(r));
 } else {
   const fmt = (v) => (v === null ? "-" : v.toFixed(0));
-  console.log(`${"file".padEnd(36)} ${"build".padEnd(24)} ${"result_MiB".padStart(10)} ${"node_MB/s".padStart(10)} ${"chromium_MB/s".padStart(13)}`);
+  const cols = [["node_MB/s", "node_mbps"], ["node_into", "node_into_mbps"], ["chromium_MB/s", "chromium_mbps"],
+    ["chromium_into", "chromium_into_mbps"]];
+  console.log(`${"file".padEnd(36)} ${"build".padEnd(24)} ${"result_MiB".padStart(10)} ${cols.map(([h]) => h.padStart(13)).join(" ")}`);
   for (const r of rows) {
-    console.log(`${r.file.padEnd(36)} ${r.build.padEnd(24)} ${(r.bytes / 1048576).toFixed(1).padStart(10)} ${fmt(r.node_mbps).padStart(10)} ${fmt(r.chromium_mbps).padStart(13)}`);
+    console.log(`${r.file.padEnd(36)} ${r.build.padEnd(24)} ${(r.bytes / 1048576).toFixed(1).padStart(10)} ${cols.map(([, k]) => fmt(r[k]).padStart(13)).join(" ")}`);
   }
 }
