@@ -447,9 +447,10 @@ pub struct DimPart {
     pub src: Vec<u64>,
     /// Block indices along this dimension touched by the selection (sorted, distinct).
     pub blocks: Vec<u64>,
-    /// Along the last dimension, runs `(k, len, offset)` of `len` selected positions from
-    /// the part's `k`-th whose offsets inside the decoded chunk are consecutive, from `offset`.
-    runs: Vec<(usize, usize, u64)>,
+    /// Along the last dimension, runs `(k, len, offset, step)`: `len` selected positions from
+    /// the part's `k`-th, whose offsets inside the decoded chunk are `offset`, `offset +
+    /// step`, ... (`step` 1 for consecutive offsets, and for a run of one).
+    runs: Vec<(usize, usize, u64, i64)>,
     /// The largest offset of a selected position (as in `src`).
     max_src: u64,
 }
@@ -590,18 +591,22 @@ impl Plan {
                 if !last {
                     p.src
                         .extend((0..n as i64).map(|j| (off as i64 + j * delta) as u64));
-                } else if delta == 1 {
-                    // One run, joined to the previous one when the offsets go on (a block
-                    // that follows its neighbour in the decoded chunk).
-                    match p.runs.last_mut() {
-                        Some(r) if r.0 + r.1 == at && r.2 + r.1 as u64 == off => r.1 += n as usize,
-                        _ => p.runs.push((at, n as usize, off)),
-                    }
                 } else {
-                    p.runs.extend(
-                        (0..n as i64)
-                            .map(|j| (at + j as usize, 1, (off as i64 + j * delta) as u64)),
-                    );
+                    // One run per segment (a strided or reversed one too: 32 bytes per block
+                    // rather than per element), joined to the previous one when the offsets
+                    // go on (a block that follows its neighbour in the decoded chunk).
+                    let step = if n == 1 { 1 } else { delta };
+                    match p.runs.last_mut() {
+                        Some(r)
+                            if step == 1
+                                && r.3 == 1
+                                && r.0 + r.1 == at
+                                && r.2 + r.1 as u64 == off =>
+                        {
+                            r.1 += n as usize
+                        }
+                        _ => p.runs.push((at, n as usize, off, step)),
+                    }
                 }
                 k += n;
             }
@@ -723,8 +728,19 @@ impl Plan {
                 needed,
             });
         }
-        self.for_each_run(chunk, dst, |dst, s, t, len| {
-            dst[t * isz..(t + len) * isz].copy_from_slice(&src[s * isz..(s + len) * isz]);
+        self.for_each_run(chunk, dst, |dst, s, t, len, step| {
+            if step == 1 {
+                dst[t * isz..(t + len) * isz].copy_from_slice(&src[s * isz..(s + len) * isz]);
+            } else {
+                // Within the chunk: the run's offsets are at most max_src (checked above).
+                for (j, e) in dst[t * isz..(t + len) * isz]
+                    .chunks_exact_mut(isz)
+                    .enumerate()
+                {
+                    let at = (s as i64 + j as i64 * step) as usize * isz;
+                    e.copy_from_slice(&src[at..at + isz]);
+                }
+            }
         })
     }
 
@@ -749,7 +765,7 @@ impl Plan {
         }
         // A value of one repeated byte (zero, most often) is a memset per run.
         let byte = value.iter().all(|&b| b == value[0]).then_some(value[0]);
-        self.for_each_run(chunk, dst, |dst, _, t, len| {
+        self.for_each_run(chunk, dst, |dst, _, t, len, _| {
             let run = &mut dst[t * isz..(t + len) * isz];
             match byte {
                 Some(b) => run.fill(b),
@@ -775,15 +791,16 @@ impl Plan {
     /// The runs `chunk` contributes to the result, ordered by the piece of `piece` elements of
     /// the decoded chunk that each starts in (in result order within a piece), so that a
     /// chunk decoded a piece at a time can be copied piece by piece: a counting sort, linear
-    /// in the runs. `None` when there are more than `max` runs, or `piece` is 0.
+    /// in the runs. `None` when there are more than `max` runs, a run's offsets are not
+    /// consecutive (a strided or reversed last axis), or `piece` is 0.
     pub fn runs_by_piece(&self, chunk: &ChunkRef, piece: usize, max: usize) -> Option<Vec<Run>> {
         if piece == 0 {
             return None;
         }
         let mut runs = Vec::new();
-        let all = self.walk_runs(chunk, |src, dst, len| {
+        let all = self.walk_runs(chunk, |src, dst, len, step| {
             runs.push(Run { src, dst, len });
-            runs.len() <= max
+            step == 1 && runs.len() <= max
         });
         if !all {
             return None;
@@ -813,15 +830,15 @@ impl Plan {
         Some(sorted)
     }
 
-    /// Calls `f(dst, src_element, dst_element, len)` for each run of `len` consecutive
-    /// elements that `chunk` contributes to the result: `len` elements from element offset
-    /// `src_element` of the decoded chunk go to element offset `dst_element` of `dst`.
-    /// Checks `dst`'s length once, so `f` may index without bounds failures.
+    /// Calls `f(dst, src_element, dst_element, len, step)` for each run of `len` consecutive
+    /// result elements that `chunk` contributes: from element offsets `src_element`,
+    /// `src_element + step`, ... of the decoded chunk to element offset `dst_element` on of
+    /// `dst`. Checks `dst`'s length once, so `f` may index without bounds failures.
     fn for_each_run(
         &self,
         chunk: &ChunkRef,
         dst: &mut [u8],
-        mut f: impl FnMut(&mut [u8], usize, usize, usize),
+        mut f: impl FnMut(&mut [u8], usize, usize, usize, i64),
     ) -> Result<(), SelectionError> {
         if dst.len() < self.result_bytes() {
             return Err(SelectionError::ShortChunk {
@@ -829,16 +846,20 @@ impl Plan {
                 needed: self.result_bytes(),
             });
         }
-        self.walk_runs(chunk, |s, t, len| {
-            f(dst, s, t, len);
+        self.walk_runs(chunk, |s, t, len, step| {
+            f(dst, s, t, len, step);
             true
         });
         Ok(())
     }
 
-    /// Calls `f(src_element, dst_element, len)` for each run of [`Plan::for_each_run`], in
-    /// result order, until `f` returns `false`. Returns whether every run was visited.
-    fn walk_runs(&self, chunk: &ChunkRef, mut f: impl FnMut(usize, usize, usize) -> bool) -> bool {
+    /// Calls `f(src_element, dst_element, len, step)` for each run of [`Plan::for_each_run`],
+    /// in result order, until `f` returns `false`. Returns whether every run was visited.
+    fn walk_runs(
+        &self,
+        chunk: &ChunkRef,
+        mut f: impl FnMut(usize, usize, usize, i64) -> bool,
+    ) -> bool {
         let parts: Vec<&DimPart> = chunk
             .part
             .iter()
@@ -847,7 +868,7 @@ impl Plan {
             .collect();
         let ndim = parts.len();
         if ndim == 0 {
-            return f(0, 0, 1);
+            return f(0, 0, 1, 1);
         }
         let last = parts[ndim - 1];
         let mut idx = vec![0usize; ndim.saturating_sub(1)];
@@ -859,8 +880,13 @@ impl Plan {
                 d_off += (parts[d].out_start + idx[d] as u64) * self.out_strides[d];
             }
             d_off += last.out_start;
-            for &(k, len, off) in &last.runs {
-                if !f((s_off + off) as usize, (d_off + k as u64) as usize, len) {
+            for &(k, len, off, step) in &last.runs {
+                if !f(
+                    (s_off + off) as usize,
+                    (d_off + k as u64) as usize,
+                    len,
+                    step,
+                ) {
                     return false;
                 }
             }
@@ -924,6 +950,7 @@ mod tests {
             "1:8, ::-1, 3:21",
             "::2, 4, ::3",
             "8:0:-3, 1:10, 22:2:-1",
+            "::-3, 3:9, 2:19",
         ] {
             let dims = Selection::parse(text)
                 .unwrap()
@@ -933,7 +960,12 @@ mod tests {
             for c in plan.chunks() {
                 let mut want = vec![0u8; plan.result_bytes()];
                 plan.copy_chunk(&c, &src, &mut want).unwrap();
-                let runs = plan.runs_by_piece(&c, 5, usize::MAX).unwrap();
+                // A strided or reversed last axis has runs of offsets that are not
+                // consecutive (unless each holds one element): refused.
+                let Some(runs) = plan.runs_by_piece(&c, 5, usize::MAX) else {
+                    assert_ne!(dims[2].step, 1, "{text}");
+                    continue;
+                };
                 assert!(
                     runs.windows(2).all(|w| w[0].src / 5 <= w[1].src / 5),
                     "{text}"
@@ -1186,8 +1218,21 @@ mod tests {
         assert_eq!(plan.parts[0].len(), 64);
         for p in &plan.parts[0] {
             assert!(p.src.is_empty());
-            assert_eq!(p.runs, vec![(0, 1 << 24, 0)]);
+            assert_eq!(p.runs, vec![(0, 1 << 24, 0, 1)]);
             assert_eq!(p.blocks.len(), 256);
+        }
+        // Reversed or strided: one run per block (steps of -1 or 3), not per element.
+        for text in ["::-1", "5::3"] {
+            let dims = Selection::parse(text).unwrap().resolve(&g.shape).unwrap();
+            let plan = Plan::new(&g, &dims, 1, u64::MAX).unwrap();
+            assert_eq!(plan.parts[0].len(), 64, "{text}");
+            for p in &plan.parts[0] {
+                assert!(
+                    p.src.is_empty() && p.runs.len() == 256,
+                    "{text}: {}",
+                    p.runs.len()
+                );
+            }
         }
         // A 2-D array of long rows: rows listed, columns by runs (one per chunk: blocks of one
         // row follow each other in the decoded chunk, so their runs join).

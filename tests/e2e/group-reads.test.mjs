@@ -66,7 +66,7 @@ describe("reads of chunks decoded a group of blocks at a time", () => {
     }
   });
 
-  test("a long 1-D array reads with memory for its result, not 8 bytes per element more", async () => {
+  test("a long 1-D array reads with memory for its result, not 8 or 16 bytes per element more", async () => {
     const { file, length, spots } = fx.long;
     const arr = await cw.RemoteArray.open(server.url + file);
     try {
@@ -78,6 +78,14 @@ describe("reads of chunks decoded a group of blocks at a time", () => {
       // margin; the planner listed 8 bytes of offset per element before (512 MiB more).
       const grown = cw.wasmMemoryBytes() - before;
       assert.ok(grown <= length + 32 * 2 ** 20, `wasm memory grew by ${grown} bytes`);
+      // Reversed, and every third element: one run per block too (16 bytes per element of
+      // runs before: 1 GiB more for the reversed read).
+      const reversed = await arr.read("::-1");
+      for (const [i, v] of spots) assert.equal(reversed.data[length - 1 - i], v, `element ${i} reversed`);
+      const third = await arr.read("::3");
+      for (const [i, v] of spots) if (i % 3 === 0) assert.equal(third.data[i / 3], v, `element ${i} of ::3`);
+      const grownAll = cw.wasmMemoryBytes() - before;
+      assert.ok(grownAll <= length + 32 * 2 ** 20, `wasm memory grew by ${grownAll} bytes after ::-1 and ::3`);
       const [a, b] = [20971000, 21271000];
       const part = await arr.read(`${a}:${b}`);
       const inside = spots.filter(([i]) => i >= a && i < b);
