@@ -442,16 +442,14 @@ pub struct DimPart {
     pub chunk: u64,
     /// First output position (along this dimension) filled from this chunk.
     pub out_start: u64,
-    /// For each selected position in this chunk, its contribution (elements) to the offset
-    /// inside the decoded chunk. Empty along the last dimension, described by its runs.
-    pub src: Vec<u64>,
     /// Block indices along this dimension touched by the selection (sorted, distinct).
     pub blocks: Vec<u64>,
-    /// Along the last dimension, runs `(k, len, offset, step)`: `len` selected positions from
-    /// the part's `k`-th, whose offsets inside the decoded chunk are `offset`, `offset +
-    /// step`, ... (`step` 1 for consecutive offsets, and for a run of one).
+    /// The selected positions in this chunk as runs `(k, len, offset, step)`: `len`
+    /// positions from the part's `k`-th, whose contributions (elements) to the offset inside
+    /// the decoded chunk are `offset`, `offset + step`, ...: one run per block the selection
+    /// crosses at most (runs that go on are joined), never one entry per position.
     runs: Vec<(usize, usize, u64, i64)>,
-    /// The largest offset of a selected position (as in `src`).
+    /// The largest contribution of a selected position.
     max_src: u64,
 }
 
@@ -545,11 +543,8 @@ impl Plan {
             // bytes): 2^40 positions for `0:0, :` of a (2, 2^40) array.
             let walked = if elements == 0 { 0 } else { sel.count };
             // Walked a segment at a time: the positions that fall in one block are `n`
-            // positions `step` apart, whose offsets follow by arithmetic. Only the outer
-            // dimensions list each position's offset (each starts rows of the result); the
-            // last one keeps runs alone, so a 1-D read of N elements plans in O(blocks), not
-            // O(N) steps and 8 * N bytes of offsets.
-            let last = d + 1 == ndim;
+            // positions `step` apart, whose offsets follow by arithmetic, kept as one run. A
+            // read of N elements along an axis plans in O(blocks), not O(N) steps and bytes.
             let (chunk_len, block_len) = (grid.chunks[d], grid.blocks[d]);
             let mut k = 0u64;
             while k < walked {
@@ -570,7 +565,6 @@ impl Plan {
                     list.push(DimPart {
                         chunk,
                         out_start: k,
-                        src: vec![],
                         blocks: vec![],
                         runs: vec![],
                         max_src: 0,
@@ -588,25 +582,17 @@ impl Plan {
                 let delta = sel.step.wrapping_mul(in_block[d] as i64);
                 let last_off = (off as i64 + (n as i64 - 1) * delta) as u64;
                 p.max_src = p.max_src.max(off).max(last_off);
-                if !last {
-                    p.src
-                        .extend((0..n as i64).map(|j| (off as i64 + j * delta) as u64));
-                } else {
-                    // One run per segment (a strided or reversed one too: 32 bytes per block
-                    // rather than per element), joined to the previous one when the offsets
-                    // go on (a block that follows its neighbour in the decoded chunk).
-                    let step = if n == 1 { 1 } else { delta };
-                    match p.runs.last_mut() {
-                        Some(r)
-                            if step == 1
-                                && r.3 == 1
-                                && r.0 + r.1 == at
-                                && r.2 + r.1 as u64 == off =>
-                        {
-                            r.1 += n as usize
-                        }
-                        _ => p.runs.push((at, n as usize, off, step)),
+                // Joined to the previous run when the offsets go on with the same step (a
+                // block that follows its neighbour in the decoded chunk, forwards or back).
+                match p.runs.last_mut() {
+                    Some(r)
+                        if r.3 == delta
+                            && r.0 + r.1 == at
+                            && r.2 as i64 + r.1 as i64 * delta == off as i64 =>
+                    {
+                        r.1 += n as usize
                     }
+                    _ => p.runs.push((at, n as usize, off, delta)),
                 }
                 k += n;
             }
@@ -729,7 +715,7 @@ impl Plan {
             });
         }
         self.for_each_run(chunk, dst, |dst, s, t, len, step| {
-            if step == 1 {
+            if step == 1 || len == 1 {
                 dst[t * isz..(t + len) * isz].copy_from_slice(&src[s * isz..(s + len) * isz]);
             } else {
                 // Within the chunk: the run's offsets are at most max_src (checked above).
@@ -800,7 +786,7 @@ impl Plan {
         let mut runs = Vec::new();
         let all = self.walk_runs(chunk, |src, dst, len, step| {
             runs.push(Run { src, dst, len });
-            step == 1 && runs.len() <= max
+            (step == 1 || len == 1) && runs.len() <= max
         });
         if !all {
             return None;
@@ -871,36 +857,64 @@ impl Plan {
             return f(0, 0, 1, 1);
         }
         let last = parts[ndim - 1];
-        let mut idx = vec![0usize; ndim.saturating_sub(1)];
+        // Per outer dimension, where the walk is: a run and a position within it.
+        let mut at = vec![(0usize, 0usize); ndim - 1];
+        // A run of consecutive offsets waiting for the next, which it joins when both its
+        // source and destination go on (full rows of a block, of the result): one copy.
+        let mut held: Option<(usize, usize, usize)> = None;
         loop {
             let mut s_off = 0u64;
             let mut d_off = 0u64;
             for d in 0..ndim - 1 {
-                s_off += parts[d].src[idx[d]];
-                d_off += (parts[d].out_start + idx[d] as u64) * self.out_strides[d];
+                let (r, j) = at[d];
+                let (k, _, off, step) = parts[d].runs[r];
+                s_off = s_off.wrapping_add((off as i64 + j as i64 * step) as u64);
+                d_off += (parts[d].out_start + (k + j) as u64) * self.out_strides[d];
             }
             d_off += last.out_start;
             for &(k, len, off, step) in &last.runs {
-                if !f(
-                    (s_off + off) as usize,
-                    (d_off + k as u64) as usize,
-                    len,
-                    step,
-                ) {
-                    return false;
+                let (s, t) = ((s_off + off) as usize, (d_off + k as u64) as usize);
+                if step != 1 && len > 1 {
+                    if let Some((hs, ht, hl)) = held.take() {
+                        if !f(hs, ht, hl, 1) {
+                            return false;
+                        }
+                    }
+                    if !f(s, t, len, step) {
+                        return false;
+                    }
+                    continue;
+                }
+                match &mut held {
+                    Some((hs, ht, hl)) if *hs + *hl == s && *ht + *hl == t => *hl += len,
+                    _ => {
+                        if let Some((hs, ht, hl)) = held.replace((s, t, len)) {
+                            if !f(hs, ht, hl, 1) {
+                                return false;
+                            }
+                        }
+                    }
                 }
             }
             let mut d = ndim - 1;
             loop {
                 if d == 0 {
-                    return true;
+                    return match held {
+                        Some((hs, ht, hl)) => f(hs, ht, hl, 1),
+                        None => true,
+                    };
                 }
                 d -= 1;
-                idx[d] += 1;
-                if idx[d] < parts[d].src.len() {
+                let (r, j) = &mut at[d];
+                *j += 1;
+                if *j == parts[d].runs[*r].1 {
+                    *j = 0;
+                    *r += 1;
+                }
+                if *r < parts[d].runs.len() {
                     break;
                 }
-                idx[d] = 0;
+                at[d] = (0, 0);
             }
         }
     }
@@ -1208,6 +1222,42 @@ mod tests {
     }
 
     #[test]
+    fn a_tall_thin_array_plans_and_copies_by_chunk_not_by_row() {
+        // 2^26 rows of 3 float32 in chunks of 2^20 rows, blocks of 2^14: one run per chunk
+        // along the rows (8 bytes per row listed before), and one copy per chunk: the rows of
+        // a block, and the blocks, follow each other in the decoded chunk and in the result.
+        let g = Grid::new(vec![1 << 26, 3], vec![1 << 20, 3], vec![1 << 14, 3]).unwrap();
+        let dims = Selection::parse("...").unwrap().resolve(&g.shape).unwrap();
+        let plan = Plan::new(&g, &dims, 4, u64::MAX).unwrap();
+        assert_eq!(plan.parts[0].len(), 64);
+        assert!(plan.parts[0]
+            .iter()
+            .all(|p| p.runs == vec![(0, 1 << 20, 0, 3)]));
+        for c in plan.chunks().iter().take(3) {
+            let mut copies = vec![];
+            plan.walk_runs(c, |s, t, len, step| {
+                copies.push((s, t, len, step));
+                true
+            });
+            let t0 = c.coords[0] as usize * (3 << 20);
+            assert_eq!(copies, vec![(0, t0, 3 << 20, 1)]);
+        }
+        // Every other column: a strided run of two per row.
+        let dims = Selection::parse("0:4, ::2")
+            .unwrap()
+            .resolve(&g.shape)
+            .unwrap();
+        let plan = Plan::new(&g, &dims, 4, u64::MAX).unwrap();
+        let mut copies = vec![];
+        plan.walk_runs(&plan.chunks()[0], |s, t, len, step| {
+            copies.push((s, t, len, step));
+            true
+        });
+        let rows: Vec<_> = (0..4).map(|r| (3 * r, 2 * r, 2, 2)).collect();
+        assert_eq!(copies, rows);
+    }
+
+    #[test]
     fn a_long_last_axis_plans_by_block_not_by_position() {
         // 2^30 one-byte elements in chunks of 2^24 and blocks of 2^16: one run per chunk and
         // no offset listed per position (8 GiB of them before), for a whole or a reversed
@@ -1217,21 +1267,22 @@ mod tests {
         let plan = Plan::new(&g, &dims, 1, u64::MAX).unwrap();
         assert_eq!(plan.parts[0].len(), 64);
         for p in &plan.parts[0] {
-            assert!(p.src.is_empty());
             assert_eq!(p.runs, vec![(0, 1 << 24, 0, 1)]);
             assert_eq!(p.blocks.len(), 256);
         }
-        // Reversed or strided: one run per block (steps of -1 or 3), not per element.
-        for text in ["::-1", "5::3"] {
+        // Reversed or strided: the blocks' runs join too (steps of -1 or 3), one per chunk.
+        for (text, step) in [("::-1", -1), ("5::3", 3)] {
             let dims = Selection::parse(text).unwrap().resolve(&g.shape).unwrap();
             let plan = Plan::new(&g, &dims, 1, u64::MAX).unwrap();
             assert_eq!(plan.parts[0].len(), 64, "{text}");
             for p in &plan.parts[0] {
-                assert!(
-                    p.src.is_empty() && p.runs.len() == 256,
-                    "{text}: {}",
-                    p.runs.len()
+                assert_eq!(
+                    p.runs.len(),
+                    1,
+                    "{text}: {:?}",
+                    &p.runs[..2.min(p.runs.len())]
                 );
+                assert_eq!(p.runs[0].3, step, "{text}");
             }
         }
         // A 2-D array of long rows: rows listed, columns by runs (one per chunk: blocks of one
@@ -1242,7 +1293,7 @@ mod tests {
             .resolve(&g.shape)
             .unwrap();
         let plan = Plan::new(&g, &dims, 1, u64::MAX).unwrap();
-        assert_eq!(plan.parts[0].iter().map(|p| p.src.len()).sum::<usize>(), 2);
+        assert_eq!(plan.parts[0].iter().map(|p| p.runs[0].1).sum::<usize>(), 2);
         assert_eq!(
             plan.parts[1].iter().map(|p| p.runs.len()).sum::<usize>(),
             16
