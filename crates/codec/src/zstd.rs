@@ -87,6 +87,21 @@ pub struct Decoder {
     dctx: Option<zstd_safe::DCtx<'static>>,
 }
 
+/// A Zstandard dictionary digested for decoding (`ZSTD_createDDict`: a copy of its bytes and
+/// its entropy tables), made once and used for many frames, as C-Blosc2 does per chunk.
+/// A raw-content dictionary and a trained one (magic 0xEC30A437, RFC 8878 §5) both work.
+pub struct Dictionary(zstd_safe::DDict<'static>);
+
+impl Dictionary {
+    /// Digests `bytes`. Errors: the allocation failed (zstd's libc shim in wasm32 allocates
+    /// through Rust's allocator).
+    pub fn new(bytes: &[u8]) -> Result<Dictionary, String> {
+        zstd_safe::DDict::try_create(bytes)
+            .map(Dictionary)
+            .ok_or_else(|| "zstd: dictionary allocation failed".to_string())
+    }
+}
+
 impl Decoder {
     /// Decodes the zstd frames of `src` (one or more, back to back, as `ZSTD_decompressDCtx`
     /// takes them) into `out`; returns the bytes written. The window is checked first
@@ -99,6 +114,19 @@ impl Decoder {
         out: &mut [u8],
         floor: usize,
     ) -> Result<usize, String> {
+        self.decompress_with(src, out, floor, None)
+    }
+
+    /// [`Decoder::decompress`] with a dictionary (`ZSTD_decompress_usingDDict`) when `dict` is
+    /// given. A frame that needs a dictionary fails without one, and a frame naming another
+    /// dictionary's ID fails with this one (C zstd's `dictionary_wrong`).
+    pub fn decompress_with(
+        &mut self,
+        src: &[u8],
+        out: &mut [u8],
+        floor: usize,
+        dict: Option<&Dictionary>,
+    ) -> Result<usize, String> {
         check_window(src, out.len(), floor.max(1 << 20))?;
         let dctx = match &mut self.dctx {
             Some(d) => d,
@@ -107,8 +135,11 @@ impl Decoder {
                     .ok_or_else(|| "zstd: decoding context allocation failed".to_string())?,
             ),
         };
-        dctx.decompress(out, src)
-            .map_err(|code| format!("zstd: {}", zstd_safe::get_error_name(code)))
+        match dict {
+            None => dctx.decompress(out, src),
+            Some(d) => dctx.decompress_using_ddict(out, src, &d.0),
+        }
+        .map_err(|code| format!("zstd: {}", zstd_safe::get_error_name(code)))
     }
 }
 

@@ -7,6 +7,10 @@
 //! zeros, a negative size `-v` followed by a token byte with bit 0 set is a run of the byte `v`,
 //! a size equal to the stream's uncompressed size means stored raw, anything else is compressed
 //! with the chunk's codec.
+//!
+//! A chunk whose Blosc2 flags say so ([`ChunkHeader::has_dict`]) carries a dictionary between
+//! the bstarts table and the first block, which every ZSTD or LZ4 stream of the chunk was
+//! compressed with; such a chunk decodes whole only ([`block_spans`] refuses it).
 
 use std::ops::Range;
 
@@ -18,7 +22,7 @@ use super::error::CodecError;
 use super::filters;
 use super::header::{
     filter_code, format_code, ChunkHeader, SpecialValue, B2FLAG_INSTR_CODEC, B2FLAG_LAZY,
-    B2FLAG_USEDICT,
+    MAX_DICT_BYTES,
 };
 use super::lz4;
 
@@ -28,6 +32,63 @@ struct Scratch {
     tmp2: Vec<u8>,
     inflate: Inflater,
     zstd: zstd::Decoder,
+    /// The chunk's dictionary, when it has one (set per chunk by [`decode_with_header`]).
+    dict: Option<ChunkDict>,
+}
+
+/// A chunk's dictionary, made ready for its codec once per chunk.
+enum ChunkDict {
+    /// ZSTD: digested (`ZSTD_createDDict`).
+    Zstd(zstd::Dictionary),
+    /// LZ4 and LZ4HC: the dictionary's `len` bytes, then room for a stream's output; each
+    /// stream decodes right after the dictionary, whose bytes its matches may refer to.
+    Lz4 { buf: Vec<u8>, len: usize },
+}
+
+impl ChunkDict {
+    /// The dictionary `bytes` for a chunk of codec `format` (ZSTD or LZ4, as
+    /// [`check_supported`] lets through).
+    fn new(format: u8, bytes: &[u8]) -> Result<ChunkDict, CodecError> {
+        if format == format_code::ZSTD {
+            let d = zstd::Dictionary::new(bytes)
+                .map_err(|_| CodecError::Allocation { bytes: bytes.len() })?;
+            Ok(ChunkDict::Zstd(d))
+        } else {
+            Ok(ChunkDict::Lz4 {
+                buf: bytes.to_vec(),
+                len: bytes.len(),
+            })
+        }
+    }
+}
+
+/// The dictionary of a chunk with one ([`ChunkHeader::has_dict`]): an i32 size right after
+/// the bstarts table, then that many bytes (blosc2.c `initialize_context_decompression`).
+/// `src` is the chunk (`cbytes` bytes at most). Errors: the size outside 1..=
+/// [`MAX_DICT_BYTES`], or the dictionary past the chunk's end.
+fn chunk_dict<'a>(h: &ChunkHeader, src: &'a [u8]) -> Result<&'a [u8], CodecError> {
+    let at = h.prefix_len();
+    if src.len() < at + 4 {
+        return Err(CodecError::Truncated {
+            what: "dictionary size",
+            needed: at + 4,
+            available: src.len(),
+        });
+    }
+    let n = read_i32(src, at);
+    if n <= 0 || n as usize > MAX_DICT_BYTES {
+        return Err(CodecError::InvalidHeader {
+            field: "dictionary size",
+            value: n as i64,
+            reason: "outside 1..=32768 (BLOSC2_MAXDICTSIZE)",
+        });
+    }
+    let end = at + 4 + n as usize;
+    src.get(at + 4..end).ok_or(CodecError::Truncated {
+        what: "dictionary",
+        needed: end,
+        available: src.len(),
+    })
 }
 
 impl Scratch {
@@ -37,6 +98,7 @@ impl Scratch {
             tmp2: Vec::new(),
             inflate: Inflater::default(),
             zstd: zstd::Decoder::default(),
+            dict: None,
         }
     }
 }
@@ -60,10 +122,30 @@ fn decompress_stream(
         format_code::BLOSCLZ => {
             blosclz::decompress(src, out).ok_or_else(|| "BloscLZ stream invalid".into())
         }
-        format_code::LZ4 => lz4::decompress(src, out).ok_or_else(|| "LZ4 block invalid".into()),
+        format_code::LZ4 => match &mut scratch.dict {
+            Some(ChunkDict::Lz4 { buf, len }) => {
+                // The stream decodes after the dictionary, then moves to `out`: one copy more
+                // than without one (LZ4's own `usingDict` reads matches from two places).
+                let n = *len + out.len();
+                if buf.len() < n {
+                    buf.resize(n, 0);
+                }
+                let w = lz4::decompress_after(src, &mut buf[..n], *len)
+                    .ok_or("LZ4 block invalid (with the chunk's dictionary)")?;
+                out[..w].copy_from_slice(&buf[*len..*len + w]);
+                Ok(w)
+            }
+            _ => lz4::decompress(src, out).ok_or_else(|| "LZ4 block invalid".into()),
+        },
         format_code::ZLIB => scratch.inflate.inflate_zlib(src, out),
         // The window check (floor 1 MiB) and C zstd: see `crate::zstd`.
-        format_code::ZSTD => scratch.zstd.decompress(src, out, 1 << 20),
+        format_code::ZSTD => {
+            let dict = match &scratch.dict {
+                Some(ChunkDict::Zstd(d)) => Some(d),
+                _ => None,
+            };
+            scratch.zstd.decompress_with(src, out, 1 << 20, dict)
+        }
         other => Err(format!("unknown codec format {other}")),
     }
 }
@@ -80,8 +162,10 @@ fn check_supported(h: &ChunkHeader) -> Result<(), CodecError> {
             value: value as i64,
         })
     };
-    if h.blosc2_flags & B2FLAG_USEDICT != 0 {
-        return unsupported("codec dictionary (blosc2 flags)", h.blosc2_flags);
+    // C-Blosc2 writes dictionaries for ZSTD, LZ4 and LZ4HC only (blosc2.c
+    // `blosc2_compress_ctx`).
+    if h.has_dict() && !matches!(h.format, format_code::ZSTD | format_code::LZ4) {
+        return unsupported("codec format with a dictionary", h.format);
     }
     if h.blosc2_flags & B2FLAG_LAZY != 0 {
         return unsupported(
@@ -118,10 +202,16 @@ fn check_supported(h: &ChunkHeader) -> Result<(), CodecError> {
     Ok(())
 }
 
-/// Offset of block `i`'s streams, checked to lie after the bstarts table and inside the chunk.
-fn block_start(h: &ChunkHeader, src: &[u8], i: usize) -> Result<usize, CodecError> {
+/// Offset of block `i`'s streams, checked to lie at or after `data_start` (the end of the
+/// bstarts table, or of the dictionary after it) and inside the chunk.
+fn block_start(
+    h: &ChunkHeader,
+    src: &[u8],
+    i: usize,
+    data_start: usize,
+) -> Result<usize, CodecError> {
     let v = read_i32(src, h.header_len + 4 * i);
-    if v < h.prefix_len() as i32 || v as usize >= h.cbytes {
+    if v < data_start as i32 || v as usize >= h.cbytes {
         return Err(CodecError::BadBlockStart {
             block: i,
             start: v as i64,
@@ -224,13 +314,19 @@ fn decode_with_header(h: &ChunkHeader, src: &[u8], dst: &mut [u8]) -> Result<(),
     }
     let nblocks = h.nblocks();
     let mut scratch = Scratch::new();
+    let mut data_start = h.prefix_len();
+    if h.has_dict() {
+        let dict = chunk_dict(h, src)?;
+        scratch.dict = Some(ChunkDict::new(h.format, dict)?);
+        data_start += 4 + dict.len();
+    }
     let first_len = h.block_nbytes(0);
     let (first, rest) = dst.split_at_mut(first_len);
-    let start = block_start(h, src, 0)?;
+    let start = block_start(h, src, 0, data_start)?;
     decode_block_inner(h, 0, &src[start..], None, first, &mut scratch)?;
     let dref = if h.has_delta() { Some(&*first) } else { None };
     for (i, out) in (1..nblocks).zip(rest.chunks_mut(h.blocksize)) {
-        let start = block_start(h, src, i)?;
+        let start = block_start(h, src, i, data_start)?;
         decode_block_inner(h, i, &src[start..], dref, out, &mut scratch)?;
     }
     Ok(())
@@ -416,6 +512,13 @@ fn decode_block_inner(
     result
 }
 
+/// Blocks of a chunk with a dictionary are not decoded one by one: each needs the dictionary,
+/// which lies between the bstarts table and the blocks, outside the spans [`block_spans`]
+/// gives. Such chunks are read and decoded whole.
+const NOT_SPLITTABLE_DICT: CodecError = CodecError::NotSplittable {
+    reason: "chunk with a dictionary (decode it whole)",
+};
+
 /// For block-level remote reads: given the chunk's first bytes (the header plus the bstarts
 /// table, i.e. [`ChunkHeader::prefix_len`] bytes: `header_len + 4 * nblocks`), the byte span of
 /// each block's streams inside the chunk, indexed by block.
@@ -425,7 +528,8 @@ fn decode_block_inner(
 /// spans are the raw block bytes after the header.
 ///
 /// Errors: [`CodecError::Truncated`] if `prefix` is short; [`CodecError::NotSplittable`] for
-/// special-value chunks (decode them whole: they are at most `header_len + typesize` bytes);
+/// special-value chunks (decode them whole: they are at most `header_len + typesize` bytes)
+/// and chunks with a dictionary (every block needs it: decode them whole);
 /// [`CodecError::BadBlockStart`] for offsets outside the chunk.
 pub fn block_spans(prefix: &[u8]) -> Result<Vec<Range<usize>>, CodecError> {
     let h = ChunkHeader::parse(prefix)?;
@@ -434,6 +538,9 @@ pub fn block_spans(prefix: &[u8]) -> Result<Vec<Range<usize>>, CodecError> {
         return Err(CodecError::NotSplittable {
             reason: "special-value chunk has no block data",
         });
+    }
+    if h.has_dict() {
+        return Err(NOT_SPLITTABLE_DICT);
     }
     let nblocks = h.nblocks();
     if h.memcpyed {
@@ -459,7 +566,7 @@ pub fn block_spans(prefix: &[u8]) -> Result<Vec<Range<usize>>, CodecError> {
         });
     }
     let starts = (0..nblocks)
-        .map(|i| block_start(&h, prefix, i))
+        .map(|i| block_start(&h, prefix, i, h.prefix_len()))
         .collect::<Result<Vec<_>, _>>()?;
     let mut sorted = starts.clone();
     sorted.sort_unstable();
@@ -490,7 +597,8 @@ pub fn block_dependencies(header: &ChunkHeader, block: usize) -> Vec<usize> {
 ///
 /// Errors: [`CodecError::InvalidArgument`] for a block index past the end;
 /// [`CodecError::DestinationSize`]; [`CodecError::MissingReference`];
-/// [`CodecError::NotSplittable`] for special-value chunks; stream errors as for
+/// [`CodecError::NotSplittable`] for special-value chunks and chunks with a dictionary;
+/// stream errors as for
 /// [`decode_chunk`].
 pub fn decode_block(
     header: &ChunkHeader,
@@ -552,6 +660,9 @@ impl BlockDecoder {
             return Err(CodecError::NotSplittable {
                 reason: "special-value chunk has no block data",
             });
+        }
+        if header.has_dict() {
+            return Err(NOT_SPLITTABLE_DICT);
         }
         if header.memcpyed {
             let body = stream.get(..bsize).ok_or(CodecError::Truncated {

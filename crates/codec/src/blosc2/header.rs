@@ -27,8 +27,11 @@ pub const FLAG_DELTA: u8 = 0x08;
 /// Header flag: blocks are not split into one stream per byte of the type.
 pub const FLAG_DONT_SPLIT: u8 = 0x10;
 
-/// Blosc2 flags (byte 31): a dictionary follows the bstarts table.
+/// Blosc2 flags (byte 31): a dictionary follows the bstarts table (see
+/// [`ChunkHeader::has_dict`]).
 pub const B2FLAG_USEDICT: u8 = 0x01;
+/// The largest dictionary a chunk may carry, bytes (`BLOSC2_MAXDICTSIZE` in blosc2.h).
+pub const MAX_DICT_BYTES: usize = 32 << 10;
 /// Blosc2 flags: lazy chunk (blocks live in a file, not in the chunk).
 pub const B2FLAG_LAZY: u8 = 0x08;
 /// Blosc2 flags: instrumented codec (development only).
@@ -335,6 +338,18 @@ impl ChunkHeader {
     /// empty).
     pub fn has_bstarts(&self) -> bool {
         self.special.is_none() && !self.memcpyed && self.nbytes > 0
+    }
+
+    /// True when the chunk's blocks were compressed with a dictionary: the Blosc2 flag
+    /// [`B2FLAG_USEDICT`] on a chunk with a bstarts table. The dictionary follows that table
+    /// as an i32 size (1..=[`MAX_DICT_BYTES`]) and the dictionary's bytes, before the first
+    /// block (blosc2.c `initialize_context_decompression`); ZSTD decodes each stream with it
+    /// (`ZSTD_decompress_usingDDict`), LZ4 and LZ4HC as if it preceded the stream's output
+    /// (`LZ4_decompress_safe_usingDict`). C-Blosc2 3.3 also sets the flag on memcpyed chunks,
+    /// which carry no dictionary (cbytes = header + nbytes) and which it then fails to read;
+    /// their bytes are the data, and this method says `false` for them.
+    pub fn has_dict(&self) -> bool {
+        self.blosc2_flags & B2FLAG_USEDICT != 0 && self.has_bstarts()
     }
 
     /// Bytes from the chunk start that cover the header and the bstarts table.

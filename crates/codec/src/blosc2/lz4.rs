@@ -134,13 +134,25 @@ fn read_len(input: &[u8], ip: &mut usize, mut len: usize, limit: usize) -> Optio
 
 /// Decode one LZ4 block into `out`, returning the bytes written, or `None` for a malformed
 /// block or one that does not fit `out`.
+#[inline]
+pub fn decompress(input: &[u8], out: &mut [u8]) -> Option<usize> {
+    decompress_after(input, out, 0)
+}
+
+/// Decode one LZ4 block into `out[start..]`, returning the bytes written there, or `None` for
+/// a malformed block or one that does not fit. Matches may reach back into `out[..start]`:
+/// with a dictionary there, this is `LZ4_decompress_safe_usingDict` (lz4.c) with the
+/// dictionary just before the output. `out[..start]` is only read.
 // Out of line: one call per stream, and profiles then show the codec on its own.
 #[inline(never)]
-pub fn decompress(input: &[u8], out: &mut [u8]) -> Option<usize> {
+pub fn decompress_after(input: &[u8], out: &mut [u8], start: usize) -> Option<usize> {
     let ilen = input.len();
     let olen = out.len();
     let mut ip = 0usize;
-    let mut op = 0usize;
+    let mut op = start;
+    if start > olen {
+        return None;
+    }
     loop {
         // The common sequence (C's LZ4 fast loop): under 15 literals, with 32 input bytes and
         // 64 output bytes of room. Its literals are followed by an offset (the last sequence,
@@ -238,7 +250,7 @@ pub fn decompress(input: &[u8], out: &mut [u8]) -> Option<usize> {
         ip += lit;
         op += lit;
         if ip == ilen {
-            return Some(op);
+            return Some(op - start);
         }
         if ip + 2 > ilen {
             return None;
@@ -303,6 +315,44 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A block compressed against a dictionary (lz4_flex's `compress_with_dict`, LZ4's
+    /// `usingDict` format) decodes after that dictionary, whose bytes stay as they were; the
+    /// same block with the dictionary missing is refused, never decoded against bytes that are
+    /// not there.
+    #[test]
+    fn decodes_after_a_dictionary() {
+        let dict: Vec<u8> = (0..3000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let mut inp: Vec<u8> = Vec::new();
+        for k in 0..40usize {
+            inp.extend_from_slice(&dict[(k * 61) % 2900..][..90]);
+            inp.extend((0..7).map(|i| (k * 3 + i) as u8));
+        }
+        let enc = lz4_flex::block::compress_with_dict(&inp, &dict);
+        let plain = lz4_flex::block::compress(&inp);
+        assert!(enc.len() < plain.len(), "{} vs {}", enc.len(), plain.len());
+        for room in [0usize, 1, 64] {
+            let mut buf = dict.clone();
+            buf.resize(dict.len() + inp.len() + room, 0xAA);
+            assert_eq!(
+                decompress_after(&enc, &mut buf, dict.len()),
+                Some(inp.len())
+            );
+            assert_eq!(&buf[..dict.len()], &dict[..], "dictionary left as it was");
+            assert!(
+                buf[dict.len()..dict.len() + inp.len()] == inp[..],
+                "room {room}"
+            );
+        }
+        let mut out = vec![0u8; inp.len()];
+        assert_eq!(decompress(&enc, &mut out), None, "no dictionary");
+        let past = out.len() + 1;
+        assert_eq!(
+            decompress_after(&enc, &mut out, past),
+            None,
+            "start past the end"
+        );
     }
 
     #[test]
