@@ -767,3 +767,106 @@ fn byte_flips_then_decode_never_panic() {
     eprintln!("{exact_checks} flips outside the payload decoded; all exact");
     assert!(exact_checks > 0);
 }
+
+/// Chunks that C-Blosc2 compressed with a dictionary (`use_dict=True`): every stored chunk
+/// carries the flag (so the values checked by `every_fixture_decodes_to_expected_array` did go
+/// through the dictionary), decodes to its part of the `.npy` written, and is refused by the
+/// block-level path, which then reads it whole. `dict_memcpyed_u8`'s first chunk is memcpyed
+/// with the flag set, which C-Blosc2 3.3 cannot read back; its bytes are the data.
+#[test]
+fn dictionary_chunks_decode_to_expected() {
+    use chunkwise::codec::blosc2::{block_spans, ChunkHeader, CodecError};
+    let m = read_manifest(&fixture_dir("blosc2"));
+    let mut with_dict = 0;
+    let mut memcpyed_flagged = 0;
+    for name in [
+        "dict_zstd_i4",
+        "dict_lz4_f4",
+        "dict_lz4hc_delta_i4",
+        "dict_memcpyed_u8",
+    ] {
+        let f = m.fixtures.iter().find(|f| f.name == name).expect(name);
+        let p = open("blosc2", f);
+        for i in 0..p.index.chunks.len() {
+            let r = p.index.chunk_range(i).unwrap();
+            let chunk = &p.bytes[r.start as usize..r.end as usize];
+            let h = ChunkHeader::parse(chunk).unwrap();
+            assert_eq!(h.blosc2_flags & 1, 1, "{name} chunk {i}: dictionary flag");
+            if h.memcpyed {
+                assert!(!h.has_dict(), "{name} chunk {i}");
+                memcpyed_flagged += 1;
+                continue;
+            }
+            assert!(h.has_dict(), "{name} chunk {i}");
+            with_dict += 1;
+            assert!(matches!(
+                block_spans(&chunk[..h.prefix_len()]),
+                Err(CodecError::NotSplittable { .. })
+            ));
+        }
+        let want = common::read_npy(&fixture_dir("blosc2").join(f.npy.as_ref().unwrap()));
+        assert!(
+            decode_array(&p) == want.data,
+            "{name}: decoded array differs"
+        );
+    }
+    assert_eq!((with_dict, memcpyed_flagged), (30, 1));
+}
+
+/// Damaged dictionary sections of real chunks are typed errors, never a panic or values: a
+/// size of 0 or over 32 KiB (BLOSC2_MAXDICTSIZE), a dictionary past the chunk's end, a block
+/// starting inside the dictionary, and the flag cleared (the streams then need bytes that are
+/// not there: C zstd's "dictionary mismatch", an LZ4 match before the output).
+#[test]
+fn damaged_dictionary_sections_are_errors() {
+    use chunkwise::codec::blosc2::{decode_chunk, ChunkHeader, CodecError};
+    let m = read_manifest(&fixture_dir("blosc2"));
+    for name in ["dict_zstd_i4", "dict_lz4_f4"] {
+        let f = m.fixtures.iter().find(|f| f.name == name).unwrap();
+        let p = open("blosc2", f);
+        let r = p.index.chunk_range(0).unwrap();
+        let chunk = p.bytes[r.start as usize..r.end as usize].to_vec();
+        let h = ChunkHeader::parse(&chunk).unwrap();
+        let at = h.prefix_len();
+        let with_size = |n: i32| {
+            let mut c = chunk.clone();
+            c[at..at + 4].copy_from_slice(&n.to_le_bytes());
+            decode_chunk(&c)
+        };
+        for n in [0, -1, 32769] {
+            assert!(
+                matches!(
+                    with_size(n),
+                    Err(CodecError::InvalidHeader {
+                        field: "dictionary size",
+                        ..
+                    })
+                ),
+                "{name}: size {n}"
+            );
+        }
+        assert!(
+            matches!(
+                with_size(h.cbytes as i32 - at as i32 - 3),
+                Err(CodecError::Truncated {
+                    what: "dictionary",
+                    ..
+                })
+            ),
+            "{name}"
+        );
+        let mut c = chunk.clone();
+        c[h.header_len..h.header_len + 4].copy_from_slice(&(at as i32 + 4).to_le_bytes());
+        assert!(
+            matches!(
+                decode_chunk(&c),
+                Err(CodecError::BadBlockStart { block: 0, .. })
+            ),
+            "{name}: block 0 inside the dictionary"
+        );
+        let mut c = chunk.clone();
+        c[31] &= !1;
+        let e = decode_chunk(&c).unwrap_err();
+        assert!(matches!(e, CodecError::BadStream { .. }), "{name}: {e}");
+    }
+}
