@@ -173,8 +173,9 @@ const CACHE_CONCURRENCY: usize = 8;
 enum Cached {
     /// Stored bytes, to decode.
     Stored(Bytes),
-    /// A converted chunk, decoded.
-    Decoded(Vec<u8>),
+    /// A converted chunk's entry: Blosc2 bytes made by [`convert::encode`], checked when
+    /// read ([`Reader::assemble_converted`]).
+    Converted(Bytes),
     /// A chunk known absent from its store.
     Absent,
 }
@@ -202,22 +203,20 @@ impl Reader<'_> {
         }
     }
 
-    /// The payload cache's entry for `chunk`. A converted entry that does not decode is a
-    /// miss, never wrong data.
-    async fn lookup(&self, chunk: u64, chunk_bytes: usize) -> Option<Cached> {
+    /// The payload cache's entry for `chunk`.
+    async fn lookup(&self, chunk: u64) -> Option<Cached> {
         match self.converted {
             Some(stamp) => {
                 let b = self
                     .coordinator
                     .get_payload(&self.converted_key(stamp, chunk))
                     .await?;
-                let found = if b.as_ref() == ABSENT_CHUNK {
-                    Cached::Absent
+                if b.as_ref() == ABSENT_CHUNK {
+                    self.coordinator.count_converted_hit();
+                    Some(Cached::Absent)
                 } else {
-                    Cached::Decoded(convert::decode(&b, chunk_bytes)?)
-                };
-                self.coordinator.count_converted_hit();
-                Some(found)
+                    Some(Cached::Converted(b))
+                }
             }
             None => self
                 .coordinator
@@ -268,6 +267,44 @@ impl Reader<'_> {
         let d = self.decode(chunk, stored, range)?;
         asm.chunk(chunk, &d)?;
         Ok(self.converted.is_some().then_some(d))
+    }
+
+    /// Copies the selected elements of a converted chunk's cache entry (`entry`, Blosc2 bytes
+    /// made by [`convert::encode`] from `chunk_bytes` decoded bytes) into `asm`: straight from
+    /// the entry when it is stored uncompressed (the memory policy keeps them so), else a
+    /// group of blocks at a time ([`Assembler::chunk_by_groups`]), else decoded whole. Before,
+    /// every entry was decoded into a buffer of the chunk's size first. Returns `false` when
+    /// the entry does not decode to `chunk_bytes` bytes: a miss, never wrong data (the chunk is
+    /// then read from the source and assembled again, over anything written here).
+    ///
+    /// # Errors
+    /// As [`Assembler::chunk`].
+    fn assemble_converted(
+        &self,
+        asm: &mut Assembler<'_>,
+        chunk: u64,
+        entry: &[u8],
+        chunk_bytes: usize,
+    ) -> Result<bool> {
+        let Ok(h) = ChunkHeader::parse(entry) else {
+            return Ok(false);
+        };
+        if h.nbytes != chunk_bytes {
+            return Ok(false);
+        }
+        let raw = h.header_len..h.header_len + chunk_bytes;
+        if h.memcpyed && h.cbytes == raw.end && entry.len() >= raw.end {
+            asm.chunk(chunk, &entry[raw])?;
+        } else if !GroupDecoder::with_kept(|groups| {
+            asm.chunk_by_groups(chunk, &h, entry, chunk_bytes, groups)
+        })? {
+            match convert::decode(entry, chunk_bytes) {
+                Some(d) => asm.chunk(chunk, &d)?,
+                None => return Ok(false),
+            }
+        }
+        self.coordinator.count_converted_hit();
+        Ok(true)
     }
 
     /// Keeps a chunk just read: its stored bytes, or for a converted format the decoded
@@ -523,33 +560,32 @@ async fn read_planned(r: &Reader<'_>, plan: &Plan, opts: &ReadOptions<'_>) -> Re
     }
     let mut looked_up = std::pin::pin!(futures::stream::iter(wanted)
         .map(|(pos, chunk, place)| async move {
-            let cached = r.lookup(chunk, chunk_bytes).await;
+            let cached = r.lookup(chunk).await;
             (pos, chunk, place, cached)
         })
         .buffered(CACHE_CONCURRENCY));
     while let Some((pos, chunk, place, cached)) = looked_up.next().await {
-        let f = match cached {
+        let hit = match cached {
             Some(Cached::Stored(b)) => {
                 let stored = match &place {
                     ChunkPlace::Stored(range) => Some(range),
                     _ => None,
                 };
                 r.assemble(&mut asm, chunk, &b, stored)?;
-                Found::Hit
+                true
             }
-            Some(Cached::Decoded(d)) => {
-                asm.chunk(chunk, &d)?;
-                Found::Hit
-            }
+            Some(Cached::Converted(b)) => r.assemble_converted(&mut asm, chunk, &b, chunk_bytes)?,
             Some(Cached::Absent) => {
                 absent += 1;
                 asm.fill(chunk, fill.as_deref().unwrap_or_default())?;
-                Found::Hit
+                true
             }
-            None => match place {
-                ChunkPlace::Stored(range) => Found::Stored(range),
-                _ => Found::Loaded,
-            },
+            None => false,
+        };
+        let f = match (hit, place) {
+            (true, _) => Found::Hit,
+            (false, ChunkPlace::Stored(range)) => Found::Stored(range),
+            (false, _) => Found::Loaded,
         };
         found.push((pos, chunk, f));
     }
