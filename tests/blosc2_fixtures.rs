@@ -870,3 +870,43 @@ fn damaged_dictionary_sections_are_errors() {
         assert!(matches!(e, CodecError::BadStream { .. }), "{name}: {e}");
     }
 }
+
+/// Frames python-blosc2 writes for objects whose values are not in their chunks (a saved lazy
+/// expression, fixed metalayer `b2o`; a Proxy's local copy, `proxy-source`): their chunks are
+/// uninitialised, and read as a frame they gave zeros without an error. Opening one is
+/// UNSUPPORTED, naming what it is; the ordinary operand beside them opens.
+#[tokio::test]
+async fn carriers_are_refused_when_opened() {
+    use bytes::Bytes;
+    use chunkwise::formats::b2nd::B2ndArray;
+    use chunkwise::formats::FormatError;
+    use chunkwise::io::memory::MemorySource;
+    let dir = fixture_dir("blosc2");
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let carriers = m["carriers"].as_array().expect("carriers listed");
+    assert_eq!(carriers.len(), 2);
+    let open = |file: &str| {
+        let bytes = Bytes::from(std::fs::read(dir.join(file)).unwrap());
+        let len = bytes.len() as u64;
+        let src = MemorySource::new(file.to_string(), bytes.clone());
+        async move { B2ndArray::open(&src, bytes, len).await }
+    };
+    for c in carriers {
+        let (file, metalayer) = (
+            c["file"].as_str().unwrap(),
+            c["metalayer"].as_str().unwrap(),
+        );
+        match open(file).await {
+            Err(chunkwise::Error::Format(FormatError::Unsupported { detail, .. })) => {
+                assert!(detail.contains(metalayer), "{file}: {detail}");
+                if metalayer == "b2o" {
+                    assert!(detail.contains("\"lazyexpr\""), "{file}: {detail}");
+                }
+            }
+            Err(e) => panic!("{file}: {e}"),
+            Ok(_) => panic!("{file}: opened as an array"),
+        }
+    }
+    assert!(open("carrier_operand_f8.b2nd").await.is_ok());
+}

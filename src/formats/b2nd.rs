@@ -182,6 +182,13 @@ impl B2ndArray {
                 detail: "frame has no b2nd metalayer (a plain super-chunk, not an NDim array)"
                     .into(),
             })?;
+        if let Some(detail) = carrier(&header) {
+            return Err(FormatError::Unsupported {
+                location: location.clone(),
+                format: FORMAT,
+                detail,
+            });
+        }
         let meta = B2ndMeta::parse(meta_bytes).map_err(|e| invalid(&location, e))?;
         let dtype = DType::parse(&meta.dtype).map_err(|e| FormatError::Unsupported {
             location: location.clone(),
@@ -482,4 +489,40 @@ mod hex_bytes {
             .collect::<Result<Vec<u8>, _>>()
             .map(bytes::Bytes::from)
     }
+}
+
+/// Why a frame is a python-blosc2 carrier whose chunks do not hold the array's values, or
+/// `None` for an array. python-blosc2 4.x marks such frames with a fixed metalayer
+/// (blosc2/b2objects.py, proxy.py; `remote_array.py` lists them as internal carriers):
+/// - `b2o` (`{"kind": ..., "version": 1}`): a persisted object, its chunks left
+///   uninitialised: a lazy expression or function (`LazyExpr.save`) computed from other
+///   arrays, or a reference to another source (a Caterva2 array, ...). Read as a frame, it
+///   would give zeros without an error;
+/// - `proxy-source`: a `blosc2.Proxy`'s local copy of another source, whose chunks not yet
+///   fetched are uninitialised, and so also read as zeros.
+///
+/// Both are refused (`UNSUPPORTED`) when opened, naming what they are.
+fn carrier(header: &FrameHeader) -> Option<String> {
+    use crate::attrs::AttrValue;
+    if let Some(b2o) = header.metalayer("b2o") {
+        let kind = match crate::codec::blosc2::vlmeta::value_of(b2o) {
+            AttrValue::Map(fields) => fields.into_iter().find_map(|(k, v)| match v {
+                AttrValue::String(s) if k == "kind" => Some(s),
+                _ => None,
+            }),
+            _ => None,
+        };
+        let kind = kind.unwrap_or_else(|| "unknown".into());
+        return Some(format!(
+            "a python-blosc2 object carrier (fixed metalayer b2o, kind {kind:?}): its values are \
+             not stored in its chunks (python-blosc2 computes a lazy expression from other \
+             arrays when it opens one; a reference points to another source): open the arrays \
+             it refers to"
+        ));
+    }
+    header.metalayer("proxy-source").map(|_| {
+        "a python-blosc2 Proxy's local copy (fixed metalayer proxy-source): chunks it has not \
+         fetched from its source hold no values: open the source"
+            .into()
+    })
 }
