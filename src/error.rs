@@ -78,6 +78,12 @@ impl Error {
             Error::Io(_) => "IO",
             Error::Format(FormatError::Unrecognised { .. }) => "UNRECOGNISED_FORMAT",
             Error::Format(FormatError::Unsupported { .. }) => "UNSUPPORTED",
+            // A chunk of a C-Blosc2 plugin codec or filter (ZFP, NDLZ, NDCELL, ...) is well
+            // formed: UNSUPPORTED, as a format feature is.
+            Error::Format(FormatError::Chunk {
+                source: ChunkDecodeError::Blosc2(e) | ChunkDecodeError::ZarrBlosc(e),
+                ..
+            }) if e.is_plugin() => "UNSUPPORTED",
             Error::Format(FormatError::Chunk { .. }) => "DECODE",
             Error::Format(FormatError::NoSuchNode { .. }) => "NOT_FOUND",
             Error::Format(FormatError::PathNeeded { .. }) => "INVALID_ARGUMENT",
@@ -247,6 +253,7 @@ impl From<crate::formats::hdf5::filters::FilterError> for ChunkDecodeError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::blosc2::CodecError;
     use crate::array::{OpenOptions, ReadOptions, RemoteArray};
     use crate::formats::{ArrayFormat, ChunkPlace};
     use crate::io::memory::MemorySource;
@@ -333,7 +340,6 @@ mod tests {
     #[cfg(feature = "hdf5")]
     #[tokio::test(flavor = "current_thread")]
     async fn corrupt_hdf5_blosc_chunk_keeps_the_filter_and_codec_variants() {
-        use crate::codec::blosc2::CodecError;
         use crate::formats::hdf5::filters::FilterError;
         let mut bytes = fixture("hdf5/plugins.h5");
         bytes[2048 + 3] = 0;

@@ -910,3 +910,40 @@ async fn carriers_are_refused_when_opened() {
     }
     assert!(open("carrier_operand_f8.b2nd").await.is_ok());
 }
+
+/// Well-formed frames using what chunkwise does not read (`gen_blosc2.py --unsupported`): a
+/// C-Blosc2 plugin codec (ZFP) or filter (NDCELL) opens (its metadata is readable) and is
+/// UNSUPPORTED when a chunk is decoded; a sparse frame's `chunks.b2frame` is UNSUPPORTED
+/// when opened. Both were DECODE and INVALID_DATA, codes for damaged data.
+#[tokio::test]
+async fn unsupported_frames_say_so() {
+    use bytes::Bytes;
+    use chunkwise::formats::b2nd::B2ndArray;
+    use chunkwise::formats::{ArrayFormat, ChunkPlace};
+    use chunkwise::io::memory::MemorySource;
+    let dir = fixture_dir("blosc2_unsupported");
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let frames = m["frames"].as_array().unwrap();
+    assert_eq!(frames.len(), 3);
+    for f in frames {
+        let (file, when) = (f["file"].as_str().unwrap(), f["when"].as_str().unwrap());
+        let bytes = Bytes::from(std::fs::read(dir.join(file)).unwrap());
+        let src = MemorySource::new(file.to_string(), bytes.clone());
+        let opened = B2ndArray::open(&src, bytes.clone(), bytes.len() as u64).await;
+        let err = match (when, opened) {
+            ("open", Err(e)) => e,
+            ("read", Ok(a)) => {
+                let ChunkPlace::Stored(r) = a.locate(0).unwrap() else {
+                    panic!("{file}: chunk 0 not stored");
+                };
+                let e = a
+                    .decode(0, &bytes[r.start as usize..r.end as usize])
+                    .unwrap_err();
+                chunkwise::Error::Format(e)
+            }
+            (_, r) => panic!("{file}: open gave {:?}", r.err()),
+        };
+        assert_eq!(err.code(), f["code"].as_str().unwrap(), "{file}: {err}");
+    }
+}

@@ -62,6 +62,20 @@ fn invalid(location: &str, detail: impl std::fmt::Display) -> FormatError {
     }
 }
 
+/// A frame error as the format's: a well-formed frame feature this reader does not read (a
+/// sparse frame's `chunks.b2frame`, 32-bit offsets, ...) is `UNSUPPORTED`, anything else
+/// `INVALID_DATA`.
+fn frame_error(location: &str, e: frame::FrameError) -> FormatError {
+    match e {
+        frame::FrameError::Unsupported { .. } => FormatError::Unsupported {
+            location: location.to_string(),
+            format: FORMAT,
+            detail: e.to_string(),
+        },
+        e => invalid(location, e),
+    }
+}
+
 impl B2ndArray {
     /// Discovers a `.b2nd` frame. `head` holds the first bytes of the source (at least the
     /// frame's magic) and `len` its total size; at most two more reads follow (the rest of a
@@ -106,7 +120,7 @@ impl B2ndArray {
                     v.extend_from_slice(&more.bytes);
                     head = Bytes::from(v);
                 }
-                Err(e) => return Err(invalid(&location, e).into()),
+                Err(e) => return Err(frame_error(&location, e).into()),
             }
         };
         if header.frame_len != len {
@@ -164,7 +178,7 @@ impl B2ndArray {
         index: Bytes,
         len: u64,
     ) -> Result<B2ndArray, FormatError> {
-        let header = FrameHeader::parse(&header_bytes).map_err(|e| invalid(&location, e))?;
+        let header = FrameHeader::parse(&header_bytes).map_err(|e| frame_error(&location, e))?;
         if header.frame_len != len {
             return Err(invalid(
                 &location,
@@ -241,7 +255,7 @@ impl B2ndArray {
                 ),
             ));
         }
-        let parsed = frame::parse_index(&header, &index).map_err(|e| invalid(&location, e))?;
+        let parsed = frame::parse_index(&header, &index).map_err(|e| frame_error(&location, e))?;
         let places = chunk_places(&location, &parsed, nchunks)?;
         let attrs = crate::codec::blosc2::vlmeta::attrs(&parsed.vlmetalayers);
         Ok(B2ndArray {

@@ -99,3 +99,20 @@ pub enum CodecError {
         bytes: usize,
     },
 }
+
+impl CodecError {
+    /// True for a chunk using a codec or filter of C-Blosc2's plugin range (ids 32 and up,
+    /// blosc2.h `BLOSC2_GLOBAL_REGISTERED_CODECS_START` / `..._FILTERS_START`: ZFP, NDLZ,
+    /// NDCELL, NDMEAN, INT_TRUNC, user-defined ones) that this decoder does not have: data
+    /// written as its writer meant, not damage. Other refusals (an unknown chunk format
+    /// version, a codec id no writer assigns) are what a damaged chunk looks like.
+    pub fn is_plugin(&self) -> bool {
+        matches!(
+            self,
+            CodecError::Unsupported {
+                what: "user-defined codec" | "filter",
+                value: 32..,
+            }
+        )
+    }
+}
