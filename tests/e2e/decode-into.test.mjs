@@ -98,7 +98,8 @@ function assertElements(got, want, dtype, what) {
 }
 
 /** `chunk` (a Blosc2 chunk of several blocks) with its blocks stored in reverse order and its
- *  bstarts table rewritten to match: a layout C-Blosc2's threads may write. */
+ *  bstarts table rewritten to match: a layout C-Blosc2's threads may write. What lies between
+ *  the bstarts table and the first block (a dictionary) stays where it is. */
 function reverseBlocks(chunk) {
   const dv = new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength);
   const nbytes = dv.getInt32(4, true);
@@ -109,9 +110,9 @@ function reverseBlocks(chunk) {
   const sorted = [...starts].sort((a, b) => a - b);
   const spans = starts.map((s) => [s, sorted.find((x) => x > s) ?? cbytes]);
   const out = new Uint8Array(cbytes);
-  out.set(chunk.subarray(0, 32 + 4 * nblocks));
+  out.set(chunk.subarray(0, sorted[0]));
   const odv = new DataView(out.buffer);
-  let at = 32 + 4 * nblocks;
+  let at = sorted[0];
   for (let i = nblocks - 1; i >= 0; i--) {
     const [s, e] = spans[i];
     out.set(chunk.subarray(s, e), at);
