@@ -253,8 +253,8 @@ impl From<crate::formats::hdf5::filters::FilterError> for ChunkDecodeError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::blosc2::CodecError;
     use crate::array::{OpenOptions, ReadOptions, RemoteArray};
+    use crate::codec::blosc2::CodecError;
     use crate::formats::{ArrayFormat, ChunkPlace};
     use crate::io::memory::MemorySource;
     use crate::io::Traffic;

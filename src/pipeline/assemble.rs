@@ -124,7 +124,8 @@ impl<'a> Assembler<'a> {
         let Some(&i) = self.at.get(&chunk) else {
             return Ok(false);
         };
-        if h.nbytes != chunk_bytes || h.nbytes == 0 || isz == 0 || h.blocksize % isz != 0 {
+        if h.nbytes != chunk_bytes || h.nbytes == 0 || isz == 0 || !h.blocksize.is_multiple_of(isz)
+        {
             return Ok(false);
         }
         let max_runs = chunk_bytes / isz / MIN_RUN;
