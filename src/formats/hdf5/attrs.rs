@@ -257,8 +257,9 @@ fn order(size: usize, big: bool) -> ByteOrder {
 }
 
 /// h5py's complex number: a compound of two floats of one size named `r` and `i` at offsets
-/// 0 and that size.
-fn complex(size: u32, fields: &[CompoundField]) -> Option<DType> {
+/// 0 and that size (h5py `h5t.py` `_c_complex`, its default `complex_names`). Attributes and
+/// datasets of this type read as numpy's complex dtype, as h5py reads them.
+pub(super) fn complex(size: u32, fields: &[CompoundField]) -> Option<DType> {
     let [r, i] = fields else { return None };
     match (&r.datatype, &i.datatype) {
         (

@@ -232,29 +232,33 @@ fn element_at(
                 utf8: utf8(encoding),
             }
         }
-        Datatype::Compound { size, fields } => {
-            let mut out = Vec::with_capacity(fields.len());
-            for f in fields {
-                let element = element_at(&f.datatype, offset_size, length_size, base_address)?;
-                let offset = f.byte_offset as usize;
-                if offset + element.stored_size() > *size as usize {
-                    return Err(Hdf5Error::Invalid(format!(
-                        "compound member {:?} at byte {offset} ({} bytes) passes the {size}-byte record",
-                        f.name,
-                        element.stored_size()
-                    )));
+        // h5py's complex numbers (a compound of floats `r` and `i`) as numpy's complex.
+        Datatype::Compound { size, fields } => match super::attrs::complex(*size, fields) {
+            Some(c) => Element::Number(c),
+            None => {
+                let mut out = Vec::with_capacity(fields.len());
+                for f in fields {
+                    let element = element_at(&f.datatype, offset_size, length_size, base_address)?;
+                    let offset = f.byte_offset as usize;
+                    if offset + element.stored_size() > *size as usize {
+                        return Err(Hdf5Error::Invalid(format!(
+                            "compound member {:?} at byte {offset} ({} bytes) passes the {size}-byte record",
+                            f.name,
+                            element.stored_size()
+                        )));
+                    }
+                    out.push(Field {
+                        name: f.name.clone(),
+                        offset,
+                        element,
+                    });
                 }
-                out.push(Field {
-                    name: f.name.clone(),
-                    offset,
-                    element,
-                });
+                Element::Record {
+                    size: *size as usize,
+                    fields: out,
+                }
             }
-            Element::Record {
-                size: *size as usize,
-                fields: out,
-            }
-        }
+        },
         Datatype::Array { base, dims } => {
             let base = element_at(base, offset_size, length_size, base_address)?;
             dims.iter()
