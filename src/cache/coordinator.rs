@@ -447,12 +447,25 @@ impl CacheCoordinator {
     pub async fn usage_report(&self) -> crate::Result<UsageReport> {
         let bad = crate::Error::Cache;
         let payload = self.inner.payload.list("").await.map_err(bad)?;
-        let mut per: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
-        for e in &payload {
-            let url = e.key.split('\n').next().unwrap_or("").to_string();
-            let slot = per.entry(url).or_default();
-            slot.0 += 1;
-            slot.1 += e.bytes;
+        // Per source, in the order of their URLs: the entries sorted by URL, then summed.
+        let mut by_url: Vec<(&str, u64)> = payload
+            .iter()
+            .map(|e| (e.key.split('\n').next().unwrap_or(""), e.bytes))
+            .collect();
+        crate::sort::sort_by(&mut by_url, |a, b| a.0.cmp(b.0));
+        let mut per_source: Vec<SourceUsage> = Vec::new();
+        for (url, bytes) in by_url {
+            match per_source.last_mut() {
+                Some(s) if s.source == url => {
+                    s.entries += 1;
+                    s.bytes += bytes;
+                }
+                _ => per_source.push(SourceUsage {
+                    source: url.to_string(),
+                    entries: 1,
+                    bytes,
+                }),
+            }
         }
         let layer = |v: &[super::backend::Entry]| LayerUsage {
             entries: v.len() as u64,
@@ -469,14 +482,7 @@ impl CacheCoordinator {
             payload: layer(&payload),
             discovery,
             sources,
-            per_source: per
-                .into_iter()
-                .map(|(source, (entries, bytes))| SourceUsage {
-                    source,
-                    entries,
-                    bytes,
-                })
-                .collect(),
+            per_source,
         })
     }
 

@@ -289,17 +289,20 @@ pub async fn list(client: &Client) -> Result<Vec<Node>> {
         })
         .take(MAX_CONTAINERS)
         .collect();
-    let members: std::collections::BTreeMap<String, Vec<String>> =
-        futures::stream::iter(containers.into_iter().map(|c| async move {
-            let url = client.url("list", &c, "");
-            let got: Result<(Vec<String>, _)> = client.get_json(&url, &url).await;
-            (c, got.map(|(names, _)| names).unwrap_or_default())
-        }))
-        .buffer_unordered(6)
-        .collect::<Vec<_>>()
-        .await
-        .into_iter()
-        .collect();
+    let mut members = std::collections::BTreeMap::<String, Vec<String>>::new();
+    let listed = futures::stream::iter(containers.into_iter().map(|c| async move {
+        let url = client.url("list", &c, "");
+        let got: Result<(Vec<String>, _)> = client.get_json(&url, &url).await;
+        (c, got.map(|(names, _)| names).unwrap_or_default())
+    }))
+    .buffer_unordered(6)
+    .collect::<Vec<_>>()
+    .await;
+    // One by one, a later answer for a container replacing an earlier (as `collect` would
+    // keep it): `collect` into the map compiles a sort and a bulk build of its own.
+    for (container, names) in listed {
+        members.insert(container, names);
+    }
     let group = |path: String, error: Option<String>| Node {
         path,
         kind: NodeKind::Group,
