@@ -24,7 +24,7 @@ use super::{BackendError, Budget, CacheBackend, Entry, Usage};
 use crate::cache::identity::sha256_hex;
 use crate::io::{MaybeSend, MaybeSync};
 use bytes::Bytes;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use super::marker::{now_ms, Marker};
@@ -62,8 +62,8 @@ struct Index {
     loaded: bool,
     /// hash -> (key, blob bytes, last use key in `order`)
     entries: HashMap<String, (String, u64, (u64, u64))>,
-    /// (last use in ms, tie-break) -> hash, least recently used first.
-    order: BTreeSet<((u64, u64), String)>,
+    /// ((last use in ms, tie-break), hash), least recently used first.
+    order: crate::cache::lru::RecencyOrder<String>,
     seq: u64,
     total: u64,
     evictions: u64,
