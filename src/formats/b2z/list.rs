@@ -27,7 +27,7 @@ use crate::formats::{ArrayFormat, Node, NodeKind};
 use crate::io::{ByteRange, RangeSource};
 use bytes::Bytes;
 use futures::stream::{self, StreamExt, TryStreamExt};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -327,7 +327,9 @@ pub(crate) async fn list(archive: &Archive, concurrency: usize) -> crate::Result
         .await?;
 
     let mut leaves = Vec::new();
-    let mut nodes: BTreeMap<String, Node> = BTreeMap::new();
+    // By path, in a hash map (a B-tree of nodes was a map type of its own in the wasm
+    // module); sorted by path once listed, the order the B-tree gave them.
+    let mut nodes: HashMap<String, Node> = HashMap::new();
     let mut group_attrs: BTreeMap<String, Attrs> = BTreeMap::new();
     let mut prefetched = Vec::new();
     for (((e, path, item), pre), part) in members.iter().zip(parts) {
@@ -548,7 +550,9 @@ pub(crate) async fn list(archive: &Archive, concurrency: usize) -> crate::Result
     crate::sort::sort_by(&mut leaves, |a, b| a.path.cmp(&b.path));
     // Nodes are shown and persisted (the manifest, a reference document): the reasons name
     // the archive by its URL, whose query and user info must not travel with them.
-    let nodes = crate::formats::redact_node_errors(nodes.into_values().collect());
+    let mut nodes: Vec<Node> = nodes.into_values().collect();
+    crate::sort::sort_by(&mut nodes, |a, b| a.path.cmp(&b.path));
+    let nodes = crate::formats::redact_node_errors(nodes);
     Ok(Listed {
         embed,
         embed_data: embed_prefix.data.clone(),
