@@ -390,40 +390,39 @@ fn blosc2_parity_with_c() {
 #[test]
 fn c_dictionary_chunks_decode_with_ours() {
     let (mut with_dict, mut total) = (0usize, 0usize);
-    for (codec, cname) in [(5u8, "zstd")] {
-        for typesize in [1usize, 2, 4, 8] {
-            for (nbytes, blocksize) in [(65_536usize, 4096usize), (200_000, 16_384), (30_000, 0)] {
-                for kind in [0u8, 1, 2] {
-                    let data = make_data(kind, nbytes, typesize, 77 + kind as u64);
-                    let p = Params {
-                        codec,
-                        clevel: 5,
-                        typesize,
-                        blocksize,
-                        splitmode: 2,
-                        filters: [0, 0, 0, 0, 0, 1],
-                        filters_meta: [0; 6],
-                        nthreads: 1,
-                    };
-                    let what = format!(
-                        "C {cname} dict ts {typesize} nbytes {nbytes} bs {blocksize} kind {kind}"
-                    );
-                    let chunk = cblosc2::compress_with_dict(&p, &data)
-                        .unwrap_or_else(|e| panic!("{what}: C error {e}"));
-                    let h = ChunkHeader::parse(&chunk).unwrap();
-                    let got = decode_chunk(&chunk).unwrap_or_else(|e| panic!("{what}: {e}"));
-                    assert!(got == data, "{what}: decoded bytes differ");
-                    let mut theirs = vec![0u8; nbytes];
-                    // A new context per chunk: C-Blosc2 2.15 crashes freeing the previous
-                    // chunk's dictionary when a context decodes a second one.
-                    if Dctx::new(1).decompress_into(&chunk, &mut theirs).is_ok() {
-                        assert!(theirs == got, "{what}: C decodes other bytes");
-                    } else {
-                        assert!(h.memcpyed, "{what}: C refuses its own chunk");
-                    }
-                    total += 1;
-                    with_dict += h.has_dict() as usize;
+    let (codec, cname) = (5u8, "zstd");
+    for typesize in [1usize, 2, 4, 8] {
+        for (nbytes, blocksize) in [(65_536usize, 4096usize), (200_000, 16_384), (30_000, 0)] {
+            for kind in [0u8, 1, 2] {
+                let data = make_data(kind, nbytes, typesize, 77 + kind as u64);
+                let p = Params {
+                    codec,
+                    clevel: 5,
+                    typesize,
+                    blocksize,
+                    splitmode: 2,
+                    filters: [0, 0, 0, 0, 0, 1],
+                    filters_meta: [0; 6],
+                    nthreads: 1,
+                };
+                let what = format!(
+                    "C {cname} dict ts {typesize} nbytes {nbytes} bs {blocksize} kind {kind}"
+                );
+                let chunk = cblosc2::compress_with_dict(&p, &data)
+                    .unwrap_or_else(|e| panic!("{what}: C error {e}"));
+                let h = ChunkHeader::parse(&chunk).unwrap();
+                let got = decode_chunk(&chunk).unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert!(got == data, "{what}: decoded bytes differ");
+                let mut theirs = vec![0u8; nbytes];
+                // A new context per chunk: C-Blosc2 2.15 crashes freeing the previous
+                // chunk's dictionary when a context decodes a second one.
+                if Dctx::new(1).decompress_into(&chunk, &mut theirs).is_ok() {
+                    assert!(theirs == got, "{what}: C decodes other bytes");
+                } else {
+                    assert!(h.memcpyed, "{what}: C refuses its own chunk");
                 }
+                total += 1;
+                with_dict += h.has_dict() as usize;
             }
         }
     }
