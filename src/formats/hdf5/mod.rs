@@ -890,11 +890,12 @@ impl ArrayFormat for Hdf5Array {
                 // `contiguous_block`): from its first element's C-order index, as many as the
                 // block holds inside the dataset (fewer at the end of the split axis).
                 let (g, itemsize) = (&self.grid, self.dtype.itemsize as u64);
-                let counts = g.chunk_counts();
                 let (mut rest, mut first, mut len, mut stride) = (chunk, 0u64, 1u64, 1u64);
                 for k in (0..g.shape.len()).rev() {
-                    let (at, c) = (rest % counts[k] * g.chunks[k], g.chunks[k]);
-                    rest /= counts[k];
+                    let c = g.chunks[k];
+                    let count = g.shape[k].div_ceil(c);
+                    let at = rest % count * c;
+                    rest /= count;
                     first += at * stride;
                     len *= c.min(g.shape[k] - at);
                     stride *= g.shape[k];
