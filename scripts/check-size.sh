@@ -21,8 +21,8 @@ pkg="${1:-$here/pkg}"
 #   png       +40.6 KB of the full module (left out of b2nd, which it took over its ceiling);
 #   caterva2  +47.4 KB of the full module (1,787,465 with, 1,740,018 without) and +49.8 KB of
 #             the b2nd one (752,820 with, 703,023 without). Kept in b2nd: a Caterva2 server
-#             serves Blosc2 data, so its users are that package's users (issue 17 wants it in
-#             the browser package); the ceiling below includes it.
+#             serves Blosc2 data, so its users are that package's users; the ceiling below
+#             includes it.
 # Measured sizes behind the ceilings (scripts/build-pkg.sh: wasm-pack 0.15.1, release, name
 # section dropped), with chunkwise at opt-level "z" and the decoders (crates/codec) at 3
 # (Cargo.toml's release profile): full 1,485,966 (4,332,492 raw), b2nd 580,043 (1,621,269
