@@ -22,7 +22,7 @@ use wasm_bindgen::prelude::*;
 
 use super::{arg_error, chunkwise_error, options};
 use crate::codec::blosc2::header::BLOSC2_HEADER_LEN;
-use crate::codec::blosc2::{ChunkBytes, ChunkHeader, CodecError, GroupDecoder, GroupTarget};
+use crate::codec::blosc2::{sized, ChunkBytes, ChunkHeader, CodecError, GroupDecoder, GroupTarget};
 
 /// Chunks that decode to at most this many bytes are decoded by [`decode_chunk`] and
 /// [`decode_chunk_into`] into one buffer of wasm memory kept between calls ([`DECODE_BUFFER`]);
@@ -36,15 +36,6 @@ thread_local! {
     /// 4 MiB `Vec` per call (allocation, zero fill, free) cost about a quarter of the time of
     /// decoding an LZ4 + SHUFFLE float32 chunk in wasm (`chunkwise bench decode`).
     static DECODE_BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
-
-/// `v` resized to `n` bytes (zeroed when it grows), or `None` when that memory is not there.
-fn sized(v: &mut Vec<u8>, n: usize) -> Option<&mut [u8]> {
-    if v.len() < n {
-        v.try_reserve_exact(n - v.len()).ok()?;
-        v.resize(n, 0);
-    }
-    Some(&mut v[..n])
 }
 
 /// The header of the chunk in `chunk`, parsed from a copy of its first bytes (a header is at

@@ -86,8 +86,9 @@ thread_local! {
     static KEPT: RefCell<GroupDecoder> = RefCell::new(GroupDecoder::new());
 }
 
-/// `v` resized to `n` bytes (zeroed when it grows), or `None` when that memory is not there.
-fn sized(v: &mut Vec<u8>, n: usize) -> Option<&mut [u8]> {
+/// `v` resized to `n` bytes (zeroed when it grows), or `None` when that memory is not there:
+/// a kept decode buffer that grows to the largest chunk seen and is never allocated per call.
+pub fn sized(v: &mut Vec<u8>, n: usize) -> Option<&mut [u8]> {
     if v.len() < n {
         v.try_reserve_exact(n - v.len()).ok()?;
         v.resize(n, 0);

@@ -39,7 +39,7 @@ pub use decode::{
 };
 pub use encode::{encode_chunk, Codec, EncodeOptions, Filter, SplitMode};
 pub use error::CodecError;
-pub use groups::{ChunkBytes, GroupDecoder, GroupTarget, BLOCK_MAX, BLOCK_MIN, GROUP_BYTES};
+pub use groups::{sized, ChunkBytes, GroupDecoder, GroupTarget, BLOCK_MAX, BLOCK_MIN, GROUP_BYTES};
 pub use header::{ChunkHeader, SpecialValue};
 #[cfg(test)]
 mod tests;
