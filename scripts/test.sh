@@ -67,6 +67,13 @@ failed=$(grep -hoE '[0-9]+ failed;' "$log" | awk '{s+=$1} END {print s+0}')
 npass=$(grep -hoE '^# pass [0-9]+' "$log" | awk '{s+=$3} END {print s+0}')
 nfail=$(grep -hoE '^# fail [0-9]+' "$log" | awk '{s+=$3} END {print s+0}')
 passed=$((passed + npass)); failed=$((failed + nfail))
+# A skipped test did not run: everything it needs is installed by setup.sh, so a skip means
+# a server, browser or fixture went missing, and the run must not pass as if it had tested it.
+nskip=$(grep -hoE '^# skipped [0-9]+' "$log" | awk '{s+=$3} END {print s+0}')
+if [ "$nskip" -ne 0 ]; then
+  echo "!!! failed: $nskip test(s) skipped (see '# SKIP' above)" | tee -a "$log"
+  status=1; failed=$((failed + nskip))
+fi
 if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
 step "summary"
 echo "time per step:"

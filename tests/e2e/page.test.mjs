@@ -296,7 +296,9 @@ describe("preview page", () => {
   test("Cancel stops a read in flight on a slow server", async (t) => {
     const big = ensureBigFixture();
     if (!big.ok) { t.skip(big.reason); return; }
-    const slow = await startServer({ root: path.dirname(big.file), latencyMs: 400 });
+    // 1.5 s a request: the read is still in flight when the click lands, even on a loaded
+    // machine (at 400 ms a read once ended between "reading" and the click)
+    const slow = await startServer({ root: path.dirname(big.file), latencyMs: 1500 });
     try {
       const page = await newPage();
       const urlPath = `/${path.basename(big.file)}`;
