@@ -36,6 +36,12 @@ step "native tests (cargo test --workspace)"
 # --no-fail-fast: a failing test binary must not keep the others from running (cargo stops
 # at the first by default, and the summary would then hide what was never run).
 run cargo test --workspace --no-fail-fast --color never
+step "the fuzz targets compile (fuzz/: run them with scripts/fuzz.sh, not here)"
+# They build against the library's API and would rot unseen: fuzzing is not part of a test
+# run. With the main lockfile's versions (fuzz/Cargo.lock is not kept), so that a new
+# release of a dependency cannot fail this step alone.
+cp Cargo.lock fuzz/Cargo.lock
+run cargo check --manifest-path fuzz/Cargo.toml --bins --color never
 step "the Blosc2-only build's unit tests (cargo features: b2nd)"
 run cargo test -p chunkwise --lib --no-default-features --features b2nd --color never
 
