@@ -476,7 +476,7 @@ pub async fn chunk_geometry(
     let t = transport(source, headers, &traffic)?;
     let arr = chunkwise::formats::hdf5::Hdf5Array::open_source(&*t, path, 64 * 1024).await?;
     let meta = arr.meta();
-    let Layout::Chunked { chunk, entries } = &meta.layout else {
+    let Layout::Chunked { chunk, entries, .. } = &meta.layout else {
         return Err(chunkwise::Error::InvalidArgument(format!(
             "{} is {}, not chunked: HDF5's chunk cache serves chunked datasets only",
             meta.path,

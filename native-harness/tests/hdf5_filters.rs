@@ -136,7 +136,8 @@ async fn filtered_chunk_maps_match_the_hdf5_library() {
 }
 
 /// A reduced-precision float under nbit needs HDF5's custom floating-point conversion: a typed
-/// `Unsupported` error naming nbit, not wrong values.
+/// `Unsupported` error naming the layout (a floating-point type that is not IEEE 754), not
+/// wrong values.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reduced_precision_floats_are_unsupported() {
     let server = server().await;

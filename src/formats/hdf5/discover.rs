@@ -52,6 +52,10 @@ pub enum Layout {
         chunk: Vec<u64>,
         /// The allocated chunks.
         entries: Vec<ChunkInfo>,
+        /// Partial edge chunks (reaching past the dataset's extent) are stored unfiltered
+        /// (`H5Pset_chunk_opts(H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS)`; [`super::header`]).
+        #[serde(default)]
+        unfiltered_edges: bool,
     },
 }
 
@@ -87,6 +91,11 @@ pub struct DatasetMeta {
     pub filters: Vec<Filter>,
     /// Storage layout.
     pub layout: Layout,
+    /// An integer (or enum) type of reduced precision: stored values hold the type's bits,
+    /// converted to values after decoding ([`super::header::bits`]); `None` when every bit
+    /// is the value's.
+    #[serde(default)]
+    pub bits: Option<super::filters::BitField>,
 }
 
 /// Kind of a group member.
@@ -347,6 +356,17 @@ pub fn dataset_step(
             Ok(e) => (e.storage_dtype(), Some(e)),
             Err(e) => return Ok(Err(e)),
         };
+    // The bit layout the crate's parsed datatype does not keep: integers of reduced
+    // precision are converted, other layouts refused (`header::bits`).
+    let desc = super::header::datatype(file, ds.address())
+        .ok_or_else(|| rd("datatype message does not read"))?;
+    let bits = match super::header::bits(&desc) {
+        super::header::Bits::Plain => None,
+        super::header::Bits::Reduced(b) => Some(b),
+        super::header::Bits::Unsupported(what) => {
+            return Ok(Err(Hdf5Error::Unsupported(format!("{path}: {what}"))))
+        }
+    };
     let shape = ds.shape().to_vec();
     let header = file.get_or_parse_header(ds.address())?;
     let mut layout_msg = None;
@@ -461,6 +481,8 @@ pub fn dataset_step(
             Layout::Chunked {
                 chunk,
                 entries: out,
+                unfiltered_edges: super::header::unfiltered_edge_chunks(file, ds.address())
+                    .ok_or_else(|| rd("object header does not read"))?,
             }
         }
     };
@@ -472,6 +494,7 @@ pub fn dataset_step(
         fill,
         filters,
         layout,
+        bits,
     }))
 }
 

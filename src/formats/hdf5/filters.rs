@@ -222,7 +222,7 @@ pub fn scaleoffset(cd: &[u32], data: &[u8], limit: usize) -> Result<Vec<u8>, Fil
 /// Bits of an integer file datatype that does not use all its bits (HDF5 File Format
 /// Specification, "Datatype Message", fixed-point bit offset and bit precision): the value is
 /// `precision` bits starting `offset` bits above the least significant bit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BitField {
     /// Significant bits.
     pub precision: u32,

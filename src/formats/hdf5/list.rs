@@ -210,6 +210,12 @@ fn object(file: &Hdf5File, address: u64, path: &str) -> hdf5_reader::error::Resu
             Ok(e) => (Some(e.descr()), None),
             Err(e) => (None, Some(e.to_string())),
         };
+    if let Some(super::header::Bits::Unsupported(what)) = super::header::datatype(file, address)
+        .as_deref()
+        .map(super::header::bits)
+    {
+        error = Some(what);
+    }
     if external {
         error = Some("external storage (External Data Files message) is not read".into());
     }

@@ -26,6 +26,7 @@
 pub mod attrs;
 pub mod discover;
 pub mod filters;
+pub mod header;
 pub mod heap;
 pub mod index;
 pub mod list;
@@ -557,11 +558,14 @@ impl Hdf5Array {
             )));
         }
         let mut meta = meta;
+        // The nbit filter's datatype description and the datatype message give the same
+        // field; a dataset without the filter has only the latter.
         let bits = meta
             .filters
             .iter()
             .find(|f| f.id == filters::NBIT)
-            .and_then(|f| filters::BitField::of_nbit(&f.client_data));
+            .and_then(|f| filters::BitField::of_nbit(&f.client_data))
+            .or(meta.bits);
         if let Some(b) = bits {
             // Reduced-precision floats need HDF5's conversion of custom floating-point layouts
             // (H5T__conv_f_f with the type's exponent and mantissa fields): not done here.
@@ -711,6 +715,57 @@ impl Hdf5Array {
         self.grid.decoded_chunk_items().unwrap_or(0) as usize * self.dtype.itemsize
     }
 
+    /// A chunk after its filters (`data`, `want` bytes expected): a contiguous dataset's
+    /// short last block padded, the size checked, integers of reduced precision converted
+    /// to values, strings normalised.
+    fn finish(&self, chunk: u64, mut data: Vec<u8>, want: usize) -> Result<Vec<u8>, FormatError> {
+        match &self.meta.layout {
+            // The last block along a contiguous dataset's split axis is short: pad to the
+            // grid's chunk.
+            Layout::Contiguous { .. } if data.len() < want => data.resize(want, 0),
+            _ => {}
+        }
+        if data.len() != want {
+            return Err(self.chunk_err(
+                chunk,
+                ChunkDecodeError::Size {
+                    actual: data.len() as u64,
+                    expected: want as u64,
+                },
+            ));
+        }
+        if let Some(b) = self.bits {
+            let d = self.meta.dtype;
+            b.to_values(
+                &mut data,
+                d.itemsize,
+                d.order != crate::dtype::ByteOrder::Big,
+                d.kind == crate::dtype::Kind::Int,
+            )
+            .map_err(|e| self.chunk_err(chunk, e.into()))?;
+        }
+        if let Some(e) = &self.element {
+            e.normalize(&mut data);
+        }
+        Ok(data)
+    }
+
+    /// Whether chunk `chunk` (linear index, C order over the grid) reaches past the dataset's
+    /// extent on some axis: a partial edge chunk.
+    fn partial_edge(&self, chunk: u64) -> bool {
+        let g = &self.grid;
+        let mut rest = chunk;
+        for k in (0..g.shape.len()).rev() {
+            let c = g.chunks[k].max(1);
+            let count = g.shape[k].div_ceil(c).max(1);
+            if (rest % count + 1) * c > g.shape[k] {
+                return true;
+            }
+            rest /= count;
+        }
+        false
+    }
+
     fn chunk_err(&self, chunk: u64, source: ChunkDecodeError) -> FormatError {
         FormatError::Chunk {
             location: self.location.clone(),
@@ -756,8 +811,9 @@ pub struct Hdf5Seed {
 /// added without a serde default or changes meaning.
 impl crate::formats::FormatSeed for Hdf5Seed {
     const FORMAT: &'static str = "hdf5";
-    /// 2: attributes and dimension names.
-    const VERSION: u32 = 2;
+    /// 2: attributes and dimension names. 3: the datatype's reduced precision and unfiltered
+    /// partial edge chunks (a version 2 seed would read both wrong).
+    const VERSION: u32 = 3;
 }
 
 impl Hdf5Seed {
@@ -781,8 +837,9 @@ pub struct Hdf5ListingSeed {
 
 impl crate::formats::FormatSeed for Hdf5ListingSeed {
     const FORMAT: &'static str = "hdf5-listing";
-    /// 2: nodes carry attributes and dimension names.
-    const VERSION: u32 = 2;
+    /// 2: nodes carry attributes and dimension names. 3: datasets of a datatype layout not
+    /// read (bfloat16, ...) carry the error their open gives.
+    const VERSION: u32 = 3;
 }
 
 impl ArrayFormat for Hdf5Array {
@@ -917,7 +974,16 @@ impl ArrayFormat for Hdf5Array {
     fn decode(&self, chunk: u64, stored: &[u8]) -> Result<Vec<u8>, FormatError> {
         let want = self.chunk_bytes();
         let mut data = stored.to_vec();
-        if let Layout::Chunked { entries, .. } = &self.meta.layout {
+        if let Layout::Chunked {
+            entries,
+            unfiltered_edges,
+            ..
+        } = &self.meta.layout
+        {
+            if *unfiltered_edges && self.partial_edge(chunk) {
+                // stored as it is (`H5D__chunk_lookup`'s partial-edge rule): no filter ran
+                return self.finish(chunk, data, want);
+            }
             let mask = self
                 .chunk_at
                 .get(&chunk)
@@ -986,35 +1052,7 @@ impl ArrayFormat for Hdf5Array {
                 };
             }
         }
-        match &self.meta.layout {
-            // The last block along a contiguous dataset's split axis is short: pad to the
-            // grid's chunk.
-            Layout::Contiguous { .. } if data.len() < want => data.resize(want, 0),
-            _ => {}
-        }
-        if data.len() != want {
-            return Err(self.chunk_err(
-                chunk,
-                ChunkDecodeError::Size {
-                    actual: data.len() as u64,
-                    expected: want as u64,
-                },
-            ));
-        }
-        if let Some(b) = self.bits {
-            let d = self.meta.dtype;
-            b.to_values(
-                &mut data,
-                d.itemsize,
-                d.order != crate::dtype::ByteOrder::Big,
-                d.kind == crate::dtype::Kind::Int,
-            )
-            .map_err(|e| self.chunk_err(chunk, e.into()))?;
-        }
-        if let Some(e) = &self.element {
-            e.normalize(&mut data);
-        }
-        Ok(data)
+        self.finish(chunk, data, want)
     }
 }
 
