@@ -1363,3 +1363,31 @@ np.save(sys.argv[1] + "/a.npy", data)
     assert_eq!(t.requests - before.requests, 4 + 4, "{t:?}");
     server.shutdown().await;
 }
+
+/// A v3 array whose metadata holds an extension field chunkwise does not know is refused as
+/// UNSUPPORTED naming the field, unless the field says `"must_understand": false` (v3
+/// specification, "Extension definition"); `v3_extensions.zarr` is written by
+/// `tests/fixtures/gen_zarr_extensions.py` (zarr-python refuses the same two arrays).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extension_fields_that_must_be_understood_are_refused() {
+    let server = server().await;
+    let url = server.url("zarr/v3_extensions.zarr");
+    for path in ["/must", "/implicit"] {
+        let e = open_array(&url, vec![], with_path(path))
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{path}: opened"));
+        assert_eq!(e.code(), "UNSUPPORTED", "{path}: {e}");
+        assert!(e.to_string().contains("chunkwise_test_ext"), "{path}: {e}");
+    }
+    let want =
+        read_npy(&std::fs::read(fixtures().join("zarr/v3_extensions_may.npy")).unwrap()).unwrap();
+    let arr = open_array(&url, vec![], with_path("/may")).await.unwrap();
+    let got = arr
+        .read(&Selection::all(), &ReadOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(got.shape, want.shape);
+    assert!(got.data == want.data, "/may differs from the array written");
+    server.shutdown().await;
+}

@@ -91,26 +91,42 @@ pub async fn warm_up_in_flight() {
 /// `zarrs`' typed metadata of an already parsed document.
 ///
 /// # Errors
-/// [`ZarrError::Invalid`] naming `key` for a document that is not valid array metadata.
+/// [`ZarrError::Invalid`] naming `key` for a document that is not valid array metadata;
+/// [`ZarrError::Unsupported`] for a v3 extension field that must be understood.
 ///
 /// A v3 document without `chunk_key_encoding` (required by the v3 specification, "Array
 /// metadata") is read with the `default` encoding, as chunkwise always has.
 pub fn typed(key: &str, v3: bool, doc: &Value) -> Result<ArrayMetadata, ZarrError> {
-    let r = if v3 {
-        let mut doc = doc.clone();
-        if let Some(m) = doc.as_object_mut() {
-            m.entry("chunk_key_encoding")
-                .or_insert_with(|| serde_json::json!({"name": "default"}));
-        }
-        serde_json::from_value(doc).map(ArrayMetadata::V3)
-    } else {
-        let mut doc = doc.clone();
+    let not_metadata = |e: serde_json::Error| invalid(key, format!("not Zarr array metadata: {e}"));
+    let mut doc = doc.clone();
+    if !v3 {
         if let Some(int) = v2_time_as_int(&doc) {
             doc["dtype"] = Value::from(int);
         }
-        serde_json::from_value(doc).map(ArrayMetadata::V2)
-    };
-    r.map_err(|e| invalid(key, format!("not Zarr array metadata: {e}")))
+        return serde_json::from_value(doc)
+            .map(ArrayMetadata::V2)
+            .map_err(not_metadata);
+    }
+    if let Some(m) = doc.as_object_mut() {
+        m.entry("chunk_key_encoding")
+            .or_insert_with(|| serde_json::json!({"name": "default"}));
+    }
+    let meta: zarrs::metadata::v3::ArrayMetadataV3 =
+        serde_json::from_value(doc).map_err(not_metadata)?;
+    // An extension field the reader does not know must stop it unless the field says
+    // `"must_understand": false` (v3 specification, "Extension definition"; zarrs checks this
+    // when it opens an array itself, not in `Array::new_with_metadata`).
+    if let Some((name, _)) = meta
+        .additional_fields
+        .iter()
+        .find(|(_, f)| f.must_understand())
+    {
+        return Err(unsupported(
+            key,
+            format!("extension field {name:?} (must be understood; not read here)"),
+        ));
+    }
+    Ok(ArrayMetadata::V3(meta))
 }
 
 /// For a v2 `dtype` that is a numpy `datetime64`/`timedelta64` (`"<M8[ns]"`, `">m8[s]"`),
