@@ -537,3 +537,114 @@ async fn empty_arrays_python_blosc2_wrote_read_as_empty() {
     }
     drop(server);
 }
+
+/// The little-endian bytes of the JSON numbers `v` as `dtype` (`<i4`, `<i8` given as strings,
+/// `<f8`).
+fn le_bytes(v: &serde_json::Value, dtype: &str) -> Vec<u8> {
+    let items = v.as_array().unwrap();
+    let mut out = Vec::new();
+    for x in items {
+        match dtype {
+            "<i4" => out.extend_from_slice(&(x.as_i64().unwrap() as i32).to_le_bytes()),
+            "<i8" => out.extend_from_slice(
+                &x.as_i64()
+                    .or_else(|| x.as_str().and_then(|s| s.parse().ok()))
+                    .unwrap()
+                    .to_le_bytes(),
+            ),
+            "<f8" => out.extend_from_slice(&x.as_f64().unwrap().to_le_bytes()),
+            d => panic!("dtype {d}"),
+        }
+    }
+    out
+}
+
+/// python-blosc2's CTable column kinds and names (`gen_b2z_kinds.py`): a column is read from
+/// the path python-blosc2 stores it at (a nested `a.b`, a slash or an escaped dot in the
+/// name), a nullable column without nulls reads, and a column whose array is not its values
+/// (nulls in a validity sidecar, dictionary codes, utf8 offsets) is listed with an error and
+/// refused as UNSUPPORTED, while the others still read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctable_columns_read_from_their_paths_and_other_kinds_are_refused() {
+    let server = common::serve_dir(dir()).await;
+    let url = format!("{}/kinds.b2z", server.base_url());
+    let store = open_b2z(&url, CacheCoordinator::memory(8 << 20)).await;
+    let m = manifest("kinds");
+    let table = store.table("/").await.unwrap();
+    let nrows = table.nrows().await.unwrap();
+    assert_eq!(nrows, m["nrows"].as_u64().unwrap());
+    for (name, want) in m["read"].as_object().unwrap() {
+        let dtype = m["dtypes"][name].as_str().unwrap();
+        let col = table.columns().iter().find(|c| &c.name == name).unwrap();
+        assert_eq!(col.error, None, "{name}");
+        let rows = table
+            .read_rows(0, nrows, Some(&[name.clone()]), &ReadOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(rows.columns[0].1.data, le_bytes(want, dtype), "{name}");
+    }
+    for (name, words) in m["refused"].as_object().unwrap() {
+        let col = table.columns().iter().find(|c| &c.name == name).unwrap();
+        let error = col
+            .error
+            .as_deref()
+            .unwrap_or_else(|| panic!("{name}: readable"));
+        for w in words.as_array().unwrap() {
+            assert!(error.contains(w.as_str().unwrap()), "{name}: {error}");
+        }
+        let e = table
+            .read_rows(0, nrows, Some(&[name.clone()]), &ReadOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), "UNSUPPORTED", "{name}: {e}");
+    }
+    drop(server);
+}
+
+/// A user's NDim array named `_meta` (embedded, TreeStore) or `__vlmeta__` (an external
+/// member, DictStore) is listed and read as the array it is (`gen_b2z_kinds.py`), not taken
+/// as its group's attributes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arrays_named_meta_or_vlmeta_are_arrays() {
+    let server = common::serve_dir(dir()).await;
+    let m = manifest("names");
+    for name in ["names.b2z", "names_dict.b2z"] {
+        let url = format!("{}/{name}", server.base_url());
+        let store = open_b2z(&url, CacheCoordinator::memory(8 << 20)).await;
+        for (path, want) in m[name].as_object().unwrap() {
+            let node = store
+                .nodes()
+                .iter()
+                .find(|n| &n.path == path)
+                .unwrap_or_else(|| panic!("{name}:{path} not listed: {:?}", store.nodes()));
+            assert_eq!(node.kind, NodeKind::Array, "{name}:{path}");
+            let arr = open_array(
+                &url,
+                vec![],
+                OpenOptions {
+                    path: Some(path.clone()),
+                    ..Default::default()
+                },
+                CacheCoordinator::memory(8 << 20),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{name}:{path}: {e}"));
+            let got = arr
+                .read(&Selection::all(), &ReadOptions::default())
+                .await
+                .unwrap();
+            assert_eq!(got.data, le_bytes(want, "<i4"), "{name}:{path}");
+        }
+    }
+    let url = format!("{}/names.b2z", server.base_url());
+    let store = open_b2z(&url, CacheCoordinator::memory(8 << 20)).await;
+    for path in m["no_attrs"].as_array().unwrap() {
+        let g = store
+            .nodes()
+            .iter()
+            .find(|n| n.path == path.as_str().unwrap())
+            .unwrap();
+        assert!(g.attrs.0.is_empty(), "{path}: {:?}", g.attrs);
+    }
+    drop(server);
+}

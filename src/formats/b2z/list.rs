@@ -188,7 +188,8 @@ enum Item {
 
 fn classify(key_base: &str, ext: Option<&str>) -> Item {
     match (key_base, ext) {
-        (VLMETA_KEY, _) => Item::GroupAttrs,
+        // An NDim array (`.b2nd`) of that name is a user's array, as python-blosc2 reads it.
+        (VLMETA_KEY, Some("b2f") | None) => Item::GroupAttrs,
         (TABLE_META_KEY, Some("b2f") | None) => Item::TableMeta,
         (_, Some("b2nd") | None) => Item::Array,
         (_, Some("b2f")) => Item::Unread(
@@ -439,8 +440,12 @@ pub(crate) async fn list(archive: &Archive, concurrency: usize) -> crate::Result
                         continue;
                     }
                 };
+                // A `__vlmeta__` or `_meta` key holds attributes as a super-chunk's vlmeta;
+                // one holding an NDim array is a user's array of that name (python-blosc2
+                // reads it back as one), so the frame decides.
+                let is_array = FrameHeader::parse(&h).is_ok_and(|f| f.metalayer("b2nd").is_some());
                 match classify(basename(&path), None) {
-                    Item::GroupAttrs | Item::TableMeta => {
+                    Item::GroupAttrs | Item::TableMeta if !is_array => {
                         if let Ok(a) = frame_vlmeta(src.location(), &h, &i) {
                             group_attrs
                                 .entry(parent(&path).to_string())

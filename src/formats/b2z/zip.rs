@@ -739,9 +739,10 @@ fn decode_name(raw: &[u8], flags: u16) -> Result<String, String> {
     }
 }
 
-/// Checks a member name: not empty, no NUL, no `\` (a Windows separator: the name would mean
-/// something else there), not absolute (`/x`, `C:`), no `..` component. APPNOTE 4.4.17.1:
-/// names are relative, with forward slashes, and no drive or device letter.
+/// Checks a member name: not empty, no NUL, not absolute (`/x`, `C:`), no `..` component.
+/// APPNOTE 4.4.17.1: names are relative, with forward slashes, and no drive or device letter.
+/// A backslash is a character of the name (python-blosc2 writes keys such as `a\.b`, and
+/// members are keys here, never paths on a disk).
 fn check_name(name: &str) -> Result<(), String> {
     let b = name.as_bytes();
     if b.is_empty() {
@@ -749,9 +750,6 @@ fn check_name(name: &str) -> Result<(), String> {
     }
     if b.contains(&0) {
         return Err("name contains NUL".into());
-    }
-    if b.contains(&b'\\') {
-        return Err("name contains a backslash".into());
     }
     if b[0] == b'/' {
         return Err("absolute name".into());
@@ -1398,7 +1396,6 @@ mod tests {
             (b"grp/../.b2nd", "`..` component"),
             (b"/grpbig.b2nd", "absolute"),
             (b"C:grpbig.b2n", "drive letter"),
-            (b"grp\\big.b2nd", "backslash"),
             (b"grp/b\0g.b2nd", "NUL"),
         ] {
             let mut b = bytes.clone();
