@@ -71,7 +71,9 @@ pub struct B2zListingSeed {
 
 impl FormatSeed for B2zListingSeed {
     const FORMAT: &'static str = "b2z-listing";
-    const VERSION: u32 = 1;
+    /// 2: NDim arrays named `_meta` or `__vlmeta__` are listed (a version 1 listing took
+    /// them for attributes).
+    const VERSION: u32 = 2;
 }
 
 /// A `.b2z` archive with its listing: what a store's leaves open from.
