@@ -157,3 +157,48 @@ async fn bfloat16_and_reduced_compound_members_are_unsupported() {
     }
     server.shutdown().await;
 }
+
+/// Attributes of reduced precision read as values, in compact storage (the object header)
+/// and in dense storage (a fractal heap, past eight attributes); a bfloat16 attribute is
+/// omitted naming its type, while the node's other attributes read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attributes_of_reduced_precision_read_as_values() {
+    let server = spawn(ServeOptions {
+        root: fixtures(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .expect("server starts");
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixtures().join("bits_manifest.json")).unwrap())
+            .unwrap();
+    let bytes = std::fs::read(fixtures().join("bits.h5")).unwrap();
+    let len = bytes.len() as u64;
+    let src = HttpSource::new(server.url("bits.h5")).unwrap();
+    let nodes = list(&src, bytes.into(), len).await.unwrap();
+    let attrs = |path: &str| {
+        let node = nodes.iter().find(|n| n.path == path).expect(path);
+        node.attrs.to_json()
+    };
+    let mut n = 0;
+    for (path, want) in m["attrs"].as_object().unwrap() {
+        let got = attrs(path);
+        for (name, v) in want.as_object().unwrap() {
+            assert_eq!(&got[name], v, "{path} {name}: {got}");
+            n += 1;
+        }
+    }
+    assert_eq!(n, 13);
+    for (path, want) in m["omitted"].as_object().unwrap() {
+        let got = attrs(path);
+        for (name, word) in want.as_object().unwrap() {
+            let why = got[name]["omitted"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{path} {name}: {got}"));
+            assert!(why.contains(word.as_str().unwrap()), "{path} {name}: {why}");
+        }
+    }
+    server.shutdown().await;
+}

@@ -547,7 +547,11 @@ type Stored = (String, Result<AttributeMessage, String>);
 
 /// The attribute messages of dense storage, in creation order when it is indexed (else in
 /// name-index order; the caller sorts by name).
-fn dense(file: &Hdf5File, info: &AttributeInfoMessage) -> Result<Vec<Stored>, String> {
+fn dense(
+    file: &Hdf5File,
+    info: &AttributeInfoMessage,
+    bits: &mut Vec<(String, super::header::Bits)>,
+) -> Result<Vec<Stored>, String> {
     let storage = file.storage();
     let sb = file.superblock();
     let (os, ls) = (sb.offset_size, sb.length_size);
@@ -593,6 +597,12 @@ fn dense(file: &Hdf5File, info: &AttributeInfoMessage) -> Result<Vec<Stored>, St
                 continue;
             }
         };
+        if let Some((name, desc)) = super::header::attribute_datatype(&bytes) {
+            match super::header::bits(&desc) {
+                super::header::Bits::Plain => {}
+                b => bits.push((name, b)),
+            }
+        }
         let parsed =
             hdf5_reader::messages::attribute::parse(&mut Cursor::new(&bytes), os, ls, bytes.len());
         match parsed {
@@ -653,8 +663,11 @@ pub fn read(file: &Hdf5File, address: u64) -> hdf5_reader::error::Result<NodeAtt
         },
     }
     let creation_order = info.as_ref().is_some_and(|i| i.creation_order_tracked);
+    // Bit layouts the crate's parsed datatypes do not keep (`header::bits`): integers of
+    // reduced precision converted, other layouts omitted.
+    let mut bits = super::header::attribute_bits(file, address);
     if let Some(i) = &info {
-        match dense(file, i) {
+        match dense(file, i, &mut bits) {
             Ok(d) => stored.extend(d),
             Err(e) => stored.push(("(dense attribute storage)".into(), Err(e))),
         }
@@ -673,9 +686,16 @@ pub fn read(file: &Hdf5File, address: u64) -> hdf5_reader::error::Result<NodeAtt
     };
     let mut out = NodeAttrs::default();
     for (name, m) in stored {
-        let v = match &m {
-            Ok(m) => message_value(&mut ctx, m),
-            Err(why) => AttrValue::Omitted(why.clone()),
+        let v = match (&m, bits.iter().find(|(n, _)| *n == name).map(|(_, b)| b)) {
+            (Ok(_), Some(super::header::Bits::Unsupported(what))) => {
+                AttrValue::Omitted(what.clone())
+            }
+            (Ok(m), Some(super::header::Bits::Reduced(b))) => match reduced(m, b) {
+                Ok(m) => message_value(&mut ctx, &m),
+                Err(why) => AttrValue::Omitted(why),
+            },
+            (Ok(m), _) => message_value(&mut ctx, m),
+            (Err(why), _) => AttrValue::Omitted(why.clone()),
         };
         if let Ok(m) = &m {
             scale_attr(&mut ctx, &name, m, &v, &mut out.scale);
@@ -684,6 +704,25 @@ pub fn read(file: &Hdf5File, address: u64) -> hdf5_reader::error::Result<NodeAtt
     }
     out.bytes = ctx.used;
     Ok(out)
+}
+
+/// The attribute `m` of an integer (or enum) type of reduced precision with its stored bits
+/// converted to values (`b`, as for datasets).
+fn reduced(m: &AttributeMessage, b: &super::filters::BitField) -> Result<AttributeMessage, String> {
+    let base = match &m.datatype {
+        Datatype::Enum { base, .. } => base.as_ref(),
+        dt => dt,
+    };
+    let (d, _) = numeric(base).ok_or("a reduced-precision type that is not an integer")?;
+    let mut m = m.clone();
+    b.to_values(
+        &mut m.raw_data,
+        d.itemsize,
+        d.order != crate::dtype::ByteOrder::Big,
+        d.kind == Kind::Int,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(m)
 }
 
 /// Notes a dimension-scale attribute (`DIMENSION_LIST`, `CLASS`, `NAME`) in `scale`.
@@ -767,7 +806,7 @@ pub fn dense_mask(
     }) else {
         return Ok(None);
     };
-    match dense(file, &info) {
+    match dense(file, &info, &mut Vec::new()) {
         Ok(list) if list.iter().all(|(_, m)| m.is_ok()) => return Ok(None),
         _ => {}
     }

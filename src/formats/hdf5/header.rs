@@ -177,6 +177,49 @@ pub fn datatype(file: &Hdf5File, address: u64) -> Option<Vec<u8>> {
     None
 }
 
+/// Attribute message type.
+const MSG_ATTRIBUTE: u16 = 0x000C;
+
+/// The name and datatype description of an attribute message's `data` (File Format
+/// Specification IV.A.2.m: version 1 with its fields padded to 8 bytes, version 2, version 3
+/// with a name encoding byte). `None` when it does not read or its datatype is shared (a
+/// committed type: not checked here).
+pub fn attribute_datatype(data: &[u8]) -> Option<(String, Vec<u8>)> {
+    let version = *data.first()?;
+    let flags = *data.get(1)?;
+    let u16_at = |i: usize| -> Option<usize> {
+        Some(u16::from_le_bytes(data.get(i..i + 2)?.try_into().ok()?) as usize)
+    };
+    let (name_len, type_len) = (u16_at(2)?, u16_at(4)?);
+    let pad = |n: usize| if version == 1 { n.div_ceil(8) * 8 } else { n };
+    let start = match version {
+        1 | 2 => 8,
+        3 => 9,
+        _ => return None,
+    };
+    if version >= 2 && flags & 1 != 0 {
+        return None;
+    }
+    let name = data.get(start..start + name_len)?;
+    let name = name.split(|&b| b == 0).next()?;
+    let at = start + pad(name_len);
+    let desc = data.get(at..at + type_len)?;
+    Some((String::from_utf8_lossy(name).into_owned(), desc.to_vec()))
+}
+
+/// The bit layouts of the attributes stored in the object header at `address` (attribute
+/// messages; dense storage's are read where its heap objects are), by name.
+pub fn attribute_bits(file: &Hdf5File, address: u64) -> Vec<(String, Bits)> {
+    raw_messages(file, address)
+        .unwrap_or_default()
+        .iter()
+        .filter(|m| m.kind == MSG_ATTRIBUTE)
+        .filter_map(|m| attribute_datatype(&m.data))
+        .map(|(name, desc)| (name, bits(&desc)))
+        .filter(|(_, b)| *b != Bits::Plain)
+        .collect()
+}
+
 /// Whether the chunked layout of the object at `address` stores its partial edge chunks
 /// unfiltered (data layout message version 4, flag bit 0, `DONT_FILTER_PARTIAL_BOUND_CHUNKS`).
 /// `false` for other layouts and versions (1-3 have no flags); `None` when the header does
