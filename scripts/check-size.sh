@@ -81,10 +81,14 @@ pkg="${1:-$here/pkg}"
 # container listings inserted one by one), one recency order for the in-memory LRU and the
 # marked backend (src/cache/lru.rs), the .b2z listing's nodes gathered in a HashMap: full
 # 969,378 (2,886,806 raw), b2nd 410,076 (1,107,930 raw). The ceilings below are those plus
-# under 0.5%.
+# under 0.5%. Then values that were read wrong: HDF5 datatype and layout messages read from
+# their raw bytes (src/formats/hdf5/header.rs: integers of reduced precision, floats that are
+# not IEEE 754, unfiltered partial edge chunks, attributes alike), Zarr v3 extension fields,
+# CTable column kinds and paths: full 969,363 -> 975,146 (2,901,983 raw), b2nd 410,031 ->
+# 410,669 (1,109,736 raw). The full ceiling below is that plus under 0.5%.
 # feature set, build directory, ceiling and target for the gzipped module (bytes)
 checks=(
-  "default web 974200 1000000"
+  "default web 980000 1000000"
   "b2nd b2nd 412100 250000"
 )
 status=0
