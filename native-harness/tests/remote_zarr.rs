@@ -1367,7 +1367,7 @@ np.save(sys.argv[1] + "/a.npy", data)
 /// A v3 array whose metadata holds an extension field chunkwise does not know is refused as
 /// UNSUPPORTED naming the field, unless the field says `"must_understand": false` (v3
 /// specification, "Extension definition"); `v3_extensions.zarr` is written by
-/// `tests/fixtures/gen_zarr_extensions.py` (zarr-python refuses the same two arrays).
+/// `tests/fixtures/gen_zarr_metadata.py` (zarr-python refuses the same two arrays).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn extension_fields_that_must_be_understood_are_refused() {
     let server = server().await;
@@ -1389,5 +1389,33 @@ async fn extension_fields_that_must_be_understood_are_refused() {
         .unwrap();
     assert_eq!(got.shape, want.shape);
     assert!(got.data == want.data, "/may differs from the array written");
+    server.shutdown().await;
+}
+
+/// A v2 complex array whose `fill_value` is `null` (zarr-python's `fill_value=None`) opens,
+/// and its unwritten chunks read as zero, as zarr-python reads them (`gen_zarr_metadata.py`);
+/// it was refused as INVALID_DATA.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v2_complex_arrays_with_a_null_fill_value_read_zeros_where_unwritten() {
+    let server = server().await;
+    let url = server.url("zarr/v2_null_fill.zarr");
+    for name in ["c8", "c16_be"] {
+        let want = read_npy(
+            &std::fs::read(fixtures().join(format!("zarr/v2_null_fill_{name}.npy"))).unwrap(),
+        )
+        .unwrap();
+        let arr = open_array(&url, vec![], with_path(&format!("/{name}")))
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let got = arr
+            .read(&Selection::all(), &ReadOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(got.shape, want.shape, "{name}");
+        // Both in the stored byte order.
+        assert_eq!(arr.dtype().to_string(), want.descr, "{name}");
+        assert!(got.data == want.data, "{name}: differs from the array written");
+        assert_eq!(got.missing_chunks, 2, "{name}");
+    }
     server.shutdown().await;
 }

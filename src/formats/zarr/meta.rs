@@ -103,6 +103,12 @@ pub fn typed(key: &str, v3: bool, doc: &Value) -> Result<ArrayMetadata, ZarrErro
         if let Some(int) = v2_time_as_int(&doc) {
             doc["dtype"] = Value::from(int);
         }
+        // A `null` fill value is "undefined" in v2; zarrs reads it as zero, but for complex
+        // dtypes as an error (its zero is a number where a complex needs a pair). Zero
+        // there too, as zarr-python reads it.
+        if doc.get("fill_value").is_some_and(Value::is_null) && v2_is_complex(&doc) {
+            doc["fill_value"] = serde_json::json!([0.0, 0.0]);
+        }
         return serde_json::from_value(doc)
             .map(ArrayMetadata::V2)
             .map_err(not_metadata);
@@ -142,6 +148,14 @@ fn v2_time_as_int(doc: &Value) -> Option<&'static str> {
         }
         _ => None,
     }
+}
+
+/// Whether a v2 document's `dtype` is a complex number (`<c8`, `>c16`, ...).
+fn v2_is_complex(doc: &Value) -> bool {
+    doc.get("dtype")
+        .and_then(Value::as_str)
+        .and_then(|d| DType::parse(d).ok())
+        .is_some_and(|d| d.kind == crate::dtype::Kind::Complex)
 }
 
 /// The v3 `data_type` names chunkwise reads, as numpy kind and size.
