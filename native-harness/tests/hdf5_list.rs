@@ -20,6 +20,10 @@ fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/hdf5_index")
 }
 
+fn hdf5_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/hdf5")
+}
+
 fn manifest() -> Vec<serde_json::Value> {
     let m: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir().join("manifest.json")).unwrap()).unwrap();
@@ -348,5 +352,63 @@ async fn listing_agrees_with_the_read() {
     assert_eq!(node("/vlen").dtype.as_deref(), Some("|S"));
     assert_eq!((shape, dtype), (vec![3], "|S3".to_string()));
     assert_eq!(data, b"a\0\0bcdef\0".to_vec());
+    server.shutdown().await;
+}
+
+/// Soft links through another soft link, and values naming `..` (a link name to HDF5, not the
+/// parent group), listed as h5py reads them (`gen_hdf5_soft_links.py`): an array where h5py
+/// reads the values written, a dangling link where h5py finds nothing, and opening agrees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn soft_links_list_and_open_as_h5py_resolves_them() {
+    let server = spawn(ServeOptions {
+        root: hdf5_dir(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let url = server.url("soft_links.h5");
+    let bytes = std::fs::read(hdf5_dir().join("soft_links.h5")).unwrap();
+    let len = bytes.len() as u64;
+    let src = HttpSource::new(url.clone()).unwrap();
+    let nodes = list(&src, bytes.into(), len).await.unwrap();
+    let want: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(hdf5_dir().join("soft_links.json")).unwrap())
+            .unwrap();
+    for (path, v) in want.as_object().unwrap() {
+        let node = nodes.iter().find(|n| &n.path == path).expect(path);
+        let opened = open_array(
+            &url,
+            vec![],
+            OpenOptions {
+                path: Some(path.clone()),
+                ..Default::default()
+            },
+        )
+        .await;
+        if v == "dangling" {
+            assert_eq!(node.kind, NodeKind::Link, "{path}: {node:?}");
+            assert!(
+                node.error.as_deref().unwrap_or("").contains("dangling"),
+                "{path}"
+            );
+            assert!(opened.is_err(), "{path}: opened");
+        } else {
+            assert_eq!(node.kind, NodeKind::Array, "{path}: {node:?}");
+            let got = opened
+                .unwrap_or_else(|e| panic!("{path}: {e}"))
+                .read(&Selection::all(), &ReadOptions::default())
+                .await
+                .unwrap();
+            let want: Vec<u8> = v
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|x| (x.as_i64().unwrap() as i32).to_le_bytes())
+                .collect();
+            assert_eq!(got.data, want, "{path}");
+        }
+    }
     server.shutdown().await;
 }

@@ -274,6 +274,41 @@ pub(super) fn absolute(group: &str, target: &str) -> String {
     format!("/{}", parts.join("/"))
 }
 
+/// The target of a soft link whose value is `target`, in group `group`, as an absolute path.
+/// Unlike [`absolute`], `..` stays a name: libhdf5 resolves a soft link's value component by
+/// component from the link's group (`H5G__traverse_real`), where only `.` is special, so a
+/// value `../x` names a link called `..` (h5py: a dangling link).
+pub(super) fn soft_target(group: &str, target: &str) -> String {
+    let full = if target.starts_with('/') {
+        target.to_string()
+    } else {
+        join(group, target)
+    };
+    let parts: Vec<&str> = full
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    format!("/{}", parts.join("/"))
+}
+
+/// `to` with a leading part that is itself a soft link (a key of `links`, link path ->
+/// target) replaced by that link's target, repeatedly (at most 16 times, libhdf5's default
+/// bound): a link to `/alias/data` where `/alias` links to `/real` is `/real/data`.
+fn through_links(to: &str, links: &HashMap<String, String>) -> String {
+    let mut to = to.to_string();
+    for _ in 0..16 {
+        let Some((prefix, target)) = links
+            .iter()
+            .filter(|(p, _)| to.starts_with(&format!("{p}/")))
+            .max_by_key(|(p, _)| p.len())
+        else {
+            break;
+        };
+        to = format!("{target}{}", &to[prefix.len()..]);
+    }
+    to
+}
+
 fn node(path: String, kind: NodeKind, error: Option<String>) -> Node {
     Node {
         path,
@@ -331,7 +366,7 @@ pub async fn list(d: &mut Discovery<'_>) -> Result<Vec<Node>, Hdf5Error> {
                 let path = join(gpath, &name);
                 match t {
                     Target::Hard(a) => children.push((path, a)),
-                    Target::Soft(to) => soft.push((path, absolute(gpath, &to))),
+                    Target::Soft(to) => soft.push((path, soft_target(gpath, &to))),
                     Target::External { file, path: to } => {
                         let e = format!("external link to {file}:{to} is not followed");
                         nodes.insert(path.clone(), node(path, NodeKind::Link, Some(e)));
@@ -455,18 +490,24 @@ pub async fn list(d: &mut Discovery<'_>) -> Result<Vec<Node>, Hdf5Error> {
     }
     // A soft link whose target is another soft link resolves once that one has: passes
     // until none resolves (at most one per link of the chain), then the rest dangle.
+    let links: HashMap<String, String> = soft.iter().cloned().collect();
     loop {
         let before = soft.len();
-        soft.retain(|(path, to)| match nodes.get(to) {
-            Some(t) => {
-                let n = Node {
-                    path: path.clone(),
-                    ..t.clone()
-                };
-                nodes.insert(path.clone(), n);
-                false
+        soft.retain(|(path, to)| {
+            match nodes
+                .get(to)
+                .or_else(|| nodes.get(&through_links(to, &links)))
+            {
+                Some(t) => {
+                    let n = Node {
+                        path: path.clone(),
+                        ..t.clone()
+                    };
+                    nodes.insert(path.clone(), n);
+                    false
+                }
+                None => true,
             }
-            None => true,
         });
         if soft.len() == before {
             break;
@@ -516,7 +557,7 @@ pub async fn members(
                             _ => None,
                         },
                         Target::Soft(to) => {
-                            let to = absolute(&base, to);
+                            let to = soft_target(&base, to);
                             if f.group(&to).is_ok() {
                                 Some(MemberKind::Group)
                             } else if f.dataset(&to).is_ok() {
@@ -598,7 +639,7 @@ pub fn unsupported_step(file: &Hdf5File, path: &str) -> hdf5_reader::error::Resu
                 if hops > 16 {
                     return Ok(Some("more than 16 soft links in a row".into()));
                 }
-                let target = absolute(&here, &to);
+                let target = soft_target(&here, &to);
                 // Resolve the target from the root, then the rest of the path.
                 if !soft_target_exists(file, &target, hops)? {
                     return Ok(Some(format!("dangling soft link: {target} does not exist")));
@@ -656,7 +697,7 @@ fn soft_target_exists(
                 if hops > 16 {
                     return Ok(false);
                 }
-                let target = absolute(&here, &to);
+                let target = soft_target(&here, &to);
                 todo.extend(
                     target
                         .split('/')
@@ -682,6 +723,12 @@ mod tests {
         assert_eq!(absolute("/g", "x"), "/g/x");
         assert_eq!(absolute("/g/h", "../x/./y"), "/g/x/y");
         assert_eq!(absolute("/", "../../x"), "/x");
+        // a soft link's value: `..` is a name
+        assert_eq!(soft_target("/g", "../x/./y"), "/g/../x/y");
+        assert_eq!(soft_target("/g", "/a//b"), "/a/b");
+        let links = HashMap::from([("/alias".to_string(), "/real".to_string())]);
+        assert_eq!(through_links("/alias/data", &links), "/real/data");
+        assert_eq!(through_links("/aliased/data", &links), "/aliased/data");
         assert_eq!(join("/", "a"), "/a");
         assert_eq!(join("/a", "b"), "/a/b");
     }

@@ -838,7 +838,8 @@ pub struct Hdf5ListingSeed {
 impl crate::formats::FormatSeed for Hdf5ListingSeed {
     const FORMAT: &'static str = "hdf5-listing";
     /// 2: nodes carry attributes and dimension names. 3: datasets of a datatype layout not
-    /// read (bfloat16, ...) carry the error their open gives.
+    /// read (bfloat16, ...) carry the error their open gives; soft links through soft links
+    /// resolved, `..` in a link's value a name.
     const VERSION: u32 = 3;
 }
 
