@@ -1414,7 +1414,10 @@ async fn v2_complex_arrays_with_a_null_fill_value_read_zeros_where_unwritten() {
         assert_eq!(got.shape, want.shape, "{name}");
         // Both in the stored byte order.
         assert_eq!(arr.dtype().to_string(), want.descr, "{name}");
-        assert!(got.data == want.data, "{name}: differs from the array written");
+        assert!(
+            got.data == want.data,
+            "{name}: differs from the array written"
+        );
         assert_eq!(got.missing_chunks, 2, "{name}");
     }
     server.shutdown().await;
