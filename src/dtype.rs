@@ -415,3 +415,21 @@ mod tests {
         assert_eq!(f32::from_le_bytes(v[4..8].try_into().unwrap()), -2.0);
     }
 }
+
+/// The numeric kinds of python-blosc2's CTable schema (`schema.py`: `int8` ... `complex128`),
+/// each one fixed-size numpy dtype: what a CTable column of these kinds holds, and the
+/// schema classes Caterva2 names (`<class 'blosc2.schema.float64'>`).
+pub const BLOSC2_SCHEMA_NUMERIC: [&str; 12] = [
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+];

@@ -12,7 +12,7 @@ use chunkwise::formats::FormatError;
 use chunkwise::io::http::HttpSource;
 use chunkwise::npy::read_npy;
 use chunkwise::selection::Selection;
-use native_harness::serve::{spawn, ServeOptions};
+use native_harness::serve::{spawn, ServeOptions, ServerHandle};
 use native_harness::source::open_array;
 use std::path::{Path, PathBuf};
 
@@ -31,6 +31,18 @@ fn manifest() -> Vec<serde_json::Value> {
     m["datasets"].as_array().expect("datasets").clone()
 }
 
+/// The range server on loopback over the HDF5 fixtures.
+async fn server() -> ServerHandle {
+    spawn(ServeOptions {
+        root: fixtures(),
+        port: 0,
+        quiet: true,
+        ..Default::default()
+    })
+    .await
+    .expect("server starts")
+}
+
 fn with_path(path: &str) -> OpenOptions {
     OpenOptions {
         path: Some(path.to_string()),
@@ -40,14 +52,7 @@ fn with_path(path: &str) -> OpenOptions {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reduced_precision_integers_and_unfiltered_edge_chunks_read_as_written() {
-    let server = spawn(ServeOptions {
-        root: fixtures(),
-        port: 0,
-        quiet: true,
-        ..Default::default()
-    })
-    .await
-    .expect("server starts");
+    let server = server().await;
     let url = server.url("bits.h5");
     let (mut reduced, mut edges) = (0, 0);
     for ds in manifest() {
@@ -103,14 +108,7 @@ async fn reduced_precision_integers_and_unfiltered_edge_chunks_read_as_written()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bfloat16_and_reduced_compound_members_are_unsupported() {
-    let server = spawn(ServeOptions {
-        root: fixtures(),
-        port: 0,
-        quiet: true,
-        ..Default::default()
-    })
-    .await
-    .expect("server starts");
+    let server = server().await;
     let url = server.url("bits.h5");
     let mut n = 0;
     for ds in manifest() {
@@ -163,14 +161,7 @@ async fn bfloat16_and_reduced_compound_members_are_unsupported() {
 /// omitted naming its type, while the node's other attributes read.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attributes_of_reduced_precision_read_as_values() {
-    let server = spawn(ServeOptions {
-        root: fixtures(),
-        port: 0,
-        quiet: true,
-        ..Default::default()
-    })
-    .await
-    .expect("server starts");
+    let server = server().await;
     let m: serde_json::Value =
         serde_json::from_slice(&std::fs::read(fixtures().join("bits_manifest.json")).unwrap())
             .unwrap();

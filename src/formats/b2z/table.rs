@@ -36,28 +36,14 @@ pub struct CTableLayout {
     pub nrows: Option<u64>,
 }
 
-/// Column kinds stored as one 1-D array of fixed-size values, one per physical row
+/// Whether a column of `kind` is stored as one 1-D array of fixed-size values, one per physical row
 /// (python-blosc2 `schema.py`): the columns read here. Every other kind (`vlstring`,
 /// `vlbytes`, `list`, `object`, `struct`, `ndarray`, `utf8`, `dictionary`, kinds to come) is
 /// listed with an error, never read as its storage array.
-const PLAIN_KINDS: &[&str] = &[
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-    "bool",
-    "string",
-    "bytes",
-    "timestamp",
-];
+fn plain_kind(kind: &str) -> bool {
+    crate::dtype::BLOSC2_SCHEMA_NUMERIC.contains(&kind)
+        || matches!(kind, "bool" | "string" | "bytes" | "timestamp")
+}
 
 /// Suffix of a nullable column's validity sidecar (python-blosc2 `ctable_storage.py`
 /// `_NOTNULL_SUFFIX`): a `|b1` array, true where the value is not null.
@@ -148,7 +134,7 @@ pub fn layout(location: &str, nodes: &[Node], path: &str) -> Result<CTableLayout
                     let nulls = nodes
                         .iter()
                         .any(|n| n.path == format!("{col_path}{NOTNULL_SUFFIX}"));
-                    let plain = PLAIN_KINDS.contains(&kind.as_str());
+                    let plain = plain_kind(&kind);
                     let error = match node {
                         // The member's own reason first (a `.b2b` batch array, a bad frame).
                         Some(n) if n.error.is_some() => n

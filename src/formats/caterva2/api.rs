@@ -161,21 +161,9 @@ fn schema_class_name(s: &str) -> Option<&str> {
     let name = s
         .strip_prefix("<class 'blosc2.schema.")?
         .strip_suffix("'>")?;
-    const NUMERIC: [&str; 12] = [
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "float32",
-        "float64",
-        "complex64",
-        "complex128",
-    ];
-    NUMERIC.contains(&name).then_some(name)
+    crate::dtype::BLOSC2_SCHEMA_NUMERIC
+        .contains(&name)
+        .then_some(name)
 }
 
 /// The chunk grid of a stored dataset's `info`, checked: ranks agree, at most
