@@ -9,7 +9,7 @@
 //! - a floating-point type is read as IEEE 754 binary16/32/64 only when its fields are those
 //!   of that format; any other layout (bfloat16, which HDF5 2.0 predefines as
 //!   `H5T_FLOAT_BFLOAT16LE`; custom or VAX-ordered floats) is refused;
-//! - a chunked layout (message version 4) with `DONT_FILTER_PARTIAL_BOUND_CHUNKS`
+//! - a chunked layout (message version 4 or 5) with `DONT_FILTER_PARTIAL_BOUND_CHUNKS`
 //!   (`H5Pset_chunk_opts`) stores its partial edge chunks unfiltered.
 //!
 //! Object header layout: HDF5 File Format Specification IV.A.1.a (version 1: a 16-byte
@@ -221,7 +221,8 @@ pub fn attribute_bits(file: &Hdf5File, address: u64) -> Vec<(String, Bits)> {
 }
 
 /// Whether the chunked layout of the object at `address` stores its partial edge chunks
-/// unfiltered (data layout message version 4, flag bit 0, `DONT_FILTER_PARTIAL_BOUND_CHUNKS`).
+/// unfiltered (data layout message version 4, which libhdf5 1.10 writes, or 5, which HDF5
+/// 2.0 writes with the same chunked fields: flag bit 0, `DONT_FILTER_PARTIAL_BOUND_CHUNKS`).
 /// `false` for other layouts and versions (1-3 have no flags); `None` when the header does
 /// not read.
 pub fn unfiltered_edge_chunks(file: &Hdf5File, address: u64) -> Option<bool> {
@@ -229,7 +230,7 @@ pub fn unfiltered_edge_chunks(file: &Hdf5File, address: u64) -> Option<bool> {
     Some(msgs.iter().any(|m| {
         m.kind == MSG_LAYOUT
             && m.data.len() >= 3
-            && m.data[0] == 4
+            && matches!(m.data[0], 4 | 5)
             && m.data[1] == 2
             && m.data[2] & 1 != 0
     }))
