@@ -33,7 +33,9 @@ pub(crate) fn value_js(v: &AttrValue) -> JsValue {
     match v {
         AttrValue::Null => JsValue::NULL,
         AttrValue::Bool(b) => JsValue::from_bool(*b),
-        AttrValue::Int(i) if i.abs() <= SAFE => JsValue::from_f64(*i as f64),
+        // `unsigned_abs`: `abs` of i64::MIN overflows (wrapping in release, so -2^63 came as
+        // a number, unlike every other integer past 2^53; a panic in debug builds).
+        AttrValue::Int(i) if i.unsigned_abs() <= SAFE as u64 => JsValue::from_f64(*i as f64),
         AttrValue::Int(i) => js_sys::BigInt::from(*i).into(),
         AttrValue::UInt(u) if *u <= SAFE as u64 => JsValue::from_f64(*u as f64),
         AttrValue::UInt(u) => js_sys::BigInt::from(*u).into(),

@@ -161,3 +161,14 @@ describe("references of a .b2z whose attributes hold integers past 2^53 (Node)",
     assert.deepEqual(Array.from((await a.read()).data), [0, 1, 2, 3, 4]);
   });
 });
+
+describe("attributes at the ends of int64 (Node)", () => {
+  test("-2^63 and 2^63 - 1 come as BigInt like every integer past 2^53; -2^53 as a number", async () => {
+    const want = JSON.parse(fs.readFileSync(path.join(dir, "names.json"), "utf8")).root_attrs;
+    const store = await cw.RemoteStore.open(`${server.url}names.b2z`);
+    const root = store.nodes.find((n) => n.path === "/");
+    assert.equal(root.attrs.min, BigInt(want.min));
+    assert.equal(root.attrs.max, BigInt(want.max));
+    assert.equal(root.attrs.safe, Number(want.safe));
+  });
+});
