@@ -1422,3 +1422,18 @@ async fn v2_complex_arrays_with_a_null_fill_value_read_zeros_where_unwritten() {
     }
     server.shutdown().await;
 }
+
+/// A v2 array of a numpy structured dtype (`gen_zarr_metadata.py`) is refused as UNSUPPORTED
+/// naming it, not as invalid metadata (it is valid v2).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_v2_structured_dtype_is_unsupported() {
+    let server = server().await;
+    let url = server.url("zarr/v2_structured.zarr");
+    let e = open_array(&url, vec![], OpenOptions::default())
+        .await
+        .err()
+        .expect("opened");
+    assert_eq!(e.code(), "UNSUPPORTED", "{e}");
+    assert!(e.to_string().contains("structured dtype"), "{e}");
+    server.shutdown().await;
+}

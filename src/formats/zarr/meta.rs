@@ -92,7 +92,8 @@ pub async fn warm_up_in_flight() {
 ///
 /// # Errors
 /// [`ZarrError::Invalid`] naming `key` for a document that is not valid array metadata;
-/// [`ZarrError::Unsupported`] for a v3 extension field that must be understood.
+/// [`ZarrError::Unsupported`] for a v3 extension field that must be understood, or a v2
+/// structured dtype.
 ///
 /// A v3 document without `chunk_key_encoding` (required by the v3 specification, "Array
 /// metadata") is read with the `default` encoding, as chunkwise always has.
@@ -100,6 +101,17 @@ pub fn typed(key: &str, v3: bool, doc: &Value) -> Result<ArrayMetadata, ZarrErro
     let not_metadata = |e: serde_json::Error| invalid(key, format!("not Zarr array metadata: {e}"));
     let mut doc = doc.clone();
     if !v3 {
+        // A structured dtype (numpy records, a list of fields) is valid v2 metadata that
+        // zarrs does not model: say so rather than call the document invalid.
+        if let Some(fields) = doc.get("dtype").and_then(Value::as_array) {
+            return Err(unsupported(
+                key,
+                format!(
+                    "structured dtype of {} fields (records are not read from Zarr)",
+                    fields.len()
+                ),
+            ));
+        }
         if let Some(int) = v2_time_as_int(&doc) {
             doc["dtype"] = Value::from(int);
         }
