@@ -15,7 +15,7 @@ use native_harness::source::open_array;
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{reference, SELECTIONS};
+use common::{check_selections, SELECTIONS};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
@@ -79,20 +79,7 @@ async fn filtered_datasets_read_as_written() {
             "{path}: differs from the array written"
         );
         let itemsize = arr.dtype().itemsize;
-        for s in SELECTIONS {
-            let sel = Selection::parse(s).unwrap();
-            let Ok(dims) = sel.resolve(&npy.shape) else {
-                continue;
-            };
-            let got = arr
-                .read(&sel, &ReadOptions::default())
-                .await
-                .unwrap_or_else(|e| panic!("{path} [{s}]: {e}"));
-            assert!(
-                got.data == reference(&npy.data, &npy.shape, itemsize, &dims),
-                "{path} [{s}] differs"
-            );
-        }
+        check_selections(&arr, &npy.data, &npy.shape, itemsize, SELECTIONS, &path).await;
         let codecs = arr.info().codecs;
         for (id, name, n) in [(4, "SZIP", 0), (5, "NBIT", 1), (6, "SCALEOFFSET", 2)] {
             if ds["filters"].as_array().unwrap().contains(&id.into()) {

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
-use common::{reference, SELECTIONS};
+use common::{check_selections, SELECTIONS};
 
 fn generator() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/gen_hdf5_matrix.py")
@@ -192,20 +192,15 @@ async fn check_matrix(dir: &Path, what: &str) -> Counts {
         assert_eq!(all.shape, npy.shape, "{at}: read shape");
         assert_eq!(arr.info().shape, npy.shape, "{at}: info shape");
         let itemsize = arr.dtype().itemsize;
-        for s in SELECTIONS.iter().take(6) {
-            let sel = Selection::parse(s).unwrap();
-            let Ok(dims) = sel.resolve(&npy.shape) else {
-                continue;
-            };
-            let got = arr
-                .read(&sel, &ReadOptions::default())
-                .await
-                .unwrap_or_else(|e| panic!("{at} [{s}]: {e}"));
-            assert!(
-                got.data == reference(&npy.data, &npy.shape, itemsize, &dims),
-                "{at} [{s}] differs"
-            );
-        }
+        check_selections(
+            &arr,
+            &npy.data,
+            &npy.shape,
+            itemsize,
+            SELECTIONS.iter().take(6),
+            &at,
+        )
+        .await;
         counts.datasets += 1;
     }
     server.shutdown().await;

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 mod common;
-use common::{reference, SELECTIONS};
+use common::{check_selections, SELECTIONS};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
@@ -228,20 +228,7 @@ async fn check_every_dataset(dir: &Path) {
                 "{path}: differs from the written array"
             );
             let itemsize = all.dtype.itemsize;
-            for s in SELECTIONS {
-                let sel = Selection::parse(s).unwrap();
-                let Ok(dims) = sel.resolve(&npy.shape) else {
-                    continue;
-                };
-                let got = arr
-                    .read(&sel, &ReadOptions::default())
-                    .await
-                    .unwrap_or_else(|e| panic!("{path} [{s}]: {e}"));
-                assert!(
-                    got.data == reference(&npy.data, &npy.shape, itemsize, &dims),
-                    "{path} [{s}] differs"
-                );
-            }
+            check_selections(&arr, &npy.data, &npy.shape, itemsize, SELECTIONS, &path).await;
         }
         checked += 1;
     }

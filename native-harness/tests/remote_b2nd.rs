@@ -11,7 +11,7 @@ use native_harness::source::open_array;
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{reference, SELECTIONS};
+use common::{check_selections, reference, SELECTIONS};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
@@ -84,20 +84,7 @@ async fn every_fixture_reads_over_http() {
             "{file}: whole array differs from the written one"
         );
         let itemsize = arr.dtype().itemsize;
-        for s in SELECTIONS {
-            let sel = Selection::parse(s).unwrap();
-            let Ok(dims) = sel.resolve(&want_shape) else {
-                continue;
-            };
-            let got = arr
-                .read(&sel, &ReadOptions::default())
-                .await
-                .unwrap_or_else(|e| panic!("{file} [{s}]: {e}"));
-            assert!(
-                got.data == reference(&npy.data, &want_shape, itemsize, &dims),
-                "{file} [{s}] differs"
-            );
-        }
+        check_selections(&arr, &npy.data, &want_shape, itemsize, SELECTIONS, &file).await;
         // A small file is held whole after open: reads make no further request.
         assert_eq!(
             arr.traffic().requests,

@@ -14,7 +14,7 @@ use native_harness::source::open_array;
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{reference, SELECTIONS};
+use common::{check_selections, reference, SELECTIONS};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
@@ -95,20 +95,15 @@ async fn every_dataset_reads_over_http() {
             "{what}: whole dataset differs from the written one"
         );
         let itemsize = arr.dtype().itemsize;
-        for s in SELECTIONS.iter().chain(EXTRA_SELECTIONS) {
-            let sel = Selection::parse(s).unwrap();
-            let Ok(dims) = sel.resolve(&npy.shape) else {
-                continue;
-            };
-            let got = arr
-                .read(&sel, &ReadOptions::default())
-                .await
-                .unwrap_or_else(|e| panic!("{what} [{s}]: {e}"));
-            assert!(
-                got.data == reference(&npy.data, &npy.shape, itemsize, &dims),
-                "{what} [{s}] differs"
-            );
-        }
+        check_selections(
+            &arr,
+            &npy.data,
+            &npy.shape,
+            itemsize,
+            SELECTIONS.iter().chain(EXTRA_SELECTIONS),
+            &what,
+        )
+        .await;
         assert_eq!(
             arr.traffic().requests,
             opened.requests,

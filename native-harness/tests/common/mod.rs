@@ -26,6 +26,36 @@ pub fn reference(data: &[u8], shape: &[u64], itemsize: usize, dims: &[DimSelecti
     out
 }
 
+/// Reads each of `selections` (numpy syntax) that applies to `shape` from `arr` and checks it
+/// against the same elements of `data` (the array written, C order, `itemsize` bytes an
+/// element, computed by [`reference`]); panics naming `what` and the selection when a read
+/// fails or differs.
+pub async fn check_selections<'s>(
+    arr: &chunkwise::array::RemoteArray,
+    data: &[u8],
+    shape: &[u64],
+    itemsize: usize,
+    selections: impl IntoIterator<Item = &'s &'static str>,
+    what: &str,
+) {
+    use chunkwise::array::ReadOptions;
+    use chunkwise::selection::Selection;
+    for s in selections {
+        let sel = Selection::parse(s).unwrap();
+        let Ok(dims) = sel.resolve(shape) else {
+            continue;
+        };
+        let got = arr
+            .read(&sel, &ReadOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{what} [{s}]: {e}"));
+        assert!(
+            got.data == reference(data, shape, itemsize, &dims),
+            "{what} [{s}] differs"
+        );
+    }
+}
+
 /// Selections every format's read tests run (numpy syntax), chosen to cover integers,
 /// negative and stepped slices, ellipsis, and edge chunks.
 pub const SELECTIONS: &[&str] = &[
